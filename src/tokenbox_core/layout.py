@@ -1,0 +1,357 @@
+"""The result of a Token Box layout: content, decisions, fingerprint and trace.
+
+``Layout.fingerprint`` is the sha256 of the canonical output and decisions;
+the trace's run id, timestamp and latency live outside it, so two runs over
+the same input have the same fingerprint and differing traces.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from tokenbox_core.tokens import canonical_json
+
+if TYPE_CHECKING:
+    from tokenbox_core.budget import ContextBudget
+    from tokenbox_core.sections import Item
+
+__all__ = ["Action", "LaidOutSection", "Layout", "RemovedItem", "Status"]
+
+Status = Literal["kept", "expanded", "compressed", "truncated", "dropped"]
+
+
+@dataclass(frozen=True)
+class Action:
+    """One decision taken on a section: a lens, a cut, an eviction, a drop, an expansion."""
+
+    kind: str
+    name: str
+    before: int
+    after: int
+    detail: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "name": self.name, "before": self.before, "after": self.after, "detail": self.detail}
+
+
+@dataclass(frozen=True)
+class RemovedItem:
+    """An item that did not make it, with the reason and the numbers behind it."""
+
+    id: str
+    section: str
+    reason: str
+    tokens: int
+    score: float | None = None
+    group: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "section": self.section,
+            "reason": self.reason,
+            "tokens": self.tokens,
+            "score": self.score,
+            "group": self.group,
+        }
+
+
+@dataclass(frozen=True)
+class LaidOutSection:
+    """One section as laid out.
+
+    Sizes: ``full_tokens`` (whole content), ``base_tokens`` (its claim before
+    expansion: ``min(basis, content, max_tokens)``), ``allocated_tokens`` (what
+    the layout granted it) and ``final_tokens`` (what it emits, including the
+    separator that follows it).
+    """
+
+    id: str
+    status: Status
+    critical: bool
+    priority: int
+    shrink: float
+    grow: float
+    min_tokens: int
+    full_tokens: int
+    base_tokens: int
+    allocated_tokens: int
+    final_tokens: int
+    content: str | tuple[Item, ...]
+    text: str
+    role: str | None = None
+    marker: str = ""
+    actions: tuple[Action, ...] = ()
+    removed: tuple[RemovedItem, ...] = ()
+    selection: Mapping[str, Any] | None = None
+
+    @property
+    def compression_ratio(self) -> float:
+        """final / full (1.0 when nothing was lost)."""
+        return 1.0 if self.full_tokens == 0 else self.final_tokens / self.full_tokens
+
+    def decisions(self) -> dict[str, Any]:
+        """The deterministic part of this section's record (no content)."""
+        out = {
+            "id": self.id,
+            "status": self.status,
+            "critical": self.critical,
+            "priority": self.priority,
+            "shrink": self.shrink,
+            "grow": self.grow,
+            "min_tokens": self.min_tokens,
+            "full_tokens": self.full_tokens,
+            "base_tokens": self.base_tokens,
+            "allocated_tokens": self.allocated_tokens,
+            "final_tokens": self.final_tokens,
+            "actions": [a.to_dict() for a in self.actions],
+            "removed": [r.to_dict() for r in self.removed],
+        }
+        if self.selection is not None:
+            out["selection"] = dict(self.selection)
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        out = self.decisions()
+        out["role"] = self.role
+        out["text"] = self.text
+        if isinstance(self.content, tuple):
+            out["items"] = [it.id for it in self.content]
+        return out
+
+
+STATUS_COLOURS = {
+    "critical": "#4c6ef5",
+    "kept": "#37b24d",
+    "expanded": "#0ca678",
+    "compressed": "#f59f00",
+    "truncated": "#f76707",
+    "dropped": "#adb5bd",
+}
+
+
+@dataclass(frozen=True)
+class Layout:
+    """What a :class:`~tokenbox_core.box.TokenBox` produced."""
+
+    sections: tuple[LaidOutSection, ...]
+    total_tokens: int
+    budget: ContextBudget
+    max_tokens: int
+    target_tokens: int
+    fixed_tokens: int
+    counter_name: str
+    separator: str
+    mode: str
+    config_version: str
+    input_hash: str
+    latency_ms: float
+    trace_id: str
+    timestamp: str
+    _cache: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    # ------------------------------------------------------------------ content
+
+    def __getitem__(self, section_id: str) -> LaidOutSection:
+        for section in self.sections:
+            if section.id == section_id:
+                return section
+        raise KeyError(section_id)
+
+    @property
+    def text(self) -> str:
+        """Kept sections in declaration order, joined by the separator."""
+        if "text" not in self._cache:
+            self._cache["text"] = self.separator.join(s.text for s in self.sections if s.text)
+        return str(self._cache["text"])
+
+    @property
+    def messages(self) -> list[dict[str, str]]:
+        """Role-tagged messages: one per text section, one per kept item of a list section.
+
+        Roles come from the item, then the section, then ``"user"``.
+        """
+        out: list[dict[str, str]] = []
+        for s in self.sections:
+            if s.status == "dropped":
+                continue
+            if isinstance(s.content, tuple):
+                if s.marker:
+                    out.append({"role": s.role or "system", "content": s.marker})
+                for item in s.content:
+                    out.append({"role": item.role or s.role or "user", "content": item.content})
+            elif s.text:
+                out.append({"role": s.role or "user", "content": s.text})
+        return out
+
+    @property
+    def utilisation(self) -> float:
+        return 0.0 if self.max_tokens == 0 else self.total_tokens / self.max_tokens
+
+    @property
+    def removed(self) -> tuple[RemovedItem, ...]:
+        return tuple(r for s in self.sections for r in s.removed)
+
+    # ------------------------------------------------------------------ identity
+
+    def _output(self) -> Any:
+        if self.mode == "messages":
+            return self.messages
+        return self.text
+
+    @property
+    def output_hash(self) -> str:
+        return hashlib.sha256(canonical_json(self._output()).encode("utf-8", "surrogatepass")).hexdigest()
+
+    @property
+    def fingerprint(self) -> str:
+        """sha256 of the canonical output and every decision (no ids, times or latencies)."""
+        if "fingerprint" not in self._cache:
+            payload = {
+                "output": self._output(),
+                "total_tokens": self.total_tokens,
+                "budget": self.budget.to_dict(),
+                "counter": self.counter_name,
+                "mode": self.mode,
+                "sections": [s.decisions() for s in self.sections],
+            }
+            self._cache["fingerprint"] = hashlib.sha256(
+                canonical_json(payload).encode("utf-8", "surrogatepass")
+            ).hexdigest()
+        return str(self._cache["fingerprint"])
+
+    @property
+    def trace(self) -> dict[str, Any]:
+        """The compilation trace (context-engineering chapter §6.4.2)."""
+        return {
+            "trace_id": self.trace_id,
+            "timestamp": self.timestamp,
+            "config_version": self.config_version,
+            "input_hash": self.input_hash,
+            "output_hash": self.output_hash,
+            "fingerprint": self.fingerprint,
+            "counter": self.counter_name,
+            "budget": self.budget.to_dict(),
+            "effective_max_tokens": self.max_tokens,
+            "effective_target_tokens": self.target_tokens,
+            "total_tokens": self.total_tokens,
+            "section_allocations": {
+                s.id: {
+                    "allocated": s.allocated_tokens,
+                    "used": s.final_tokens,
+                    "overflow": s.full_tokens > s.final_tokens,
+                    "status": s.status,
+                }
+                for s in self.sections
+            },
+            "excluded_items": [
+                {"item_id": r.id, "section": r.section, "reason": r.reason, "score": r.score, "tokens": r.tokens}
+                for r in self.removed
+            ],
+            "compression_ratios": {s.id: round(s.compression_ratio, 6) for s in self.sections},
+            "latency_ms": round(self.latency_ms, 3),
+        }
+
+    # ------------------------------------------------------------------ export
+
+    def to_dict(self) -> dict[str, Any]:
+        """Canonical, JSON-ready description (no run id, time or latency)."""
+        return {
+            "fingerprint": self.fingerprint,
+            "total_tokens": self.total_tokens,
+            "max_tokens": self.max_tokens,
+            "target_tokens": self.target_tokens,
+            "fixed_tokens": self.fixed_tokens,
+            "budget": self.budget.to_dict(),
+            "counter": self.counter_name,
+            "mode": self.mode,
+            "separator": self.separator,
+            "input_hash": self.input_hash,
+            "output_hash": self.output_hash,
+            "sections": [s.to_dict() for s in self.sections],
+        }
+
+    def to_json(self, *, indent: int | None = None) -> str:
+        if indent is None:
+            return canonical_json(self.to_dict())
+        return json.dumps(self.to_dict(), sort_keys=True, indent=indent, ensure_ascii=False)
+
+    # ------------------------------------------------------------------ reports
+
+    def explain(self) -> str:
+        """A readable table of every section and decision."""
+        lines = [
+            f"TokenBox layout: {self.total_tokens:,} / {self.max_tokens:,} tokens "
+            f"({self.utilisation:.1%}) · counter {self.counter_name} · fingerprint {self.fingerprint[:12]}",
+        ]
+        header = ("section", "status", "prio", "shrink", "full", "base", "alloc", "final", "notes")
+        rows = []
+        for s in self.sections:
+            notes = []
+            if s.critical:
+                notes.append("critical")
+            for a in s.actions:
+                notes.append(f"{a.kind}:{a.name} {a.before}→{a.after}")
+            if s.removed:
+                notes.append(f"{len(s.removed)} items removed")
+            rows.append(
+                (
+                    s.id,
+                    s.status,
+                    str(s.priority),
+                    f"{s.shrink:g}",
+                    f"{s.full_tokens:,}",
+                    f"{s.base_tokens:,}",
+                    f"{s.allocated_tokens:,}",
+                    f"{s.final_tokens:,}",
+                    "; ".join(notes),
+                )
+            )
+        widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header[:-1])]
+        fmt = "  ".join(f"{{:{'<' if i < 2 else '>'}{w}}}" for i, w in enumerate(widths)) + "  {}"
+        lines.append(fmt.format(*header))
+        lines.append(fmt.format(*("-" * w for w in widths), "-----"))
+        lines.extend(fmt.format(*r) for r in rows)
+        removed = self.removed
+        if removed:
+            lines.append("")
+            lines.append(f"removed items ({len(removed)}):")
+            for r in removed[:20]:
+                score = "" if r.score is None else f" score={r.score:g}"
+                lines.append(f"  {r.section}/{r.id}: {r.reason} ({r.tokens} tokens{score})")
+            if len(removed) > 20:
+                lines.append(f"  … and {len(removed) - 20} more")
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.explain()
+
+    def _repr_html_(self) -> str:
+        from tokenbox_core.report import layout_html
+
+        return layout_html(self)
+
+    def to_html(self, path: str | None = None) -> str:
+        """A self-contained HTML report; written to ``path`` when given."""
+        from tokenbox_core.report import layout_html
+
+        page = layout_html(self, standalone=True)
+        if path is not None:
+            with open(path, "w", encoding="utf-8") as fh:
+                fh.write(page)
+        return page
+
+    def diff(self, other: Layout) -> Any:
+        """Compare with another layout (this is *a*, ``other`` is *b*)."""
+        from tokenbox_core.report import diff_layouts
+
+        return diff_layouts(self, other)
+
+
+def escape(text: str) -> str:
+    return html.escape(text, quote=True)

@@ -1,0 +1,253 @@
+"""Sections and Items: the typed blocks a Token Box lays out.
+
+A :class:`Section` holds either text or a list of :class:`Item` (messages,
+documents, memories).  Its layout constraints are the seed's: ``priority``
+(lower is lost first), ``min_tokens`` (guaranteed size), ``max_tokens`` (cap),
+``basis`` (initial claim before expansion), ``grow`` and ``shrink`` weights and
+a ``strategy`` (lens pipeline).  ``shrink == 0`` (the default) makes a section
+*critical*: never compressed, truncated or dropped.
+
+Both classes validate at construction and raise
+:class:`~tokenbox_core.errors.SectionError` naming the field and the value.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from types import MappingProxyType
+from typing import Any, Literal
+
+from tokenbox_core.errors import SectionError
+
+__all__ = ["Eviction", "Item", "Section", "validate_sections"]
+
+Eviction = Literal["oldest", "newest", "lowest_score"]
+"""Order in which a list section loses whole items: oldest first (history),
+newest first, or lowest ``score`` first (evidence; ties lose the later item)."""
+
+_KEEPS = ("head", "tail", "middle")
+_EVICTIONS = ("oldest", "newest", "lowest_score")
+
+
+def _check_id(owner: str, value: object) -> str:
+    if not isinstance(value, str) or not value:
+        raise SectionError(f"{owner} id must be a non-empty string, got {value!r}")
+    return value
+
+
+def _check_weight(owner: str, name: str, value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise SectionError(f"{owner}: {name} must be a number, got {value!r}")
+    if not math.isfinite(value) or value < 0:
+        raise SectionError(f"{owner}: {name} must be a finite number >= 0, got {value!r}")
+    return float(value)
+
+
+def _check_count(owner: str, name: str, value: object, *, allow_none: bool = False) -> int | None:
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise SectionError(f"{owner}: {name} must be an integer, got {value!r}")
+    if value < 0:
+        raise SectionError(f"{owner}: {name} must be >= 0, got {value}")
+    return value
+
+
+@dataclass(frozen=True, eq=True)
+class Item:
+    """One element of a list section: a message, a document, a memory.
+
+    The fields beyond ``id`` and ``content`` serve eviction and item selection
+    (``tokenbox_core.select``):
+
+    - ``role``: chat role when the item is a message.
+    - ``kind``: what it is (``"Message"``, ``"Document"``, ``"Memory"``,
+      ``"ToolOutput"``, ``"SystemPrompt"``, or your own).
+    - ``score``: relevance score or hint (a retrieval score); evidence is
+      evicted lowest score first.
+    - ``priority``: within a section, a lower-priority item is evicted first.
+    - ``group``: items sharing a group are atomic (an assistant tool call and
+      all its results): kept or removed together.
+    - ``pinned``: evicted only after every unpinned item of the section.
+    - ``tokens``: a size the caller vouches for.  Used by message-mode layouts
+      (where chat overhead and tool-call payloads are not plain text) and by
+      selection; text-mode layouts always count ``content`` themselves.
+    - ``tags``, ``metadata``, ``timestamp``, ``source``: data for scorers.
+    """
+
+    id: str
+    content: str = ""
+    role: str | None = None
+    kind: str | None = None
+    score: float | None = None
+    priority: int | None = None
+    group: str | None = None
+    pinned: bool = False
+    tokens: int | None = None
+    tags: tuple[str, ...] = ()
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    timestamp: datetime | None = None
+    source: str | None = None
+
+    def __post_init__(self) -> None:
+        _check_id("item", self.id)
+        owner = f"item {self.id!r}"
+        if not isinstance(self.content, str):
+            raise SectionError(f"{owner}: content must be a string, got {type(self.content).__name__}")
+        if self.score is not None:
+            if isinstance(self.score, bool) or not isinstance(self.score, int | float):
+                raise SectionError(f"{owner}: score must be a number, got {self.score!r}")
+            if math.isnan(self.score):
+                raise SectionError(f"{owner}: score must not be NaN")
+        if self.priority is not None and (isinstance(self.priority, bool) or not isinstance(self.priority, int)):
+            raise SectionError(f"{owner}: priority must be an integer, got {self.priority!r}")
+        if self.tokens is not None and (isinstance(self.tokens, bool) or not isinstance(self.tokens, int)):
+            raise SectionError(f"{owner}: tokens must be an integer, got {self.tokens!r}")
+        if isinstance(self.tags, str):
+            raise SectionError(f"{owner}: tags must be a sequence of strings, not one string {self.tags!r}")
+        object.__setattr__(self, "tags", tuple(self.tags))
+        if not isinstance(self.metadata, Mapping):
+            raise SectionError(f"{owner}: metadata must be a mapping, got {type(self.metadata).__name__}")
+        object.__setattr__(self, "metadata", MappingProxyType(dict(self.metadata)))
+
+    def __hash__(self) -> int:
+        return hash((self.id, self.content))
+
+
+Lens = Callable[..., str]
+
+
+@dataclass(frozen=True, eq=False)
+class Section:
+    """A typed block of prompt material with layout constraints.
+
+    Args:
+        id: unique within a layout.
+        content: text, or a sequence of :class:`Item`.
+        priority: removal order; lower is lost first.  Ties: higher ``shrink``
+            first, then declaration order.
+        min_tokens: guaranteed size once kept; a section is only dropped after
+            being cut to this size.
+        max_tokens: a cap: content beyond it is cut even when there is room.
+        basis: the size the section claims before expansion (e.g. 5 of 20
+            documents); ``None`` claims the whole content.  Sections with
+            ``grow > 0`` then share free space in proportion to ``grow``.
+        grow: expansion weight.
+        shrink: compression weight; ``0`` (default) makes the section critical.
+        strategy: the lens pipeline applied before truncation, by name
+            (see :mod:`tokenbox_core.lenses`) or as callables.
+        keep: which part of text survives truncation: ``"head"`` (cut the
+            tail, default), ``"tail"`` (cut the head) or ``"middle"`` (keep
+            both ends, cut the middle).
+        role: chat role of a text section (message-mode layouts, ``Layout.messages``).
+        eviction: order in which list items are removed (see :data:`Eviction`).
+        partial: allow cutting the boundary item of a list instead of removing it.
+        omission_marker: leave a marker listing removed item ids; ``True`` uses
+            the default template, a string is a template with ``{count}`` and ``{ids}``.
+        item_separator: joins the items of a list section.
+        policy: an item-selection policy (``tokenbox_core.select``) deciding
+            which items fill the section's allocation and in which order.
+        metadata: free data carried into the layout report.
+    """
+
+    id: str
+    content: str | Sequence[Item] = ""
+    priority: int = 0
+    min_tokens: int = 0
+    max_tokens: int | None = None
+    basis: int | None = None
+    grow: float = 0.0
+    shrink: float = 0.0
+    strategy: tuple[str | Lens, ...] = ()
+    keep: Literal["head", "tail", "middle"] = "head"
+    role: str | None = None
+    eviction: Eviction = "oldest"
+    partial: bool = False
+    omission_marker: bool | str = False
+    item_separator: str = "\n"
+    policy: Any = None
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        _check_id("section", self.id)
+        owner = f"section {self.id!r}"
+        if isinstance(self.priority, bool) or not isinstance(self.priority, int):
+            raise SectionError(f"{owner}: priority must be an integer, got {self.priority!r}")
+        _check_count(owner, "min_tokens", self.min_tokens)
+        max_tokens = _check_count(owner, "max_tokens", self.max_tokens, allow_none=True)
+        if max_tokens is not None and max_tokens < self.min_tokens:
+            raise SectionError(f"{owner}: min_tokens ({self.min_tokens}) must be <= max_tokens ({max_tokens})")
+        _check_count(owner, "basis", self.basis, allow_none=True)
+        object.__setattr__(self, "grow", _check_weight(owner, "grow", self.grow))
+        object.__setattr__(self, "shrink", _check_weight(owner, "shrink", self.shrink))
+        if self.keep not in _KEEPS:
+            raise SectionError(f"{owner}: keep must be one of {_KEEPS}, got {self.keep!r}")
+        if self.eviction not in _EVICTIONS:
+            raise SectionError(f"{owner}: eviction must be one of {_EVICTIONS}, got {self.eviction!r}")
+        strategy = (self.strategy,) if isinstance(self.strategy, str) or callable(self.strategy) else self.strategy
+        strategy = tuple(strategy)
+        for lens in strategy:
+            if not (isinstance(lens, str) or callable(lens)):
+                raise SectionError(f"{owner}: strategy entries must be lens names or callables, got {lens!r}")
+        object.__setattr__(self, "strategy", strategy)
+        if not isinstance(self.item_separator, str):
+            raise SectionError(f"{owner}: item_separator must be a string")
+        if not isinstance(self.omission_marker, bool | str):
+            raise SectionError(f"{owner}: omission_marker must be a bool or a template string")
+        if isinstance(self.content, str):
+            pass
+        elif isinstance(self.content, Sequence):
+            items = tuple(self.content)
+            seen: set[str] = set()
+            for item in items:
+                if not isinstance(item, Item):
+                    raise SectionError(
+                        f"{owner}: list content must hold Item objects, got {type(item).__name__}; "
+                        f"wrap text in Item(id=..., content=...)"
+                    )
+                if item.id in seen:
+                    raise SectionError(f"{owner}: duplicate item id {item.id!r}; item ids must be unique")
+                seen.add(item.id)
+            object.__setattr__(self, "content", items)
+        else:
+            raise SectionError(
+                f"{owner}: content must be a string or a sequence of Item, got {type(self.content).__name__}"
+            )
+        if not isinstance(self.metadata, Mapping):
+            raise SectionError(f"{owner}: metadata must be a mapping")
+        object.__setattr__(self, "metadata", MappingProxyType(dict(self.metadata)))
+
+    @property
+    def critical(self) -> bool:
+        """``shrink == 0``: never compressed, truncated or dropped."""
+        return self.shrink == 0
+
+    @property
+    def is_list(self) -> bool:
+        return not isinstance(self.content, str)
+
+    @property
+    def items(self) -> tuple[Item, ...]:
+        return self.content if isinstance(self.content, tuple) else ()
+
+
+def validate_sections(sections: Sequence[Section]) -> tuple[Section, ...]:
+    """Check a layout's section list: non-empty, Section objects, unique ids."""
+    if isinstance(sections, Section):
+        sections = [sections]
+    if not isinstance(sections, Sequence) or isinstance(sections, str):
+        raise SectionError(f"sections must be a list of Section, got {type(sections).__name__}")
+    out = tuple(sections)
+    if not out:
+        raise SectionError("no sections to lay out: pass at least one Section")
+    seen: set[str] = set()
+    for section in out:
+        if not isinstance(section, Section):
+            raise SectionError(f"sections must be Section objects, got {type(section).__name__}")
+        if section.id in seen:
+            raise SectionError(f"duplicate section id {section.id!r}; section ids must be unique in a layout")
+        seen.add(section.id)
+    return out
