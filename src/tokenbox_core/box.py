@@ -22,14 +22,19 @@ The algorithm (seed ``token-box-model.txt`` with DESIGN.md's rules):
    their eviction order without splitting atomic groups.
 6. **Emit** in declaration order and re-count the output exactly; if BPE
    merges at the joins left it over the target, compression continues.
+
+Measurements are memoised per (immutable) Section object and counts per text,
+so re-laying out a conversation after one new turn costs little more than
+counting that turn.
 """
 
 from __future__ import annotations
 
 import time
 import uuid
+import weakref
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any, Literal
 
@@ -51,35 +56,57 @@ __all__ = ["TokenBox"]
 
 Mode = Literal["text", "messages"]
 DEFAULT_OMISSION = "[{count} items omitted: {ids}]"
+"""The default omission marker; templates may use ``{count}``, ``{ids}``, ``{first}`` and ``{last}``."""
+MARKER_IDS_SHOWN = 8
+"""Markers list at most this many ids in full; longer lists are abbreviated (the report has them all)."""
 _MAX_PASSES = 16
 
 
-@dataclass
+@dataclass(slots=True)
 class _Unit:
-    """One item of a list section (or its marker) while it is being laid out."""
+    """One item of a list section while it is being laid out."""
 
     item: Item
     index: int
     text: str
-    size: int = 0  # chunk size (text + item separator), or message size
+    size: int = 0  # text + item separator (text mode), or the message size
 
 
 @dataclass
+class _Template:
+    """A section's memoised measurement: its full size and, for lists, its units and eviction order."""
+
+    size: int
+    units: tuple[_Unit, ...] | None
+    evict_order: list[list[int]]
+    kept_total: int = 0
+    untouched: LaidOutSection | None = None  # the result of a layout that left the section whole
+    dropped: LaidOutSection | None = None  # the result of a layout that dropped it whole, untouched before
+
+
+@dataclass(slots=True)
 class _Slot:
     section: Section
+    template: _Template
     index: int
     critical: bool
+    is_list: bool = False
     text: str = ""
     size: int = 0
     full_size: int = 0
     base_size: int = 0
     alloc: int = 0
     units: list[_Unit] = field(default_factory=list)
+    units_shared: bool = False
     kept: list[bool] = field(default_factory=list)
-    partial_text: dict[int, str] = field(default_factory=dict)
-    evict_order: list[list[int]] = field(default_factory=list)  # groups of unit indices
+    kept_total: int = 0
+    last_kept: int = -1
+    evict_order: list[list[int]] = field(default_factory=list)  # groups of unit indices, eviction order
     evicted_groups: int = 0
     marker: str = ""
+    marker_size: int = 0
+    partial_cut: set[int] = field(default_factory=set)
+    pristine_drop: bool = False
     lensed: bool = False
     truncated: bool = False
     dropped: bool = False
@@ -95,8 +122,9 @@ class TokenBox:
         counter: anything :func:`get_counter` accepts (default o200k_base).
         separator: joins sections in ``Layout.text`` (text mode).
         mode: ``"text"`` sizes sections as text joined by ``separator``;
-            ``"messages"`` sizes each section (or list item) as a chat message
-            with the chat format's overhead, plus 3 priming tokens.
+            ``"messages"`` sizes each text section and each list item as one
+            chat message (``Item.tokens`` when given, else 4 + role + content)
+            plus 3 priming tokens.
         config_version: recorded in the trace (your prompt config's version).
 
     >>> from tokenbox_core import Section, TokenBox
@@ -127,59 +155,10 @@ class TokenBox:
         self.separator = separator
         self.mode: Mode = mode
         self.config_version = config_version
+        self._memo: weakref.WeakKeyDictionary[Section, _Template] = weakref.WeakKeyDictionary()
 
     def __repr__(self) -> str:
         return f"TokenBox(budget={self.budget.max_tokens}, counter={self.counter.name!r}, mode={self.mode!r})"
-
-    # ------------------------------------------------------------------ sizes
-
-    def _message_overhead(self, role: str | None) -> int:
-        return TOKENS_PER_MESSAGE + (self.counter.count(role) if role else 0)
-
-    def _measure_texts(self, texts: Sequence[str], roles: Sequence[str | None]) -> list[int]:
-        """Sizes of emitted units: text + separator, or a chat message."""
-        if self.mode == "messages":
-            counts = count_many(self.counter, list(texts))
-            return [c + self._message_overhead(r) for c, r in zip(counts, roles, strict=True)]
-        return [n if t else 0 for n, t in zip(count_many(self.counter, list(texts)), texts, strict=True)]
-
-    def _role(self, slot: _Slot, item: Item | None = None) -> str:
-        return (item.role if item is not None and item.role else None) or slot.section.role or "user"
-
-    def _text_chunk(self, text: str) -> str:
-        return text + self.separator if self.mode == "text" and text else text
-
-    def _size_of_text(self, slot: _Slot, text: str) -> int:
-        if not text:
-            return 0
-        if self.mode == "messages":
-            return self.counter.count(text) + self._message_overhead(self._role(slot))
-        return self.counter.count(text + self.separator)
-
-    def _list_size(self, slot: _Slot) -> int:
-        total = 0
-        last = None
-        for unit, kept in zip(slot.units, slot.kept, strict=True):
-            if kept:
-                total += unit.size
-                last = unit
-        if slot.marker:
-            total += self._marker_size(slot)
-        if last is None and not slot.marker:
-            return 0
-        if self.mode == "text" and last is not None:
-            # the last item is followed by the section separator, not the item separator
-            isep = slot.section.item_separator
-            text = slot.partial_text.get(last.index, last.text)
-            total += self.counter.count(text + self.separator) - self.counter.count(text + isep)
-        return max(0, total)
-
-    def _marker_size(self, slot: _Slot) -> int:
-        if not slot.marker:
-            return 0
-        if self.mode == "messages":
-            return self.counter.count(slot.marker) + self._message_overhead(self._role(slot))
-        return self.counter.count(slot.marker + slot.section.item_separator)
 
     # ------------------------------------------------------------------ layout
 
@@ -187,7 +166,7 @@ class TokenBox:
         """Lay out ``sections`` into the budget and return the :class:`Layout`."""
         started = time.perf_counter()
         checked = validate_sections(sections)
-        slots = [self._measure(section, i) for i, section in enumerate(checked)]
+        slots = self._measure_all(checked)
         for slot in slots:
             if slot.critical and slot.section.max_tokens is not None and slot.full_size > slot.section.max_tokens:
                 raise SectionError(
@@ -212,26 +191,27 @@ class TokenBox:
         self._expand(flexible, limit_target - fixed - sum(s.size for s in flexible))
 
         order = sorted(flexible, key=lambda s: (s.section.priority, -s.section.shrink, s.index))
+        estimate = sum(s.size for s in slots) + priming
+        if estimate > limit_target:  # sizes carry their separators, so the sum is (nearly) exact
+            self._compress(order, estimate - limit_target)
         total = self._exact_total(slots)
         passes = 0
         while total > limit_target and passes < _MAX_PASSES:
             self._compress(order, total - limit_target)
             total = self._exact_total(slots)
             passes += 1
-        if total > limit_target:
-            for slot in order:  # pathological joins: drop what is left, lowest first
-                if total <= limit_target:
-                    break
-                if not slot.dropped:
-                    self._drop(slot, "budget")
-                    total = self._exact_total(slots)
+        for slot in order:  # pathological joins only: drop what is left, lowest first
+            if total <= limit_target:
+                break
+            if not slot.dropped:
+                self._drop(slot, "budget")
+                total = self._exact_total(slots)
         if total > limit_max or total > capacity:
             raise ContextCriticalOverflow(capacity, total, critical_ids)
 
-        laid_out = [self._result(slot) for slot in slots]
-        latency_ms = (time.perf_counter() - started) * 1000.0
+        laid_out = tuple(self._result(slot) for slot in slots)
         return Layout(
-            sections=tuple(laid_out),
+            sections=laid_out,
             total_tokens=total,
             budget=self.budget,
             max_tokens=limit_max,
@@ -241,49 +221,196 @@ class TokenBox:
             separator=self.separator,
             mode=self.mode,
             config_version=self.config_version,
-            input_hash=_input_hash(checked, self),
-            latency_ms=latency_ms,
+            input_hasher=lambda: _input_hash(checked, self),
+            latency_ms=(time.perf_counter() - started) * 1000.0,
             trace_id=str(uuid.uuid4()),
             timestamp=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         )
 
+    # ------------------------------------------------------------------ sizes
+
+    def _message_overhead(self, role: str | None) -> int:
+        return TOKENS_PER_MESSAGE + (self.counter.count(role) if role else 0)
+
+    def _role(self, slot: _Slot, item: Item | None = None) -> str:
+        return (item.role if item is not None and item.role else None) or slot.section.role or "user"
+
+    def _size_of_text(self, slot: _Slot, text: str) -> int:
+        """Emitted size of a text section's content (with its separator or message overhead)."""
+        if not text:
+            return 0
+        if self.mode == "messages":
+            return self.counter.count(text) + self._message_overhead(self._role(slot))
+        return self.counter.count(text + self.separator)
+
+    def _unit_size(self, slot: _Slot, unit: _Unit) -> int:
+        if self.mode == "messages":
+            if unit.item.tokens is not None and unit.text == unit.item.content:
+                return unit.item.tokens
+            return self.counter.count(unit.text) + self._message_overhead(self._role(slot, unit.item))
+        return self.counter.count(unit.text + slot.section.item_separator)
+
+    def _last_kept(self, slot: _Slot) -> int:
+        i = slot.last_kept
+        kept = slot.kept
+        while i >= 0 and not kept[i]:
+            i -= 1
+        slot.last_kept = i
+        return i
+
+    def _list_size(self, slot: _Slot) -> int:
+        """kept items + marker; in text mode the last item carries the section separator."""
+        last = self._last_kept(slot)
+        if last < 0:
+            return slot.marker_size
+        total = slot.kept_total + slot.marker_size
+        if self.mode == "text":
+            text = slot.units[last].text
+            total += self.counter.count(text + self.separator) - self.counter.count(
+                text + slot.section.item_separator
+            )
+        return max(0, total)
+
+    def _set_marker(self, slot: _Slot) -> None:
+        slot.marker = self._marker_text(slot)
+        if not slot.marker:
+            slot.marker_size = 0
+        elif self.mode == "messages":
+            slot.marker_size = self.counter.count(slot.marker) + self._message_overhead(self._role(slot))
+        else:
+            slot.marker_size = self.counter.count(slot.marker + slot.section.item_separator)
+
+    def _marker_text(self, slot: _Slot) -> str:
+        template = slot.section.omission_marker
+        if not template or slot.evicted_groups == 0:
+            return ""
+        evicted = sorted(i for g in slot.evict_order[: slot.evicted_groups] for i in g if not slot.kept[i])
+        if not evicted:
+            return ""
+        ids = [slot.units[i].item.id for i in evicted]
+        if len(ids) <= MARKER_IDS_SHOWN:
+            shown = ", ".join(ids)
+        else:
+            shown = f"{', '.join(ids[:3])}, …, {', '.join(ids[-2:])} (+{len(ids) - 5} more)"
+        text = DEFAULT_OMISSION if template is True else str(template)
+        return text.format(count=len(ids), ids=shown, first=ids[0], last=ids[-1])
+
     # ------------------------------------------------------------------ measuring
 
-    def _measure(self, section: Section, index: int) -> _Slot:
-        slot = _Slot(section=section, index=index, critical=section.critical)
-        if not section.is_list:
-            slot.text = section.content  # type: ignore[assignment]
-            slot.size = slot.full_size = self._size_of_text(slot, slot.text)
-            return slot
-        items = section.items
-        isep = section.item_separator
-        texts = [it.content for it in items]
-        if self.mode == "messages":
-            sizes = [
-                it.tokens if it.tokens is not None else n
-                for it, n in zip(items, self._measure_texts(texts, [self._role(slot, it) for it in items]), strict=True)
-            ]
-        else:
-            sizes = count_many(self.counter, [t + isep for t in texts])
-        for i, (item, text, size) in enumerate(zip(items, texts, sizes, strict=True)):
-            if size < 0:
-                raise SectionError(f"item {item.id!r} in section {section.id!r} has a negative size ({size})")
-            slot.units.append(_Unit(item=item, index=i, text=text, size=size))
-        slot.kept = [True] * len(slot.units)
-        slot.evict_order = self._eviction_groups(slot)
-        slot.size = slot.full_size = self._list_size(slot)
-        return slot
+    def _measure_all(self, sections: Sequence[Section]) -> list[_Slot]:
+        """Slots for every section, measuring (in one batch) only sections not seen before."""
+        memo = self._memo
+        templates: list[_Template | None] = [memo.get(section) for section in sections]
+        missing = [i for i, t in enumerate(templates) if t is None]
+        if missing:
+            for i, template in zip(missing, self._measure_batch([sections[i] for i in missing]), strict=True):
+                templates[i] = template
+                memo[sections[i]] = template
+        slots = []
+        for i, (section, template) in enumerate(zip(sections, templates, strict=True)):
+            assert template is not None
+            slot = _Slot(section=section, template=template, index=i, critical=section.critical)
+            slot.size = slot.full_size = template.size
+            if template.units is None:
+                slot.text = section.content  # type: ignore[assignment]
+            else:
+                slot.is_list = True
+                slot.units = list(template.units)
+                slot.units_shared = True
+                slot.kept = [True] * len(slot.units)
+                slot.kept_total = template.kept_total
+                slot.last_kept = len(slot.units) - 1
+                slot.evict_order = template.evict_order
+            slots.append(slot)
+        return slots
 
-    def _eviction_groups(self, slot: _Slot) -> list[list[int]]:
-        """Atomic groups of unit indices in the order they are evicted."""
-        section = slot.section
+    def _measure_batch(self, sections: Sequence[Section]) -> list[_Template]:
+        text_mode = self.mode == "text"
+        sep = self.separator
+        strings: list[str] = []
+        spans: list[tuple[int, int]] = []
+        for section in sections:
+            start = len(strings)
+            if not section.is_list:
+                text = section.content
+                assert isinstance(text, str)
+                if text:
+                    strings.append(text + sep if text_mode else text)
+            else:
+                isep = section.item_separator
+                items = section.items
+                if text_mode:
+                    strings.extend([it.content + isep for it in items])
+                    if items:
+                        strings.append(items[-1].content + sep)
+                else:
+                    strings.extend([it.content for it in items if it.tokens is None])
+            spans.append((start, len(strings)))
+        counts = count_many(self.counter, strings)
+        out = []
+        for section, (start, end) in zip(sections, spans, strict=True):
+            values = counts[start:end]
+            if not section.is_list:
+                size = 0
+                if values:
+                    size = values[0] if text_mode else values[0] + self._message_overhead(section.role or "user")
+                out.append(_Template(size=size, units=None, evict_order=[]))
+                continue
+            items = section.items
+            units = []
+            if text_mode:
+                for i, item in enumerate(items):
+                    units.append(_Unit(item=item, index=i, text=item.content, size=values[i]))
+            else:
+                pos = 0
+                for i, item in enumerate(items):
+                    if item.tokens is not None:
+                        size = item.tokens
+                        if size < 0:
+                            raise SectionError(
+                                f"item {item.id!r} in section {section.id!r} has a negative size ({size}); "
+                                f"Item.tokens must be >= 0"
+                            )
+                    else:
+                        size = values[pos] + self._message_overhead(item.role or section.role or "user")
+                        pos += 1
+                    units.append(_Unit(item=item, index=i, text=item.content, size=size))
+            kept_total = sum(u.size for u in units)
+            probe = _Slot(
+                section=section, template=_Template(0, None, []), index=0, critical=section.critical, is_list=True, units=units,
+                kept=[True] * len(units), kept_total=kept_total, last_kept=len(units) - 1,
+            )
+            out.append(
+                _Template(
+                    size=self._list_size(probe),
+                    units=tuple(units),
+                    evict_order=self._eviction_groups(section, units),
+                    kept_total=kept_total,
+                )
+            )
+        return out
+
+    def _own_units(self, slot: _Slot) -> None:
+        """Copy shared (memoised) units before mutating them."""
+        if slot.units_shared:
+            slot.units = [_Unit(item=u.item, index=u.index, text=u.text, size=u.size) for u in slot.units]
+            slot.units_shared = False
+
+    @staticmethod
+    def _eviction_groups(section: Section, units: Sequence[_Unit]) -> list[list[int]]:
+        """Atomic groups of unit indices in the order they are evicted.
+
+        Pinned groups go last; then lower item priority first; then the
+        section's eviction order (oldest first, newest first, or lowest score
+        first with ties losing the later item).
+        """
         eviction = section.eviction
         for lens in section.strategy:
             if isinstance(lens, str) and lens in LIST_LENSES:
                 eviction = LIST_LENSES[lens]  # type: ignore[assignment]
         groups: dict[str, list[int]] = {}
         order: list[list[int]] = []
-        for unit in slot.units:
+        for unit in units:
             key = unit.item.group
             if key is None:
                 order.append([unit.index])
@@ -294,18 +421,16 @@ class TokenBox:
                 order.append(groups[key])
 
         def group_key(members: list[int]) -> tuple[Any, ...]:
-            items = [slot.units[i].item for i in members]
+            items = [units[i].item for i in members]
             pinned = any(it.pinned for it in items)
             prio = max(it.priority or 0 for it in items)
-            first = members[0]
             if eviction == "oldest":
-                rank: tuple[Any, ...] = (first,)
+                rank: tuple[Any, ...] = (members[0],)
             elif eviction == "newest":
                 rank = (-members[-1],)
             else:
                 scores = [it.score for it in items if it.score is not None]
-                best = max(scores) if scores else float("-inf")
-                rank = (best, -first)
+                rank = (max(scores) if scores else float("-inf"), -members[0])
             return (pinned, prio, *rank)
 
         return sorted(order, key=group_key)
@@ -320,10 +445,11 @@ class TokenBox:
 
     def _claim(self, slot: _Slot) -> None:
         claim = self._cap(slot)
-        if slot.section.basis is not None:
-            claim = min(claim, slot.section.basis)
+        basis = slot.section.basis
+        if basis is not None:
+            claim = min(claim, basis)
         if claim < slot.size:
-            reason = "max_tokens" if slot.section.basis is None or claim == slot.section.max_tokens else "basis"
+            reason = "basis" if basis is not None and claim == basis else "max_tokens"
             self._shrink_to(slot, claim, reason=reason, record_as="claim")
         slot.base_size = slot.size
         slot.alloc = slot.size
@@ -344,8 +470,7 @@ class TokenBox:
             spent = 0
             still = []
             for s in active:
-                room = self._cap(s) - target[s.index]
-                give = min(room, shares[s.index])
+                give = min(self._cap(s) - target[s.index], shares[s.index])
                 target[s.index] += give
                 spent += give
                 if target[s.index] < self._cap(s):
@@ -359,9 +484,9 @@ class TokenBox:
                 self._grow_to(slot, target[slot.index])
 
     def _grow_to(self, slot: _Slot, alloc: int) -> None:
-        """Re-materialise content up to ``alloc`` (from the full content)."""
+        """Re-materialise content up to ``alloc`` from the full content."""
         before = slot.size
-        if not slot.section.is_list:
+        if not slot.is_list:
             text = slot.section.content
             assert isinstance(text, str)
             if self._size_of_text(slot, text) > alloc:
@@ -369,22 +494,33 @@ class TokenBox:
             slot.text = text
             slot.size = self._size_of_text(slot, text)
         else:
-            # restore evicted groups in reverse eviction order while they fit
-            for group in reversed(slot.evict_order[: slot.evicted_groups]):
-                for i in group:
-                    slot.kept[i] = True
-                slot.partial_text.clear()
-                if self._list_size(slot) > alloc:
-                    for i in group:
-                        slot.kept[i] = False
-                    break
+            restored: set[str] = set()
+            while slot.evicted_groups > 0:  # restore groups in reverse eviction order while they fit
+                group = slot.evict_order[slot.evicted_groups - 1]
+                self._set_kept(slot, group, True)
                 slot.evicted_groups -= 1
-                slot.removed = [r for r in slot.removed if r.id not in {slot.units[i].item.id for i in group}]
-            slot.marker = self._marker_text(slot)
+                self._set_marker(slot)
+                if self._list_size(slot) > alloc:
+                    self._set_kept(slot, group, False)
+                    slot.evicted_groups += 1
+                    self._set_marker(slot)
+                    break
+                restored.update(slot.units[i].item.id for i in group)
+            slot.removed = [r for r in slot.removed if r.id not in restored]
             slot.size = self._list_size(slot)
         slot.alloc = alloc
         if slot.size > before:
-            slot.actions.append(Action("expand", "grow", before, slot.size, f"expanded into free space (grow={slot.section.grow:g})"))
+            slot.actions.append(
+                Action("expand", "grow", before, slot.size, f"expanded into free space (grow={slot.section.grow:g})")
+            )
+
+    def _set_kept(self, slot: _Slot, group: Sequence[int], kept: bool) -> None:
+        for i in group:
+            if slot.kept[i] != kept:
+                slot.kept[i] = kept
+                slot.kept_total += slot.units[i].size if kept else -slot.units[i].size
+                if kept and i > slot.last_kept:
+                    slot.last_kept = i
 
     # ------------------------------------------------------------------ compression
 
@@ -401,155 +537,160 @@ class TokenBox:
                 if deficit <= 0:
                     return
             cut = min(deficit, slot.size - slot.section.min_tokens)
+            if cut >= slot.size:  # cut to nothing is a drop: no need to tokenise a truncation
+                deficit -= slot.size
+                self._drop(slot, "budget")
+                continue
             if cut > 0:
                 size = slot.size
-                self._shrink_to(slot, size - cut, reason="deficit")
+                self._shrink_to(slot, size - cut, reason="budget")
                 deficit -= size - slot.size
             if deficit > 0 and slot.size > 0:
                 deficit -= slot.size
-                self._drop(slot, "deficit")
+                self._drop(slot, "budget")
 
     def _apply_lenses(self, slot: _Slot, target: int) -> None:
         slot.lensed = True
         for lens in slot.section.strategy:
             if isinstance(lens, str) and lens in LIST_LENSES:
-                if not slot.section.is_list:
-                    raise SectionError(
-                        f"section {slot.section.id!r}: lens {lens!r} applies to list sections only"
-                    )
+                if not slot.is_list:
+                    raise SectionError(f"section {slot.section.id!r}: lens {lens!r} applies to list sections only")
                 continue
             name = lens_name(lens)
             before = slot.size
-            if not slot.section.is_list:
-                content_before = self.counter.count(slot.text)
-                text, _ = apply_lens(lens, slot.text, max(0, target - (before - content_before)), self.counter, before=content_before)
-                slot.text = text
-                slot.size = self._size_of_text(slot, text)
+            if not slot.is_list:
+                content = self.counter.count(slot.text)
+                room = max(0, target - (before - content))
+                slot.text, _ = apply_lens(lens, slot.text, room, self.counter, before=content)
+                slot.size = self._size_of_text(slot, slot.text)
             else:
+                self._own_units(slot)
                 for unit in slot.units:
                     if not slot.kept[unit.index]:
                         continue
                     n = self.counter.count(unit.text)
-                    text, after = apply_lens(lens, unit.text, n, self.counter, before=n)
+                    text, _ = apply_lens(lens, unit.text, n, self.counter, before=n)
                     if text != unit.text:
+                        old = unit.size
                         unit.text = text
                         unit.size = self._unit_size(slot, unit)
+                        slot.kept_total += unit.size - old
                 slot.size = self._list_size(slot)
             if slot.size != before:
                 slot.actions.append(Action("lens", name, before, slot.size, f"lens {name!r}"))
 
-    def _unit_size(self, slot: _Slot, unit: _Unit) -> int:
-        if self.mode == "messages":
-            if unit.item.tokens is not None and unit.text == unit.item.content:
-                return unit.item.tokens
-            return self.counter.count(unit.text) + self._message_overhead(self._role(slot, unit.item))
-        return self.counter.count(unit.text + slot.section.item_separator)
-
     def _cut_text(self, slot: _Slot, text: str, alloc: int) -> str:
-        """Cut text so its emitted size is at most ``alloc``."""
+        """Cut text so its emitted size is at most ``alloc`` (empty when nothing fits)."""
         overhead = self._size_of_text(slot, text) - self.counter.count(text)
         limit = max(0, alloc - overhead)
-        while True:
+        while limit > 0:
             out = self.counter.truncate(text, limit, keep=slot.section.keep)
-            if self._size_of_text(slot, out) <= alloc or limit == 0:
-                return out if self._size_of_text(slot, out) <= alloc else ""
+            if self._size_of_text(slot, out) <= alloc:
+                return out
             limit -= 1
+        return ""
 
     def _shrink_to(self, slot: _Slot, alloc: int, *, reason: str, record_as: str = "truncate") -> None:
         before = slot.size
         alloc = max(0, alloc)
-        if not slot.section.is_list:
+        if not slot.is_list:
             slot.text = self._cut_text(slot, slot.text, alloc)
             slot.size = self._size_of_text(slot, slot.text)
             if slot.size < before:
                 slot.actions.append(
-                    Action(record_as, f"keep_{slot.section.keep}", before, slot.size, f"cut {before - slot.size} units ({reason})")
+                    Action(record_as, f"keep_{slot.section.keep}", before, slot.size,
+                           f"cut {before - slot.size} units to fit {alloc} ({reason})")
                 )
         else:
             self._evict_to(slot, alloc, reason)
         if record_as == "truncate" and slot.size < before:
             slot.truncated = True
-        slot.alloc = min(slot.alloc, slot.size) if record_as == "truncate" else slot.size
+        slot.alloc = slot.size
 
     def _evict_to(self, slot: _Slot, alloc: int, reason: str) -> None:
+        """Remove whole groups in eviction order until the list fits ``alloc``.
+
+        The marker is recomputed once per round rather than per item, so
+        evicting thousands of items costs a few counts, not thousands.
+        """
         before = slot.size
-        removed_now: list[_Unit] = []
-        while slot.size > alloc and slot.evicted_groups < len(slot.evict_order):
-            group = slot.evict_order[slot.evicted_groups]
-            if slot.section.partial and len(group) == 1:
-                unit = slot.units[group[0]]
-                without = slot.size - unit.size
-                room = alloc - without - (0 if slot.marker else self._marker_size_for(slot, extra=[unit]))
-                if room > 0 and self.mode == "text":
-                    cut = self._cut_unit(slot, unit, alloc)
-                    if cut is not None:
-                        slot.partial_text[unit.index] = cut
-                        unit.text = cut
-                        unit.size = self.counter.count(cut + slot.section.item_separator)
-                        slot.size = self._list_size(slot)
-                        slot.actions.append(Action("truncate", unit.item.id, before, slot.size, "partial cut of the boundary item"))
+        start = slot.evicted_groups
+        order = slot.evict_order
+        done = False
+        while not done and slot.size > alloc and slot.evicted_groups < len(order):
+            # one round: evict by running sizes against the current marker size
+            while slot.evicted_groups < len(order):
+                group = order[slot.evicted_groups]
+                if slot.section.partial and len(group) == 1 and self.mode == "text":
+                    self._set_marker(slot)
+                    if self._cut_boundary(slot, slot.units[group[0]], alloc):
+                        done = True
                         break
-            for i in group:
-                slot.kept[i] = False
-                removed_now.append(slot.units[i])
-            slot.evicted_groups += 1
-            slot.marker = self._marker_text(slot)
+                self._set_kept(slot, group, False)
+                slot.evicted_groups += 1
+                if self._list_size(slot) <= alloc:
+                    break
+            self._set_marker(slot)
             slot.size = self._list_size(slot)
-        for unit in removed_now:
+        removed = [slot.units[i] for g in order[start : slot.evicted_groups] for i in g]
+        for unit in removed:
             slot.removed.append(
-                RemovedItem(
-                    id=unit.item.id,
-                    section=slot.section.id,
-                    reason=reason,
-                    tokens=unit.size,
-                    score=unit.item.score,
-                    group=unit.item.group,
-                )
+                RemovedItem(id=unit.item.id, section=slot.section.id, reason=reason, tokens=unit.size,
+                            score=unit.item.score, group=unit.item.group)
             )
-        if removed_now:
-            ids = [u.item.id for u in removed_now]
-            slot.actions.append(Action("evict", slot.section.eviction, before, slot.size, f"removed {len(ids)} items: {', '.join(ids)}"))
+        if removed:
+            ids = [u.item.id for u in removed]
+            shown = ", ".join(ids) if len(ids) <= MARKER_IDS_SHOWN else f"{', '.join(ids[:MARKER_IDS_SHOWN])}, …"
+            slot.actions.append(
+                Action("evict", slot.section.eviction, before, slot.size,
+                       f"removed {len(ids)} items to fit {alloc} ({reason}): {shown}")
+            )
 
-    def _marker_size_for(self, slot: _Slot, extra: list[_Unit]) -> int:
-        if not slot.section.omission_marker:
-            return 0
-        return self.counter.count(self._marker_text(slot, extra=[u.item.id for u in extra]))
+    def _cut_boundary(self, slot: _Slot, unit: _Unit, alloc: int) -> bool:
+        """Partial truncation of the boundary item: keep as much of it as fits (text mode)."""
+        i = unit.index
+        if not slot.kept[i]:
+            return False
+        self._own_units(slot)
+        unit = slot.units[i]
+        saved_text, saved_size = unit.text, unit.size
+        isep = slot.section.item_separator
+        full = self.counter.count(saved_text)
 
-    def _cut_unit(self, slot: _Slot, unit: _Unit, alloc: int) -> str | None:
-        saved = unit.text
-        lo_text = ""
-        limit = self.counter.count(unit.text)
-        # binary search on the content limit so the whole list fits alloc
-        lo, hi = 0, limit
-        while lo < hi:
-            mid = (lo + hi + 1) // 2
-            unit.text = self.counter.truncate(saved, mid, keep=slot.section.keep)
-            unit.size = self.counter.count(unit.text + slot.section.item_separator)
-            slot.partial_text[unit.index] = unit.text
-            if self._list_size(slot) <= alloc:
-                lo = mid
-                lo_text = unit.text
+        def size_with(text: str) -> int:
+            unit.text = text
+            new = self.counter.count(text + isep) if text else 0
+            slot.kept_total += new - unit.size
+            unit.size = new
+            return self._list_size(slot)
+
+        lo, hi, best = 1, full - 1, ""
+        while lo <= hi:  # the longest cut of this item that lets the list fit
+            mid = (lo + hi) // 2
+            candidate = self.counter.truncate(saved_text, mid, keep=slot.section.keep)
+            if candidate and size_with(candidate) <= alloc:
+                best, lo = candidate, mid + 1
             else:
                 hi = mid - 1
-        unit.text = saved
-        unit.size = self.counter.count(saved + slot.section.item_separator)
-        slot.partial_text.pop(unit.index, None)
-        return lo_text or None
-
-    def _marker_text(self, slot: _Slot, extra: Sequence[str] = ()) -> str:
-        template = slot.section.omission_marker
-        if not template:
-            return ""
-        evicted = sorted(i for g in slot.evict_order[: slot.evicted_groups] for i in g)
-        ids = [slot.units[i].item.id for i in evicted] + [x for x in extra]
-        if not ids:
-            return ""
-        text = DEFAULT_OMISSION if template is True else str(template)
-        return text.format(count=len(ids), ids=", ".join(ids))
+        if not best:
+            size_with(saved_text)
+            unit.text, unit.size = saved_text, saved_size
+            return False
+        size_with(best)
+        slot.partial_cut.add(i)
+        slot.actions.append(
+            Action("truncate", unit.item.id, saved_size, unit.size, f"partial cut of boundary item {unit.item.id!r}")
+        )
+        slot.truncated = True
+        return True
 
     def _drop(self, slot: _Slot, reason: str) -> None:
         before = slot.size
-        if slot.section.is_list:
+        slot.pristine_drop = not slot.actions and slot.size == slot.full_size and reason == "budget"
+        if slot.pristine_drop and slot.template.dropped is not None:
+            slot.text, slot.size, slot.alloc, slot.dropped = "", 0, 0, True  # the memoised result says the rest
+            return
+        if slot.is_list:
             for unit in slot.units:
                 if slot.kept[unit.index]:
                     slot.kept[unit.index] = False
@@ -557,66 +698,127 @@ class TokenBox:
                         RemovedItem(id=unit.item.id, section=slot.section.id, reason="section dropped",
                                     tokens=unit.size, score=unit.item.score, group=unit.item.group)
                     )
+            slot.kept_total = 0
             slot.evicted_groups = len(slot.evict_order)
-            slot.marker = ""
+            slot.marker, slot.marker_size = "", 0
         slot.text = ""
         slot.size = 0
         slot.dropped = True
         slot.alloc = 0
-        slot.actions.append(Action("drop", reason, before, 0, f"dropped whole ({reason}; at min_tokens={slot.section.min_tokens})"))
+        slot.actions.append(
+            Action("drop", reason, before, 0, f"dropped whole ({reason}; min_tokens={slot.section.min_tokens})")
+        )
 
     # ------------------------------------------------------------------ output
 
-    def _chunks(self, slot: _Slot) -> list[str]:
-        """Emitted text chunks of a slot, each with its trailing separator (text mode)."""
-        if slot.dropped:
+    def _emitted(self, slot: _Slot) -> list[tuple[str, str, int]]:
+        """Emitted units of a slot as (text, trailing separator, size of text + separator)."""
+        if slot.dropped or slot.size == 0:
             return []
-        if not slot.section.is_list:
-            return [slot.text + self.separator] if slot.text else []
+        if not slot.is_list:
+            return [(slot.text, self.separator, slot.size)] if slot.text else []
         isep = slot.section.item_separator
-        texts = ([slot.marker] if slot.marker else []) + [
-            slot.partial_text.get(u.index, u.text) for u in slot.units if slot.kept[u.index]
-        ]
-        if not texts:
-            return []
-        return [t + isep for t in texts[:-1]] + [texts[-1] + self.separator]
+        out = []
+        if slot.marker:
+            out.append((slot.marker, isep, slot.marker_size))
+        for unit in slot.units:
+            if slot.kept[unit.index]:
+                out.append((unit.text, isep, unit.size))
+        if out:
+            text = out[-1][0]
+            out[-1] = (text, self.separator, self.counter.count(text + self.separator))
+        return out
 
     def _exact_total(self, slots: list[_Slot]) -> int:
+        """The exact count of what is emitted.
+
+        Sizes add up wherever the counter says a join is neutral (for
+        o200k/cl100k: after a newline, before a non-space); other joins are
+        re-counted as one string.  The last unit is counted without the
+        trailing separator it was measured with.
+        """
         if self.mode == "messages":
             return PRIMING_TOKENS + sum(s.size for s in slots if not s.dropped)
-        chunks: list[str] = []
+        neutral = getattr(self.counter, "neutral_join", None)
+        sep = self.separator
+        units: list[tuple[str, str, int]] = []
         for slot in slots:
-            chunks.extend(self._chunks(slot))
-        if not chunks:
+            if slot.dropped or slot.size == 0:
+                continue
+            if slot.is_list:
+                units.extend(self._emitted(slot))
+            elif slot.text:
+                units.append((slot.text, sep, slot.size))
+        if not units:
             return 0
-        chunks[-1] = chunks[-1][: len(chunks[-1]) - len(self.separator)] if self.separator else chunks[-1]
-        return count_concat(self.counter, chunks)
+        text, _, _ = units[-1]
+        units[-1] = (text, "", self.counter.count(text))
+        if neutral is None:
+            return count_concat(self.counter, [t + tr for t, tr, _ in units])
+        total = 0
+        group: list[tuple[str, str, int]] = []
+        prev_end = ""
+        for unit in units:
+            text, trailing, size = unit
+            start = text[:1] or trailing[:1]
+            if group and start and not neutral(prev_end, start):
+                group.append(unit)
+            elif len(group) == 1:
+                total += group[0][2]
+                group = [unit]
+            else:
+                total += self._group_size(group)
+                group = [unit]
+            end = (trailing or text)[-1:]
+            if end:
+                prev_end = end
+        return total + self._group_size(group)
+
+    def _group_size(self, group: list[tuple[str, str, int]]) -> int:
+        if not group:
+            return 0
+        if len(group) == 1:
+            return group[0][2]
+        return self.counter.count("".join(t + tr for t, tr, _ in group))
 
     def _result(self, slot: _Slot) -> LaidOutSection:
+        template = slot.template
+        if slot.pristine_drop:
+            if template.dropped is None:
+                template.dropped = self._build_result(slot)
+            return template.dropped
+        untouched = not slot.actions and not slot.dropped and slot.size == slot.full_size
+        if untouched and template.untouched is not None:
+            return template.untouched
+        result = self._build_result(slot)
+        if untouched:
+            template.untouched = result
+        return result
+
+    def _build_result(self, slot: _Slot) -> LaidOutSection:
         section = slot.section
         if slot.dropped or (slot.size == 0 and slot.full_size > 0):
             status = "dropped"
         elif slot.truncated:
             status = "truncated"
-        elif any(a.kind == "lens" for a in slot.actions):
+        elif slot.lensed and any(a.kind == "lens" for a in slot.actions):
             status = "compressed"
         elif slot.size > slot.base_size and not slot.critical:
             status = "expanded"
         else:
             status = "kept"
         content: str | tuple[Item, ...]
-        if section.is_list:
-            kept = []
-            for unit in slot.units:
-                if slot.kept[unit.index]:
-                    text = slot.partial_text.get(unit.index, unit.text)
-                    kept.append(unit.item if text == unit.item.content else _replace_content(unit.item, text))
-            content = tuple(kept)
+        if slot.is_list:
+            kept = tuple(
+                u.item if u.text == u.item.content else replace(u.item, content=u.text, tokens=None)
+                for u in slot.units
+                if slot.kept[u.index]
+            )
+            content = kept
             parts = ([slot.marker] if slot.marker else []) + [it.content for it in kept]
             rendered = section.item_separator.join(parts)
         else:
-            content = slot.text
-            rendered = slot.text
+            content = rendered = slot.text
         if slot.dropped:
             rendered = ""
         return LaidOutSection(
@@ -640,13 +842,8 @@ class TokenBox:
         )
 
 
-def _replace_content(item: Item, text: str) -> Item:
-    from dataclasses import replace
-
-    return replace(item, content=text, tokens=None)
-
-
 def _input_hash(sections: Sequence[Section], box: TokenBox) -> str:
+    """sha256 over everything that determines a layout (computed on demand)."""
     import hashlib
 
     h = hashlib.sha256()

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import html
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -149,10 +149,10 @@ class Layout:
     separator: str
     mode: str
     config_version: str
-    input_hash: str
-    latency_ms: float
-    trace_id: str
-    timestamp: str
+    input_hasher: Callable[[], str] = field(repr=False, compare=False)
+    latency_ms: float = 0.0
+    trace_id: str = ""
+    timestamp: str = ""
     _cache: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     # ------------------------------------------------------------------ content
@@ -203,6 +203,13 @@ class Layout:
         if self.mode == "messages":
             return self.messages
         return self.text
+
+    @property
+    def input_hash(self) -> str:
+        """sha256 of the sections, the budget and the counter that produced this layout."""
+        if "input_hash" not in self._cache:
+            self._cache["input_hash"] = self.input_hasher()
+        return str(self._cache["input_hash"])
 
     @property
     def output_hash(self) -> str:

@@ -28,6 +28,7 @@ import hashlib
 import itertools
 import json
 import os
+import re
 import sys
 import tempfile
 import threading
@@ -78,40 +79,48 @@ class TokenCounter(Protocol):
 
 
 class _CountCache:
-    """A bounded, thread-safe LRU of counts keyed by (counter key, text digest).
+    """A bounded, thread-safe cache of counts keyed by (counter key, text).
 
-    Digests rather than the strings themselves are stored so that cached
-    entries never keep large texts alive.
+    Keys are the texts themselves: Python caches a string's hash, so a hit on a
+    text seen before costs one dict lookup.  The cache is bounded both in
+    entries and in the characters it keeps alive; texts longer than
+    ``digest_above`` characters are keyed by a blake2b digest instead, so one
+    huge section never pins megabytes.  Eviction is first-in-first-out, which
+    keeps hits lock-free (a dict read is atomic under the GIL).
     """
 
-    def __init__(self, maxsize: int = 200_000) -> None:
+    def __init__(self, maxsize: int = 200_000, max_chars: int = 64_000_000, digest_above: int = 1_000_000) -> None:
         self.maxsize = maxsize
-        self._data: OrderedDict[tuple[str, bytes], int] = OrderedDict()
+        self.max_chars = max_chars
+        self.digest_above = digest_above
+        self._data: dict[tuple[str, str | bytes], int] = {}
+        self._chars = 0
         self._lock = threading.Lock()
-        self.hits = 0
-        self.misses = 0
 
-    def get(self, key: tuple[str, bytes]) -> int | None:
-        with self._lock:
-            value = self._data.get(key)
-            if value is None:
-                self.misses += 1
-                return None
-            self._data.move_to_end(key)
-            self.hits += 1
-            return value
+    def key(self, counter_key: str, text: str) -> tuple[str, str | bytes]:
+        if len(text) > self.digest_above:
+            return (counter_key, _digest(text))
+        return (counter_key, text)
 
-    def put(self, key: tuple[str, bytes], value: int) -> None:
+    def get(self, key: tuple[str, str | bytes]) -> int | None:
+        return self._data.get(key)
+
+    def put(self, key: tuple[str, str | bytes], value: int) -> None:
+        size = len(key[1]) if isinstance(key[1], str) else 16
         with self._lock:
+            if key in self._data:
+                return
             self._data[key] = value
-            self._data.move_to_end(key)
-            while len(self._data) > self.maxsize:
-                self._data.popitem(last=False)
+            self._chars += size
+            while len(self._data) > self.maxsize or self._chars > self.max_chars:
+                old = next(iter(self._data))
+                del self._data[old]
+                self._chars -= len(old[1]) if isinstance(old[1], str) else 16
 
     def clear(self) -> None:
         with self._lock:
             self._data.clear()
-            self.hits = self.misses = 0
+            self._chars = 0
 
     def __len__(self) -> int:
         return len(self._data)
@@ -122,17 +131,29 @@ COUNT_CACHE = _CountCache()
 
 
 def _digest(text: str) -> bytes:
-    """Digest of ``text``; also the one place invalid text is rejected."""
+    """A digest of ``text``; also rejects text that is not valid Unicode."""
+    return hashlib.blake2b(_utf8(text), digest_size=16).digest()
+
+
+def _utf8(text: str) -> bytes:
+    """UTF-8 bytes of ``text``, or a clear error for non-text and lone surrogates."""
     if not isinstance(text, str):
         raise InvalidTextError(f"expected text (str) but got {type(text).__name__}: convert it to str first")
     try:
-        data = text.encode("utf-8")
+        return text.encode("utf-8")
     except UnicodeEncodeError as exc:
         raise InvalidTextError(
             f"text contains a lone surrogate at index {exc.start} ({text[exc.start]!r}) and is not valid "
             f"Unicode; decode your input with errors='replace' or remove the surrogate"
         ) from exc
-    return hashlib.blake2b(data, digest_size=16).digest()
+
+
+def validate_text(text: str) -> None:
+    """Raise InvalidTextError unless ``text`` is a str of valid Unicode (no lone surrogates)."""
+    if not isinstance(text, str):
+        _utf8(text)
+    elif not text.isascii():
+        _utf8(text)
 
 
 def _checked(value: object, counter: str) -> int:
@@ -149,6 +170,7 @@ def _checked(value: object, counter: str) -> int:
 
 
 _instance_ids = itertools.count()
+_WORD = re.compile(r"\S+")
 
 
 class _CachedCounter:
@@ -170,20 +192,32 @@ class _CachedCounter:
 
     def count(self, text: str) -> int:
         """Count ``text`` (memoised)."""
-        key = (self._cache_key, _digest(text))
+        if not isinstance(text, str):
+            validate_text(text)
+        key = COUNT_CACHE.key(self._cache_key, text)
         cached = COUNT_CACHE.get(key)
         if cached is not None:
             return cached
+        validate_text(text)
         value = _checked(self._raw_count(text), self.name)
         COUNT_CACHE.put(key, value)
         return value
 
     def count_many(self, texts: Sequence[str]) -> list[int]:
         """Count many texts, tokenising only the ones not cached (in parallel where supported)."""
-        keys = [(self._cache_key, _digest(t)) for t in texts]
-        out: list[int | None] = [COUNT_CACHE.get(k) for k in keys]
+        cache_key = self._cache_key
+        keys = []
+        out: list[int | None] = []
+        for t in texts:
+            if not isinstance(t, str):
+                validate_text(t)
+            k = COUNT_CACHE.key(cache_key, t)
+            keys.append(k)
+            out.append(COUNT_CACHE.get(k))
         missing = [i for i, v in enumerate(out) if v is None]
         if missing:
+            for i in missing:
+                validate_text(texts[i])
             values = self._raw_count_many([texts[i] for i in missing])
             for i, v in zip(missing, values, strict=True):
                 checked = _checked(v, self.name)
@@ -243,6 +277,10 @@ class BytesCounter(_CachedCounter):
     name = "bytes"
     additive = False  # NFC can compose across a join
 
+    def neutral_join(self, left_end: str, right_start: str) -> bool:
+        """NFC cannot compose across a join before an ASCII character; CR LF would fold to one LF."""
+        return right_start.isascii() and not (left_end == "\r" and right_start == "\n")
+
     @staticmethod
     def normalise(text: str) -> str:
         return unicodedata.normalize("NFC", text.replace("\r\n", "\n").replace("\r", "\n"))
@@ -283,21 +321,31 @@ class WhitespaceCounter(_CachedCounter):
 
     name = "whitespace"
 
+    def neutral_join(self, left_end: str, right_start: str) -> bool:
+        """Words cannot merge across whitespace."""
+        return left_end.isspace() or right_start.isspace()
+
     def _raw_count(self, text: str) -> int:
         return len(text.split())
 
     def truncate(self, text: str, limit: int, *, keep: Keep = "head") -> str:
+        """Cut at word boundaries, keeping the original whitespace between kept words."""
         limit = max(0, int(limit))
-        words = text.split()
-        if len(words) <= limit:
+        spans = [m.span() for m in _WORD.finditer(text)]
+        if len(spans) <= limit:
             return text
+        if limit == 0:
+            return ""
         if keep == "head":
-            return " ".join(words[:limit])
+            return text[: spans[limit - 1][1]]
         if keep == "tail":
-            return " ".join(words[len(words) - limit :]) if limit else ""
+            return text[spans[len(spans) - limit][0] :]
         head = (limit + 1) // 2
-        tail = words[len(words) - (limit - head) :] if limit - head else []
-        return " ".join(words[:head] + tail)
+        tail = limit - head
+        out = text[: spans[head - 1][1]]
+        if tail:
+            out += " " + text[spans[len(spans) - tail][0] :]
+        return out
 
 
 class CallableCounter(_SearchTruncateMixin, _CachedCounter):
@@ -405,6 +453,9 @@ def _is_whitespace(ch: str) -> bool:
     return ch.isspace()
 
 
+_NEWLINE_NEUTRAL = frozenset({"cl100k_base", "o200k_base", "o200k_harmony"})
+
+
 class TiktokenCounter(_CachedCounter):
     """Exact token counts with a tiktoken encoding (special tokens are counted as plain text)."""
 
@@ -415,18 +466,31 @@ class TiktokenCounter(_CachedCounter):
         self.name = encoding.name
         super().__init__()
         self._cache_key = f"tiktoken:{encoding.name}"  # shared by every instance of one encoding
+        self._neutral_newline = encoding.name in _NEWLINE_NEUTRAL
 
     def _raw_count(self, text: str) -> int:
         return len(self.encoding.encode_ordinary(text))
 
     def _raw_count_many(self, texts: Sequence[str]) -> list[int]:
-        if len(texts) < 8:
-            return [self._raw_count(t) for t in texts]
-        threads = min(8, os.cpu_count() or 1)
-        return [len(ids) for ids in self.encoding.encode_ordinary_batch(list(texts), num_threads=threads)]
+        # Sequential on purpose: tiktoken's threaded batch API was slower here (it holds the GIL
+        # for much of the work) and keeps every token list alive at once, multiplying peak memory.
+        encode = self.encoding.encode_ordinary
+        return [len(encode(t)) for t in texts]
+
+    def neutral_join(self, left_end: str, right_start: str) -> bool:
+        """Whether joining a text ending in ``left_end`` to one starting with ``right_start`` cannot change counts.
+
+        True for the o200k/cl100k pre-tokenisers after a newline and before a
+        non-space character other than ``/``: no piece can span that position
+        and no match depends on text beyond it (the r50k/p50k pattern's
+        ``\\s++$`` does, so those encodings always re-count joins).
+        """
+        return (
+            self._neutral_newline and left_end == "\n" and right_start != "/" and not right_start.isspace()
+        )
 
     def encode(self, text: str) -> list[int]:
-        _digest(text)  # validates
+        validate_text(text)
         return self.encoding.encode_ordinary(text)
 
     def count_concat(self, parts: Sequence[str]) -> int:
@@ -443,7 +507,7 @@ class TiktokenCounter(_CachedCounter):
         for part in parts:
             if not part:
                 continue
-            if current and not (current[-1].endswith("\n") and not _is_whitespace(part[0]) and part[0] != "/"):
+            if current and not self.neutral_join(current[-1][-1], part[0]):
                 current.append(part)
                 continue
             if current:

@@ -1,0 +1,100 @@
+"""Item selection: which items of a list fill a budget, and in which order.
+
+A faithful Python implementation of the Cupel selection pipeline
+(``wollax/cupel``, ``spec/src/``): classify, score, deduplicate, sort, slice,
+place, with a report of every decision.  It passes Cupel's conformance vectors
+(see :mod:`tokenbox_core.testing.cupel`).  Where the spec's prose and its
+vectors disagree, the vectors win; each such place says so in its docstring.
+
+>>> from tokenbox_core import Item
+>>> from tokenbox_core.select import CompositeScorer, PriorityScorer, ReflexiveScorer, SelectionPolicy
+>>> docs = [Item(f"doc-{i}", f"text {i}", tokens=100, score=s, priority=i) for i, s in enumerate([0.9, 0.2, 0.7])]
+>>> policy = SelectionPolicy(CompositeScorer([(ReflexiveScorer(), 2.0), (PriorityScorer(), 1.0)]))
+>>> policy.select(docs, 200).ids
+['doc-2', 'doc-0']
+
+A list :class:`~tokenbox_core.Section` takes a policy (``Section(..., policy=...)``):
+the Token Box decides the section's allocation, the policy fills it, and the
+section's ``selection`` carries the report.
+"""
+
+from tokenbox_core.select.analysis import marginal_items, min_budget_for
+from tokenbox_core.select.decay import DecayCurve, DecayScorer, ExponentialDecay, StepDecay, WindowDecay
+from tokenbox_core.select.metadata import MetadataKeyScorer, MetadataTrustScorer
+from tokenbox_core.select.model import ScoredItem
+from tokenbox_core.select.pipeline import Overflow, Selection, SelectionPolicy
+from tokenbox_core.select.placers import ChronologicalPlacer, Placer, UShapedPlacer
+from tokenbox_core.select.presets import agent_policy, chat_policy, code_review_policy, rag_policy, tool_use_policy
+from tokenbox_core.select.quota import (
+    CountConstrainedKnapsackSlicer,
+    CountQuotaEntry,
+    CountQuotaSlicer,
+    QuotaEntry,
+    QuotaSlicer,
+    Shortfall,
+    SliceDetails,
+)
+from tokenbox_core.select.report import ExcludedItem, IncludedItem, OverflowEvent, SelectionReport
+from tokenbox_core.select.scorers import (
+    DEFAULT_KIND_WEIGHTS,
+    CompositeScorer,
+    FrequencyScorer,
+    FunctionScorer,
+    KindScorer,
+    PriorityScorer,
+    RecencyScorer,
+    ReflexiveScorer,
+    ScaledScorer,
+    Scorer,
+    TagScorer,
+)
+from tokenbox_core.select.slicers import GreedySlicer, KnapsackSlicer, Slicer
+
+__all__ = [
+    "DEFAULT_KIND_WEIGHTS",
+    "ChronologicalPlacer",
+    "CompositeScorer",
+    "CountConstrainedKnapsackSlicer",
+    "CountQuotaEntry",
+    "CountQuotaSlicer",
+    "DecayCurve",
+    "DecayScorer",
+    "ExcludedItem",
+    "ExponentialDecay",
+    "FrequencyScorer",
+    "FunctionScorer",
+    "GreedySlicer",
+    "IncludedItem",
+    "KindScorer",
+    "KnapsackSlicer",
+    "MetadataKeyScorer",
+    "MetadataTrustScorer",
+    "Overflow",
+    "OverflowEvent",
+    "Placer",
+    "PriorityScorer",
+    "QuotaEntry",
+    "QuotaSlicer",
+    "RecencyScorer",
+    "ReflexiveScorer",
+    "ScaledScorer",
+    "ScoredItem",
+    "Scorer",
+    "Selection",
+    "SelectionPolicy",
+    "SelectionReport",
+    "Shortfall",
+    "SliceDetails",
+    "Slicer",
+    "StepDecay",
+    "TagScorer",
+    "UShapedPlacer",
+    "WindowDecay",
+    "agent_policy",
+    "chat_policy",
+    "code_review_policy",
+    "marginal_items",
+    "min_budget_for",
+    "rag_policy",
+    "tool_use_policy",
+]

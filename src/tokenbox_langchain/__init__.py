@@ -1,0 +1,22 @@
+"""TokenBox for LangChain: fit conversations, prompt parts and retrieved documents into exact token budgets.
+
+- :class:`TokenBoxMessages`: a Runnable fitting a conversation (``prompt | TokenBoxMessages(...) | model``);
+- :class:`TokenBoxLayout`: a Runnable fitting named prompt parts together, optionally rendering a template;
+- :class:`TokenBoxCompressor`: a ``BaseDocumentCompressor`` fitting retrieved documents;
+- :func:`trim_messages`: a drop-in for ``langchain_core.messages.trim_messages``.
+
+The adapter maps LangChain objects to TokenBox Sections and Items and calls
+the core once; the core decides what is kept.
+"""
+
+from tokenbox_langchain.fit import METADATA_KEY, CriticalMessagesOverflow
+from tokenbox_langchain.messages import LAYOUT_EVENT, TokenBoxMessages
+from tokenbox_langchain.trim import trim_messages
+
+__all__ = [
+    "LAYOUT_EVENT",
+    "METADATA_KEY",
+    "CriticalMessagesOverflow",
+    "TokenBoxMessages",
+    "trim_messages",
+]

@@ -1,0 +1,329 @@
+"""Counting LangChain messages: one size per message, computed once.
+
+A :class:`MessageCounter` turns any of the counter shapes LangChain users
+pass around into *per-message* sizes plus a *base* (what an empty list
+costs), so that ``count(messages) == base + sum(size(m) for m in messages)``:
+
+- a core counter name or :class:`~tokenbox_core.TokenCounter` (``"gpt-4o"``,
+  ``"o200k_base"``, ``"whitespace"`` ...): exact chat counts as OpenAI bills
+  them (3 priming tokens, 4 per message, role, content, name, tool-call
+  payloads and tool-call ids), see :func:`tokenbox_core.count_message_tokens`;
+- ``"approximate"``: LangChain's ``count_tokens_approximately`` (the shortcut
+  ``trim_messages`` accepts);
+- a LangChain model: its ``get_num_tokens_from_messages``;
+- a callable over a *list* of messages (LangChain's shape, ``len`` included);
+- a callable over *one* message.
+
+Whether a callable takes a list or one message is decided once, reliably:
+first from its resolved type hints (string annotations included), then, for
+lambdas and un-annotated functions, by calling it on an empty list (a list
+counter returns an int; a per-message counter raises).
+
+Sizes are memoised per counter by a key built from everything a counter can
+see in a message (type, content, name, id, tool calls, extra kwargs), so a
+warm history is never re-counted.
+"""
+
+from __future__ import annotations
+
+import collections.abc
+import inspect
+import threading
+import types
+import typing
+import weakref
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Sequence
+from typing import Any, Union
+
+from langchain_core.messages import BaseMessage, HumanMessage
+from langchain_core.messages.utils import count_tokens_approximately
+from tokenbox_core import CounterError, TokenCounter, get_counter
+from tokenbox_core.tokens import PRIMING_TOKENS, canonical_json, message_token_count
+
+__all__ = ["CounterSpec", "MessageCounter", "clear_caches", "content_text", "message_key", "openai_role", "takes_one_message"]
+
+CounterSpec = Union[str, TokenCounter, Callable[..., int], Any]  # noqa: UP007 - a documented alias
+"""Anything :class:`MessageCounter` accepts: a counter name, a ``TokenCounter``, a
+LangChain model, or a callable over a list of messages or over one message."""
+
+_ROLES = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool", "function": "function"}
+_CACHE_SIZE = 100_000
+
+
+def openai_role(message: BaseMessage) -> str:
+    """The chat role a provider sees for ``message`` (``user``, ``assistant``, ``system``, ``tool`` ...)."""
+    kind = message.type
+    if kind == "system":
+        role = message.additional_kwargs.get("__openai_role__")
+        return role if isinstance(role, str) else "system"
+    if kind == "chat":
+        return str(getattr(message, "role", "chat"))
+    return _ROLES.get(kind, kind)
+
+
+def content_text(content: Any) -> str:
+    """The text of a message's content: strings as they are, text blocks joined by newlines,
+    other blocks as canonical JSON (so that images and tool-use blocks are counted, not ignored)."""
+    if isinstance(content, str):
+        return content
+    parts = []
+    for block in content or ():
+        if isinstance(block, str):
+            parts.append(block)
+        elif isinstance(block, dict) and isinstance(block.get("text"), str):
+            parts.append(block["text"])
+        else:
+            parts.append(canonical_json(block))
+    return "\n".join(parts)
+
+
+def message_key(message: BaseMessage) -> Hashable:
+    """A hashable key covering everything a counter can look at in ``message``."""
+    content = message.content
+    extra: Any = None
+    kind = message.type
+    if kind == "ai":
+        calls = getattr(message, "tool_calls", None)
+        extra = repr(calls) if calls else None
+    elif kind == "tool":
+        extra = getattr(message, "tool_call_id", None)
+    elif kind == "chat":
+        extra = getattr(message, "role", None)
+    kwargs = message.additional_kwargs
+    return (
+        type(message),
+        content if isinstance(content, str) else repr(content),
+        message.name,
+        message.id,
+        extra,
+        repr(kwargs) if kwargs else None,
+    )
+
+
+class _SizeCache:
+    """A bounded, thread-safe LRU of message sizes for one counter."""
+
+    def __init__(self, maxsize: int = _CACHE_SIZE) -> None:
+        self.maxsize = maxsize
+        self.data: OrderedDict[Hashable, int] = OrderedDict()
+        self.lock = threading.Lock()
+
+    def get(self, key: Hashable) -> int | None:
+        value = self.data.get(key)
+        if value is not None:
+            try:
+                self.data.move_to_end(key)
+            except KeyError:  # evicted by another thread meanwhile: still a valid answer
+                pass
+        return value
+
+    def put(self, key: Hashable, value: int) -> None:
+        with self.lock:
+            self.data[key] = value
+            if len(self.data) > self.maxsize:
+                self.data.popitem(last=False)
+
+
+_NAMED_CACHES: dict[str, _SizeCache] = {}
+_OBJECT_CACHES: weakref.WeakKeyDictionary[Any, _SizeCache] = weakref.WeakKeyDictionary()
+_CACHES_LOCK = threading.Lock()
+
+
+def _cache_for(owner: Any) -> _SizeCache:
+    """The shared size cache of a counter: by name for names, by (weak) identity for objects.
+
+    Objects that cannot be weakly referenced (builtins such as ``len``) get a
+    private cache: sharing it by ``id`` would be unsafe once the object dies.
+    """
+    with _CACHES_LOCK:
+        if isinstance(owner, str):
+            return _NAMED_CACHES.setdefault(owner, _SizeCache())
+        try:
+            cache = _OBJECT_CACHES.get(owner)
+            if cache is None:
+                cache = _OBJECT_CACHES[owner] = _SizeCache()
+            return cache
+        except TypeError:
+            return _SizeCache()
+
+
+def clear_caches() -> None:
+    """Forget every memoised message size (benchmarks use this for cold runs)."""
+    with _CACHES_LOCK:
+        for cache in [*_NAMED_CACHES.values(), *_OBJECT_CACHES.values()]:
+            with cache.lock:
+                cache.data.clear()
+
+
+def _first_param_annotation(fn: Callable[..., Any]) -> Any:
+    """The resolved annotation of ``fn``'s first parameter, or ``None`` when unknown."""
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return None
+    if not params:
+        return None
+    annotation = params[0].annotation
+    if annotation is inspect.Parameter.empty:
+        return None
+    if isinstance(annotation, str):  # postponed annotations: resolve them (LangChain compares the string)
+        target = fn.__call__ if not inspect.isroutine(fn) and hasattr(fn, "__call__") else fn  # noqa: B004
+        try:
+            hints = typing.get_type_hints(target)
+        except Exception:  # unresolvable forward references: fall back to probing
+            return None
+        return hints.get(params[0].name)
+    return annotation
+
+
+def _is_message_type(annotation: Any) -> bool:
+    if isinstance(annotation, type):
+        return issubclass(annotation, BaseMessage)
+    origin = typing.get_origin(annotation)
+    if origin is Union or origin is types.UnionType:
+        args = [a for a in typing.get_args(annotation) if a is not type(None)]
+        return bool(args) and all(_is_message_type(a) for a in args)
+    return False
+
+
+def _is_list_type(annotation: Any) -> bool:
+    origin = typing.get_origin(annotation) or annotation
+    return isinstance(origin, type) and issubclass(origin, (list, tuple, collections.abc.Iterable)) and not (
+        isinstance(origin, type) and issubclass(origin, (str, BaseMessage))
+    )
+
+
+def takes_one_message(fn: Callable[..., Any]) -> bool:
+    """True when ``fn`` counts one message, False when it counts a list of messages.
+
+    Type hints decide when they say something (``BaseMessage`` or a union of
+    message classes → one message; ``list``/``Sequence``/``Iterable`` → a list);
+    otherwise ``fn([])`` is tried: a list counter returns an int for an empty
+    list, a per-message counter fails on it.
+    """
+    annotation = _first_param_annotation(fn)
+    if annotation is not None:
+        if _is_message_type(annotation):
+            return True
+        if _is_list_type(annotation):
+            return False
+    try:
+        value = fn([])
+    except Exception:  # a per-message counter fails on a list: that is the signal
+        return True
+    return isinstance(value, bool) or not isinstance(value, int)
+
+
+def _checked(value: Any, owner: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise CounterError(f"token counter {owner} returned {value!r} ({type(value).__name__}); it must return an int")
+    if value < 0:
+        raise CounterError(f"token counter {owner} returned a negative count ({value}); counts must be >= 0")
+    return value
+
+
+class MessageCounter:
+    """Per-message sizes for any counter shape, memoised (see the module docstring).
+
+    Attributes:
+        name: a readable name for reports.
+        base: what counting an empty list costs (3 priming tokens for chat counts).
+        exact_chat: True when sizes follow the core's chat-message semantics
+            (a tiktoken or core counter), so the core can size extra messages
+            (an omission marker) in the same units.
+    """
+
+    def __init__(self, spec: CounterSpec) -> None:
+        self.spec = spec
+        self.exact_chat = False
+        self._one: Callable[[BaseMessage], int]
+        self.core: TokenCounter | None = None
+        if isinstance(spec, str) and spec == "approximate":
+            self.name = "approximate (langchain)"
+            self.base = 0
+            self._one = _approximate_one
+            self._cache = _cache_for("langchain:approximate")
+        elif isinstance(spec, str) or isinstance(spec, TokenCounter):
+            core = get_counter(spec)
+            self.core = core
+            self.name = core.name
+            self.base = PRIMING_TOKENS
+            self.exact_chat = True
+            self._one = self._chat_size
+            self._cache = _cache_for(f"chat:{core.name}") if isinstance(spec, str) else _cache_for(core)
+        elif hasattr(spec, "get_num_tokens_from_messages"):
+            model = spec
+            self.name = f"{type(model).__name__}.get_num_tokens_from_messages"
+            fn = model.get_num_tokens_from_messages
+            self.base = _checked(fn([]), self.name)
+            self._one = self._list_one(fn)
+            self._cache = _cache_for(model)
+        elif callable(spec):
+            self.name = getattr(spec, "__qualname__", None) or type(spec).__name__
+            if takes_one_message(spec):
+                self.base = 0
+                self._one = spec
+            else:
+                self.base = _checked(spec([]), self.name)
+                self._one = self._list_one(spec)
+            self._cache = _cache_for(spec)
+        else:
+            raise CounterError(
+                f"cannot count messages with {type(spec).__name__}: pass a counter name ('gpt-4o', 'o200k_base', "
+                f"'approximate'), a TokenCounter, a LangChain model, or a callable over a list of messages or "
+                f"over one message"
+            )
+
+    def __repr__(self) -> str:
+        return f"MessageCounter({self.name!r})"
+
+    def _chat_size(self, message: BaseMessage) -> int:
+        assert self.core is not None
+        return message_token_count(
+            {
+                "role": openai_role(message),
+                "content": content_text(message.content),
+                "name": message.name,
+                "tool_calls": getattr(message, "tool_calls", None),
+                "tool_call_id": getattr(message, "tool_call_id", None),
+            },
+            self.core,
+        )
+
+    def _list_one(self, fn: Callable[[list[BaseMessage]], int]) -> Callable[[BaseMessage], int]:
+        base = self.base
+
+        def one(message: BaseMessage) -> int:
+            return _checked(fn([message]), self.name) - base
+
+        return one
+
+    def size(self, message: BaseMessage) -> int:
+        """The tokens ``message`` adds to a list (memoised)."""
+        key = message_key(message)
+        value = self._cache.get(key)
+        if value is None:
+            value = _checked(self._one(message), self.name)
+            self._cache.put(key, value)
+        return value
+
+    def count(self, messages: Sequence[BaseMessage]) -> int:
+        """``base + sum(size)``: what the list costs."""
+        return self.base + sum(self.size(m) for m in messages)
+
+    def text_counter(self) -> TokenCounter:
+        """A text counter in this counter's units, for text the core itself must size (a marker).
+
+        Text is sized as a human message holding it, which includes the
+        per-message overhead: a safe over-estimate for user counters.
+        """
+        if self.core is not None:
+            return self.core
+        from tokenbox_core.tokens import CallableCounter
+
+        return CallableCounter(lambda text: self.size(HumanMessage(content=text)), name=self.name)
+
+
+def _approximate_one(message: BaseMessage) -> int:
+    return count_tokens_approximately([message])

@@ -1,0 +1,199 @@
+"""``TokenBoxMessages``: a Runnable that fits a conversation into a token budget.
+
+>>> from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+>>> fit = TokenBoxMessages(budget=60, counter="whitespace")
+>>> history = [SystemMessage("be brief")]
+>>> for i in range(6):
+...     history += [HumanMessage(f"question {i} about things"), AIMessage(f"answer {i} with some words")]
+>>> history.append(HumanMessage("final question"))
+>>> [m.content for m in fit.invoke(history)]
+['be brief', 'question 4 about things', 'answer 4 with some words', 'question 5 about things', \
+'answer 5 with some words', 'final question']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any, ClassVar, Literal
+
+from langchain_core.callbacks import AsyncCallbackManagerForChainRun, CallbackManagerForChainRun
+from langchain_core.messages import BaseMessage, HumanMessage, convert_to_messages
+from langchain_core.prompt_values import ChatPromptValue, PromptValue
+from langchain_core.runnables import RunnableConfig, RunnableSerializable
+from pydantic import ConfigDict, PrivateAttr
+from tokenbox_core import BudgetError, ContextBudget
+
+from tokenbox_langchain.counting import MessageCounter
+from tokenbox_langchain.fit import FitOptions, FitResult, MessageTypes, fit_messages
+
+__all__ = ["LAYOUT_EVENT", "TokenBoxMessages", "budget_from", "to_messages"]
+
+LAYOUT_EVENT = "tokenbox_layout"
+"""Name of the custom callback event carrying the layout report (``on_custom_event``)."""
+
+
+def to_messages(value: Any) -> list[BaseMessage]:
+    """A ``PromptValue``, a string or a sequence of message-likes as a list of messages."""
+    if isinstance(value, PromptValue):
+        return value.to_messages()
+    if isinstance(value, str):
+        return [HumanMessage(content=value)]
+    if isinstance(value, BaseMessage):
+        return [value]
+    if isinstance(value, Iterable):
+        out = list(value)
+        for m in out:
+            if not isinstance(m, BaseMessage):
+                return convert_to_messages(out)
+        return out
+    raise TypeError(
+        f"expected a PromptValue, a string or a list of messages, got {type(value).__name__}; "
+        f"put TokenBoxMessages after a chat prompt or pass messages"
+    )
+
+
+def budget_from(budget: int | ContextBudget | None, max_tokens: int | None, model: Any) -> ContextBudget:
+    """The budget: ``budget`` (int or ContextBudget), its max replaced by ``max_tokens`` when given, or the
+    model profile's ``max_input_tokens`` when neither is set."""
+    if budget is None and max_tokens is None:
+        profile = getattr(model, "profile", None)
+        window = profile.get("max_input_tokens") if isinstance(profile, Mapping) else None
+        if isinstance(window, int) and not isinstance(window, bool):
+            return ContextBudget(max_tokens=window)
+        raise BudgetError(
+            "no token budget: pass budget=... or max_tokens=..., or counter=<a chat model whose "
+            "profile has 'max_input_tokens'>"
+        )
+    if budget is None:
+        return ContextBudget.coerce(max_tokens)  # type: ignore[arg-type]
+    resolved = ContextBudget.coerce(budget)
+    if max_tokens is None or max_tokens == resolved.max_tokens:
+        return resolved
+    target = resolved.target_tokens
+    return ContextBudget(
+        max_tokens=max_tokens,
+        target_tokens=None if target is None or target >= resolved.max_tokens else min(target, max_tokens),
+        output_reserve=resolved.output_reserve,
+        reserved_slots=resolved.reserved_slots,
+        estimation_safety_margin_percent=resolved.estimation_safety_margin_percent,
+    )
+
+
+class TokenBoxMessages(RunnableSerializable[Any, Any]):
+    """Fits a conversation into a token budget, deterministically, inside an LCEL chain.
+
+    ``prompt | TokenBoxMessages(budget=8_000, counter="gpt-4o") | model``
+
+    Input: a ``PromptValue``, a list of messages or message-likes, or a string;
+    output: the same kind (a ``ChatPromptValue`` for a ``PromptValue``).
+
+    What is kept:
+
+    - the leading system message(s) and the latest human message are critical:
+      never evicted (if they alone exceed the budget,
+      :class:`~tokenbox_langchain.fit.CriticalMessagesOverflow` says so);
+    - the rest is history, evicted oldest first by the core;
+    - an ``AIMessage`` with ``tool_calls`` and all its ``ToolMessage`` results
+      are one atomic group: never an orphan result, never a call without its
+      results (parallel calls included);
+    - the history then starts on a ``start_on`` message (whole tool groups are
+      dropped until one), stopping at a critical message: an agent loop after
+      the latest human message is never emptied;
+    - per-message overrides: ``additional_kwargs["tokenbox"] = {"priority": n}``
+      (lower is evicted first) or ``{"critical": True/False}``.
+
+    Sizes are exact and cached per message (see
+    :mod:`tokenbox_langchain.counting`).  The layout report is sent to the
+    callbacks as the custom event ``"tokenbox_layout"``.  ``max_tokens`` can be
+    made configurable per call with ``configurable_fields``.
+    """
+
+    budget: int | ContextBudget | None = None
+    """Token budget: an int, a ``ContextBudget`` (reserves, target, margin), or ``None`` to take
+    ``max_input_tokens`` from the profile of the chat model given as ``counter``."""
+
+    max_tokens: int | None = None
+    """Overrides the budget's ``max_tokens`` (keeping its reserves); meant for ``configurable_fields``."""
+
+    counter: Any = "o200k_base"
+    """How messages are counted: a counter or model name (``"gpt-4o"``, ``"o200k_base"``), ``"approximate"``
+    (LangChain's approximation), a ``TokenCounter``, a LangChain model (``get_num_tokens_from_messages``),
+    or a callable over a list of messages or over one message."""
+
+    keep_system: bool = True
+    """Keep the leading system message(s) whatever happens."""
+
+    keep_last_human: bool = True
+    """Keep the latest human message whatever happens."""
+
+    start_on: MessageTypes | None = "human"
+    """Message type(s) the history must start on after the system message(s); ``None`` to allow any."""
+
+    omission_marker: bool | str = False
+    """Leave a message saying how many history messages were removed and their ids: ``True`` for the
+    default text, or a template with ``{count}`` and ``{ids}``."""
+
+    marker_type: Literal["system", "human", "ai"] = "system"
+    """Message type of the omission marker."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    event_name: ClassVar[str] = LAYOUT_EVENT
+
+    _counter: MessageCounter | None = PrivateAttr(default=None)
+
+    @classmethod
+    def is_lc_serializable(cls) -> bool:
+        return False
+
+    def message_counter(self) -> MessageCounter:
+        """The resolved counter (built once per instance)."""
+        if self._counter is None:
+            self._counter = MessageCounter(self.counter)
+        return self._counter
+
+    def resolved_budget(self) -> ContextBudget:
+        """The budget this instance lays out into."""
+        return budget_from(self.budget, self.max_tokens, self.counter)
+
+    def fit(self, input: Any) -> FitResult:
+        """Fit ``input`` and return the full result (messages, core layout, removed messages)."""
+        options = FitOptions(
+            system="leading" if self.keep_system else "none",
+            anchor="human" if self.keep_last_human else None,
+            start_on=self.start_on,
+            eviction="oldest",
+            omission_marker=self.omission_marker,
+            marker_type=self.marker_type,
+        )
+        return fit_messages(to_messages(input), self.message_counter(), self.resolved_budget(), options)
+
+    @staticmethod
+    def _output(input: Any, result: FitResult) -> Any:
+        if isinstance(input, PromptValue):
+            return ChatPromptValue(messages=result.messages)
+        if isinstance(input, str):
+            return "\n".join(m.text for m in result.messages)
+        return result.messages
+
+    def _run(self, input: Any, run_manager: CallbackManagerForChainRun) -> Any:
+        result = self.fit(input)
+        child = run_manager.get_child()
+        if child.handlers:
+            child.on_custom_event(self.event_name, result.report(), run_id=run_manager.run_id)
+        return self._output(input, result)
+
+    async def _arun(self, input: Any, run_manager: AsyncCallbackManagerForChainRun) -> Any:
+        result = self.fit(input)
+        child = run_manager.get_child()
+        if child.handlers:
+            await child.on_custom_event(self.event_name, result.report(), run_id=run_manager.run_id)
+        return self._output(input, result)
+
+    def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
+        """Fit one conversation."""
+        return self._call_with_config(self._run, input, config, **kwargs)
+
+    async def ainvoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
+        """Fit one conversation (async)."""
+        return await self._acall_with_config(self._arun, input, config, **kwargs)

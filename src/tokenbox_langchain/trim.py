@@ -1,0 +1,153 @@
+"""``trim_messages``: a drop-in for ``langchain_core.messages.trim_messages``."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, Literal
+
+from langchain_core.messages import BaseMessage
+from langchain_core.prompt_values import PromptValue
+from langchain_core.runnables import Runnable, RunnableLambda
+from tokenbox_core import ContextBudget
+
+from tokenbox_langchain.counting import CounterSpec, MessageCounter
+from tokenbox_langchain.fit import FitOptions, MessageTypes, fit_messages, matches
+from tokenbox_langchain.messages import to_messages
+
+__all__ = ["trim_messages"]
+
+
+def _default_text_splitter(text: str) -> list[str]:
+    """LangChain's default: split on newlines, keeping them."""
+    splits = text.split("\n")
+    return [s + "\n" for s in splits[:-1]] + splits[-1:]
+
+
+def _groups(messages: Sequence[BaseMessage]) -> dict[int, list[int]]:
+    """Index → every index of its tool-call group (an AI message with tool_calls and its results)."""
+    owner: dict[str, int] = {}
+    groups: dict[int, list[int]] = {}
+    for i, m in enumerate(messages):
+        if m.type == "ai" and getattr(m, "tool_calls", None):
+            groups[i] = [i]
+            for call in m.tool_calls:  # type: ignore[attr-defined]
+                if call.get("id"):
+                    owner[call["id"]] = i
+        elif m.type == "tool":
+            a = owner.get(getattr(m, "tool_call_id", None) or "")
+            if a is not None:
+                groups[a].append(i)
+                groups[i] = groups[a]
+    return groups
+
+
+def _end_on(messages: list[BaseMessage], end_on: MessageTypes) -> list[BaseMessage]:
+    """Drop trailing messages until one of ``end_on``'s types, whole tool groups at a time."""
+    groups = _groups(messages)
+    end = len(messages)
+    gone: set[int] = set()
+    while end > 0:
+        i = end - 1
+        if i in gone:
+            end -= 1
+            continue
+        if matches(messages[i], end_on):
+            break
+        gone.update(groups.get(i, [i]))
+        end -= 1
+    return [m for i, m in enumerate(messages[:end]) if i not in gone]
+
+
+def trim_messages(
+    messages: Iterable[Any] | PromptValue | None = None,
+    *,
+    max_tokens: int,
+    token_counter: CounterSpec,
+    strategy: Literal["first", "last"] = "last",
+    allow_partial: bool = False,
+    end_on: MessageTypes | None = None,
+    start_on: MessageTypes | None = None,
+    include_system: bool = False,
+    text_splitter: Callable[[str], list[str]] | Any | None = None,
+) -> list[BaseMessage] | Runnable[Any, list[BaseMessage]]:
+    """Trim messages to at most ``max_tokens``: LangChain's ``trim_messages``, on the TokenBox core.
+
+    Same parameters and the same results as ``langchain_core.messages.trim_messages``
+    wherever LangChain's behaviour is well-defined; called without messages
+    it returns a Runnable.  ``token_counter`` takes every shape LangChain
+    takes (a function over a list of messages, a function over one message,
+    a model with ``get_num_tokens_from_messages``, ``"approximate"``, ``len``)
+    and also TokenBox counter names (``"gpt-4o"``, ``"o200k_base"``) for exact
+    chat counts.
+
+    Deliberate differences:
+
+    1. **No orphans.** An ``AIMessage`` with ``tool_calls`` and all its
+       ``ToolMessage`` results are kept or removed together (``end_on`` and
+       ``start_on`` remove whole groups too): never a tool result without its
+       call, never a call without its results.
+    2. **Never over ``max_tokens``.** A system message (``include_system``)
+       that alone exceeds the budget raises
+       :class:`~tokenbox_langchain.fit.CriticalMessagesOverflow` instead of
+       being returned over budget.
+    3. **``start_on`` never empties the history.** The latest message of a
+       ``start_on`` type is kept (the start of the turn), so an agent loop
+       whose tool steps fill the budget keeps its human message and the newest
+       steps instead of collapsing to nothing; if that message alone does not
+       fit, ``CriticalMessagesOverflow`` says so.  When no message of that type
+       exists the messages are returned as trimmed.
+    4. **Per-message counters are detected reliably**, from resolved type
+       hints (postponed string annotations included) or, for lambdas and
+       un-annotated functions, by trying the counter on an empty list.
+       LangChain compares the first parameter's annotation with
+       ``BaseMessage``, which fails for those.
+    5. **Each message is counted once** (and cached across calls); list
+       counters are applied to one message at a time, and what they charge for
+       an empty list (e.g. reply priming) is counted once.  LangChain re-counts
+       growing prefixes during its binary search.
+
+    Raises:
+        ValueError: ``start_on`` or ``include_system`` with ``strategy="first"``,
+            an unknown strategy, or a negative ``max_tokens``.
+        CriticalMessagesOverflow: see 2 and 3.
+    """
+    if messages is None:
+        bound = functools.partial(
+            trim_messages,
+            max_tokens=max_tokens,
+            token_counter=token_counter,
+            strategy=strategy,
+            allow_partial=allow_partial,
+            end_on=end_on,
+            start_on=start_on,
+            include_system=include_system,
+            text_splitter=text_splitter,
+        )
+        return RunnableLambda(bound, name="trim_messages")
+    if start_on and strategy == "first":
+        raise ValueError("start_on parameter is only valid with strategy='last'")
+    if include_system and strategy == "first":
+        raise ValueError("include_system parameter is only valid with strategy='last'")
+    if strategy not in ("first", "last"):
+        raise ValueError(f"Unrecognized strategy={strategy!r}. Supported strategies are 'last' and 'first'.")
+    budget = ContextBudget.coerce(max_tokens)
+    splitter: Callable[[str], list[str]] | None = None
+    if allow_partial:
+        splitter = getattr(text_splitter, "split_text", None) or text_splitter or _default_text_splitter
+
+    msgs = to_messages(messages)
+    if strategy == "last" and end_on:
+        msgs = _end_on(msgs, end_on)
+    options = FitOptions(
+        system="first" if include_system else "none",
+        anchor=start_on or None,
+        start_on=start_on or None,
+        eviction="oldest" if strategy == "last" else "newest",
+        partial=splitter,
+    )
+    result = fit_messages(msgs, MessageCounter(token_counter), budget, options)
+    out = result.messages
+    if strategy == "first" and end_on:
+        out = _end_on(out, end_on)
+    return out

@@ -1,0 +1,87 @@
+"""Which counter an adapter call uses, resolved at call time.
+
+Order of precedence:
+
+1. the counter given to the component (a TokenBox counter name, a
+   ``TokenCounter``, or a LlamaIndex-style tokenizer callable);
+2. ``Settings.tokenizer`` when the user set one;
+3. the counter for the LLM's model name (unknown models get cl100k_base);
+4. ``cl100k_base``, the encoding LlamaIndex's own default tokenizer uses.
+
+Nothing is captured at import time, so setting ``Settings.tokenizer`` after
+building a component takes effect on its next call.
+
+LlamaIndex 0.14 keeps the tokenizer in ``llama_index.core.global_tokenizer``
+(``Settings._tokenizer`` is never written).  Its getter installs a default on
+first use (``partial(tiktoken cl100k_base .encode, allowed_special="all")``),
+so "the user set one" means: the global is set and is not that default.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any
+
+from tokenbox_core import TokenCounter, get_counter
+
+__all__ = ["DEFAULT_COUNTER", "resolve_counter", "user_tokenizer"]
+
+DEFAULT_COUNTER = "cl100k_base"
+"""LlamaIndex's default tokenizer is tiktoken's cl100k_base (via ``gpt-3.5-turbo``)."""
+
+_WRAPPED: OrderedDict[int, tuple[Callable[[str], Any], TokenCounter]] = OrderedDict()
+_WRAPPED_MAX = 32
+_LOCK = threading.Lock()
+
+
+def _is_llama_index_default(tokenizer: Callable[[str], Any]) -> bool:
+    """True for the tokenizer ``llama_index.core.utils.get_tokenizer()`` installs by default."""
+    if not isinstance(tokenizer, functools.partial) or tokenizer.args:
+        return False
+    if tokenizer.keywords != {"allowed_special": "all"}:
+        return False
+    encoding = getattr(tokenizer.func, "__self__", None)
+    return getattr(tokenizer.func, "__name__", "") == "encode" and getattr(encoding, "name", None) == DEFAULT_COUNTER
+
+
+def user_tokenizer() -> Callable[[str], Any] | None:
+    """The tokenizer the user set with ``Settings.tokenizer``, or ``None`` when it is LlamaIndex's default."""
+    import llama_index.core
+
+    tokenizer: Callable[[str], Any] | None = getattr(llama_index.core, "global_tokenizer", None)
+    if tokenizer is None or _is_llama_index_default(tokenizer):
+        return None
+    return tokenizer
+
+
+def _wrap(tokenizer: Callable[[str], Any]) -> TokenCounter:
+    """One counter per tokenizer object, so its counts stay memoised across calls."""
+    key = id(tokenizer)
+    with _LOCK:
+        hit = _WRAPPED.get(key)
+        if hit is not None and hit[0] is tokenizer:
+            _WRAPPED.move_to_end(key)
+            return hit[1]
+    counter = get_counter(tokenizer)
+    with _LOCK:
+        _WRAPPED[key] = (tokenizer, counter)  # holding the tokenizer keeps its id from being reused
+        while len(_WRAPPED) > _WRAPPED_MAX:
+            _WRAPPED.popitem(last=False)
+    return counter
+
+
+def resolve_counter(counter: Any = None, *, model_name: str | None = None) -> TokenCounter:
+    """The counter for one call (see the module docstring for the order)."""
+    if counter is not None:
+        if isinstance(counter, str) or isinstance(counter, TokenCounter):
+            return get_counter(counter)
+        return _wrap(counter)
+    tokenizer = user_tokenizer()
+    if tokenizer is not None:
+        return _wrap(tokenizer)
+    if model_name and model_name != "unknown":
+        return get_counter(model_name)
+    return get_counter(DEFAULT_COUNTER)

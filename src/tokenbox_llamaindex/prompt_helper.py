@@ -1,0 +1,281 @@
+"""``TokenBoxPromptHelper``: a ``PromptHelper`` whose ``truncate`` and ``repack`` use the Token Box.
+
+LlamaIndex's ``PromptHelper.truncate`` gives every chunk the same share,
+``available // n - padding`` tokens, and cuts each to it: with many chunks
+every chunk shrinks to a few tokens, and past ``available / (padding + 1)``
+chunks it raises ``ValueError: Chunk size -1 is not positive``.  Here the
+chunks are one list section laid out into what the prompt leaves free:
+
+- chunks arrive best first (retrieval order) and are kept whole in that order;
+- the chunk at the boundary is cut to fill the budget, the rest are dropped and
+  listed in :attr:`TokenBoxPromptHelper.last_layout`;
+- a short chunk takes only what it needs, leaving the rest to the others.
+
+``repack`` fills each pack with whole chunks in order, cutting only the chunk
+at a pack boundary and carrying its remainder into the next pack; nothing is
+dropped and no text is repeated (``chunk_overlap_ratio`` is not used).
+``chunk_size_limit`` caps the size of each pack.
+
+Plug it in where LlamaIndex takes a ``prompt_helper``::
+
+    helper = TokenBoxPromptHelper.from_llm_metadata(llm.metadata)
+    synth = get_response_synthesizer(llm=llm, response_mode="compact", prompt_helper=helper)
+    engine = index.as_query_engine(llm=llm, response_synthesizer=synth)
+    # or for every component at once:
+    Settings.prompt_helper = helper
+
+>>> from llama_index.core.prompts import PromptTemplate
+>>> helper = TokenBoxPromptHelper(context_window=63, num_output=10, counter="whitespace")
+>>> prompt = PromptTemplate("Answer from the context.\\n{context_str}\\nQ: {query_str}")
+>>> chunks = [f"chunk {i} " + "word " * 8 for i in range(10)]
+>>> kept = helper.truncate(prompt, chunks)
+>>> [c.split()[1] for c in kept], len(kept[-1].split())
+(['0', '1', '2', '3', '4'], 3)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from llama_index.core.bridge.pydantic import Field, PrivateAttr
+from llama_index.core.constants import DEFAULT_CONTEXT_WINDOW, DEFAULT_NUM_OUTPUTS
+from llama_index.core.base.llms.types import LLMMetadata
+from llama_index.core.indices.prompt_helper import DEFAULT_CHUNK_OVERLAP_RATIO, DEFAULT_PADDING, PromptHelper
+from llama_index.core.llms.llm import LLM
+from llama_index.core.llms.structured_llm import StructuredLLM
+from llama_index.core.prompts import BasePromptTemplate, ChatPromptTemplate, SelectorPromptTemplate
+from llama_index.core.prompts.prompt_utils import get_empty_prompt_messages, get_empty_prompt_txt
+from tokenbox_core import BudgetError, ContextBudget, Item, Layout, Section, TokenBox, TokenCounter
+from tokenbox_core.tokens import canonical_json, count_message_tokens
+
+from tokenbox_llamaindex._counting import resolve_counter
+from tokenbox_llamaindex._messages import message_role
+
+if TYPE_CHECKING:
+    from llama_index.core.tools import BaseTool
+
+__all__ = ["TokenBoxPromptHelper"]
+
+TRUNCATE_SEPARATOR = "\n"
+"""How callers join truncated chunks (``SimpleSummarize``, tree indices)."""
+REPACK_SEPARATOR = "\n\n"
+"""How ``PromptHelper.repack`` joins chunks into a pack."""
+
+
+class TokenBoxPromptHelper(PromptHelper):
+    """``PromptHelper`` with Token Box ``truncate`` and ``repack`` (see the module docstring).
+
+    The prompt template (with the LLM's system prompt and tool schemas) is a
+    critical section: if it alone leaves no room, ``ContextCriticalOverflow``
+    names the numbers.  ``padding`` is reserved once, not once per chunk.
+    """
+
+    counter: Any = Field(
+        default=None,
+        exclude=True,
+        description=(
+            "How to count: a TokenBox counter name, a TokenCounter or a LlamaIndex tokenizer callable. "
+            "None: the tokenizer argument, else Settings.tokenizer if set, else the model's encoding."
+        ),
+    )
+    model_name: str | None = Field(
+        default=None, description="Model whose encoding counts when nothing else names a tokenizer."
+    )
+
+    _last_layouts: tuple[Layout, ...] = PrivateAttr(default=())
+
+    def __init__(
+        self,
+        context_window: int = DEFAULT_CONTEXT_WINDOW,
+        num_output: int = DEFAULT_NUM_OUTPUTS,
+        chunk_overlap_ratio: float = DEFAULT_CHUNK_OVERLAP_RATIO,
+        chunk_size_limit: int | None = None,
+        tokenizer: Callable[[str], list[Any]] | None = None,
+        separator: str = " ",
+        *,
+        counter: Any = None,
+        model_name: str | None = None,
+    ) -> None:
+        super().__init__(
+            context_window=context_window,
+            num_output=num_output,
+            chunk_overlap_ratio=chunk_overlap_ratio,
+            chunk_size_limit=chunk_size_limit,
+            tokenizer=tokenizer,
+            separator=separator,
+        )
+        self.counter = counter if counter is not None else tokenizer
+        self.model_name = model_name
+
+    @classmethod
+    def from_llm_metadata(
+        cls,
+        llm_metadata: LLMMetadata,
+        chunk_overlap_ratio: float = DEFAULT_CHUNK_OVERLAP_RATIO,
+        chunk_size_limit: int | None = None,
+        tokenizer: Callable[[str], list[Any]] | None = None,
+        separator: str = " ",
+        *,
+        counter: Any = None,
+    ) -> TokenBoxPromptHelper:
+        """Window, output size and model name from an LLM's metadata."""
+        num_output = DEFAULT_NUM_OUTPUTS if llm_metadata.num_output == -1 else llm_metadata.num_output
+        return cls(
+            context_window=llm_metadata.context_window,
+            num_output=num_output,
+            chunk_overlap_ratio=chunk_overlap_ratio,
+            chunk_size_limit=chunk_size_limit,
+            tokenizer=tokenizer,
+            separator=separator,
+            counter=counter,
+            model_name=llm_metadata.model_name,
+        )
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "TokenBoxPromptHelper"
+
+    @property
+    def last_layout(self) -> Layout | None:
+        """The layout of the last ``truncate`` (or of the last pack of the last ``repack``)."""
+        return self._last_layouts[-1] if self._last_layouts else None
+
+    @property
+    def last_layouts(self) -> tuple[Layout, ...]:
+        """Every layout of the last call: one for ``truncate``, one per pack for ``repack``."""
+        return self._last_layouts
+
+    def resolve_counter(self, llm: LLM | None = None) -> TokenCounter:
+        """The counter used now (``counter``/``tokenizer``, else ``Settings.tokenizer``, else the model's encoding)."""
+        model_name = self.model_name
+        if model_name is None and llm is not None:
+            model_name = llm.metadata.model_name
+        return resolve_counter(self.counter, model_name=model_name)
+
+    # ------------------------------------------------------------------ prompt
+
+    def _prompt_section(
+        self,
+        prompt: BasePromptTemplate,
+        counter: TokenCounter,
+        llm: LLM | None,
+        tools: list[BaseTool] | None,
+    ) -> tuple[Section, int]:
+        """The prompt as a critical section, and the chat-format tokens its text does not show."""
+        tools = self._get_tools_from_llm(llm=llm, tools=list(tools or []))
+        if isinstance(prompt, SelectorPromptTemplate):
+            prompt = prompt.select(llm=llm)
+        parts: list[str] = []
+        chat_overhead = 0
+        if isinstance(prompt, ChatPromptTemplate):
+            messages = [
+                {"role": message_role(m), "content": m.content or ""} for m in get_empty_prompt_messages(prompt)
+            ]
+            parts.extend(m["content"] for m in messages)
+            chat_overhead = count_message_tokens(messages, counter) - sum(counter.count(p) for p in parts)
+        else:
+            parts.append(get_empty_prompt_txt(prompt))
+        system_llm = llm.llm if isinstance(llm, StructuredLLM) else llm
+        if system_llm is not None and system_llm.system_prompt:
+            parts.append(system_llm.system_prompt)
+        parts.extend(canonical_json(tool.metadata.to_openai_tool()) for tool in tools)
+        text = "\n".join(p for p in parts if p)
+        return Section("prompt", text), max(0, chat_overhead)
+
+    def _box(self, counter: TokenCounter, padding: int, chat_overhead: int) -> TokenBox:
+        reserved = {"padding": padding, "chat_format": chat_overhead}
+        budget = ContextBudget(
+            max_tokens=self.context_window,
+            output_reserve=self.num_output,
+            reserved_slots={k: v for k, v in reserved.items() if v},
+        )
+        return TokenBox(budget, counter=counter, separator="\n")
+
+    # ------------------------------------------------------------------ truncate / repack
+
+    def truncate(
+        self,
+        prompt: BasePromptTemplate,
+        text_chunks: Sequence[str],
+        padding: int = DEFAULT_PADDING,
+        llm: LLM | None = None,
+        tools: list[BaseTool] | None = None,
+    ) -> list[str]:
+        """The chunks that fit beside the prompt: best first kept whole, the boundary one cut, the rest dropped."""
+        if not text_chunks:
+            self._last_layouts = ()
+            return []
+        counter = self.resolve_counter(llm)
+        prompt_section, chat_overhead = self._prompt_section(prompt, counter, llm, tools)
+        items = [Item(id=f"chunk-{i}", content=chunk, kind="Document") for i, chunk in enumerate(text_chunks)]
+        chunks = Section(
+            "chunks",
+            items,
+            shrink=1.0,
+            eviction="lowest_score",
+            partial=True,
+            item_separator=TRUNCATE_SEPARATOR,
+        )
+        layout = self._box(counter, padding, chat_overhead).layout([prompt_section, chunks])
+        self._last_layouts = (layout,)
+        return [item.content for item in layout["chunks"].content if isinstance(item, Item)]
+
+    def repack(
+        self,
+        prompt: BasePromptTemplate,
+        text_chunks: Sequence[str],
+        padding: int = DEFAULT_PADDING,
+        llm: LLM | None = None,
+        tools: list[BaseTool] | None = None,
+    ) -> list[str]:
+        """Pack the chunks, in order, into as few prompts as fit; only chunks at a pack boundary are split."""
+        remaining = [chunk.strip() for chunk in text_chunks if chunk.strip()]
+        if not remaining:
+            self._last_layouts = ()
+            return []
+        counter = self.resolve_counter(llm)
+        prompt_section, chat_overhead = self._prompt_section(prompt, counter, llm, tools)
+        box = self._box(counter, padding, chat_overhead)
+        packs: list[str] = []
+        layouts: list[Layout] = []
+        serial = 0
+        while remaining:
+            items = [Item(id=f"chunk-{serial + i}", content=chunk, kind="Document") for i, chunk in enumerate(remaining)]
+            serial += len(items)
+            chunks = Section(
+                "chunks",
+                items,
+                shrink=1.0,
+                eviction="lowest_score",
+                partial=True,
+                max_tokens=self.chunk_size_limit,
+                item_separator=REPACK_SEPARATOR,
+            )
+            layout = box.layout([prompt_section, chunks])
+            layouts.append(layout)
+            kept = [item for item in layout["chunks"].content if isinstance(item, Item)]
+            if not kept:
+                raise BudgetError(
+                    f"the prompt leaves {layout.max_tokens - layout.fixed_tokens:,} tokens for context, too few "
+                    f"for any text of the next chunk: raise context_window, lower num_output or shorten the prompt"
+                )
+            packs.append(REPACK_SEPARATOR.join(item.content for item in kept))
+            boundary = remaining[len(kept) - 1]
+            rest = remaining[len(kept) :]
+            if kept[-1].content != boundary:
+                carried = _remainder(boundary, kept[-1].content, counter)
+                if carried:
+                    rest = [carried, *rest]
+            remaining = rest
+        self._last_layouts = tuple(layouts)
+        return packs
+
+
+def _remainder(text: str, head: str, counter: TokenCounter) -> str:
+    """What is left of ``text`` after its ``head`` was placed."""
+    if text.startswith(head):
+        return text[len(head) :].strip()
+    # a counter whose cut is not a prefix (it normalised whitespace): keep the tokens the head did not take
+    left = counter.count(text) - counter.count(head)
+    return counter.truncate(text, left, keep="tail").strip() if left > 0 else ""

@@ -1,0 +1,125 @@
+"""The Layout: content, messages, fingerprint, trace, explain and canonical export."""
+
+from __future__ import annotations
+
+import json
+
+from tokenbox_core import ContextBudget, Item, Layout, Section, TokenBox
+from tokenbox_core.testing import make_sections
+
+
+def sample(budget: int = 40) -> Layout:
+    return TokenBox(budget, counter="whitespace").layout(make_sections())
+
+
+def test_sections_report_sizes_statuses_and_content() -> None:
+    """Each laid-out section reports id, status, base/alloc/final sizes, content and actions."""
+    layout = sample()
+    assert [s.id for s in layout.sections] == ["policy", "task", "evidence", "history"]
+    evidence = layout["evidence"]
+    assert evidence.status == "truncated"
+    assert evidence.base_tokens == evidence.full_tokens == 60
+    assert evidence.final_tokens < evidence.base_tokens
+    assert isinstance(evidence.content, tuple)
+    assert all(isinstance(it, Item) for it in evidence.content)
+    assert layout["history"].status == "dropped"
+    assert layout["history"].text == ""
+    assert any(a.kind == "evict" for a in evidence.actions)
+    assert layout.total_tokens <= 40
+
+
+def test_removed_items_carry_reasons_and_numbers() -> None:
+    """Removed items list the section, the reason, their size and score."""
+    layout = sample()
+    removed = {r.id: r for r in layout.removed}
+    assert removed["doc-4"].section == "evidence"
+    assert removed["doc-4"].reason == "budget"
+    assert removed["doc-4"].tokens == 12
+    score = removed["doc-4"].score
+    assert score is not None and abs(score - 0.2) < 1e-9
+    assert removed["turn-0"].reason == "section dropped"
+
+
+def test_text_joins_emitted_sections_with_the_separator() -> None:
+    """Layout.text is the emitted sections in declaration order joined by the separator."""
+    layout = TokenBox(100, counter="whitespace", separator="\n---\n").layout(
+        [Section("a", "alpha"), Section("b", "", shrink=1), Section("c", "gamma")]
+    )
+    assert layout.text == "alpha\n---\ngamma"
+
+
+def test_messages_use_item_then_section_roles() -> None:
+    """Layout.messages tags each text section and list item with its role."""
+    layout = TokenBox(100, counter="whitespace").layout(
+        [
+            Section("sys", "be kind", role="system"),
+            Section("h", [Item("1", "hi", role="user"), Item("2", "hello", role="assistant")], shrink=1),
+            Section("q", "question", role="user"),
+        ]
+    )
+    assert layout.messages == [
+        {"role": "system", "content": "be kind"},
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": "hello"},
+        {"role": "user", "content": "question"},
+    ]
+
+
+def test_fingerprint_is_stable_and_sensitive() -> None:
+    """The same input gives the same fingerprint; any change in output or decisions changes it."""
+    a, b = sample(), sample()
+    assert a.fingerprint == b.fingerprint
+    assert a.trace["trace_id"] != b.trace["trace_id"]
+    assert sample(41).fingerprint != a.fingerprint
+    assert len(a.fingerprint) == 64
+
+
+def test_trace_has_the_chapter_fields() -> None:
+    """The trace follows §6.4.2: ids and hashes, config, allocations, exclusions, ratios, latency."""
+    trace = sample().trace
+    for key in (
+        "trace_id", "timestamp", "config_version", "input_hash", "output_hash", "total_tokens",
+        "section_allocations", "excluded_items", "compression_ratios", "latency_ms",
+    ):
+        assert key in trace
+    assert trace["section_allocations"]["evidence"]["overflow"] is True
+    assert trace["section_allocations"]["policy"] == {"allocated": 8, "used": 8, "overflow": False, "status": "kept"}
+    assert {"item_id": "doc-4", "section": "evidence", "reason": "budget", "score": trace["excluded_items"][0]["score"],
+            "tokens": 12} in trace["excluded_items"]
+    assert trace["compression_ratios"]["history"] == 0.0
+    assert trace["input_hash"] == sample().trace["input_hash"]
+    json.dumps(trace)
+
+
+def test_to_dict_and_to_json_are_canonical() -> None:
+    """to_json is canonical (sorted keys, fixed separators) and identical across runs."""
+    a, b = sample().to_json(), sample().to_json()
+    assert a == b
+    data = json.loads(a)
+    assert list(data) == sorted(data)
+    assert data["fingerprint"] == sample().fingerprint
+    assert "trace_id" not in data and "latency_ms" not in data
+    assert json.loads(sample().to_json(indent=2)) == data
+
+
+def test_explain_is_a_readable_table() -> None:
+    """explain() shows totals, one row per section with its status and sizes, and removed items."""
+    text = sample().explain()
+    assert text.splitlines()[0].startswith("TokenBox layout:")
+    for word in ("policy", "evidence", "history", "truncated", "dropped", "critical", "removed items"):
+        assert word in text
+    assert str(sample()) == text
+
+
+def test_html_report_has_a_budget_bar() -> None:
+    """_repr_html_ renders a stacked SVG budget bar and a table."""
+    html = sample()._repr_html_()
+    assert "<svg" in html and "<rect" in html and "<table" in html
+
+
+def test_utilisation_and_budget() -> None:
+    """Utilisation is total over the effective max; the budget object is kept."""
+    layout = TokenBox(ContextBudget(max_tokens=50, output_reserve=10), counter="whitespace").layout(make_sections())
+    assert layout.max_tokens == 40
+    assert layout.utilisation == layout.total_tokens / 40
+    assert layout.budget.output_reserve == 10

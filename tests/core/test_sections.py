@@ -1,0 +1,101 @@
+"""Section and Item validation: bad input is a clear SectionError naming the field and value."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from tokenbox_core import Item, Section, SectionError, TokenBox
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"id": ""}, "section id must be a non-empty string"),
+        ({"id": 3}, "section id must be a non-empty string, got 3"),
+        ({"id": "s", "priority": 1.5}, "priority must be an integer, got 1.5"),
+        ({"id": "s", "min_tokens": -1}, "min_tokens must be >= 0, got -1"),
+        ({"id": "s", "max_tokens": -2}, "max_tokens must be >= 0, got -2"),
+        ({"id": "s", "min_tokens": 10, "max_tokens": 5}, r"min_tokens \(10\) must be <= max_tokens \(5\)"),
+        ({"id": "s", "basis": -1}, "basis must be >= 0, got -1"),
+        ({"id": "s", "grow": math.nan}, "grow must be a finite number >= 0, got nan"),
+        ({"id": "s", "shrink": math.inf}, "shrink must be a finite number >= 0, got inf"),
+        ({"id": "s", "shrink": -1}, "shrink must be a finite number >= 0, got -1"),
+        ({"id": "s", "grow": "1"}, "grow must be a number, got '1'"),
+        ({"id": "s", "keep": "start"}, "keep must be one of"),
+        ({"id": "s", "eviction": "random"}, "eviction must be one of"),
+        ({"id": "s", "strategy": [3]}, "strategy entries must be lens names or callables"),
+        ({"id": "s", "content": 42}, "content must be a string or a sequence of Item, got int"),
+        ({"id": "s", "content": ["plain text"]}, "list content must hold Item objects, got str"),
+        ({"id": "s", "content": [Item("a"), Item("a")]}, "duplicate item id 'a'"),
+        ({"id": "s", "omission_marker": 3}, "omission_marker must be a bool or a template string"),
+        ({"id": "s", "metadata": [1]}, "metadata must be a mapping"),
+    ],
+)
+def test_section_validation(kwargs: dict[str, object], message: str) -> None:
+    """Each invalid Section field is rejected at construction with the field and the value."""
+    with pytest.raises(SectionError, match=message):
+        Section(**kwargs)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"id": ""}, "item id must be a non-empty string"),
+        ({"id": "i", "content": None}, "content must be a string, got NoneType"),
+        ({"id": "i", "score": math.nan}, "score must not be NaN"),
+        ({"id": "i", "score": "high"}, "score must be a number"),
+        ({"id": "i", "priority": "1"}, "priority must be an integer"),
+        ({"id": "i", "tokens": 1.5}, "tokens must be an integer"),
+        ({"id": "i", "tags": "urgent"}, "tags must be a sequence of strings"),
+        ({"id": "i", "metadata": 1}, "metadata must be a mapping"),
+    ],
+)
+def test_item_validation(kwargs: dict[str, object], message: str) -> None:
+    """Each invalid Item field is rejected at construction with a clear message."""
+    with pytest.raises(SectionError, match=message):
+        Item(**kwargs)  # type: ignore[arg-type]
+
+
+def test_section_error_is_value_error() -> None:
+    """SectionError is also a ValueError."""
+    with pytest.raises(ValueError):
+        Section("")
+
+
+def test_critical_is_shrink_zero() -> None:
+    """A section is critical exactly when shrink == 0 (the default)."""
+    assert Section("a").critical
+    assert not Section("a", shrink=0.5).critical
+
+
+def test_sections_and_items_are_immutable() -> None:
+    """Sections and Items cannot be changed after construction; list content becomes a tuple."""
+    section = Section("s", [Item("a", "x")], metadata={"k": 1})
+    assert isinstance(section.content, tuple)
+    with pytest.raises(AttributeError):
+        section.priority = 3  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        section.metadata["k"] = 2  # type: ignore[index]
+
+
+@pytest.mark.parametrize(
+    ("sections", "message"),
+    [
+        ([], "no sections to lay out"),
+        ([Section("a"), Section("a")], "duplicate section id 'a'"),
+        (["text"], "sections must be Section objects, got str"),
+        ("text", "sections must be a list of Section"),
+    ],
+)
+def test_layout_rejects_bad_section_lists(sections: object, message: str) -> None:
+    """Empty lists, duplicate ids and non-sections are clear errors, not tracebacks from inside."""
+    with pytest.raises(SectionError, match=message):
+        TokenBox(100, counter="whitespace").layout(sections)  # type: ignore[arg-type]
+
+
+def test_single_section_is_accepted() -> None:
+    """A lone Section (not in a list) is laid out as a list of one."""
+    layout = TokenBox(10, counter="whitespace").layout(Section("a", "one two"))  # type: ignore[arg-type]
+    assert layout.text == "one two"

@@ -1,0 +1,294 @@
+"""Token counters: names, models, exactness, truncation, caching, offline loading, chat messages."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tokenbox_core import CounterError, InvalidTextError, TokenizerUnavailable, count_message_tokens, get_counter
+from tokenbox_core import tokens as tokens_module
+from tokenbox_core.tokens import COUNT_CACHE, CallableCounter, count_concat, encoding_for_model
+
+TRICKY = st.lists(
+    st.sampled_from(
+        [*"ab Z9.,;:/'\"-_\n\t\r ", "é", "ü", "中", "文", "😀", "\u0301", "\u00a0", "'s", "  ", "\n\n", "word", "12345"]
+    ),
+    max_size=30,
+).map("".join)
+
+
+def test_hello_world_is_two_tokens_for_gpt_4o() -> None:
+    """The seed's acceptance criterion: 'Hello world' is 2 tokens for gpt-4o."""
+    assert get_counter("gpt-4o").count("Hello world") == 2
+
+
+@pytest.mark.parametrize(
+    ("model", "encoding"),
+    [
+        ("gpt-4o", "o200k_base"),
+        ("gpt-4o-mini", "o200k_base"),
+        ("gpt-4o-2024-08-06", "o200k_base"),
+        ("openai/gpt-4o", "o200k_base"),
+        ("gpt-4.1", "o200k_base"),
+        ("o3-mini", "o200k_base"),
+        ("gpt-4", "cl100k_base"),
+        ("gpt-4-turbo", "cl100k_base"),
+        ("gpt-3.5-turbo", "cl100k_base"),
+        ("totally-unknown-model", "cl100k_base"),
+        ("claude-3-5-sonnet", "cl100k_base"),
+    ],
+)
+def test_model_names_map_to_encodings(model: str, encoding: str) -> None:
+    """Model names resolve to their tiktoken encoding; unknown models fall back to cl100k_base."""
+    assert encoding_for_model(model) == encoding
+    assert get_counter(model).name == encoding
+
+
+def test_unknown_model_never_raises() -> None:
+    """An unknown model gives a working cl100k_base counter, not an exception."""
+    assert get_counter("my-private-llm-v9").count("hello there") == 2
+
+
+def test_bytes_counter_normalises_nfc_and_newlines() -> None:
+    """'bytes' counts UTF-8 bytes after NFC and CRLF/CR → LF."""
+    counter = get_counter("bytes")
+    assert counter.count("e\u0301") == counter.count("é") == 2
+    assert counter.count("a\r\nb") == counter.count("a\nb") == 3
+    assert counter.count("a\rb") == 3
+
+
+def test_approximate_counter_is_ceil_chars_over_four() -> None:
+    """'approximate' is ceil(len / 4)."""
+    counter = get_counter("approximate")
+    assert [counter.count("x" * n) for n in (0, 1, 4, 5, 8)] == [0, 1, 1, 2, 2]
+
+
+def test_callable_counters_accept_int_or_ids() -> None:
+    """A callable may return an int or a list of token ids (LlamaIndex's tokenizer shape)."""
+    assert get_counter(lambda text: len(text)).count("abcd") == 4
+    assert get_counter(lambda text: list(range(len(text.split())))).count("a b c") == 3
+
+
+@pytest.mark.parametrize(
+    ("fn", "message"),
+    [
+        (lambda text: -1, "negative count"),
+        (lambda text: 1.5, "returned 1.5"),
+        (lambda text: "3", "returned '3'"),
+        (lambda text: True, "returned True"),
+    ],
+)
+def test_misbehaving_counters_raise_counter_error(fn: object, message: str) -> None:
+    """A counter returning a negative or non-integer value is a CounterError naming the value."""
+    with pytest.raises(CounterError, match=message):
+        get_counter(fn).count("some text")  # type: ignore[arg-type]
+
+
+def test_raising_counter_is_reported() -> None:
+    """A callable that raises is reported as a CounterError naming it."""
+
+    def broken(text: str) -> int:
+        raise RuntimeError("boom")
+
+    with pytest.raises(CounterError, match="broken.*RuntimeError: boom"):
+        get_counter(broken).count("x")
+
+
+def test_not_a_counter_is_rejected() -> None:
+    """get_counter rejects objects that cannot count."""
+    with pytest.raises(CounterError, match="cannot make a counter from int"):
+        get_counter(42)  # type: ignore[arg-type]
+
+
+def test_unknown_encoding_name_in_loader() -> None:
+    """Asking the loader for an encoding tiktoken does not know names the known ones."""
+    with pytest.raises(TokenizerUnavailable, match="unknown tiktoken encoding 'nope'"):
+        tokens_module._load_encoding("nope")
+
+
+@pytest.mark.parametrize("name", ["o200k_base", "bytes", "approximate", "whitespace"])
+def test_lone_surrogates_are_rejected(name: str) -> None:
+    """Text with a lone surrogate is an InvalidTextError naming its position, for every counter."""
+    with pytest.raises(InvalidTextError, match="lone surrogate at index 3"):
+        get_counter(name).count("abc\ud800def")
+
+
+def test_non_text_is_rejected() -> None:
+    """Counting something that is not a str is an InvalidTextError."""
+    with pytest.raises(InvalidTextError, match="expected text"):
+        get_counter("o200k_base").count(b"bytes")  # type: ignore[arg-type]
+
+
+@given(text=TRICKY, limit=st.integers(min_value=0, max_value=30), keep=st.sampled_from(["head", "tail", "middle"]))
+@pytest.mark.parametrize("name", ["o200k_base", "cl100k_base", "bytes", "approximate", "whitespace"])
+def test_truncate_fits_and_is_valid_text(name: str, text: str, limit: int, keep: str) -> None:
+    """A cut counts at most the limit and is valid UTF-8 text."""
+    counter = get_counter(name)
+    out = counter.truncate(text, limit, keep=keep)  # type: ignore[arg-type]
+    assert counter.count(out) <= max(limit, 0)
+    out.encode("utf-8")
+    if counter.count(text) <= limit and name != "bytes":
+        assert out == text
+
+
+def test_truncate_keeps_the_requested_part() -> None:
+    """keep='head' keeps the start, 'tail' the end, 'middle' both ends."""
+    counter = get_counter("whitespace")
+    text = "a b c d e f"
+    assert counter.truncate(text, 2, keep="head") == "a b"
+    assert counter.truncate(text, 2, keep="tail") == "e f"
+    assert counter.truncate(text, 3, keep="middle") == "a b f"
+    tik = get_counter("o200k_base")
+    assert tik.truncate("alpha beta gamma delta", 2, keep="head") == "alpha beta"
+    assert tik.truncate("alpha beta gamma delta", 2, keep="tail") == " gamma delta"
+
+
+@given(parts=st.lists(TRICKY, max_size=6))
+@pytest.mark.parametrize("name", ["o200k_base", "cl100k_base", "whitespace", "bytes", "approximate"])
+def test_count_concat_is_exact(name: str, parts: list[str]) -> None:
+    """count_concat equals counting the joined text, whatever the joins (BPE merges included)."""
+    counter = get_counter(name)
+    assert count_concat(counter, parts) == counter.count("".join(parts))
+
+
+@settings(max_examples=400)
+@given(left=TRICKY, right=TRICKY)
+@pytest.mark.parametrize("name", ["o200k_base", "cl100k_base"])
+def test_neutral_joins_really_are_neutral(name: str, left: str, right: str) -> None:
+    """Where the counter says a join is neutral, counts of the parts add up exactly."""
+    counter = get_counter(name)
+    left = left + "\n"
+    if right and counter.neutral_join(left[-1], right[0]):  # type: ignore[attr-defined]
+        assert counter.count(left + right) == counter.count(left) + counter.count(right)
+
+
+def test_counts_are_memoised() -> None:
+    """The same text is tokenised once: a second count is served by the cache."""
+    calls: list[str] = []
+
+    def counting(text: str) -> int:
+        calls.append(text)
+        return len(text)
+
+    counter = CallableCounter(counting)
+    assert counter.count("hello") == 5
+    assert counter.count("hello") == 5
+    assert counter.count_many(["hello", "world"]) == [5, 5]
+    assert calls == ["hello", "world"]
+
+
+def test_cache_is_bounded() -> None:
+    """The count cache never holds more than its bound."""
+    cache = tokens_module._CountCache(maxsize=10, max_chars=1_000)
+    for i in range(50):
+        cache.put(("k", f"text {i}"), i)
+    assert len(cache) == 10
+    big = tokens_module._CountCache(maxsize=100, max_chars=50)
+    for i in range(20):
+        big.put(("k", "x" * 20 + str(i)), i)
+    assert big._chars <= 50
+
+
+def test_cache_is_thread_safe() -> None:
+    """Concurrent counting from many threads gives the same answers as one thread."""
+    counter = get_counter("o200k_base")
+    texts = [f"thread test number {i} " * (i % 7 + 1) for i in range(200)]
+    expected = [len(counter.encoding.encode_ordinary(t)) for t in texts]  # type: ignore[attr-defined]
+    COUNT_CACHE.clear()
+    results: list[list[int]] = []
+
+    def work() -> None:
+        results.append([counter.count(t) for t in texts])
+
+    threads = [threading.Thread(target=work) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert all(r == expected for r in results)
+
+
+def test_tokenizer_unavailable_names_the_fix(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With no local copy and no network, the error names TIKTOKEN_CACHE_DIR and the extra to install."""
+    import tiktoken.registry
+
+    monkeypatch.setattr(tokens_module, "_local_cache_dirs", lambda: [])
+    monkeypatch.delenv("TOKENBOX_OFFLINE", raising=False)
+
+    def no_network(name: str) -> None:
+        raise ConnectionError("network is unreachable")
+
+    monkeypatch.setattr(tokens_module, "_fetch_from_network", no_network)
+    monkeypatch.setattr(tiktoken.registry, "ENCODINGS", {})
+    with pytest.raises(TokenizerUnavailable) as info:
+        tokens_module._load_encoding("o200k_base")
+    message = str(info.value)
+    assert "TIKTOKEN_CACHE_DIR" in message
+    assert "tokenbox-context[llamaindex]" in message
+    assert "ConnectionError" in message
+
+
+def test_offline_flag_skips_the_network(monkeypatch: pytest.MonkeyPatch) -> None:
+    """TOKENBOX_OFFLINE=1 never calls the network and says so."""
+    import tiktoken.registry
+
+    monkeypatch.setattr(tokens_module, "_local_cache_dirs", lambda: [])
+    monkeypatch.setenv("TOKENBOX_OFFLINE", "1")
+    monkeypatch.setattr(tokens_module, "_fetch_from_network", lambda name: pytest.fail("network used"))
+    monkeypatch.setattr(tiktoken.registry, "ENCODINGS", {})
+    with pytest.raises(TokenizerUnavailable, match="TOKENBOX_OFFLINE is set"):
+        tokens_module._load_encoding("cl100k_base")
+
+
+def test_encodings_load_offline_from_llama_index_copy(tmp_path: object) -> None:
+    """In a fresh process with no tiktoken cache and no network, gpt-4o counts via llama-index's copy."""
+    env = {k: v for k, v in os.environ.items() if k not in ("TIKTOKEN_CACHE_DIR", "DATA_GYM_CACHE_DIR")}
+    env["TOKENBOX_OFFLINE"] = "1"
+    env["TMPDIR"] = str(tmp_path)  # tiktoken's default cache lives under the temp dir: make it empty
+    code = (
+        "import sys\n"
+        "from tokenbox_core import get_counter\n"
+        "print(get_counter('gpt-4o').count('Hello world'), get_counter('gpt-4').count('Hello world'))\n"
+        "print('llama_index.core' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["2", "2", "False"]
+
+
+def test_chat_messages_count_overhead_names_and_tool_calls() -> None:
+    """Messages cost 3 priming + 4 each + role + content, plus names (+1) and tool-call payloads."""
+    counter = get_counter("whitespace")
+    assert count_message_tokens([], counter) == 3
+    assert count_message_tokens([{"role": "user", "content": "hi there"}], counter) == 3 + 4 + 1 + 2
+    named = {"role": "user", "content": "hi", "name": "alice"}
+    assert count_message_tokens([named], counter) == 3 + 4 + 1 + 1 + 1 + 1
+    call = {
+        "role": "assistant",
+        "content": "",
+        "tool_calls": [{"id": "c1", "function": {"name": "search", "arguments": '{"q": "tokens"}'}}],
+    }
+    plain = {"role": "assistant", "content": ""}
+    assert count_message_tokens([call], counter) > count_message_tokens([plain], counter)
+    tool = {"role": "tool", "content": "result", "tool_call_id": "c1"}
+    assert count_message_tokens([tool], counter) == 3 + 4 + 1 + 1 + 1
+
+
+def test_chat_messages_accept_objects_and_parts() -> None:
+    """Messages may be objects with role/content, and content may be a list of parts."""
+
+    class Msg:
+        def __init__(self, role: str, content: object) -> None:
+            self.role = role
+            self.content = content
+
+    counter = get_counter("o200k_base")
+    as_dict = count_message_tokens([{"role": "user", "content": "Hello world"}], counter)
+    assert count_message_tokens([Msg("user", "Hello world")], counter) == as_dict
+    parts = [Msg("user", [{"type": "text", "text": "Hello world"}])]
+    assert count_message_tokens(parts, counter) == as_dict
