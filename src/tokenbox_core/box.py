@@ -60,6 +60,7 @@ DEFAULT_OMISSION = "[{count} items omitted: {ids}]"
 MARKER_IDS_SHOWN = 8
 """Markers list at most this many ids in full; longer lists are abbreviated (the report has them all)."""
 _MAX_PASSES = 16
+OUTRANKED_DETAIL = "dropped without measuring: the sections that outrank it already fill the budget"
 
 
 @dataclass(slots=True)
@@ -84,34 +85,60 @@ class _Template:
     dropped: LaidOutSection | None = None  # the result of a layout that dropped it whole, untouched before
 
 
-@dataclass(slots=True)
 class _Slot:
-    section: Section
-    template: _Template
-    index: int
-    critical: bool
-    is_list: bool = False
-    text: str = ""
-    size: int = 0
-    full_size: int = 0
-    base_size: int = 0
-    alloc: int = 0
-    units: list[_Unit] = field(default_factory=list)
-    units_shared: bool = False
-    kept: list[bool] = field(default_factory=list)
-    kept_total: int = 0
-    last_kept: int = -1
-    evict_order: list[list[int]] = field(default_factory=list)  # groups of unit indices, eviction order
-    evicted_groups: int = 0
-    marker: str = ""
-    marker_size: int = 0
-    partial_cut: set[int] = field(default_factory=set)
-    pristine_drop: bool = False
-    lensed: bool = False
-    truncated: bool = False
-    dropped: bool = False
-    actions: list[Action] = field(default_factory=list)
-    removed: list[RemovedItem] = field(default_factory=list)
+    """The mutable state of one section during a layout.
+
+    Thousands are made per call, so ``__init__`` sets only what differs per
+    slot; everything else reads class-level defaults until first assigned
+    (lists are only ever replaced, never mutated in place, while shared).
+    """
+
+    is_list = False
+    text = ""
+    size = full_size = base_size = alloc = 0
+    units: list[_Unit] = []  # noqa: RUF012 - replaced, never mutated, while shared
+    units_shared = False
+    kept: list[bool] = []  # noqa: RUF012
+    kept_total = 0
+    last_kept = -1
+    evict_order: list[list[int]] = []  # noqa: RUF012 - groups of unit indices, in eviction order
+    evicted_groups = 0
+    marker = ""
+    marker_size = 0
+    partial_cut: frozenset[int] = frozenset()
+    pristine_drop = outranked = lensed = truncated = dropped = False
+    actions: tuple[Action, ...] = ()
+    removed: tuple[RemovedItem, ...] = ()
+
+    def __init__(
+        self,
+        section: Section,
+        template: _Template | None,
+        index: int,
+        critical: bool,
+        *,
+        is_list: bool = False,
+        units: list[_Unit] | None = None,
+        kept: list[bool] | None = None,
+        kept_total: int = 0,
+        last_kept: int = -1,
+    ) -> None:
+        self.section = section
+        self.template = template
+        self.index = index
+        self.critical = critical
+        if is_list:
+            self.is_list = True
+            self.units = units if units is not None else []
+            self.kept = kept if kept is not None else []
+            self.kept_total = kept_total
+            self.last_kept = last_kept
+
+    def act(self, action: Action) -> None:
+        self.actions = (*self.actions, action)
+
+    def remove(self, items: Sequence[RemovedItem]) -> None:
+        self.removed = (*self.removed, *items)
 
 
 class TokenBox:
@@ -156,6 +183,7 @@ class TokenBox:
         self.mode: Mode = mode
         self.config_version = config_version
         self._memo: weakref.WeakKeyDictionary[Section, _Template] = weakref.WeakKeyDictionary()
+        self._outranked: weakref.WeakKeyDictionary[Section, LaidOutSection] = weakref.WeakKeyDictionary()
 
     def __repr__(self) -> str:
         return f"TokenBox(budget={self.budget.max_tokens}, counter={self.counter.name!r}, mode={self.mode!r})"
@@ -166,7 +194,8 @@ class TokenBox:
         """Lay out ``sections`` into the budget and return the :class:`Layout`."""
         started = time.perf_counter()
         checked = validate_sections(sections)
-        slots = self._measure_all(checked)
+        slots = self._new_slots(checked)
+        self._ensure_measured([s for s in slots if s.critical])
         for slot in slots:
             if slot.critical and slot.section.max_tokens is not None and slot.full_size > slot.section.max_tokens:
                 raise SectionError(
@@ -186,11 +215,24 @@ class TokenBox:
         limit_target = fixed + effective.target_tokens
 
         flexible = [s for s in slots if not s.critical]
-        for slot in flexible:
-            self._claim(slot)
-        self._expand(flexible, limit_target - fixed - sum(s.size for s in flexible))
-
         order = sorted(flexible, key=lambda s: (s.section.priority, -s.section.shrink, s.index))
+        # Claims in protection order (the reverse of the compression order).  Once the sections that
+        # outrank a section alone exceed the target, compression would drop it whatever its size
+        # (and lenses cannot save it), so it is dropped without being measured.
+        running = fixed
+        outranked = 0
+        for pos in range(len(order) - 1, -1, -1):
+            slot = order[pos]
+            self._ensure_measured([slot])
+            self._claim(slot)
+            running += slot.size
+            if running > limit_target:
+                outranked = pos
+                break
+        for slot in order[:outranked]:
+            slot.dropped = slot.outranked = True
+        self._expand(flexible, limit_target - running)
+
         estimate = sum(s.size for s in slots) + priming
         if estimate > limit_target:  # sizes carry their separators, so the sum is (nearly) exact
             self._compress(order, estimate - limit_target)
@@ -297,32 +339,41 @@ class TokenBox:
 
     # ------------------------------------------------------------------ measuring
 
-    def _measure_all(self, sections: Sequence[Section]) -> list[_Slot]:
-        """Slots for every section, measuring (in one batch) only sections not seen before."""
+    def _new_slots(self, sections: Sequence[Section]) -> list[_Slot]:
+        """A slot per section, filled from memoised measurements where the section was seen before."""
         memo = self._memo
-        templates: list[_Template | None] = [memo.get(section) for section in sections]
-        missing = [i for i, t in enumerate(templates) if t is None]
-        if missing:
-            for i, template in zip(missing, self._measure_batch([sections[i] for i in missing]), strict=True):
-                templates[i] = template
-                memo[sections[i]] = template
         slots = []
-        for i, (section, template) in enumerate(zip(sections, templates, strict=True)):
-            assert template is not None
-            slot = _Slot(section=section, template=template, index=i, critical=section.critical)
-            slot.size = slot.full_size = template.size
-            if template.units is None:
-                slot.text = section.content  # type: ignore[assignment]
-            else:
-                slot.is_list = True
-                slot.units = list(template.units)
-                slot.units_shared = True
-                slot.kept = [True] * len(slot.units)
-                slot.kept_total = template.kept_total
-                slot.last_kept = len(slot.units) - 1
-                slot.evict_order = template.evict_order
+        for i, section in enumerate(sections):
+            slot = _Slot(section=section, template=None, index=i, critical=section.critical)
+            template = memo.get(section)
+            if template is not None:
+                self._fill(slot, template)
             slots.append(slot)
         return slots
+
+    def _ensure_measured(self, slots: Sequence[_Slot]) -> None:
+        """Measure (in one batch) the slots whose sections were not seen before."""
+        missing = [s for s in slots if s.template is None]
+        if not missing:
+            return
+        for slot, template in zip(missing, self._measure_batch([s.section for s in missing]), strict=True):
+            self._memo[slot.section] = template
+            self._fill(slot, template)
+
+    @staticmethod
+    def _fill(slot: _Slot, template: _Template) -> None:
+        slot.template = template
+        slot.size = slot.full_size = template.size
+        if template.units is None:
+            slot.text = slot.section.content  # type: ignore[assignment]
+        else:
+            slot.is_list = True
+            slot.units = list(template.units)
+            slot.units_shared = True
+            slot.kept = [True] * len(slot.units)
+            slot.kept_total = template.kept_total
+            slot.last_kept = len(slot.units) - 1
+            slot.evict_order = template.evict_order
 
     def _measure_batch(self, sections: Sequence[Section]) -> list[_Template]:
         text_mode = self.mode == "text"
@@ -377,7 +428,7 @@ class TokenBox:
                     units.append(_Unit(item=item, index=i, text=item.content, size=size))
             kept_total = sum(u.size for u in units)
             probe = _Slot(
-                section=section, template=_Template(0, None, []), index=0, critical=section.critical, is_list=True, units=units,
+                section, None, 0, section.critical, is_list=True, units=units,
                 kept=[True] * len(units), kept_total=kept_total, last_kept=len(units) - 1,
             )
             out.append(
@@ -506,11 +557,11 @@ class TokenBox:
                     self._set_marker(slot)
                     break
                 restored.update(slot.units[i].item.id for i in group)
-            slot.removed = [r for r in slot.removed if r.id not in restored]
+            slot.removed = tuple(r for r in slot.removed if r.id not in restored)
             slot.size = self._list_size(slot)
         slot.alloc = alloc
         if slot.size > before:
-            slot.actions.append(
+            slot.act(
                 Action("expand", "grow", before, slot.size, f"expanded into free space (grow={slot.section.grow:g})")
             )
 
@@ -577,7 +628,7 @@ class TokenBox:
                         slot.kept_total += unit.size - old
                 slot.size = self._list_size(slot)
             if slot.size != before:
-                slot.actions.append(Action("lens", name, before, slot.size, f"lens {name!r}"))
+                slot.act(Action("lens", name, before, slot.size, f"lens {name!r}"))
 
     def _cut_text(self, slot: _Slot, text: str, alloc: int) -> str:
         """Cut text so its emitted size is at most ``alloc`` (empty when nothing fits)."""
@@ -597,7 +648,7 @@ class TokenBox:
             slot.text = self._cut_text(slot, slot.text, alloc)
             slot.size = self._size_of_text(slot, slot.text)
             if slot.size < before:
-                slot.actions.append(
+                slot.act(
                     Action(record_as, f"keep_{slot.section.keep}", before, slot.size,
                            f"cut {before - slot.size} units to fit {alloc} ({reason})")
                 )
@@ -633,15 +684,17 @@ class TokenBox:
             self._set_marker(slot)
             slot.size = self._list_size(slot)
         removed = [slot.units[i] for g in order[start : slot.evicted_groups] for i in g]
-        for unit in removed:
-            slot.removed.append(
-                RemovedItem(id=unit.item.id, section=slot.section.id, reason=reason, tokens=unit.size,
-                            score=unit.item.score, group=unit.item.group)
-            )
+        slot.remove(
+            [
+                RemovedItem(id=u.item.id, section=slot.section.id, reason=reason, tokens=u.size, score=u.item.score,
+                            group=u.item.group)
+                for u in removed
+            ]
+        )
         if removed:
             ids = [u.item.id for u in removed]
             shown = ", ".join(ids) if len(ids) <= MARKER_IDS_SHOWN else f"{', '.join(ids[:MARKER_IDS_SHOWN])}, …"
-            slot.actions.append(
+            slot.act(
                 Action("evict", slot.section.eviction, before, slot.size,
                        f"removed {len(ids)} items to fit {alloc} ({reason}): {shown}")
             )
@@ -677,8 +730,8 @@ class TokenBox:
             unit.text, unit.size = saved_text, saved_size
             return False
         size_with(best)
-        slot.partial_cut.add(i)
-        slot.actions.append(
+        slot.partial_cut = slot.partial_cut | {i}
+        slot.act(
             Action("truncate", unit.item.id, saved_size, unit.size, f"partial cut of boundary item {unit.item.id!r}")
         )
         slot.truncated = True
@@ -687,17 +740,19 @@ class TokenBox:
     def _drop(self, slot: _Slot, reason: str) -> None:
         before = slot.size
         slot.pristine_drop = not slot.actions and slot.size == slot.full_size and reason == "budget"
-        if slot.pristine_drop and slot.template.dropped is not None:
+        if slot.pristine_drop and slot.template is not None and slot.template.dropped is not None:
             slot.text, slot.size, slot.alloc, slot.dropped = "", 0, 0, True  # the memoised result says the rest
             return
         if slot.is_list:
-            for unit in slot.units:
-                if slot.kept[unit.index]:
-                    slot.kept[unit.index] = False
-                    slot.removed.append(
-                        RemovedItem(id=unit.item.id, section=slot.section.id, reason="section dropped",
-                                    tokens=unit.size, score=unit.item.score, group=unit.item.group)
-                    )
+            slot.remove(
+                [
+                    RemovedItem(id=u.item.id, section=slot.section.id, reason="section dropped", tokens=u.size,
+                                score=u.item.score, group=u.item.group)
+                    for u in slot.units
+                    if slot.kept[u.index]
+                ]
+            )
+            slot.kept = [False] * len(slot.units)
             slot.kept_total = 0
             slot.evicted_groups = len(slot.evict_order)
             slot.marker, slot.marker_size = "", 0
@@ -705,7 +760,7 @@ class TokenBox:
         slot.size = 0
         slot.dropped = True
         slot.alloc = 0
-        slot.actions.append(
+        slot.act(
             Action("drop", reason, before, 0, f"dropped whole ({reason}; min_tokens={slot.section.min_tokens})")
         )
 
@@ -741,6 +796,10 @@ class TokenBox:
             return PRIMING_TOKENS + sum(s.size for s in slots if not s.dropped)
         neutral = getattr(self.counter, "neutral_join", None)
         sep = self.separator
+        if neutral is not None and sep.endswith("\n"):
+            fast = self._exact_total_fast(slots, neutral)
+            if fast is not None:
+                return fast
         units: list[tuple[str, str, int]] = []
         for slot in slots:
             if slot.dropped or slot.size == 0:
@@ -774,6 +833,40 @@ class TokenBox:
                 prev_end = end
         return total + self._group_size(group)
 
+    def _exact_total_fast(self, slots: list[_Slot], neutral: Any) -> int | None:
+        """The common case: every join follows a newline and precedes a neutral character.
+
+        Then the exact total is the sum of the measured sizes, with the last
+        unit re-counted without its separator.  Returns None when some join
+        needs re-counting (the general path handles it).
+        """
+        total = 0
+        last_text = ""
+        last_size = 0
+        first = True
+        for slot in slots:
+            if slot.dropped or slot.size == 0:
+                continue
+            if not slot.is_list:
+                text = slot.text
+                if not text:
+                    continue
+                if not first and not neutral("\n", text[0]):
+                    return None
+                total += slot.size
+                last_text, last_size, first = text, slot.size, False
+                continue
+            if not slot.section.item_separator.endswith("\n"):
+                return None
+            for text, _, size in self._emitted(slot):
+                if not text or (not first and not neutral("\n", text[0])):
+                    return None
+                total += size
+                last_text, last_size, first = text, size, False
+        if first:
+            return 0
+        return total - last_size + self.counter.count(last_text)
+
     def _group_size(self, group: list[tuple[str, str, int]]) -> int:
         if not group:
             return 0
@@ -782,7 +875,10 @@ class TokenBox:
         return self.counter.count("".join(t + tr for t, tr, _ in group))
 
     def _result(self, slot: _Slot) -> LaidOutSection:
+        if slot.outranked:
+            return self._outranked_result(slot.section)
         template = slot.template
+        assert template is not None
         if slot.pristine_drop:
             if template.dropped is None:
                 template.dropped = self._build_result(slot)
@@ -793,6 +889,46 @@ class TokenBox:
         result = self._build_result(slot)
         if untouched:
             template.untouched = result
+        return result
+
+    def _outranked_result(self, section: Section) -> LaidOutSection:
+        """The record of a section dropped unmeasured; its sizes are counted when first read."""
+        cached = self._outranked.get(section)
+        if cached is not None:
+            return cached
+
+        def late() -> tuple[int, int, tuple[RemovedItem, ...]]:
+            slot = _Slot(section=section, template=None, index=0, critical=False)
+            self._ensure_measured([slot])
+            full = slot.size
+            removed = tuple(
+                RemovedItem(id=u.item.id, section=section.id, reason="section dropped", tokens=u.size,
+                            score=u.item.score, group=u.item.group)
+                for u in slot.units
+            )
+            self._claim(slot)
+            return full, slot.size, removed
+
+        result = LaidOutSection(
+            id=section.id,
+            status="dropped",
+            critical=False,
+            priority=section.priority,
+            shrink=section.shrink,
+            grow=section.grow,
+            min_tokens=section.min_tokens,
+            full_tokens=None,
+            base_tokens=None,
+            allocated_tokens=0,
+            final_tokens=0,
+            content=() if section.is_list else "",
+            text="",
+            role=section.role,
+            actions=(Action("drop", "outranked", 0, 0, OUTRANKED_DETAIL),),
+            removed=None,
+            late=late,
+        )
+        self._outranked[section] = result
         return result
 
     def _build_result(self, slot: _Slot) -> LaidOutSection:

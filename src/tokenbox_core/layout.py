@@ -61,39 +61,127 @@ class RemovedItem:
         }
 
 
-@dataclass(frozen=True)
 class LaidOutSection:
-    """One section as laid out.
+    """One section as laid out (read-only).
 
     Sizes: ``full_tokens`` (whole content), ``base_tokens`` (its claim before
     expansion: ``min(basis, content, max_tokens)``), ``allocated_tokens`` (what
     the layout granted it) and ``final_tokens`` (what it emits, including the
     separator that follows it).
+
+    A section that the layout could drop without measuring it (everything
+    that outranks it already fills the budget) is counted only when its
+    ``full_tokens``, ``base_tokens`` or ``removed`` sizes are first read;
+    ``measured`` tells whether that happened during the layout.
     """
 
-    id: str
-    status: Status
-    critical: bool
-    priority: int
-    shrink: float
-    grow: float
-    min_tokens: int
-    full_tokens: int
-    base_tokens: int
-    allocated_tokens: int
-    final_tokens: int
-    content: str | tuple[Item, ...]
-    text: str
-    role: str | None = None
-    marker: str = ""
-    actions: tuple[Action, ...] = ()
-    removed: tuple[RemovedItem, ...] = ()
-    selection: Mapping[str, Any] | None = None
+    __slots__ = (
+        "_base_tokens",
+        "_full_tokens",
+        "_late",
+        "_removed",
+        "actions",
+        "allocated_tokens",
+        "content",
+        "critical",
+        "final_tokens",
+        "grow",
+        "id",
+        "marker",
+        "measured",
+        "min_tokens",
+        "priority",
+        "role",
+        "selection",
+        "shrink",
+        "status",
+        "text",
+    )
+
+    def __init__(
+        self,
+        *,
+        id: str,  # noqa: A002 - the section's id
+        status: Status,
+        critical: bool,
+        priority: int,
+        shrink: float,
+        grow: float,
+        min_tokens: int,
+        full_tokens: int | None,
+        base_tokens: int | None,
+        allocated_tokens: int,
+        final_tokens: int,
+        content: str | tuple[Item, ...],
+        text: str,
+        role: str | None = None,
+        marker: str = "",
+        actions: tuple[Action, ...] = (),
+        removed: tuple[RemovedItem, ...] | None = (),
+        selection: Mapping[str, Any] | None = None,
+        late: Callable[[], tuple[int, int, tuple[RemovedItem, ...]]] | None = None,
+    ) -> None:
+        self.id = id
+        self.status: Status = status
+        self.critical = critical
+        self.priority = priority
+        self.shrink = shrink
+        self.grow = grow
+        self.min_tokens = min_tokens
+        self._full_tokens = full_tokens
+        self._base_tokens = base_tokens
+        self.allocated_tokens = allocated_tokens
+        self.final_tokens = final_tokens
+        self.content = content
+        self.text = text
+        self.role = role
+        self.marker = marker
+        self.actions = actions
+        self._removed = removed
+        self.selection = selection
+        self._late = late
+        self.measured = late is None
+
+    def _resolve(self) -> None:
+        if self._late is not None:
+            full, base, removed = self._late()
+            self._full_tokens, self._base_tokens, self._removed = full, base, removed
+            self._late = None
+
+    @property
+    def full_tokens(self) -> int:
+        self._resolve()
+        assert self._full_tokens is not None
+        return self._full_tokens
+
+    @property
+    def base_tokens(self) -> int:
+        self._resolve()
+        assert self._base_tokens is not None
+        return self._base_tokens
+
+    @property
+    def removed(self) -> tuple[RemovedItem, ...]:
+        self._resolve()
+        return self._removed or ()
 
     @property
     def compression_ratio(self) -> float:
         """final / full (1.0 when nothing was lost)."""
         return 1.0 if self.full_tokens == 0 else self.final_tokens / self.full_tokens
+
+    def __repr__(self) -> str:
+        return (
+            f"LaidOutSection(id={self.id!r}, status={self.status!r}, final_tokens={self.final_tokens}, "
+            f"allocated_tokens={self.allocated_tokens}, critical={self.critical})"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, LaidOutSection):
+            return NotImplemented
+        return self.to_dict() == other.to_dict() and self.content == other.content
+
+    __hash__ = None  # type: ignore[assignment]
 
     def decisions(self) -> dict[str, Any]:
         """The deterministic part of this section's record (no content)."""
