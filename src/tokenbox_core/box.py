@@ -34,13 +34,13 @@ import time
 import uuid
 import weakref
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any, Literal
 
 from tokenbox_core.budget import ContextBudget
 from tokenbox_core.errors import ContextCriticalOverflow, SectionError
-from tokenbox_core.layout import Action, LaidOutSection, Layout, RemovedItem
+from tokenbox_core.layout import Action, LaidOutSection, Layout, RemovedItem, Status
 from tokenbox_core.lenses import LIST_LENSES, apply_lens, lens_name
 from tokenbox_core.sections import Item, Section, validate_sections
 from tokenbox_core.tokens import (
@@ -308,9 +308,7 @@ class TokenBox:
         total = slot.kept_total + slot.marker_size
         if self.mode == "text":
             text = slot.units[last].text
-            total += self.counter.count(text + self.separator) - self.counter.count(
-                text + slot.section.item_separator
-            )
+            total += self.counter.count(text + self.separator) - self.counter.count(text + slot.section.item_separator)
         return max(0, total)
 
     def _set_marker(self, slot: _Slot) -> None:
@@ -428,8 +426,15 @@ class TokenBox:
                     units.append(_Unit(item=item, index=i, text=item.content, size=size))
             kept_total = sum(u.size for u in units)
             probe = _Slot(
-                section, None, 0, section.critical, is_list=True, units=units,
-                kept=[True] * len(units), kept_total=kept_total, last_kept=len(units) - 1,
+                section,
+                None,
+                0,
+                section.critical,
+                is_list=True,
+                units=units,
+                kept=[True] * len(units),
+                kept_total=kept_total,
+                last_kept=len(units) - 1,
             )
             out.append(
                 _Template(
@@ -649,8 +654,13 @@ class TokenBox:
             slot.size = self._size_of_text(slot, slot.text)
             if slot.size < before:
                 slot.act(
-                    Action(record_as, f"keep_{slot.section.keep}", before, slot.size,
-                           f"cut {before - slot.size} units to fit {alloc} ({reason})")
+                    Action(
+                        record_as,
+                        f"keep_{slot.section.keep}",
+                        before,
+                        slot.size,
+                        f"cut {before - slot.size} units to fit {alloc} ({reason})",
+                    )
                 )
         else:
             self._evict_to(slot, alloc, reason)
@@ -686,8 +696,14 @@ class TokenBox:
         removed = [slot.units[i] for g in order[start : slot.evicted_groups] for i in g]
         slot.remove(
             [
-                RemovedItem(id=u.item.id, section=slot.section.id, reason=reason, tokens=u.size, score=u.item.score,
-                            group=u.item.group)
+                RemovedItem(
+                    id=u.item.id,
+                    section=slot.section.id,
+                    reason=reason,
+                    tokens=u.size,
+                    score=u.item.score,
+                    group=u.item.group,
+                )
                 for u in removed
             ]
         )
@@ -695,8 +711,13 @@ class TokenBox:
             ids = [u.item.id for u in removed]
             shown = ", ".join(ids) if len(ids) <= MARKER_IDS_SHOWN else f"{', '.join(ids[:MARKER_IDS_SHOWN])}, …"
             slot.act(
-                Action("evict", slot.section.eviction, before, slot.size,
-                       f"removed {len(ids)} items to fit {alloc} ({reason}): {shown}")
+                Action(
+                    "evict",
+                    slot.section.eviction,
+                    before,
+                    slot.size,
+                    f"removed {len(ids)} items to fit {alloc} ({reason}): {shown}",
+                )
             )
 
     def _cut_boundary(self, slot: _Slot, unit: _Unit, alloc: int) -> bool:
@@ -746,8 +767,14 @@ class TokenBox:
         if slot.is_list:
             slot.remove(
                 [
-                    RemovedItem(id=u.item.id, section=slot.section.id, reason="section dropped", tokens=u.size,
-                                score=u.item.score, group=u.item.group)
+                    RemovedItem(
+                        id=u.item.id,
+                        section=slot.section.id,
+                        reason="section dropped",
+                        tokens=u.size,
+                        score=u.item.score,
+                        group=u.item.group,
+                    )
                     for u in slot.units
                     if slot.kept[u.index]
                 ]
@@ -760,9 +787,7 @@ class TokenBox:
         slot.size = 0
         slot.dropped = True
         slot.alloc = 0
-        slot.act(
-            Action("drop", reason, before, 0, f"dropped whole ({reason}; min_tokens={slot.section.min_tokens})")
-        )
+        slot.act(Action("drop", reason, before, 0, f"dropped whole ({reason}; min_tokens={slot.section.min_tokens})"))
 
     # ------------------------------------------------------------------ output
 
@@ -818,7 +843,7 @@ class TokenBox:
         group: list[tuple[str, str, int]] = []
         prev_end = ""
         for unit in units:
-            text, trailing, size = unit
+            text, trailing, _ = unit
             start = text[:1] or trailing[:1]
             if group and start and not neutral(prev_end, start):
                 group.append(unit)
@@ -902,8 +927,14 @@ class TokenBox:
             self._ensure_measured([slot])
             full = slot.size
             removed = tuple(
-                RemovedItem(id=u.item.id, section=section.id, reason="section dropped", tokens=u.size,
-                            score=u.item.score, group=u.item.group)
+                RemovedItem(
+                    id=u.item.id,
+                    section=section.id,
+                    reason="section dropped",
+                    tokens=u.size,
+                    score=u.item.score,
+                    group=u.item.group,
+                )
                 for u in slot.units
             )
             self._claim(slot)
@@ -933,6 +964,7 @@ class TokenBox:
 
     def _build_result(self, slot: _Slot) -> LaidOutSection:
         section = slot.section
+        status: Status
         if slot.dropped or (slot.size == 0 and slot.full_size > 0):
             status = "dropped"
         elif slot.truncated:
@@ -987,16 +1019,31 @@ def _input_hash(sections: Sequence[Section], box: TokenBox) -> str:
     for s in sections:
         h.update(
             repr(
-                (s.id, s.priority, s.min_tokens, s.max_tokens, s.basis, s.grow, s.shrink,
-                 tuple(lens_name(x) for x in s.strategy), s.keep, s.role, s.eviction, s.partial,
-                 s.omission_marker, s.item_separator)
+                (
+                    s.id,
+                    s.priority,
+                    s.min_tokens,
+                    s.max_tokens,
+                    s.basis,
+                    s.grow,
+                    s.shrink,
+                    tuple(lens_name(x) for x in s.strategy),
+                    s.keep,
+                    s.role,
+                    s.eviction,
+                    s.partial,
+                    s.omission_marker,
+                    s.item_separator,
+                )
             ).encode()
         )
         if isinstance(s.content, str):
             h.update(s.content.encode("utf-8", "surrogatepass"))
         else:
             for it in s.content:
-                h.update(repr((it.id, it.role, it.kind, it.score, it.priority, it.group, it.pinned, it.tokens)).encode())
+                h.update(
+                    repr((it.id, it.role, it.kind, it.score, it.priority, it.group, it.pinned, it.tokens)).encode()
+                )
                 h.update(it.content.encode("utf-8", "surrogatepass"))
         h.update(b"\x00")
     return h.hexdigest()

@@ -101,7 +101,7 @@ class LaidOutSection:
     def __init__(
         self,
         *,
-        id: str,  # noqa: A002 - the section's id
+        id: str,
         status: Status,
         critical: bool,
         priority: int,

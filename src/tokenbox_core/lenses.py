@@ -24,7 +24,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from typing import Protocol
 
 from tokenbox_core.errors import LensError
 from tokenbox_core.tokens import TokenCounter, canonical_json
@@ -34,8 +33,8 @@ __all__ = ["LIST_LENSES", "Lens", "apply_lens", "get_lens", "lens_name", "regist
 TRUNCATION_MARKER = "…"
 
 
-class Lens(Protocol):
-    def __call__(self, text: str, target: int, counter: TokenCounter) -> str: ...
+Lens = Callable[[str, int, TokenCounter], str]
+"""A lens: ``lens(text, target, counter) -> text``, deterministic, never growing its input."""
 
 
 _SPACES = re.compile(r"[ \t\f\v]+")

@@ -33,7 +33,6 @@ import sys
 import tempfile
 import threading
 import unicodedata
-from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
@@ -150,9 +149,7 @@ def _utf8(text: str) -> bytes:
 
 def validate_text(text: str) -> None:
     """Raise InvalidTextError unless ``text`` is a str of valid Unicode (no lone surrogates)."""
-    if not isinstance(text, str):
-        _utf8(text)
-    elif not text.isascii():
+    if not isinstance(text, str) or not text.isascii():
         _utf8(text)
 
 
@@ -299,9 +296,7 @@ class BytesCounter(_CachedCounter):
         if keep == "tail":
             return data[len(data) - limit :].decode("utf-8", "ignore")
         head = (limit + 1) // 2
-        return data[:head].decode("utf-8", "ignore") + data[len(data) - (limit - head) :].decode(
-            "utf-8", "ignore"
-        )
+        return data[:head].decode("utf-8", "ignore") + data[len(data) - (limit - head) :].decode("utf-8", "ignore")
 
 
 class ApproximateCounter(_CachedCounter):
@@ -485,9 +480,7 @@ class TiktokenCounter(_CachedCounter):
         and no match depends on text beyond it (the r50k/p50k pattern's
         ``\\s++$`` does, so those encodings always re-count joins).
         """
-        return (
-            self._neutral_newline and left_end == "\n" and right_start != "/" and not right_start.isspace()
-        )
+        return self._neutral_newline and left_end == "\n" and right_start != "/" and not right_start.isspace()
 
     def encode(self, text: str) -> list[int]:
         validate_text(text)
@@ -633,9 +626,9 @@ def get_counter(name: str | TokenCounter | Callable[[str], Any] = "o200k_base") 
         with _COUNTERS_LOCK:
             return _COUNTERS.setdefault(name, counter)
     if isinstance(name, _CachedCounter):
-        return name  # type: ignore[return-value]
+        return name
     if hasattr(name, "count") and hasattr(name, "truncate") and hasattr(name, "name"):
-        return name  # type: ignore[return-value]
+        return name
     if callable(name):
         return CallableCounter(name)
     raise CounterError(
@@ -747,4 +740,3 @@ def count_message_tokens(messages: Iterable[Any], counter: TokenCounter | str = 
     """
     resolved = get_counter(counter)
     return PRIMING_TOKENS + sum(message_token_count(m, resolved) for m in messages)
-

@@ -13,8 +13,9 @@ from hypothesis import strategies as st
 
 from tokenbox_core import ContextBudget, ContextCriticalOverflow, Item, Section, TokenBox, get_counter
 
-WORDS = st.lists(st.sampled_from(["alpha", "beta", "gamma", "delta", "x", "yz", "é", "中文", ".", "\n", "  "]),
-                 max_size=25).map(" ".join)
+WORDS = st.lists(
+    st.sampled_from(["alpha", "beta", "gamma", "delta", "x", "yz", "é", "中文", ".", "\n", "  "]), max_size=25
+).map(" ".join)
 
 
 @st.composite
@@ -60,8 +61,13 @@ def section_lists(draw: st.DrawFn) -> list[Section]:
 COUNTERS = ["whitespace", "o200k_base", "bytes"]
 
 
-@given(sections=section_lists(), budget=st.integers(0, 120), counter=st.sampled_from(COUNTERS),
-       reserve=st.integers(0, 20), margin=st.sampled_from([0.0, 10.0]))
+@given(
+    sections=section_lists(),
+    budget=st.integers(0, 120),
+    counter=st.sampled_from(COUNTERS),
+    reserve=st.integers(0, 20),
+    margin=st.sampled_from([0.0, 10.0]),
+)
 def test_never_over_budget_and_critical_untouched(
     sections: list[Section], budget: int, counter: str, reserve: int, margin: float
 ) -> None:
@@ -138,8 +144,10 @@ def test_critical_overflow_exactly_at_the_boundary() -> None:
 DETERMINISM_SCRIPT = textwrap.dedent(
     """
     from tokenbox_core import Item, Section, TokenBox
-    items = [Item(f"m{i}", f"turn {i} " * (i % 5 + 1), score=(i * 7 % 11) / 11, group=f"g{i // 3}" if i % 4 == 0 else None)
-             for i in range(60)]
+    items = [
+        Item(f"m{i}", f"turn {i} " * (i % 5 + 1), score=(i * 7 % 11) / 11, group=f"g{i // 3}" if i % 4 else None)
+        for i in range(60)
+    ]
     sections = [
         Section("policy", "Be exact.", role="system"),
         Section("docs", items[:30], priority=2, shrink=1, eviction="lowest_score", omission_marker=True),
