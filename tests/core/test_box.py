@@ -251,8 +251,12 @@ def test_atomic_groups_leave_together() -> None:
 
 def test_lowest_score_first_with_ties_losing_the_later_item() -> None:
     """Evidence loses the lowest score first; equal scores lose the later item."""
-    docs = [Item("a", "x x", score=0.9), Item("b", "x x", score=0.1), Item("c", "x x", score=0.5),
-            Item("d", "x x", score=0.5)]
+    docs = [
+        Item("a", "x x", score=0.9),
+        Item("b", "x x", score=0.1),
+        Item("c", "x x", score=0.5),
+        Item("d", "x x", score=0.5),
+    ]
     layout = box(4).layout([Section("docs", docs, shrink=1, eviction="lowest_score")])
     assert [it.id for it in layout["docs"].content] == ["a", "c"]  # type: ignore[union-attr]
     assert [r.id for r in layout["docs"].removed] == ["b", "d"]
@@ -383,3 +387,23 @@ def test_huge_section_with_linear_counters() -> None:
         layout = TokenBox(1_000, counter=name).layout([Section("s", "keep me"), Section("big", big, shrink=1)])
         assert layout.total_tokens <= 1_000
         assert layout["big"].status == "truncated"
+
+
+def test_text_lenses_apply_to_each_item_of_a_list() -> None:
+    """A text lens on a list section rewrites each kept item before any item is evicted."""
+    items = [Item("a", "x  y\n\n\n\nz"), Item("b", '{"b": 1,  "a": 2}')]
+    layout = TokenBox(14, counter="o200k_base").layout(
+        [Section("h", items, shrink=1, strategy=["whitespace", "json_minify"])]
+    )
+    assert [it.content for it in layout["h"].content] == ["x y\n\nz", '{"a":2,"b":1}']  # type: ignore[union-attr]
+    assert layout["h"].status == "compressed"
+    assert layout.total_tokens <= 14
+
+
+def test_messages_mode_truncates_message_content() -> None:
+    """In messages mode a text section is cut inside its message, overhead included."""
+    layout = TokenBox(20, counter="whitespace", mode="messages").layout(
+        [Section("sys", "be brief", role="system"), Section("doc", words(30), role="user", shrink=1)]
+    )
+    assert layout.total_tokens == 20
+    assert layout.total_tokens == count_message_tokens(layout.messages, "whitespace")

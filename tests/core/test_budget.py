@@ -169,3 +169,8 @@ def test_token_budget_converts_to_context_budget() -> None:
     tb = TokenBudget("m", 10_000, 0, 0, 1500, 500, 8000, False)
     cb = tb.to_context_budget()
     assert (cb.max_tokens, cb.output_reserve) == (10_000, 2000)
+
+
+def test_integral_floats_are_accepted() -> None:
+    """A float with an integral value (e.g. from JSON) is accepted as an int."""
+    assert ContextBudget(max_tokens=100.0).max_tokens == 100  # type: ignore[arg-type]

@@ -123,7 +123,7 @@ def test_demo_json_html_and_messages(capsys: pytest.CaptureFixture[str], tmp_pat
     code, out, _ = run(capsys, "demo", "--json", "--html", str(html))
     assert code == 0
     data = json.loads(out)
-    assert [s["id"] for s in data["sections"]][0] == "policy"
+    assert data["sections"][0]["id"] == "policy"
     assert html.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
     code, out, _ = run(capsys, "demo", "--messages")
     messages = json.loads(out)
@@ -317,7 +317,7 @@ def test_count_files_and_total(capsys: pytest.CaptureFixture[str], tmp_path: Pat
 
 def test_count_stdin_and_json(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     """With no file (or '-') `tokenbox count` reads stdin; --json prints a JSON object."""
-    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO("one two three".encode())))
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"one two three")))
     code, out, _ = run(capsys, "count", "--model", "whitespace", "--json")
     assert code == 0
     assert json.loads(out) == {
@@ -338,7 +338,7 @@ def test_count_unknown_model_falls_back(capsys: pytest.CaptureFixture[str], tmp_
 
 def test_count_invalid_utf8_names_file_and_offset(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     """Bytes that are not UTF-8 are one error line with the file name and the byte offset; exit 2."""
-    data = "ok text ".encode() + b"\xc3\x28 rest"
+    data = b"ok text " + b"\xc3\x28 rest"
     path = write(tmp_path, "bad.txt", data)
     offset = data.index(b"\xc3")
     code, out, err = run(capsys, "count", path)
@@ -423,7 +423,9 @@ def test_diff_two_specs(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> N
     turn1 = dict(spec(budget=40), sections=[{"id": "h", "shrink": 1, "items": [{"id": "m1", "content": "hi there"}]}])
     turn2 = dict(
         spec(budget=40),
-        sections=[{"id": "h", "shrink": 1, "items": [{"id": "m1", "content": "hi there"}, {"id": "m2", "content": "x y"}]}],
+        sections=[
+            {"id": "h", "shrink": 1, "items": [{"id": "m1", "content": "hi there"}, {"id": "m2", "content": "x y"}]}
+        ],
     )
     a, b = write(tmp_path, "a.json", turn1), write(tmp_path, "b.json", turn2)
     code, out, _ = run(capsys, "diff", a, b)

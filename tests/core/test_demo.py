@@ -134,3 +134,17 @@ def test_tokenbox_demo_runs_offline_in_a_fresh_process() -> None:
     assert proc.returncode == 0, proc.stderr
     assert "TokenBox layout:" in proc.stdout and "history" in proc.stdout and "truncated" in proc.stdout
     assert proc.stderr == ""
+
+
+def test_a_reused_box_lays_out_like_a_fresh_one() -> None:
+    """Laying out turn 60 (and reading its fingerprint) on a box does not change that box's next layout."""
+    from dataclasses import replace
+
+    from tokenbox_core import Item
+
+    sections = demo_sections()
+    extra = [Item("t16-user", "Show me the dry run first.", role="user"), Item("t16-answer", "Here it is.")]
+    turn61 = [replace(s, content=(*s.items, *extra)) if s.id == "history" else s for s in sections]
+    box = demo_box()
+    box.layout(sections).fingerprint  # noqa: B018 - reading it must have no effect on later layouts
+    assert box.layout(turn61).fingerprint == demo_box().layout(turn61).fingerprint

@@ -78,14 +78,27 @@ def test_trace_has_the_chapter_fields() -> None:
     """The trace follows §6.4.2: ids and hashes, config, allocations, exclusions, ratios, latency."""
     trace = sample().trace
     for key in (
-        "trace_id", "timestamp", "config_version", "input_hash", "output_hash", "total_tokens",
-        "section_allocations", "excluded_items", "compression_ratios", "latency_ms",
+        "trace_id",
+        "timestamp",
+        "config_version",
+        "input_hash",
+        "output_hash",
+        "total_tokens",
+        "section_allocations",
+        "excluded_items",
+        "compression_ratios",
+        "latency_ms",
     ):
         assert key in trace
     assert trace["section_allocations"]["evidence"]["overflow"] is True
     assert trace["section_allocations"]["policy"] == {"allocated": 8, "used": 8, "overflow": False, "status": "kept"}
-    assert {"item_id": "doc-4", "section": "evidence", "reason": "budget", "score": trace["excluded_items"][0]["score"],
-            "tokens": 12} in trace["excluded_items"]
+    assert {
+        "item_id": "doc-4",
+        "section": "evidence",
+        "reason": "budget",
+        "score": trace["excluded_items"][0]["score"],
+        "tokens": 12,
+    } in trace["excluded_items"]
     assert trace["compression_ratios"]["history"] == 0.0
     assert trace["input_hash"] == sample().trace["input_hash"]
     json.dumps(trace)

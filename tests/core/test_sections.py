@@ -99,3 +99,9 @@ def test_single_section_is_accepted() -> None:
     """A lone Section (not in a list) is laid out as a list of one."""
     layout = TokenBox(10, counter="whitespace").layout(Section("a", "one two"))  # type: ignore[arg-type]
     assert layout.text == "one two"
+
+
+def test_item_separator_must_be_text() -> None:
+    """A non-string item separator is rejected."""
+    with pytest.raises(SectionError, match="item_separator must be a string"):
+        Section("s", [], item_separator=None)  # type: ignore[arg-type]

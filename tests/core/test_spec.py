@@ -121,7 +121,9 @@ def test_section_and_item_fields_are_parsed() -> None:
 
 def test_strategy_list_with_list_lens() -> None:
     """A strategy list may mix text lenses and list lenses."""
-    spec = parse_spec(_spec(sections=[{"id": "h", "items": [], "shrink": 1, "strategy": ["drop_oldest", "whitespace"]}]))
+    spec = parse_spec(
+        _spec(sections=[{"id": "h", "items": [], "shrink": 1, "strategy": ["drop_oldest", "whitespace"]}])
+    )
     assert spec.sections[0].strategy == ("drop_oldest", "whitespace")
 
 
