@@ -109,6 +109,7 @@ class _Slot:
     pristine_drop = outranked = lensed = truncated = dropped = False
     actions: tuple[Action, ...] = ()
     removed: tuple[RemovedItem, ...] = ()
+    selection: dict[str, Any] | None = None  # the selection report of a list section with a policy
 
     def __init__(
         self,
@@ -316,7 +317,7 @@ class TokenBox:
         if not slot.marker:
             slot.marker_size = 0
         elif self.mode == "messages":
-            slot.marker_size = self.counter.count(slot.marker) + self._message_overhead(self._role(slot))
+            slot.marker_size = self.counter.count(slot.marker) + self._message_overhead(slot.section.role or "system")
         else:
             slot.marker_size = self.counter.count(slot.marker + slot.section.item_separator)
 
@@ -504,7 +505,7 @@ class TokenBox:
         basis = slot.section.basis
         if basis is not None:
             claim = min(claim, basis)
-        if claim < slot.size:
+        if claim < slot.size or (slot.is_list and slot.section.policy is not None):
             reason = "basis" if basis is not None and claim == basis else "max_tokens"
             self._shrink_to(slot, claim, reason=reason, record_as="claim")
         slot.base_size = slot.size
@@ -549,6 +550,10 @@ class TokenBox:
                 text = self._cut_text(slot, text, alloc)
             slot.text = text
             slot.size = self._size_of_text(slot, text)
+        elif slot.section.policy is not None:  # a selection policy decides the items (tokenbox_core.select)
+            from tokenbox_core.select.boxing import fill_slot
+
+            fill_slot(self, slot, alloc)
         else:
             restored: set[str] = set()
             while slot.evicted_groups > 0:  # restore groups in reverse eviction order while they fit
@@ -674,6 +679,11 @@ class TokenBox:
         The marker is recomputed once per round rather than per item, so
         evicting thousands of items costs a few counts, not thousands.
         """
+        if slot.section.policy is not None:  # a selection policy decides the items (tokenbox_core.select)
+            from tokenbox_core.select.boxing import fill_slot
+
+            fill_slot(self, slot, alloc)
+            return
         before = slot.size
         start = slot.evicted_groups
         order = slot.evict_order
@@ -1007,6 +1017,7 @@ class TokenBox:
             marker=slot.marker,
             actions=tuple(slot.actions),
             removed=tuple(slot.removed),
+            selection=slot.selection,
         )
 
 

@@ -6,17 +6,24 @@
 - :func:`trim_messages`: a drop-in for ``langchain_core.messages.trim_messages``.
 
 The adapter maps LangChain objects to TokenBox Sections and Items and calls
-the core once; the core decides what is kept.
+the core once; the core decides what is kept.  Each Runnable reports its
+layout to the callbacks as the custom event :data:`LAYOUT_EVENT`.
 """
 
-from tokenbox_langchain.fit import METADATA_KEY, CriticalMessagesOverflow
+from tokenbox_langchain.compressor import TokenBoxCompressor
+from tokenbox_langchain.fit import METADATA_KEY, CriticalMessagesOverflow, FitResult, RemovedMessage
+from tokenbox_langchain.layout import TokenBoxLayout
 from tokenbox_langchain.messages import LAYOUT_EVENT, TokenBoxMessages
 from tokenbox_langchain.trim import trim_messages
 
 __all__ = [
+    "CriticalMessagesOverflow",
+    "FitResult",
     "LAYOUT_EVENT",
     "METADATA_KEY",
-    "CriticalMessagesOverflow",
+    "RemovedMessage",
+    "TokenBoxCompressor",
+    "TokenBoxLayout",
     "TokenBoxMessages",
     "trim_messages",
 ]

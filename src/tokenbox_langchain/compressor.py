@@ -15,6 +15,7 @@ from typing import Any, Literal
 from langchain_core.callbacks import AsyncCallbackManager, CallbackManager, Callbacks
 from langchain_core.documents import BaseDocumentCompressor, Document
 from pydantic import ConfigDict
+
 from tokenbox_core import ContextBudget, Item, Layout, Section, TokenBox
 
 __all__ = ["TRUNCATED_KEY", "TokenBoxCompressor"]

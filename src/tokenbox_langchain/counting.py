@@ -27,6 +27,7 @@ warm history is never re-counted.
 from __future__ import annotations
 
 import collections.abc
+import contextlib
 import inspect
 import threading
 import types
@@ -38,10 +39,19 @@ from typing import Any, Union
 
 from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.messages.utils import count_tokens_approximately
+
 from tokenbox_core import CounterError, TokenCounter, get_counter
 from tokenbox_core.tokens import PRIMING_TOKENS, canonical_json, message_token_count
 
-__all__ = ["CounterSpec", "MessageCounter", "clear_caches", "content_text", "message_key", "openai_role", "takes_one_message"]
+__all__ = [
+    "CounterSpec",
+    "MessageCounter",
+    "clear_caches",
+    "content_text",
+    "message_key",
+    "openai_role",
+    "takes_one_message",
+]
 
 CounterSpec = Union[str, TokenCounter, Callable[..., int], Any]  # noqa: UP007 - a documented alias
 """Anything :class:`MessageCounter` accepts: a counter name, a ``TokenCounter``, a
@@ -112,10 +122,8 @@ class _SizeCache:
     def get(self, key: Hashable) -> int | None:
         value = self.data.get(key)
         if value is not None:
-            try:
+            with contextlib.suppress(KeyError):  # evicted by another thread meanwhile: still a valid answer
                 self.data.move_to_end(key)
-            except KeyError:  # evicted by another thread meanwhile: still a valid answer
-                pass
         return value
 
     def put(self, key: Hashable, value: int) -> None:
@@ -189,8 +197,10 @@ def _is_message_type(annotation: Any) -> bool:
 
 def _is_list_type(annotation: Any) -> bool:
     origin = typing.get_origin(annotation) or annotation
-    return isinstance(origin, type) and issubclass(origin, (list, tuple, collections.abc.Iterable)) and not (
-        isinstance(origin, type) and issubclass(origin, (str, BaseMessage))
+    return (
+        isinstance(origin, type)
+        and issubclass(origin, (list, tuple, collections.abc.Iterable))
+        and not (isinstance(origin, type) and issubclass(origin, (str, BaseMessage)))
     )
 
 
@@ -244,7 +254,7 @@ class MessageCounter:
             self.base = 0
             self._one = _approximate_one
             self._cache = _cache_for("langchain:approximate")
-        elif isinstance(spec, str) or isinstance(spec, TokenCounter):
+        elif isinstance(spec, str | TokenCounter):
             core = get_counter(spec)
             self.core = core
             self.name = core.name

@@ -37,13 +37,13 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+
 from tokenbox_core import ContextBudget, ContextCriticalOverflow, Item, Layout, Section, TokenBox
 from tokenbox_core.errors import SectionError
 from tokenbox_core.tokens import PRIMING_TOKENS
-
 from tokenbox_langchain.counting import MessageCounter, content_text, message_key, openai_role
 
 __all__ = [
@@ -401,7 +401,7 @@ def fit_messages(
 
     for i in sorted(critical | window):
         is_critical = i in critical
-        if run_critical is not None and is_critical != run_critical:
+        if run_critical is not None and (is_critical != run_critical or (is_critical and i != run[-1] + 1)):
             flush()
         run_critical = is_critical
         run.append(i)
@@ -427,7 +427,8 @@ def fit_messages(
         if laid.marker:
             cls = _MARKER_CLASSES[options.marker_type]
             entries.append(cls(content=laid.marker, id=f"tokenbox-omitted-{laid.id}"))
-        entries.extend(index_of[it.id] for it in laid.content if isinstance(laid.content, tuple))
+        if isinstance(laid.content, tuple):
+            entries.extend(index_of[it.id] for it in laid.content)
         for r in laid.removed:
             j = index_of[r.id]
             evicted.append(j)
@@ -447,7 +448,8 @@ def fit_messages(
                 replaced[boundary] = cut
                 total += counter.size(cut)
                 removed = [r for r in removed if r.index != boundary]
-                bisect.insort(entries, boundary)  # type: ignore[arg-type]  # no marker with partial: all ints
+                ints = cast(list[int], entries)  # no omission marker with partial: only indices
+                bisect.insort(ints, boundary)
 
     # ---- start_on fix-up
     if options.start_on is not None:

@@ -21,8 +21,8 @@ from langchain_core.messages import BaseMessage, HumanMessage, convert_to_messag
 from langchain_core.prompt_values import ChatPromptValue, PromptValue
 from langchain_core.runnables import RunnableConfig, RunnableSerializable
 from pydantic import ConfigDict, PrivateAttr
-from tokenbox_core import BudgetError, ContextBudget
 
+from tokenbox_core import BudgetError, ContextBudget
 from tokenbox_langchain.counting import MessageCounter
 from tokenbox_langchain.fit import FitOptions, FitResult, MessageTypes, fit_messages
 

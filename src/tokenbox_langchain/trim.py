@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from langchain_core.messages import BaseMessage
 from langchain_core.prompt_values import PromptValue
 from langchain_core.runnables import Runnable, RunnableLambda
-from tokenbox_core import ContextBudget
 
+from tokenbox_core import ContextBudget
 from tokenbox_langchain.counting import CounterSpec, MessageCounter
 from tokenbox_langchain.fit import FitOptions, MessageTypes, fit_messages, matches
 from tokenbox_langchain.messages import to_messages
@@ -113,18 +112,24 @@ def trim_messages(
         CriticalMessagesOverflow: see 2 and 3.
     """
     if messages is None:
-        bound = functools.partial(
-            trim_messages,
-            max_tokens=max_tokens,
-            token_counter=token_counter,
-            strategy=strategy,
-            allow_partial=allow_partial,
-            end_on=end_on,
-            start_on=start_on,
-            include_system=include_system,
-            text_splitter=text_splitter,
-        )
-        return RunnableLambda(bound, name="trim_messages")
+
+        def trim(value: Any) -> list[BaseMessage]:
+            return cast(
+                list[BaseMessage],
+                trim_messages(
+                    value,
+                    max_tokens=max_tokens,
+                    token_counter=token_counter,
+                    strategy=strategy,
+                    allow_partial=allow_partial,
+                    end_on=end_on,
+                    start_on=start_on,
+                    include_system=include_system,
+                    text_splitter=text_splitter,
+                ),
+            )
+
+        return RunnableLambda(trim, name="trim_messages")
     if start_on and strategy == "first":
         raise ValueError("start_on parameter is only valid with strategy='last'")
     if include_system and strategy == "first":

@@ -407,3 +407,13 @@ def test_messages_mode_truncates_message_content() -> None:
     )
     assert layout.total_tokens == 20
     assert layout.total_tokens == count_message_tokens(layout.messages, "whitespace")
+
+
+def test_messages_mode_marker_counts_as_its_emitted_message() -> None:
+    """The omission marker is sized with the role it is emitted with, so totals stay exact."""
+    items = [Item(f"m{i}", f"message {i} here", role="user") for i in range(12)]
+    layout = TokenBox(40, counter="gpt-4o", mode="messages").layout(
+        [Section("h", items, shrink=1, omission_marker=True)]
+    )
+    assert layout.messages[0]["role"] == "system"
+    assert layout.total_tokens == count_message_tokens(layout.messages, "gpt-4o")

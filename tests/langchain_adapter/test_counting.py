@@ -1,0 +1,121 @@
+"""Message counting: every counter shape, reliable per-message detection, one count per message."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.messages.utils import count_tokens_approximately
+
+from tokenbox_core import CounterError, count_message_tokens, get_counter
+from tokenbox_langchain.counting import MessageCounter, openai_role, takes_one_message
+
+
+def per_message_annotated(message: BaseMessage) -> int:
+    return len(message.text.split())
+
+
+def per_message_string_annotation(message: "BaseMessage") -> int:  # noqa: UP037 - the point of the test
+    return len(message.text.split())
+
+
+def per_message_bare(message):  # type: ignore[no-untyped-def]
+    return len(message.text.split())
+
+
+def list_annotated(messages: list[BaseMessage]) -> int:
+    return sum(len(m.text.split()) for m in messages)
+
+
+MESSAGES: list[BaseMessage] = [
+    SystemMessage("be brief"),
+    HumanMessage("one two three", name="bob"),
+    AIMessage("", tool_calls=[{"name": "search", "args": {"q": "x"}, "id": "c1", "type": "tool_call"}]),
+    ToolMessage("result text", tool_call_id="c1"),
+]
+
+
+@pytest.mark.parametrize(
+    ("fn", "one"),
+    [
+        (per_message_annotated, True),
+        (per_message_string_annotation, True),
+        (per_message_bare, True),
+        (lambda m: len(m.content), True),
+        (list_annotated, False),
+        (lambda ms: sum(len(m.content) for m in ms), False),
+        (len, False),
+        (count_tokens_approximately, False),
+    ],
+)
+def test_takes_one_message(fn: Any, one: bool) -> None:
+    """Per-message and list counters are told apart from hints, string hints and, for lambdas, a probe."""
+    assert takes_one_message(fn) is one
+
+
+def test_chat_counts_match_the_core() -> None:
+    """A counter name sizes messages exactly as count_message_tokens does, names and tool calls included."""
+    counter = MessageCounter("o200k_base")
+    dicts = [
+        {
+            "role": openai_role(m),
+            "content": m.content,
+            "name": m.name,
+            "tool_calls": getattr(m, "tool_calls", None),
+            "tool_call_id": getattr(m, "tool_call_id", None),
+        }
+        for m in MESSAGES
+    ]
+    assert counter.count(MESSAGES) == count_message_tokens(dicts, get_counter("o200k_base"))
+    assert counter.size(MESSAGES[2]) > 4  # the tool-call payload is counted
+
+
+def test_list_counter_base_is_counted_once() -> None:
+    """A list counter's empty-list cost is its base; per-message sizes exclude it."""
+    counter = MessageCounter(lambda ms: 3 + sum(len(m.text.split()) for m in ms))
+    assert counter.base == 3
+    assert counter.count(MESSAGES[:2]) == 3 + 2 + 3
+
+
+def test_model_counter_uses_get_num_tokens_from_messages() -> None:
+    """A LangChain model counts with get_num_tokens_from_messages."""
+    model = GenericFakeChatModel(messages=iter([]), custom_get_token_ids=lambda t: t.split())
+    counter = MessageCounter(model)
+    assert counter.count(MESSAGES[:2]) == model.get_num_tokens_from_messages(MESSAGES[:2])
+
+
+def test_approximate_is_langchains_shortcut() -> None:
+    """'approximate' means LangChain's count_tokens_approximately, message by message."""
+    counter = MessageCounter("approximate")
+    assert counter.count(MESSAGES) == count_tokens_approximately(MESSAGES)
+
+
+def test_each_message_is_counted_once() -> None:
+    """Sizes are memoised: counting the same messages again calls the counter no more."""
+    calls: list[int] = []
+
+    def counting(message: BaseMessage) -> int:
+        calls.append(1)
+        return 1
+
+    counter = MessageCounter(counting)
+    counter.count(MESSAGES)
+    counter.count(MESSAGES)
+    MessageCounter(counting).count(MESSAGES)  # a new wrapper of the same function shares the cache
+    assert len(calls) == len(MESSAGES)
+
+
+def test_bad_counter_results_raise() -> None:
+    """A counter returning a non-int or a negative number raises CounterError naming it."""
+    with pytest.raises(CounterError, match="must return an int"):
+        MessageCounter(lambda m: "three").size(HumanMessage("x"))
+    with pytest.raises(CounterError, match="negative count"):
+        MessageCounter(lambda m: -1).size(HumanMessage("x"))
+
+
+def test_unusable_counter_raises() -> None:
+    """An object that is neither a name, a counter, a model nor a callable is rejected with the options."""
+    with pytest.raises(CounterError, match="cannot count messages with int"):
+        MessageCounter(42)

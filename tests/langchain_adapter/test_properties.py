@@ -1,0 +1,68 @@
+"""Invariants over random agent transcripts: never over budget, always a valid sequence, deterministic."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tokenbox_core import ContextBudget
+from tokenbox_langchain import CriticalMessagesOverflow, TokenBoxMessages, trim_messages
+from tokenbox_langchain.counting import MessageCounter
+from tokenbox_langchain.fit import FitOptions, fit_messages
+from tokenbox_langchain.testing import agent_transcript, sequence_problems
+
+W = MessageCounter("whitespace")
+
+transcripts = st.builds(
+    agent_transcript,
+    turns=st.integers(1, 8),
+    seed=st.integers(0, 10_000),
+    max_parallel=st.integers(1, 4),
+    tool_rate=st.floats(0.0, 1.0),
+)
+
+
+@given(messages=transcripts, budget=st.integers(0, 400), marker=st.booleans())
+def test_messages_never_over_budget_and_always_valid(messages: list, budget: int, marker: bool) -> None:
+    """Every fit is within budget and a sequence a provider accepts, or the critical messages overflow."""
+    fit = TokenBoxMessages(budget=budget, counter="whitespace", omission_marker=marker)
+    try:
+        out = fit.invoke(messages)
+    except CriticalMessagesOverflow as exc:
+        assert exc.required > budget
+        return
+    assert W.count(out) <= budget
+    assert sequence_problems(out) == []
+    assert fit.invoke(messages) == out
+
+
+@given(messages=transcripts, budget=st.integers(0, 400), strategy=st.sampled_from(["first", "last"]))
+def test_trim_never_over_budget_and_never_orphans(messages: list, budget: int, strategy: str) -> None:
+    """trim_messages stays within max_tokens and never splits a tool-call group."""
+    try:
+        out = trim_messages(messages, max_tokens=budget, token_counter="whitespace", strategy=strategy)  # type: ignore[arg-type]
+    except CriticalMessagesOverflow:
+        raise AssertionError("nothing is critical without include_system or start_on") from None
+    assert not out or W.count(out) <= budget
+    assert [p for p in sequence_problems(out, start_on_human=False) if "system" not in p] == []
+
+
+@given(messages=transcripts, budget=st.integers(20, 400), eviction=st.sampled_from(["oldest", "newest"]))
+def test_horizon_is_invisible(messages: list, budget: int, eviction: str) -> None:
+    """Skipping messages beyond the horizon changes nothing: same messages, same removed set."""
+    options = FitOptions(
+        system="leading",
+        anchor="human" if eviction == "oldest" else None,
+        start_on="human" if eviction == "oldest" else None,
+        eviction=eviction,
+    )  # type: ignore[arg-type]
+    try:
+        fast = fit_messages(messages, W, ContextBudget(max_tokens=budget), options)
+    except CriticalMessagesOverflow:
+        return
+    slow = fit_messages(messages, W, ContextBudget(max_tokens=budget), dataclasses.replace(options, horizon=False))
+    assert fast.messages == slow.messages
+    assert fast.total_tokens == slow.total_tokens
+    assert [r.id for r in fast.all_removed()] == [r.id for r in slow.all_removed()]
