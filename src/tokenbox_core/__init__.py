@@ -33,6 +33,8 @@ from tokenbox_core.layout import Action, LaidOutSection, Layout, RemovedItem
 from tokenbox_core.lenses import register_lens
 from tokenbox_core.report import LayoutDiff
 from tokenbox_core.sections import Item, Section
+from tokenbox_core.select import SelectionPolicy
+from tokenbox_core.spec import LayoutSpec, SpecError, load_spec
 from tokenbox_core.tokens import TokenCounter, count_message_tokens, get_counter
 
 __version__ = "0.1.0"
@@ -49,12 +51,15 @@ __all__ = [
     "LaidOutSection",
     "Layout",
     "LayoutDiff",
+    "LayoutSpec",
     "LensError",
     "MODEL_CONTEXT_WINDOWS",
     "RemovedItem",
     "Section",
     "SectionError",
     "SelectionError",
+    "SelectionPolicy",
+    "SpecError",
     "TokenBox",
     "TokenBoxError",
     "TokenBudget",
@@ -64,6 +69,7 @@ __all__ = [
     "__version__",
     "count_message_tokens",
     "get_counter",
+    "load_spec",
     "register_lens",
     "register_model",
 ]

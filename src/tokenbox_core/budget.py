@@ -7,10 +7,10 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import Any
 
 from tokenbox_core.errors import BudgetError
+from tokenbox_core.frozen import FrozenDict
 from tokenbox_core.tokens import (
     PRIMING_TOKENS,
     TokenCounter,
@@ -96,7 +96,7 @@ class ContextBudget:
         object.__setattr__(self, "max_tokens", max_tokens)
         object.__setattr__(self, "target_tokens", target)
         object.__setattr__(self, "output_reserve", reserve)
-        object.__setattr__(self, "reserved_slots", MappingProxyType(slots))
+        object.__setattr__(self, "reserved_slots", FrozenDict(slots))
         object.__setattr__(self, "estimation_safety_margin_percent", float(margin))
 
     @property

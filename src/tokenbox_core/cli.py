@@ -152,7 +152,7 @@ class _Progress:
 
     def step(self) -> None:
         self.done += 1
-        if self.enabled:
+        if self.enabled and (self.done == self.total or self.done % max(1, self.total // 100) == 0):
             width = 30
             filled = width * self.done // self.total
             self.stream.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} specs")
@@ -199,8 +199,10 @@ def _cmd_layout_batch(args: argparse.Namespace, out: TextIO, err: TextIO) -> int
                 ok += 1
                 tokens += result["total_tokens"]
                 if args.json:
-                    out.write(f'{{"line":{result["line"]},"name":{json.dumps(result["name"])},"ok":true,'
-                              f'"layout":{result["json"]}}}\n')
+                    out.write(
+                        f'{{"line":{result["line"]},"name":{json.dumps(result["name"])},"ok":true,'
+                        f'"layout":{result["json"]}}}\n'
+                    )
                 else:
                     label = f" {result['name']}" if result["name"] else ""
                     out.write(f"line {result['line']}{label}: {result['summary']}\n")
@@ -381,8 +383,13 @@ def build_parser() -> argparse.ArgumentParser:
         "retrieved documents, a 60-message history with tool calls, a scratchpad, the task) into a gpt-4o "
         "budget, offline, and print the explain table.",
     )
-    demo.add_argument("--budget", type=_positive_int, default=8192, metavar="N",
-                      help="window size in tokens (default 8192; 1,024 are reserved for the answer)")
+    demo.add_argument(
+        "--budget",
+        type=_positive_int,
+        default=8192,
+        metavar="N",
+        help="window size in tokens (default 8192; 1,024 are reserved for the answer)",
+    )
     demo.add_argument("--json", action="store_true", help="print the layout as JSON instead of the table")
     demo.add_argument("--messages", action="store_true", help="print the laid-out chat messages as JSON")
     demo.add_argument("--html", metavar="FILE", help="also write the visual HTML report to FILE")
@@ -397,8 +404,14 @@ def build_parser() -> argparse.ArgumentParser:
     layout.add_argument("spec", metavar="SPEC", help="a .json or .toml spec, or a .jsonl file of specs")
     layout.add_argument("--json", action="store_true", help="print the layout as JSON (batch: one object per line)")
     layout.add_argument("--html", metavar="FILE", help="also write the visual HTML report to FILE (one spec only)")
-    layout.add_argument("--jobs", "-j", type=_jobs, default=1, metavar="N",
-                        help="worker processes for a batch (default 1; 'auto' = one per CPU)")
+    layout.add_argument(
+        "--jobs",
+        "-j",
+        type=_jobs,
+        default=1,
+        metavar="N",
+        help="worker processes for a batch (default 1; 'auto' = one per CPU)",
+    )
     layout.add_argument("--batch", action="store_true", help="read SPEC as JSON lines whatever its extension")
 
     count = commands.add_parser(
@@ -407,9 +420,13 @@ def build_parser() -> argparse.ArgumentParser:
         description="Count tokens in each FILE (read as strict UTF-8) or in stdin when no FILE or '-' is given.",
     )
     count.add_argument("files", nargs="*", metavar="FILE", help="files to count; '-' or nothing reads stdin")
-    count.add_argument("--model", "-m", default="gpt-4o",
-                       help="model, tiktoken encoding, or bytes/approximate/whitespace (default gpt-4o; unknown "
-                       "models count with cl100k_base)")
+    count.add_argument(
+        "--model",
+        "-m",
+        default="gpt-4o",
+        help="model, tiktoken encoding, or bytes/approximate/whitespace (default gpt-4o; unknown "
+        "models count with cl100k_base)",
+    )
     count.add_argument("--json", action="store_true", help="print the counts as JSON")
 
     budget = commands.add_parser(
@@ -420,8 +437,9 @@ def build_parser() -> argparse.ArgumentParser:
         "window.",
     )
     budget.add_argument("--model", "-m", required=True, help="model name, e.g. gpt-4o")
-    budget.add_argument("--messages", required=True, metavar="FILE",
-                        help="a JSON list of {role, content} messages ('-' for stdin)")
+    budget.add_argument(
+        "--messages", required=True, metavar="FILE", help="a JSON list of {role, content} messages ('-' for stdin)"
+    )
     budget.add_argument("--directive", default="", help="directive text that must also fit")
     budget.add_argument("--json", action="store_true", help="print the budget as JSON")
 

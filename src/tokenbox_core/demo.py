@@ -180,68 +180,128 @@ def tool_schemas() -> list[dict[str, Any]]:
 
 # (kind, title, facts): each document is its title and facts; scores fall with rank.
 _DOCUMENTS: list[tuple[str, str, str]] = [
-    ("postmortem", "INC-2291: checkout-api latency from connection-pool exhaustion",
-     "On the 3rd, checkout-api p99 rose to 3.1 s after release 4.18 raised per-request DB calls from 3 to 7. "
-     "The pool (max 40) saturated; db_pool_wait_ms reached 1,900. Mitigation: feature flag checkout.v2_pricing "
-     "off, then pool size 80. Follow-up: query batching in pricing."),
-    ("runbook", "Runbook: checkout-api high latency",
-     "Check db_pool_wait_ms first; above 200 ms means pool saturation. Then compare deployments in the last 6 h. "
-     "Safe levers in order: disable the newest feature flag, scale out to 12 pods, roll back. Never restart the "
-     "primary database during business hours."),
-    ("kb", "Connection pool sizing for Postgres-backed services",
-     "Pool size per pod times pod count must stay under max_connections minus 20 reserved for admin. For "
-     "checkout-api (12 pods, max_connections 1,000) the ceiling is 81 per pod. Raising the pool past it causes "
-     "connection refusals instead of waits."),
-    ("deploy-note", "Release 4.23 of checkout-api",
-     "Adds address validation through the new geo-service on every checkout, behind flag checkout.address_v2 "
-     "(enabled 100% at 13:50 UTC). Adds one synchronous HTTP call per request; geo-service SLO is p99 150 ms."),
-    ("runbook", "Runbook: feature flag emergency off",
-     "Flags are changed in the flag console or with `flagctl set <flag> off --env prod`. Changes propagate within "
-     "30 s. Record the change in the incident channel. Flags are safe to flip without a deploy."),
-    ("postmortem", "INC-2140: geo-service timeouts during provider outage",
-     "geo-service depends on an external address provider. When the provider slowed to 4 s responses, callers "
-     "without timeouts stalled. Action item: all callers must set a 300 ms timeout and a fallback."),
-    ("kb", "Latency budget of the checkout path",
-     "Checkout p99 budget is 800 ms: 120 ms API gateway, 250 ms pricing, 180 ms payments-gateway authorisation, "
-     "150 ms persistence, 100 ms slack. Any new synchronous dependency must fit in the slack or take budget from "
-     "another stage."),
-    ("slack", "#platform-oncall, yesterday 17:12",
-     "geo-service team: we are migrating our provider connection to a new region tonight; expect slightly higher "
-     "latency until the cache warms up, should be fine by morning."),
-    ("dashboard", "checkout-api service dashboard description",
-     "Panels: request rate, p50/p95/p99 latency, error rate, db_pool_wait_ms, outbound call latency by dependency "
-     "(payments-gateway, geo-service, fraud-scorer). Outbound panels were added in 4.21."),
-    ("runbook", "Runbook: scaling checkout-api",
-     "Scale with `kubectl scale deploy/checkout-api --replicas=N`. Max 16 replicas before the database "
-     "connection ceiling. Scaling does not help when the bottleneck is a downstream dependency."),
-    ("kb", "HTTP client timeouts in the checkout codebase",
-     "Outbound clients are built with http_client(timeout_ms=..., retries=...). The default timeout is 10,000 ms, "
-     "kept for backwards compatibility; new clients must pass an explicit timeout."),
-    ("postmortem", "INC-2077: fraud-scorer cold starts",
-     "After a node pool upgrade fraud-scorer pods cold-started for 90 s, adding 600 ms to checkout. Fixed with "
-     "minReadySeconds and a warm-up endpoint. Unrelated to database load."),
-    ("deploy-note", "Release 4.22 of checkout-api",
-     "Refactors logging to structured JSON, adds route labels to latency metrics. No functional change. "
-     "Deployed 2 days ago without incident."),
-    ("kb", "Reading db_pool_wait_ms",
-     "The metric is the time a request waits for a free connection. Under 20 ms is normal. Sustained values "
-     "above 200 ms mean the pool is too small for the request mix or queries got slower."),
-    ("slack", "#checkout-dev, today 13:41",
-     "Enabling address_v2 for everyone now, it looked good at 10% all morning. Ping me if anything looks off."),
-    ("runbook", "Runbook: paging another team",
-     "Page only when their service is the likely cause and you have evidence. Include the metric, the time window "
-     "and what you already ruled out. Use urgency high only for customer-facing impact."),
-    ("kb", "payments-gateway latency characteristics",
-     "Authorisation p99 is 140-180 ms; card networks occasionally add 1-2 s spikes for single issuers, visible as "
-     "a long tail without a p50 change."),
-    ("postmortem", "INC-1988: ledger-writer lock contention",
-     "Batch jobs holding row locks slowed ledger-writer; checkout was unaffected because ledger writes are "
-     "asynchronous. Kept here for the lock-monitoring queries."),
-    ("kb", "Glossary: p99, SLO, error budget",
-     "p99 is the latency under which 99% of requests complete. The checkout SLO allows 0.5% of minutes above the "
-     "threshold per month; this month 0.31% is used."),
-    ("kb", "Office network maintenance window",
-     "The office VPN will be down on Saturday 02:00-04:00 UTC for maintenance. Production is unaffected."),
+    (
+        "postmortem",
+        "INC-2291: checkout-api latency from connection-pool exhaustion",
+        "On the 3rd, checkout-api p99 rose to 3.1 s after release 4.18 raised per-request DB calls from 3 to 7. "
+        "The pool (max 40) saturated; db_pool_wait_ms reached 1,900. Mitigation: feature flag checkout.v2_pricing "
+        "off, then pool size 80. Follow-up: query batching in pricing.",
+    ),
+    (
+        "runbook",
+        "Runbook: checkout-api high latency",
+        "Check db_pool_wait_ms first; above 200 ms means pool saturation. Then compare deployments in the last 6 h. "
+        "Safe levers in order: disable the newest feature flag, scale out to 12 pods, roll back. Never restart the "
+        "primary database during business hours.",
+    ),
+    (
+        "kb",
+        "Connection pool sizing for Postgres-backed services",
+        "Pool size per pod times pod count must stay under max_connections minus 20 reserved for admin. For "
+        "checkout-api (12 pods, max_connections 1,000) the ceiling is 81 per pod. Raising the pool past it causes "
+        "connection refusals instead of waits.",
+    ),
+    (
+        "deploy-note",
+        "Release 4.23 of checkout-api",
+        "Adds address validation through the new geo-service on every checkout, behind flag checkout.address_v2 "
+        "(enabled 100% at 13:50 UTC). Adds one synchronous HTTP call per request; geo-service SLO is p99 150 ms.",
+    ),
+    (
+        "runbook",
+        "Runbook: feature flag emergency off",
+        "Flags are changed in the flag console or with `flagctl set <flag> off --env prod`. Changes propagate within "
+        "30 s. Record the change in the incident channel. Flags are safe to flip without a deploy.",
+    ),
+    (
+        "postmortem",
+        "INC-2140: geo-service timeouts during provider outage",
+        "geo-service depends on an external address provider. When the provider slowed to 4 s responses, callers "
+        "without timeouts stalled. Action item: all callers must set a 300 ms timeout and a fallback.",
+    ),
+    (
+        "kb",
+        "Latency budget of the checkout path",
+        "Checkout p99 budget is 800 ms: 120 ms API gateway, 250 ms pricing, 180 ms payments-gateway authorisation, "
+        "150 ms persistence, 100 ms slack. Any new synchronous dependency must fit in the slack or take budget from "
+        "another stage.",
+    ),
+    (
+        "slack",
+        "#platform-oncall, yesterday 17:12",
+        "geo-service team: we are migrating our provider connection to a new region tonight; expect slightly higher "
+        "latency until the cache warms up, should be fine by morning.",
+    ),
+    (
+        "dashboard",
+        "checkout-api service dashboard description",
+        "Panels: request rate, p50/p95/p99 latency, error rate, db_pool_wait_ms, outbound call latency by dependency "
+        "(payments-gateway, geo-service, fraud-scorer). Outbound panels were added in 4.21.",
+    ),
+    (
+        "runbook",
+        "Runbook: scaling checkout-api",
+        "Scale with `kubectl scale deploy/checkout-api --replicas=N`. Max 16 replicas before the database "
+        "connection ceiling. Scaling does not help when the bottleneck is a downstream dependency.",
+    ),
+    (
+        "kb",
+        "HTTP client timeouts in the checkout codebase",
+        "Outbound clients are built with http_client(timeout_ms=..., retries=...). The default timeout is 10,000 ms, "
+        "kept for backwards compatibility; new clients must pass an explicit timeout.",
+    ),
+    (
+        "postmortem",
+        "INC-2077: fraud-scorer cold starts",
+        "After a node pool upgrade fraud-scorer pods cold-started for 90 s, adding 600 ms to checkout. Fixed with "
+        "minReadySeconds and a warm-up endpoint. Unrelated to database load.",
+    ),
+    (
+        "deploy-note",
+        "Release 4.22 of checkout-api",
+        "Refactors logging to structured JSON, adds route labels to latency metrics. No functional change. "
+        "Deployed 2 days ago without incident.",
+    ),
+    (
+        "kb",
+        "Reading db_pool_wait_ms",
+        "The metric is the time a request waits for a free connection. Under 20 ms is normal. Sustained values "
+        "above 200 ms mean the pool is too small for the request mix or queries got slower.",
+    ),
+    (
+        "slack",
+        "#checkout-dev, today 13:41",
+        "Enabling address_v2 for everyone now, it looked good at 10% all morning. Ping me if anything looks off.",
+    ),
+    (
+        "runbook",
+        "Runbook: paging another team",
+        "Page only when their service is the likely cause and you have evidence. Include the metric, the time window "
+        "and what you already ruled out. Use urgency high only for customer-facing impact.",
+    ),
+    (
+        "kb",
+        "payments-gateway latency characteristics",
+        "Authorisation p99 is 140-180 ms; card networks occasionally add 1-2 s spikes for single issuers, visible as "
+        "a long tail without a p50 change.",
+    ),
+    (
+        "postmortem",
+        "INC-1988: ledger-writer lock contention",
+        "Batch jobs holding row locks slowed ledger-writer; checkout was unaffected because ledger writes are "
+        "asynchronous. Kept here for the lock-monitoring queries.",
+    ),
+    (
+        "kb",
+        "Glossary: p99, SLO, error budget",
+        "p99 is the latency under which 99% of requests complete. The checkout SLO allows 0.5% of minutes above the "
+        "threshold per month; this month 0.31% is used.",
+    ),
+    (
+        "kb",
+        "Office network maintenance window",
+        "The office VPN will be down on Saturday 02:00-04:00 UTC for maintenance. Production is unaffected.",
+    ),
 ]
 
 
@@ -304,16 +364,26 @@ def _exchanges() -> list[_Exchange]:
     out: list[_Exchange] = [
         (
             "Morning. Anything odd on checkout-api overnight?",
-            [("get_metrics", {"service": "checkout-api", "metric": "http_latency_ms", "window": "12h",
-                              "percentile": 99}, _metric_series("checkout-api p99", 310, 4, 24))],
+            [
+                (
+                    "get_metrics",
+                    {"service": "checkout-api", "metric": "http_latency_ms", "window": "12h", "percentile": 99},
+                    _metric_series("checkout-api p99", 310, 4, 24),
+                )
+            ],
             "Quiet night: p99 stayed between 310 and 420 ms, well under the 800 ms threshold [call-01].",
         ),
         (
             "Good. What changed in checkout-api this week?",
-            [("list_deployments", {"service": "checkout-api", "since": "7d"},
-              "4.21  mon 10:02  a.kowalski  outbound latency panels\n"
-              "4.22  wed 09:40  r.osei      structured JSON logging, route labels\n"
-              "4.23  today 11:15  m.lindqvist  address validation via geo-service (flag checkout.address_v2)")],
+            [
+                (
+                    "list_deployments",
+                    {"service": "checkout-api", "since": "7d"},
+                    "4.21  mon 10:02  a.kowalski  outbound latency panels\n"
+                    "4.22  wed 09:40  r.osei      structured JSON logging, route labels\n"
+                    "4.23  today 11:15  m.lindqvist  address validation via geo-service (flag checkout.address_v2)",
+                )
+            ],
             "Three releases: 4.21 (dashboards), 4.22 (logging), 4.23 today (address validation behind "
             "checkout.address_v2) [call-02].",
         ),
@@ -324,29 +394,56 @@ def _exchanges() -> list[_Exchange]:
         minute = 5 + k * 4
         if k % 3 == 0:
             user = f"Can you pull the error logs for {service} around 13:{minute:02d}?"
-            calls = [("query_logs", {"service": service, "query": "level:error", "since": f"13:{minute:02d}Z",
-                                     "limit": 12}, _log_lines(service, minute, 12, "error"))]
-            answer = (f"{service}: a handful of 504s around 13:{minute:02d}, all on checkout routes, latency "
-                      f"spread wide; no single trace dominates. Nothing conclusive yet.")
+            calls = [
+                (
+                    "query_logs",
+                    {"service": service, "query": "level:error", "since": f"13:{minute:02d}Z", "limit": 12},
+                    _log_lines(service, minute, 12, "error"),
+                )
+            ]
+            answer = (
+                f"{service}: a handful of 504s around 13:{minute:02d}, all on checkout routes, latency "
+                f"spread wide; no single trace dominates. Nothing conclusive yet."
+            )
         elif k % 3 == 1:
             user = f"Compare db_pool_wait_ms and outbound geo-service latency for {service}, last 30 minutes."
             calls = [
-                ("get_metrics", {"service": service, "metric": "db_pool_wait_ms", "window": "30m"},
-                 _metric_series(f"{service} db_pool_wait_ms", 8 + k, 1, 30)),
-                ("get_metrics", {"service": service, "metric": "outbound_latency_ms.geo-service", "window": "30m",
-                                 "percentile": 99}, _metric_series(f"{service} geo-service p99", 400 + 60 * k, 45, 30)),
+                (
+                    "get_metrics",
+                    {"service": service, "metric": "db_pool_wait_ms", "window": "30m"},
+                    _metric_series(f"{service} db_pool_wait_ms", 8 + k, 1, 30),
+                ),
+                (
+                    "get_metrics",
+                    {
+                        "service": service,
+                        "metric": "outbound_latency_ms.geo-service",
+                        "window": "30m",
+                        "percentile": 99,
+                    },
+                    _metric_series(f"{service} geo-service p99", 400 + 60 * k, 45, 30),
+                ),
             ]
-            answer = (f"Pool wait for {service} is flat at {8 + k}-{24 + k} ms, so the database is not the "
-                      f"bottleneck this time. Outbound geo-service p99 climbs steadily from {400 + 60 * k} ms.")
+            answer = (
+                f"Pool wait for {service} is flat at {8 + k}-{24 + k} ms, so the database is not the "
+                f"bottleneck this time. Outbound geo-service p99 climbs steadily from {400 + 60 * k} ms."
+            )
         else:
             user = f"Search the runbooks for anything about {service} and slow downstream dependencies."
-            calls = [("search_runbooks", {"query": f"{service} slow downstream dependency timeout", "limit": 3},
-                      f"1. Runbook: checkout-api high latency (0.81)\n2. INC-2140 geo-service timeouts (0.77)\n"
-                      f"3. HTTP client timeouts in the checkout codebase (0.74)\n"
-                      f"Snippet: callers of geo-service must set a 300 ms timeout and a fallback; the default "
-                      f"client timeout is 10,000 ms.")]
-            answer = ("The runbook and INC-2140 both point at missing timeouts on synchronous calls to "
-                      "geo-service; the default client timeout is 10 s.")
+            calls = [
+                (
+                    "search_runbooks",
+                    {"query": f"{service} slow downstream dependency timeout", "limit": 3},
+                    "1. Runbook: checkout-api high latency (0.81)\n2. INC-2140 geo-service timeouts (0.77)\n"
+                    "3. HTTP client timeouts in the checkout codebase (0.74)\n"
+                    "Snippet: callers of geo-service must set a 300 ms timeout and a fallback; the default "
+                    "client timeout is 10,000 ms.",
+                )
+            ]
+            answer = (
+                "The runbook and INC-2140 both point at missing timeouts on synchronous calls to "
+                "geo-service; the default client timeout is 10 s."
+            )
         out.append((user, calls, answer))
     return out
 
@@ -354,12 +451,10 @@ def _exchanges() -> list[_Exchange]:
 def history() -> list[Item]:
     """Sixty chat messages; each tool-call message and its results form one atomic group."""
     items: list[Item] = []
-    call_no = 0
     for n, (user, calls, answer) in enumerate(_exchanges(), start=1):
         turn = f"t{n:02d}"
         items.append(Item(id=f"{turn}-user", content=user, role="user", kind="Message"))
-        call_no += 1
-        group = f"call-{call_no:02d}"
+        group = f"call-{n:02d}"
         call_text = json.dumps(
             [{"id": f"{group}.{i}", "name": name, "arguments": args} for i, (name, args, _) in enumerate(calls, 1)],
             separators=(",", ":"),
@@ -376,12 +471,21 @@ def history() -> list[Item]:
 # --------------------------------------------------------------------------- memory and scratchpad
 
 _MEMORIES = [
-    ("mem-0412", "Session 12 Apr: the engineer prefers feature-flag mitigations over rollbacks and wants "
-     "dry runs shown before any state change. Northwind's geo-service is owned by the logistics team."),
-    ("mem-0503", "Session 3 May (INC-2291): root cause was DB pool exhaustion after release 4.18; the pool "
-     "ceiling per pod is 81. The engineer asked to always check db_pool_wait_ms first."),
-    ("mem-0520", "Session 20 May: agreed that checkout-api latency alerts should be compared against the latency "
-     "budget per stage (gateway, pricing, payments, persistence, slack)."),
+    (
+        "mem-0412",
+        "Session 12 Apr: the engineer prefers feature-flag mitigations over rollbacks and wants "
+        "dry runs shown before any state change. Northwind's geo-service is owned by the logistics team.",
+    ),
+    (
+        "mem-0503",
+        "Session 3 May (INC-2291): root cause was DB pool exhaustion after release 4.18; the pool "
+        "ceiling per pod is 81. The engineer asked to always check db_pool_wait_ms first.",
+    ),
+    (
+        "mem-0520",
+        "Session 20 May: agreed that checkout-api latency alerts should be compared against the latency "
+        "budget per stage (gateway, pricing, payments, persistence, slack).",
+    ),
 ]
 
 

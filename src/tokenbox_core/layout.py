@@ -7,6 +7,7 @@ the same input have the same fingerprint and differing traces.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import html
 import json
@@ -37,6 +38,12 @@ class Action:
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "name": self.name, "before": self.before, "after": self.after, "detail": self.detail}
+
+    def summary(self) -> str:
+        """``kind:name before→after`` (sizes omitted for a section dropped without being measured)."""
+        if self.name == "outranked":
+            return f"{self.kind}:{self.name} (not measured)"
+        return f"{self.kind}:{self.name} {self.before:,}→{self.after:,}"
 
 
 @dataclass(frozen=True)
@@ -142,6 +149,14 @@ class LaidOutSection:
         self._late = late
         self.measured = late is None
 
+    def __getstate__(self) -> dict[str, Any]:
+        self._resolve()  # sizes counted lazily are made concrete before crossing a process boundary
+        return {name: getattr(self, name) for name in self.__slots__}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        for name, value in state.items():
+            setattr(self, name, value)
+
     def _resolve(self) -> None:
         if self._late is not None:
             full, base, removed = self._late()
@@ -242,6 +257,12 @@ class Layout:
     trace_id: str = ""
     timestamp: str = ""
     _cache: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickle with the input hash computed, so layouts cross process boundaries."""
+        fields = {f: getattr(self, f) for f in self.__dataclass_fields__ if f != "_cache"}
+        fields["input_hasher"] = functools.partial(str, self.input_hash)
+        return (_rebuild_layout, (fields,))
 
     # ------------------------------------------------------------------ content
 
@@ -349,6 +370,7 @@ class Layout:
                 for r in self.removed
             ],
             "compression_ratios": {s.id: round(s.compression_ratio, 6) for s in self.sections},
+            "selection": {s.id: dict(s.selection) for s in self.sections if s.selection is not None},
             "latency_ms": round(self.latency_ms, 3),
         }
 
@@ -391,7 +413,7 @@ class Layout:
             if s.critical:
                 notes.append("critical")
             for a in s.actions:
-                notes.append(f"{a.kind}:{a.name} {a.before}→{a.after}")
+                notes.append(a.summary())
             if s.removed:
                 notes.append(f"{len(s.removed)} items removed")
             rows.append(
@@ -446,6 +468,10 @@ class Layout:
         from tokenbox_core.report import diff_layouts
 
         return diff_layouts(self, other)
+
+
+def _rebuild_layout(fields: dict[str, Any]) -> Layout:
+    return Layout(**fields)
 
 
 def escape(text: str) -> str:

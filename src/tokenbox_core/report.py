@@ -176,7 +176,7 @@ def _legend(layout: Layout) -> str:
 
 
 def _notes(s: LaidOutSection) -> str:
-    notes = [f"{a.kind}:{a.name} {a.before:,}→{a.after:,}" for a in s.actions]
+    notes = [a.summary() for a in s.actions]
     if s.removed:
         notes.append(f"{len(s.removed)} items removed")
     return "; ".join(notes)

@@ -17,10 +17,10 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from types import MappingProxyType
 from typing import Any, Literal
 
 from tokenbox_core.errors import SectionError
+from tokenbox_core.frozen import FrozenDict
 
 __all__ = ["Eviction", "Item", "Section", "validate_sections"]
 
@@ -111,7 +111,7 @@ class Item:
         object.__setattr__(self, "tags", tuple(self.tags))
         if not isinstance(self.metadata, Mapping):
             raise SectionError(f"{owner}: metadata must be a mapping, got {type(self.metadata).__name__}")
-        object.__setattr__(self, "metadata", MappingProxyType(dict(self.metadata)))
+        object.__setattr__(self, "metadata", FrozenDict(dict(self.metadata)))
 
     def __hash__(self) -> int:
         return hash((self.id, self.content))
@@ -218,7 +218,7 @@ class Section:
             )
         if not isinstance(self.metadata, Mapping):
             raise SectionError(f"{owner}: metadata must be a mapping")
-        object.__setattr__(self, "metadata", MappingProxyType(dict(self.metadata)))
+        object.__setattr__(self, "metadata", FrozenDict(dict(self.metadata)))
 
     @property
     def critical(self) -> bool:

@@ -63,6 +63,7 @@ tokenbox_core.spec.SpecError: s.json: sections[0] ('a'): unknown field 'prority'
 from __future__ import annotations
 
 import difflib
+import importlib
 import json
 import math
 import os
@@ -153,14 +154,18 @@ def _parse_json(text: str, source: str) -> Any:
         raise SpecError(f"{source}: JSON nested too deeply") from None
 
 
-def _parse_toml(text: str, source: str) -> Any:
-    try:
-        import tomllib
-    except ImportError:  # pragma: no cover - Python 3.10
+def _toml_module(source: str) -> Any:
+    """``tomllib`` (Python 3.11+), else its backport ``tomli`` (a dependency on Python 3.10)."""
+    for name in ("tomllib", "tomli"):
         try:
-            import tomli as tomllib  # type: ignore[no-redef,import-not-found,unused-ignore]
-        except ImportError:
-            raise SpecError(f"{source}: reading TOML on Python 3.10 needs tomli: pip install tomli") from None
+            return importlib.import_module(name)
+        except ImportError:  # pragma: no cover - Python 3.10 without tomli
+            continue
+    raise SpecError(f"{source}: reading TOML on Python 3.10 needs tomli: pip install tomli")  # pragma: no cover
+
+
+def _parse_toml(text: str, source: str) -> Any:
+    tomllib = _toml_module(source)
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -292,9 +297,7 @@ def _section(value: Any, index: int, source: str) -> Section:
             raise SpecError(f"{where}: items must be a list of objects, got {_type(items)}")
         kwargs["content"] = [_item(it, f"{where}.items[{i}]") for i, it in enumerate(items)]
     elif "content" in kwargs and not isinstance(kwargs["content"], str):
-        raise SpecError(
-            f"{where}: content must be a string, got {_type(kwargs['content'])}; put a list under 'items'"
-        )
+        raise SpecError(f"{where}: content must be a string, got {_type(kwargs['content'])}; put a list under 'items'")
     for name in ("min_tokens", "max_tokens", "basis"):
         if kwargs.get(name) is not None:
             kwargs[name] = _count(kwargs[name], where, name)
@@ -358,6 +361,4 @@ def parse_spec(data: Any, *, source: str = "<spec>") -> LayoutSpec:
         if section.id in seen:
             raise SpecError(f"{source}: sections[{i}]: duplicate section id {section.id!r}")
         seen.add(section.id)
-    return LayoutSpec(
-        sections=tuple(built), budget=budget, counter=counter, separator=separator, mode=mode, name=name
-    )
+    return LayoutSpec(sections=tuple(built), budget=budget, counter=counter, separator=separator, mode=mode, name=name)

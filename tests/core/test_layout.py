@@ -136,3 +136,17 @@ def test_utilisation_and_budget() -> None:
     assert layout.max_tokens == 40
     assert layout.utilisation == layout.total_tokens / 40
     assert layout.budget.output_reserve == 10
+
+
+def test_layouts_pickle_with_their_decisions() -> None:
+    """A layout (lazy sizes included) survives pickling, e.g. to return from a worker process."""
+    import pickle
+
+    layout = TokenBox(30, counter="whitespace").layout(
+        [*make_sections(), Section("extra", "low priority words " * 20, priority=-1, shrink=1)]
+    )
+    copy = pickle.loads(pickle.dumps(layout))
+    assert copy.fingerprint == layout.fingerprint
+    assert copy.text == layout.text
+    assert copy.to_json() == layout.to_json()
+    assert copy["extra"].full_tokens == layout["extra"].full_tokens == 60

@@ -51,12 +51,12 @@ from tokenbox_core.select.scorers import (
 from tokenbox_core.select.slicers import GreedySlicer, KnapsackSlicer, Slicer
 
 __all__ = [
-    "DEFAULT_KIND_WEIGHTS",
     "ChronologicalPlacer",
     "CompositeScorer",
     "CountConstrainedKnapsackSlicer",
     "CountQuotaEntry",
     "CountQuotaSlicer",
+    "DEFAULT_KIND_WEIGHTS",
     "DecayCurve",
     "DecayScorer",
     "ExcludedItem",

@@ -57,7 +57,13 @@ EXCLUSION_REASONS: tuple[str, ...] = (
 
 @dataclass(frozen=True)
 class IncludedItem:
-    """An item that made it, with its score (pinned items: 1.0) and why."""
+    """An item that made it, with its score and why.
+
+    Pinned items carry 1.0, the score they are placed with.  The spec's report
+    chapter says 0.0 for pinned (and zero-token) items, but its vector
+    ``diag-pinned-override`` expects 1.0, and the vectors win.  Zero-token
+    items keep their computed score.
+    """
 
     item: Item
     score: float

@@ -73,6 +73,8 @@ def score_items(scorer: Scorer, items: Sequence[Item]) -> list[float]:
             f"{type(scorer).__name__} returned {len(values)} scores for {len(items)} items; "
             f"a scorer must return exactly one score per item"
         )
+    if all(type(v) is float and v == v for v in values):  # the common case: floats, none NaN
+        return list(values)
     who = type(scorer).__name__
     return [check_score(v, who, it) for v, it in zip(values, items, strict=True)]
 

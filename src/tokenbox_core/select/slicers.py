@@ -103,7 +103,8 @@ class KnapsackSlicer:
             return zero
         cells = len(candidates) * (capacity + 1)
         if cells > self.max_table_cells:
-            needed = -(-budget.target_tokens * len(candidates) // self.max_table_cells)
+            most_buckets = max(0, self.max_table_cells // len(candidates) - 1)
+            needed = budget.target_tokens // (most_buckets + 1) + 1
             raise SelectionError(
                 f"KnapsackSlicer: the DP table would need {cells:,} cells ({len(candidates):,} candidates x "
                 f"{capacity + 1:,} buckets), over the limit of {self.max_table_cells:,}; raise bucket_size "

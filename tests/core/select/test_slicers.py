@@ -189,3 +189,16 @@ def test_count_quota_construction_errors(build: object, message: str) -> None:
     """Invalid count quotas are rejected at construction."""
     with pytest.raises(SelectionError, match=message):
         build()  # type: ignore[operator]
+
+
+def test_knapsack_rejects_a_bad_table_limit() -> None:
+    """max_table_cells must be a positive integer too."""
+    with pytest.raises(SelectionError, match="max_table_cells must be a positive integer"):
+        KnapsackSlicer(max_table_cells=0)
+
+
+def test_count_constrained_knapsack_scarcity_throw_names_the_slicer() -> None:
+    """With scarcity='throw' the knapsack variant raises, naming itself, the kind and the counts."""
+    slicer = CountConstrainedKnapsackSlicer([CountQuotaEntry("tool", 2, 2)], scarcity="THROW")  # type: ignore[arg-type]
+    with pytest.raises(SelectionError, match="CountConstrainedKnapsackSlicer: candidate pool for kind 'tool' has 0"):
+        slicer.slice(cands(("m", 10, 0.5, "msg")), budget(100))
