@@ -507,7 +507,7 @@ class TokenBox:
             claim = min(claim, basis)
         if claim < slot.size or (slot.is_list and slot.section.policy is not None):
             reason = "basis" if basis is not None and claim == basis else "max_tokens"
-            if reason == "max_tokens" and slot.section.strategy and not slot.lensed:
+            if reason == "max_tokens" and claim < slot.size and slot.section.strategy and not slot.lensed:
                 self._apply_lenses(slot, claim)  # a capped section is compressed before it is cut
             if slot.size > claim or (slot.is_list and slot.section.policy is not None):
                 before = slot.size
