@@ -709,6 +709,9 @@ class TokenBox:
                     break
             self._set_marker(slot)
             slot.size = self._list_size(slot)
+        if slot.size > alloc and slot.marker and slot.evicted_groups == len(order):
+            slot.marker, slot.marker_size = "", 0  # a marker is an aid: it never pushes a list over its allocation
+            slot.size = self._list_size(slot)
         removed = [slot.units[i] for g in order[start : slot.evicted_groups] for i in g]
         slot.remove(
             [

@@ -76,7 +76,7 @@ def _wrap(tokenizer: Callable[[str], Any]) -> TokenCounter:
 def resolve_counter(counter: Any = None, *, model_name: str | None = None) -> TokenCounter:
     """The counter for one call (see the module docstring for the order)."""
     if counter is not None:
-        if isinstance(counter, str) or isinstance(counter, TokenCounter):
+        if isinstance(counter, str | TokenCounter):
             return get_counter(counter)
         return _wrap(counter)
     tokenizer = user_tokenizer()

@@ -32,6 +32,7 @@ from llama_index.core.base.llms.types import (
     ToolCallBlock,
     VideoBlock,
 )
+
 from tokenbox_core import Item, TokenCounter
 from tokenbox_core.tokens import message_token_count
 

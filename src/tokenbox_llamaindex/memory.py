@@ -46,8 +46,8 @@ from llama_index.core.llms.llm import LLM
 from llama_index.core.memory.memory import BaseMemoryBlock
 from llama_index.core.memory.types import DEFAULT_CHAT_STORE_KEY, BaseChatStoreMemory
 from llama_index.core.storage.chat_store import BaseChatStore, SimpleChatStore
-from tokenbox_core import ContextBudget, Item, Layout, Section, TokenBox, TokenCounter
 
+from tokenbox_core import ContextBudget, Item, Layout, Section, TokenBox, TokenCounter
 from tokenbox_llamaindex._counting import resolve_counter
 from tokenbox_llamaindex._messages import DEFAULT_MEDIA_TOKENS, Parsed, message_groups, parse, to_item
 
@@ -135,9 +135,12 @@ class TokenBoxMemory(BaseChatStoreMemory):
         ),
     )
     model_name: str | None = Field(
-        default=None, description="Model whose tiktoken encoding counts when neither counter nor Settings.tokenizer is set."
+        default=None,
+        description="Model whose tiktoken encoding counts when neither counter nor Settings.tokenizer is set.",
     )
-    memory_blocks: list[BaseMemoryBlock[Any]] = Field(
+    # Unparametrised, as in LlamaIndex's Memory: with BaseMemoryBlock[Any] pydantic would try to rebuild
+    # each block (a StaticMemoryBlock is a BaseMemoryBlock[list[ContentBlock]]) as the abstract base.
+    memory_blocks: list[BaseMemoryBlock] = Field(  # type: ignore[type-arg]
         default_factory=list,
         description="Memory blocks added as system messages; priority 0 is never dropped, higher numbers go first.",
     )
@@ -282,7 +285,9 @@ class TokenBoxMemory(BaseChatStoreMemory):
         ]
         for block, messages in blocks:
             items = []
-            for k, (message, record) in enumerate(zip(messages, parse(messages, counter, media_tokens=self.media_tokens), strict=True)):
+            for k, (message, record) in enumerate(
+                zip(messages, parse(messages, counter, media_tokens=self.media_tokens), strict=True)
+            ):
                 key = f"{block.name}/{k}"
                 by_id[key] = message
                 items.append(to_item(key, record))

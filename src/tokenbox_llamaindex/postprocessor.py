@@ -3,7 +3,8 @@
 Every node is an Item counted as the LLM sees it
 (``get_content(metadata_mode=MetadataMode.LLM)``), in one list section evicted
 lowest score first (nodes without a score go before scored ones; ties lose the
-later node).  Kept nodes come back in their input order.  With
+later node).  Kept nodes come back in their input order, or in the order a
+selection ``policy`` (``tokenbox_core.select``) places them.  With
 ``truncation="tokens"`` the boundary node is cut to fill the budget instead of
 being dropped; ``"sentences"`` also cuts it, keeping only whole leading
 sentences of its text.
@@ -30,9 +31,9 @@ from llama_index.core.llms.llm import LLM
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle
 from llama_index.core.settings import Settings
+
 from tokenbox_core import BudgetError, ContextBudget, Item, Layout, Section, TokenBox, TokenCounter
 from tokenbox_core.lenses import get_lens
-
 from tokenbox_llamaindex._counting import resolve_counter
 
 __all__ = ["TokenBoxNodePostprocessor"]

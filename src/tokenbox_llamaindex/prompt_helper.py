@@ -13,7 +13,9 @@ chunks are one list section laid out into what the prompt leaves free:
 
 ``repack`` fills each pack with whole chunks in order, cutting only the chunk
 at a pack boundary and carrying its remainder into the next pack; nothing is
-dropped and no text is repeated (``chunk_overlap_ratio`` is not used).
+dropped and no text is repeated (``chunk_overlap_ratio`` is not used).  A cut
+ends at ``separator`` (a space by default) when the cut text contains one, as
+LlamaIndex's splitter does, so no word is split across packs.
 ``chunk_size_limit`` caps the size of each pack.
 
 Plug it in where LlamaIndex takes a ``prompt_helper``::
@@ -38,17 +40,17 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from llama_index.core.base.llms.types import LLMMetadata
 from llama_index.core.bridge.pydantic import Field, PrivateAttr
 from llama_index.core.constants import DEFAULT_CONTEXT_WINDOW, DEFAULT_NUM_OUTPUTS
-from llama_index.core.base.llms.types import LLMMetadata
 from llama_index.core.indices.prompt_helper import DEFAULT_CHUNK_OVERLAP_RATIO, DEFAULT_PADDING, PromptHelper
 from llama_index.core.llms.llm import LLM
 from llama_index.core.llms.structured_llm import StructuredLLM
 from llama_index.core.prompts import BasePromptTemplate, ChatPromptTemplate, SelectorPromptTemplate
 from llama_index.core.prompts.prompt_utils import get_empty_prompt_messages, get_empty_prompt_txt
+
 from tokenbox_core import BudgetError, ContextBudget, Item, Layout, Section, TokenBox, TokenCounter
 from tokenbox_core.tokens import canonical_json, count_message_tokens
-
 from tokenbox_llamaindex._counting import resolve_counter
 from tokenbox_llamaindex._messages import message_role
 
@@ -219,7 +221,15 @@ class TokenBoxPromptHelper(PromptHelper):
         )
         layout = self._box(counter, padding, chat_overhead).layout([prompt_section, chunks])
         self._last_layouts = (layout,)
-        return [item.content for item in layout["chunks"].content if isinstance(item, Item)]
+        out = []
+        for item in layout["chunks"].content:
+            assert isinstance(item, Item)
+            original = text_chunks[int(item.id.removeprefix("chunk-"))]
+            if item.content == original:
+                out.append(original)
+            elif cut := _snap(original, item.content, self.separator):
+                out.append(cut)
+        return out
 
     def repack(
         self,
@@ -241,7 +251,9 @@ class TokenBoxPromptHelper(PromptHelper):
         layouts: list[Layout] = []
         serial = 0
         while remaining:
-            items = [Item(id=f"chunk-{serial + i}", content=chunk, kind="Document") for i, chunk in enumerate(remaining)]
+            items = [
+                Item(id=f"chunk-{serial + i}", content=chunk, kind="Document") for i, chunk in enumerate(remaining)
+            ]
             serial += len(items)
             chunks = Section(
                 "chunks",
@@ -254,26 +266,40 @@ class TokenBoxPromptHelper(PromptHelper):
             )
             layout = box.layout([prompt_section, chunks])
             layouts.append(layout)
-            kept = [item for item in layout["chunks"].content if isinstance(item, Item)]
-            if not kept:
-                raise BudgetError(
-                    f"the prompt leaves {layout.max_tokens - layout.fixed_tokens:,} tokens for context, too few "
-                    f"for any text of the next chunk: raise context_window, lower num_output or shorten the prompt"
-                )
-            packs.append(REPACK_SEPARATOR.join(item.content for item in kept))
-            boundary = remaining[len(kept) - 1]
-            rest = remaining[len(kept) :]
-            if kept[-1].content != boundary:
-                carried = _remainder(boundary, kept[-1].content, counter)
+            texts = [item.content for item in layout["chunks"].content if isinstance(item, Item)]
+            rest = remaining[len(texts) :]
+            if texts and texts[-1] != remaining[len(texts) - 1]:
+                boundary = remaining[len(texts) - 1]
+                texts[-1] = _snap(boundary, texts[-1], self.separator)
+                carried = _remainder(boundary, texts[-1], counter)
                 if carried:
                     rest = [carried, *rest]
+                if not texts[-1]:
+                    texts.pop()
+            if not texts:
+                raise BudgetError(
+                    f"the prompt leaves {layout.max_tokens - layout.fixed_tokens:,} tokens for context, too few "
+                    f"for the next chunk's first word: raise context_window, lower num_output or shorten the prompt"
+                )
+            packs.append(REPACK_SEPARATOR.join(texts))
             remaining = rest
         self._last_layouts = tuple(layouts)
         return packs
 
 
+def _snap(text: str, head: str, separator: str) -> str:
+    """Shorten a cut ``head`` of ``text`` to end at a ``separator`` (a word boundary by default), as
+    LlamaIndex's splitter does; a head with no separator in it (one long word) stays a token-boundary cut."""
+    if not separator or not text.startswith(head) or text[len(head) :].startswith(separator):
+        return head
+    end = head.rfind(separator)
+    return head[:end].rstrip() if end > 0 else head
+
+
 def _remainder(text: str, head: str, counter: TokenCounter) -> str:
     """What is left of ``text`` after its ``head`` was placed."""
+    if not head:
+        return text
     if text.startswith(head):
         return text[len(head) :].strip()
     # a counter whose cut is not a prefix (it normalised whitespace): keep the tokens the head did not take

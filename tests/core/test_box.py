@@ -417,3 +417,11 @@ def test_messages_mode_marker_counts_as_its_emitted_message() -> None:
     )
     assert layout.messages[0]["role"] == "system"
     assert layout.total_tokens == count_message_tokens(layout.messages, "gpt-4o")
+
+
+def test_marker_never_pushes_a_list_over_its_allocation() -> None:
+    """When even the omission marker does not fit, the list emits nothing rather than overflow."""
+    section = Section("h", [Item("a", "x")], shrink=1, basis=0, omission_marker=True)
+    layout = TokenBox(10, counter="o200k_base").layout([section, Section("t", "", shrink=1)])
+    assert layout["h"].final_tokens <= layout["h"].full_tokens
+    assert layout["h"].marker == ""

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 import llama_index.core
 import pytest
@@ -30,21 +29,17 @@ def embed_model() -> MockEmbedding:
     return MockEmbedding(embed_dim=8)
 
 
-def make_documents(n: int = 12, words: int = 80) -> list[Document]:
-    """Documents with distinct, countable text and one metadata field the LLM sees."""
+def _documents(n: int = 12, sentences: int = 16) -> list[Document]:
+    """Documents with distinct text (about 130 tokens each) and one metadata field the LLM sees."""
     return [
-        Document(text=" ".join(f"doc{i}word{j}." if j % 10 == 9 else f"doc{i}word{j}" for j in range(words)),
-                 metadata={"source": f"file-{i}.txt"})
+        Document(
+            text=" ".join(f"Fact {j} of document {i}." for j in range(sentences)), metadata={"source": f"file-{i}.txt"}
+        )
         for i in range(n)
     ]
 
 
 @pytest.fixture
 def index(embed_model: MockEmbedding) -> VectorStoreIndex:
-    """A real in-memory VectorStoreIndex over 12 documents of about 80 words each."""
-    return VectorStoreIndex.from_documents(make_documents(), embed_model=embed_model)
-
-
-def whitespace_tokenizer(text: str) -> list[Any]:
-    """A LlamaIndex-style tokenizer: the list's length is the count."""
-    return text.split()
+    """A real in-memory VectorStoreIndex over 12 short documents."""
+    return VectorStoreIndex.from_documents(_documents(), embed_model=embed_model)

@@ -1,0 +1,211 @@
+"""TokenBoxPromptHelper: rank-aware truncate and lossless repack, in place of PromptHelper's equal shares."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from llama_index.core import Settings, TreeIndex, VectorStoreIndex, get_response_synthesizer
+from llama_index.core.indices.prompt_helper import PromptHelper
+from llama_index.core.llms import ChatMessage, MockLLM
+from llama_index.core.prompts import ChatPromptTemplate, PromptTemplate
+from llama_index.core.prompts.default_prompts import DEFAULT_TEXT_QA_PROMPT
+from llama_index.core.schema import TextNode
+from llama_index.core.tools import FunctionTool
+
+from tokenbox_core import BudgetError, ContextCriticalOverflow, get_counter
+from tokenbox_llamaindex import TokenBoxPromptHelper
+
+QA = DEFAULT_TEXT_QA_PROMPT.partial_format(query_str="Which fact?")
+
+
+def facts(n: int) -> list[str]:
+    """``n`` short chunks, best first, each about a dozen tokens."""
+    return [f"Fact {i}: the value of item {i} is {i * 7} units." for i in range(n)]
+
+
+def words(n: int, tag: str) -> str:
+    return " ".join(f"{tag}{i}" for i in range(n))
+
+
+@pytest.mark.parametrize("n", [50, 65, 80])
+def test_many_chunks_regression(n: int) -> None:
+    """Where PromptHelper cuts 50-80 chunks to one word each or raises, the best chunks are kept whole."""
+    chunks = facts(n)
+    stock = PromptHelper(context_window=700, num_output=256)
+    if n == 80:
+        with pytest.raises(ValueError, match="is not positive"):
+            stock.truncate(QA, chunks)
+    else:
+        assert {c.split()[0] for c in stock.truncate(QA, chunks)} == {"Fact"}  # every chunk is one word
+    helper = TokenBoxPromptHelper(context_window=700, num_output=256)
+    kept = helper.truncate(QA, chunks)
+    assert kept[:-1] == chunks[: len(kept) - 1]  # the best chunks, whole and in order
+    assert chunks[len(kept) - 1].startswith(kept[-1])  # the boundary chunk cut, never a later one
+    assert len(kept) > 20
+    layout = helper.last_layout
+    assert layout.total_tokens <= layout.max_tokens == 700 - 256 - 5
+    assert [r.id for r in layout.removed] == [f"chunk-{i}" for i in range(n - 1, len(kept) - 1, -1)]
+
+
+def test_tree_index_with_80_children_regression() -> None:
+    """A TreeIndex with 80 children per parent builds where the stock PromptHelper raises."""
+    nodes = [TextNode(text=chunk) for chunk in facts(160)]
+    llm = MockLLM(max_tokens=8)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(Settings, "_prompt_helper", PromptHelper(context_window=700, num_output=256))
+        with pytest.raises(ValueError, match="is not positive"):
+            TreeIndex(nodes=nodes, num_children=80, llm=llm)
+        helper = TokenBoxPromptHelper(context_window=700, num_output=256)
+        mp.setattr(Settings, "_prompt_helper", helper)
+        tree = TreeIndex(nodes=nodes, num_children=80, llm=llm)
+    assert len(tree.index_struct.root_nodes) == 2
+    assert helper.last_layout.removed  # the lowest-ranked children of the last parent, reported
+
+
+def test_short_chunks_hand_their_share_to_others() -> None:
+    """Short chunks take only what they need; a long chunk keeps its text instead of an equal share."""
+    chunks = [words(30, "a"), "b0", "c0", "d0", words(60, "e")]
+    helper = TokenBoxPromptHelper(context_window=90, num_output=10, counter="whitespace")
+    prompt = PromptTemplate("Context: {context_str}")
+    kept = helper.truncate(prompt, chunks, padding=0)
+    assert kept[:4] == chunks[:4]
+    assert len(kept[4].split()) == 80 - 1 - 33  # all that the prompt and the first four chunks left
+    stock = PromptHelper(context_window=90, num_output=10, tokenizer=str.split).truncate(prompt, chunks, padding=0)
+    assert len(stock[0].split()) < 30  # the stock helper cuts the best chunk to an equal share
+
+
+def test_boundary_cut_ends_at_a_word() -> None:
+    """The boundary chunk is cut at a separator (a space), never mid-word."""
+    chunks = ["supercalifragilistic " * 40]
+    helper = TokenBoxPromptHelper(context_window=60, num_output=10, counter="cl100k_base")
+    (kept,) = helper.truncate(PromptTemplate("{context_str}"), chunks)
+    assert kept and chunks[0].startswith(kept) and chunks[0][len(kept)] == " "
+
+
+def test_prompt_system_prompt_and_tools_are_counted() -> None:
+    """The empty prompt, the LLM's system prompt and tool schemas are one critical section."""
+    helper = TokenBoxPromptHelper(context_window=4000, num_output=100, counter="whitespace")
+    prompt = PromptTemplate("Use the context to answer. {context_str}")
+    helper.truncate(prompt, ["x"])
+    bare = helper.last_layout["prompt"].final_tokens
+    helper.truncate(prompt, ["x"], llm=MockLLM(system_prompt="You are a very careful assistant."))
+    assert helper.last_layout["prompt"].final_tokens == bare + 6
+    tool = FunctionTool.from_defaults(fn=lambda city: city, name="weather", description="Weather for a city.")
+    helper.truncate(prompt, ["x"], tools=[tool])
+    assert helper.last_layout["prompt"].final_tokens > bare
+
+
+def test_chat_prompt_reserves_the_chat_format() -> None:
+    """A chat prompt template is charged its per-message overhead as well as its text."""
+    chat = ChatPromptTemplate(
+        [ChatMessage(role="system", content="Be exact."), ChatMessage(role="user", content="{context_str}")]
+    )
+    helper = TokenBoxPromptHelper(context_window=100, num_output=10, counter="whitespace")
+    helper.truncate(chat, ["x"])
+    assert helper.last_layout.budget.reserved_slots["chat_format"] == 3 + 2 * 4 + 2  # priming, messages, roles
+
+
+def test_prompt_larger_than_window_is_a_critical_overflow() -> None:
+    """When the prompt alone does not fit, ContextCriticalOverflow names the prompt section and the numbers."""
+    helper = TokenBoxPromptHelper(context_window=30, num_output=10, counter="whitespace")
+    with pytest.raises(ContextCriticalOverflow, match="critical sections: 'prompt'") as info:
+        helper.truncate(PromptTemplate(words(40, "p") + " {context_str}"), ["x"])
+    assert info.value.required == 40 and info.value.budget == 30 - 10 - 5
+
+
+def test_empty_inputs() -> None:
+    """No chunks in, no chunks out, for both methods."""
+    helper = TokenBoxPromptHelper(counter="whitespace")
+    assert helper.truncate(QA, []) == [] and helper.repack(QA, ["  ", ""]) == []
+    assert helper.last_layout is None
+
+
+def test_repack_keeps_every_word_once_in_order() -> None:
+    """Repacking neither drops nor repeats text (no overlap) and each pack fits the window."""
+    chunks = [words(25, f"c{k}x") for k in range(9)]
+    helper = TokenBoxPromptHelper(context_window=80, num_output=10, counter="whitespace")
+    prompt = PromptTemplate("Summarise: {context_str}")
+    packs = helper.repack(prompt, chunks)
+    assert " ".join(packs).split() == " ".join(chunks).split()
+    assert len(packs) == len(helper.last_layouts) == 4
+    assert all(layout.total_tokens <= layout.max_tokens for layout in helper.last_layouts)
+    stock = PromptHelper(context_window=80, num_output=10, tokenizer=str.split).repack(prompt, chunks)
+    assert len(" ".join(stock).split()) > len(" ".join(chunks).split())  # the stock helper repeats overlap
+
+
+def test_repack_respects_chunk_size_limit() -> None:
+    """chunk_size_limit caps every pack."""
+    chunks = [words(25, f"c{k}x") for k in range(4)]
+    helper = TokenBoxPromptHelper(context_window=1000, num_output=10, chunk_size_limit=30, counter="whitespace")
+    packs = helper.repack(PromptTemplate("{context_str}"), chunks)
+    assert all(len(p.split()) <= 30 for p in packs) and len(packs) == 4
+
+
+def test_repack_without_room_is_an_error() -> None:
+    """A prompt that leaves no room for text makes repack fail with the fix, not loop."""
+    helper = TokenBoxPromptHelper(context_window=20, num_output=10, counter="whitespace")
+    with pytest.raises(BudgetError, match="leaves 0 tokens for context"):
+        helper.repack(PromptTemplate("a b c d e {context_str}"), ["some text"])
+
+
+def test_from_llm_metadata_and_counter_from_model_name() -> None:
+    """from_llm_metadata takes window and output from the LLM; the model name picks the encoding."""
+    llm = MockLLM(max_tokens=64)
+    helper = TokenBoxPromptHelper.from_llm_metadata(llm.metadata)
+    assert (helper.context_window, helper.num_output) == (3900, 64)
+    assert helper.resolve_counter().name == "cl100k_base"
+    assert TokenBoxPromptHelper(model_name="gpt-4o").resolve_counter().name == "o200k_base"
+    assert TokenBoxPromptHelper(tokenizer=str.split).resolve_counter().count("a b") == 2
+
+
+@pytest.mark.parametrize("mode", ["simple_summarize", "compact", "refine", "tree_summarize"])
+def test_response_synthesizers_use_it(index: VectorStoreIndex, mode: str) -> None:
+    """Every text response mode runs through the helper via get_response_synthesizer(prompt_helper=...)."""
+    llm = MockLLM(max_tokens=8)
+    helper = TokenBoxPromptHelper(context_window=1200, num_output=32)  # refine and compact pad by 500
+    synthesizer = get_response_synthesizer(llm=llm, response_mode=mode, prompt_helper=helper)
+    engine = index.as_query_engine(llm=llm, similarity_top_k=8, response_synthesizer=synthesizer)
+    response = engine.query("Which facts are in document 3?")
+    assert str(response)
+    assert helper.last_layouts
+    assert all(layout.total_tokens <= layout.max_tokens for layout in helper.last_layouts)
+
+
+chunk_sizes = st.lists(st.integers(0, 40), min_size=1, max_size=15)
+
+
+@given(sizes=chunk_sizes, window=st.integers(40, 300))
+def test_truncate_fits_keeps_a_ranked_prefix_and_is_deterministic(sizes: list[int], window: int) -> None:
+    """truncate's result fits beside the prompt, is a prefix of the chunks (last one maybe cut), and repeats."""
+    chunks = [words(n, f"k{i}x") for i, n in enumerate(sizes)]
+    helper = TokenBoxPromptHelper(context_window=window, num_output=10, counter="whitespace")
+    prompt = PromptTemplate("Answer from: {context_str}")
+    kept = helper.truncate(prompt, chunks)
+    counter = get_counter("whitespace")
+    assert counter.count("Answer from:\n" + "\n".join(kept)) <= window - 10 - 5
+    if kept:
+        assert kept[:-1] == chunks[: len(kept) - 1]
+        assert chunks[len(kept) - 1].startswith(kept[-1])
+    fingerprint = helper.last_layout.fingerprint
+    assert helper.truncate(prompt, chunks) == kept and helper.last_layout.fingerprint == fingerprint
+
+
+@given(sizes=chunk_sizes, window=st.integers(30, 200))
+def test_repack_is_lossless_and_fits(sizes: list[int], window: int) -> None:
+    """repack's packs hold every word once, in order, and each pack fits beside the prompt."""
+    chunks = [words(n, f"k{i}x") for i, n in enumerate(sizes)]
+    helper = TokenBoxPromptHelper(context_window=window, num_output=10, counter="whitespace")
+    packs = helper.repack(PromptTemplate("Summarise: {context_str}"), chunks)
+    assert " ".join(packs).split() == " ".join(chunks).split()
+    counter = get_counter("whitespace")
+    assert all(counter.count(p) <= window - 10 - 5 - 1 for p in packs)
+
+
+def test_serialises_like_a_llama_index_component() -> None:
+    """to_dict/from_dict round-trip the window, output size and model name."""
+    helper = TokenBoxPromptHelper(context_window=1000, num_output=50, model_name="gpt-4o", counter="whitespace")
+    data = helper.to_dict()
+    assert data["class_name"] == "TokenBoxPromptHelper" and "counter" not in data
+    again = TokenBoxPromptHelper.from_dict(data)
+    assert (again.context_window, again.num_output, again.model_name) == (1000, 50, "gpt-4o")
