@@ -22,13 +22,21 @@ def CharCounter() -> CallableCounter:  # noqa: N802 - reads like a class at call
 def make_sections(n_docs: int = 5, n_turns: int = 6) -> list[Section]:
     """Policy (critical), task (critical), evidence (list, lowest score first) and history (oldest first)."""
     docs = [
-        Item(id=f"doc-{i}", content=f"Document {i} says fact number {i} about the topic in some detail.",
-             score=1.0 - i / max(1, n_docs), kind="Document")
+        Item(
+            id=f"doc-{i}",
+            content=f"Document {i} says fact number {i} about the topic in some detail.",
+            score=1.0 - i / max(1, n_docs),
+            kind="Document",
+        )
         for i in range(n_docs)
     ]
     turns = [
-        Item(id=f"turn-{i}", content=f"{'user' if i % 2 == 0 else 'assistant'} turn {i}: some words here.",
-             role="user" if i % 2 == 0 else "assistant", kind="Message")
+        Item(
+            id=f"turn-{i}",
+            content=f"{'user' if i % 2 == 0 else 'assistant'} turn {i}: some words here.",
+            role="user" if i % 2 == 0 else "assistant",
+            kind="Message",
+        )
         for i in range(n_turns)
     ]
     return [
