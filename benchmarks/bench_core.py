@@ -18,58 +18,10 @@ import sys
 import time
 import tracemalloc
 
+from corpus import WORDS
+
 from tokenbox_core import ContextBudget, Item, Section, TokenBox, get_counter
 from tokenbox_core.tokens import COUNT_CACHE
-
-WORDS = [
-    "context",
-    "budget",
-    "token",
-    "layout",
-    "section",
-    "priority",
-    "evidence",
-    "history",
-    "retrieval",
-    "model",
-    "window",
-    "policy",
-    "tool",
-    "schema",
-    "memory",
-    "summary",
-    "agent",
-    "request",
-    "response",
-    "careful",
-    "deterministic",
-    "compile",
-    "trace",
-    "section",
-    "allocation",
-    "overflow",
-    "the",
-    "a",
-    "of",
-    "and",
-    "to",
-    "in",
-    "is",
-    "that",
-    "for",
-    "on",
-    "with",
-    "as",
-    "by",
-    "at",
-    "from",
-    "it",
-    "be",
-    "this",
-    "an",
-    "are",
-    "or",
-]
 
 
 def make_text(rng: random.Random, n_words: int) -> str:

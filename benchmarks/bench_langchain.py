@@ -24,6 +24,7 @@ from typing import Any
 
 os.environ.setdefault("TOKENBOX_OFFLINE", "1")
 
+from corpus import WORDS
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.messages import trim_messages as lc_trim_messages
 
@@ -32,55 +33,6 @@ from tokenbox_core.tokens import COUNT_CACHE
 from tokenbox_langchain import trim_messages
 from tokenbox_langchain.counting import clear_caches
 
-WORDS = [
-    "context",
-    "budget",
-    "token",
-    "layout",
-    "section",
-    "priority",
-    "evidence",
-    "history",
-    "retrieval",
-    "model",
-    "window",
-    "policy",
-    "tool",
-    "schema",
-    "memory",
-    "summary",
-    "agent",
-    "request",
-    "response",
-    "careful",
-    "deterministic",
-    "compile",
-    "trace",
-    "section",
-    "allocation",
-    "overflow",
-    "the",
-    "a",
-    "of",
-    "and",
-    "to",
-    "in",
-    "is",
-    "that",
-    "for",
-    "on",
-    "with",
-    "as",
-    "by",
-    "at",
-    "from",
-    "it",
-    "be",
-    "this",
-    "an",
-    "are",
-    "or",
-]
 N_MESSAGES = 2_000
 BUDGETS = (8_000, 64_000)
 REPEATS = 7
