@@ -35,7 +35,7 @@ from __future__ import annotations
 import bisect
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
@@ -47,14 +47,19 @@ from tokenbox_core.tokens import PRIMING_TOKENS
 from tokenbox_langchain.counting import MessageCounter, content_text, message_key, openai_role
 
 __all__ = [
+    "MARKER_ID_PREFIX",
     "METADATA_KEY",
     "CriticalMessagesOverflow",
     "FitOptions",
     "FitResult",
     "MessageTypes",
     "RemovedMessage",
+    "ToolGroups",
     "fit_messages",
     "matches",
+    "omission_message",
+    "start_on_fixup",
+    "tool_groups",
 ]
 
 METADATA_KEY = "tokenbox"
@@ -66,6 +71,8 @@ MessageTypes = str | type[BaseMessage] | Sequence[str | type[BaseMessage]]
 """Message types as LangChain names them: ``"human"``, ``"ai"``, ``"tool"``, ... or classes, or a list of them."""
 
 MarkerType = Literal["system", "human", "ai"]
+MARKER_ID_PREFIX = "tokenbox-omitted-"
+"""Omission markers get the id ``MARKER_ID_PREFIX + section id``."""
 _MARKER_CLASSES: dict[str, type[BaseMessage]] = {"system": SystemMessage, "human": HumanMessage, "ai": AIMessage}
 _MARKER_ROLES = {"system": "system", "human": "user", "ai": "assistant"}
 
@@ -123,6 +130,9 @@ class FitResult:
     ``kept`` lists the original indices of the messages in ``messages`` (an
     omission marker has none); ``removed`` the messages the layout or the
     fix-ups left out; :meth:`all_removed` adds the ones beyond the horizon.
+    ``max_tokens`` is the budget's max; ``effective_max_tokens`` the limit the
+    messages were actually fitted to (the max less ``output_reserve``, the
+    reserved slots and the estimation safety margin).
     """
 
     messages: list[BaseMessage]
@@ -135,6 +145,9 @@ class FitResult:
     counter: str
     partial: int | None = None
     pruned: Callable[[], list[RemovedMessage]] = field(default=list, repr=False)
+    effective_max_tokens: int | None = None
+    output_reserve: int = 0
+    reserved_tokens: int = 0
 
     def all_removed(self) -> list[RemovedMessage]:
         """Every message left out, beyond-horizon ones included, by index."""
@@ -146,6 +159,9 @@ class FitResult:
         return {
             "total_tokens": self.total_tokens,
             "max_tokens": self.max_tokens,
+            "output_reserve": self.output_reserve,
+            "reserved_tokens": self.reserved_tokens,
+            "effective_max_tokens": self.max_tokens if self.effective_max_tokens is None else self.effective_max_tokens,
             "counter": self.counter,
             "fingerprint": self.layout.fingerprint,
             "kept": len(self.kept),
@@ -168,6 +184,61 @@ def matches(message: BaseMessage, types: MessageTypes) -> bool:
         elif isinstance(message, t):
             return True
     return False
+
+
+@dataclass(frozen=True)
+class ToolGroups:
+    """The tool-call groups of a message list: an ``AIMessage`` with ``tool_calls`` and every ``ToolMessage``
+    answering one of its calls (matched by ``tool_call_id``, later in the list).
+
+    ``group_of`` maps each grouped index to the index of its AI message,
+    ``members`` an AI message's index to all the indices of its group in list
+    order; ``contiguous`` is False when some result does not directly follow
+    the previous member of its group.  A tool message answering no earlier
+    call belongs to no group.
+    """
+
+    group_of: dict[int, int]
+    members: dict[int, list[int]]
+    contiguous: bool = True
+
+    def unit(self, index: int) -> list[int]:
+        """The indices kept or removed together with ``index`` (itself alone when it is in no group)."""
+        a = self.group_of.get(index)
+        return self.members[a] if a is not None else [index]
+
+
+def tool_groups(messages: Sequence[BaseMessage]) -> ToolGroups:
+    """Group each AI tool call with its results (see :class:`ToolGroups`); the one rule every adapter uses."""
+    owner: dict[str, int] = {}
+    group_of: dict[int, int] = {}
+    members: dict[int, list[int]] = {}
+    contiguous = True
+    for i, m in enumerate(messages):
+        kind = m.type
+        if kind == "ai":
+            calls = getattr(m, "tool_calls", None)
+            if calls:
+                for call in calls:
+                    call_id = call.get("id")
+                    if call_id:
+                        owner[call_id] = i
+                members[i] = [i]
+                group_of[i] = i
+        elif kind == "tool":
+            a = owner.get(getattr(m, "tool_call_id", None) or "")
+            if a is not None:
+                group = members[a]
+                if group[-1] != i - 1:
+                    contiguous = False
+                group.append(i)
+                group_of[i] = a
+    return ToolGroups(group_of, members, contiguous)
+
+
+def omission_message(text: str, section_id: str, marker_type: MarkerType) -> BaseMessage:
+    """The omission marker the core counted for ``section_id``, as a message of ``marker_type``."""
+    return _MARKER_CLASSES[marker_type](content=text, id=f"{MARKER_ID_PREFIX}{section_id}")
 
 
 def _item_id(message: BaseMessage, index: int) -> str:
@@ -256,36 +327,16 @@ def fit_messages(
     delta = PRIMING_TOKENS - counter.base
     core_budget = shift_budget(budget, delta)
 
-    # ---- per-message overrides, critical messages
+    # ---- tool-call groups, per-message overrides, critical messages
+    groups = tool_groups(messages)
+    group_of, members, contiguous, unit = groups.group_of, groups.members, groups.contiguous, groups.unit
     overrides: dict[int, Mapping[str, Any]] = {}
-    owner: dict[str, int] = {}
-    group_of: dict[int, int] = {}
-    members: dict[int, list[int]] = {}
-    contiguous = True
-    for i, m in enumerate(messages):  # one pass: overrides and tool-call groups
+    for i, m in enumerate(messages):
         kwargs = m.additional_kwargs
         if kwargs and METADATA_KEY in kwargs:
             found = _override(m, i)
             if found is not None:
                 overrides[i] = found
-        kind = m.type
-        if kind == "ai":
-            calls = getattr(m, "tool_calls", None)
-            if calls:
-                for call in calls:
-                    call_id = call.get("id")
-                    if call_id:
-                        owner[call_id] = i
-                members[i] = [i]
-                group_of[i] = i
-        elif kind == "tool":
-            a = owner.get(getattr(m, "tool_call_id", None) or "")
-            if a is not None:
-                group = members[a]
-                if group[-1] != i - 1:
-                    contiguous = False
-                group.append(i)
-                group_of[i] = a
     critical: set[int] = set()
     system_end = 0
     if options.system == "first":
@@ -313,10 +364,6 @@ def fit_messages(
         a = group_of.get(i)
         if a is not None:
             critical.update(members[a])
-
-    def unit(i: int) -> list[int]:
-        a = group_of.get(i)
-        return members[a] if a is not None else [i]
 
     # ---- sizes: critical messages always; history lazily within the horizon
     size = counter.size
@@ -425,8 +472,7 @@ def fit_messages(
     evicted: list[int] = []
     for laid in layout.sections:
         if laid.marker:
-            cls = _MARKER_CLASSES[options.marker_type]
-            entries.append(cls(content=laid.marker, id=f"tokenbox-omitted-{laid.id}"))
+            entries.append(omission_message(laid.marker, laid.id, options.marker_type))
         if isinstance(laid.content, tuple):
             entries.extend(index_of[it.id] for it in laid.content)
         for r in laid.removed:
@@ -453,7 +499,7 @@ def fit_messages(
 
     # ---- start_on fix-up
     if options.start_on is not None:
-        dropped = _start_on_fixup(entries, messages, options.start_on, critical, system_end, group_of, members)
+        dropped = start_on_fixup(entries, messages, options.start_on, critical, system_end, groups)
         for j in dropped:
             tokens = counter.size(replaced[j]) if j in replaced else sizes[j]
             total -= tokens
@@ -493,6 +539,9 @@ def fit_messages(
         counter=counter.name,
         partial=partial_index,
         pruned=pruned,
+        effective_max_tokens=max(0, layout.max_tokens - delta),
+        output_reserve=budget.output_reserve,
+        reserved_tokens=budget.reserved_tokens,
     )
 
 
@@ -544,18 +593,22 @@ def _partial(
     return best if lo > 0 else None
 
 
-def _start_on_fixup(
+def start_on_fixup(
     entries: list[int | BaseMessage],
     messages: Sequence[BaseMessage],
     start_on: MessageTypes,
-    critical: set[int],
+    critical: Set[int],
     system_end: int,
-    group_of: Mapping[int, int],
-    members: Mapping[int, list[int]],
+    groups: ToolGroups,
 ) -> list[int]:
     """Drop leading history messages (whole tool groups) until one of ``start_on``'s types; see the module doc.
 
-    Returns the dropped indices (and removes them from ``entries``)."""
+    ``entries`` are indices into ``messages`` in order, or marker messages
+    (left in place); indices below ``system_end`` (the leading system
+    messages) are skipped, a ``critical`` index stops the drop, and when no
+    kept message is of a ``start_on`` type nothing is dropped (an agent loop
+    is never emptied).  Returns the dropped indices (and removes them from
+    ``entries``)."""
     dropped: list[int] = []
     for e in entries:
         if not isinstance(e, int):
@@ -566,8 +619,7 @@ def _start_on_fixup(
             break
         if e in dropped:
             continue
-        a = group_of.get(e)
-        dropped.extend(members[a] if a is not None else [e])
+        dropped.extend(groups.unit(e))
     else:
         return []  # no message to start on: emptying the history would help no provider
     if not dropped:

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
 from langchain_core.callbacks import AsyncCallbackManagerForChainRun, CallbackManagerForChainRun
 from langchain_core.documents import Document
@@ -27,9 +28,17 @@ from pydantic import ConfigDict, Field
 
 from tokenbox_core import ContextBudget, Item, Layout, Section, SectionError, TokenBox, get_counter
 from tokenbox_langchain.counting import MessageCounter
+from tokenbox_langchain.fit import (
+    MARKER_ID_PREFIX,
+    MessageTypes,
+    ToolGroups,
+    omission_message,
+    start_on_fixup,
+    tool_groups,
+)
 from tokenbox_langchain.messages import LAYOUT_EVENT, budget_from
 
-__all__ = ["SECTION_OPTIONS", "TokenBoxLayout"]
+__all__ = ["OMITTED_KEY", "SECTION_OPTIONS", "TokenBoxLayout"]
 
 SECTION_OPTIONS = frozenset(
     {
@@ -50,6 +59,11 @@ SECTION_OPTIONS = frozenset(
 """The :class:`~tokenbox_core.Section` options a named input may set."""
 
 _MAX_ATTEMPTS = 3
+
+OMITTED_KEY = "tokenbox_omitted"
+"""Metadata key of an omission-marker Document: the ids of the documents it stands for."""
+
+_NO_GROUPS = ToolGroups({}, {})
 
 
 def _ids(key: str, values: Sequence[Any]) -> list[str]:
@@ -85,6 +99,61 @@ def _kind(key: str, value: Any) -> str:
     )
 
 
+@dataclass(frozen=True)
+class _Part:
+    """One named input as the layout sees it: its kind, its values as a list, their item ids, tool groups."""
+
+    key: str
+    value: Any
+    kind: str
+    values: list[Any]
+    ids: list[str]
+    groups: ToolGroups
+
+    @classmethod
+    def of(cls, key: str, value: Any) -> _Part:
+        kind = _kind(key, value)
+        if kind == "text":
+            return cls(key, value, kind, [], [], _NO_GROUPS)
+        values = [value] if kind in ("document", "message") else list(value)
+        groups = tool_groups(values) if kind == "messages" else _NO_GROUPS
+        return cls(key, value, kind, values, _ids(key, values), groups)
+
+
+@dataclass
+class _Outcome:
+    """What one :meth:`TokenBoxLayout.fit` produced, with what the report needs beyond the layout."""
+
+    fitted: dict[str, Any]
+    prompt: Any
+    layout: Layout
+    budget: ContextBudget
+    template_tokens: int = 0
+    prompt_tokens: int | None = None
+    start_on_removed: dict[str, list[str]] = field(default_factory=dict)
+
+    def report(self) -> dict[str, Any]:
+        """The layout report sent to the callbacks (see :meth:`TokenBoxLayout.report`)."""
+        layout, budget = self.layout, self.budget
+        if self.prompt is None:
+            effective = layout.max_tokens
+        else:
+            effective = max(0, budget.max_tokens - budget.output_reserve - budget.reserved_tokens)
+        return {
+            "total_tokens": layout.total_tokens,
+            "prompt_tokens": self.prompt_tokens,
+            "max_tokens": budget.max_tokens,
+            "output_reserve": budget.output_reserve,
+            "reserved_tokens": budget.reserved_tokens,
+            "template_tokens": self.template_tokens,
+            "effective_max_tokens": effective,
+            "counter": layout.counter_name,
+            "fingerprint": layout.fingerprint,
+            "start_on_removed": {k: list(v) for k, v in self.start_on_removed.items()},
+            "sections": [s.decisions() for s in layout.sections],
+        }
+
+
 class TokenBoxLayout(RunnableSerializable[dict[str, Any], Any]):
     """Lays out named prompt parts into one budget; returns the fitted parts or the rendered prompt.
 
@@ -102,6 +171,31 @@ class TokenBoxLayout(RunnableSerializable[dict[str, Any], Any]):
     ``template``, the rendered prompt: the template's own tokens are reserved
     from the budget, the rendered prompt is re-counted, and any excess from
     joins or chat overhead is reserved in a new layout (at most three).
+
+    Message lists follow the rules of
+    :class:`~tokenbox_langchain.TokenBoxMessages`:
+
+    - an ``AIMessage`` with ``tool_calls`` and all its ``ToolMessage`` results
+      are one atomic ``Item.group``: the core keeps or removes them together
+      (never an orphan result, never a call without its results);
+    - a flexible message list then starts on a ``start_on`` message (default
+      ``"human"``, as ``TokenBoxMessages``): leading messages after any leading
+      system messages are dropped, whole tool groups at a time, until one of
+      that type; when no kept message is of that type nothing is dropped (an
+      agent loop is never emptied).  ``start_on=None`` turns this off; a
+      critical message list (not in ``sections``) is never touched.  This
+      post-validation only removes, so the result stays within the budget;
+      the messages it removes are listed in the report's
+      ``start_on_removed`` (an omission marker names the layout's removals);
+    - ``partial`` is refused for messages: a cut message would not be valid.
+
+    An ``omission_marker`` is part of the fitted value, so what the core
+    counted is what is sent: the leading string of a text list, a leading
+    Document (``metadata["tokenbox_omitted"]`` lists the removed ids) for
+    documents, a leading message of ``marker_type`` for messages (rendered
+    bare, without a ``"System: "`` prefix, when a message list is pasted into
+    a string variable).  A single Document or message that was removed
+    becomes its marker.
     """
 
     sections: dict[str, dict[str, Any]] = Field(default_factory=dict)
@@ -120,6 +214,13 @@ class TokenBoxLayout(RunnableSerializable[dict[str, Any], Any]):
     template: BasePromptTemplate | None = None  # type: ignore[type-arg]  # pydantic re-validates a parametrised one
     """A prompt template rendered with the fitted values; its own tokens count against the budget."""
 
+    start_on: MessageTypes | None = "human"
+    """Message type(s) a flexible message list must start on after its leading system message(s), as in
+    ``TokenBoxMessages``; ``None`` to allow any."""
+
+    marker_type: Literal["system", "human", "ai"] = "system"
+    """Message type of the omission marker of a message list."""
+
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     @classmethod
@@ -128,51 +229,87 @@ class TokenBoxLayout(RunnableSerializable[dict[str, Any], Any]):
 
     # ------------------------------------------------------------------ mapping
 
-    def _section(self, key: str, value: Any) -> Section:
+    def _section(self, part: _Part) -> Section:
+        key = part.key
         options = dict(self.sections.get(key, {}))
         unknown = sorted(set(options) - SECTION_OPTIONS)
         if unknown:
             raise SectionError(
                 f"sections[{key!r}] has unknown options {unknown}; allowed: {', '.join(sorted(SECTION_OPTIONS))}"
             )
-        kind = _kind(key, value)
-        if kind == "text":
-            return Section(key, value, **options)
-        values = [value] if kind in ("document", "message") else list(value)
+        if part.kind == "text":
+            return Section(key, part.value, **options)
+        if options.get("partial") and part.kind in ("message", "messages"):
+            raise SectionError(
+                f"sections[{key!r}] sets partial=True, but {key!r} holds messages: a cut buffer string is no valid "
+                f"message, so it would be sent whole, over the budget. Drop 'partial' for {key!r}, or cut "
+                f"messages with trim_messages(..., allow_partial=True)"
+            )
+        ids = part.ids
+        group_of = part.groups.group_of
         items = []
-        for item_id, v in zip(_ids(key, values), values, strict=True):
+        for i, (item_id, v) in enumerate(zip(ids, part.values, strict=True)):
             if isinstance(v, Document):
                 score = v.metadata.get("relevance_score")
                 score = score if isinstance(score, int | float) and not isinstance(score, bool) else None
                 items.append(Item(id=item_id, content=v.page_content, kind="Document", score=score))
             elif isinstance(v, BaseMessage):
-                items.append(Item(id=item_id, content=get_buffer_string([v]), kind="Message", role=v.type))
+                a = group_of.get(i)
+                items.append(
+                    Item(
+                        id=item_id,
+                        content=get_buffer_string([v]),
+                        kind="Message",
+                        role=v.type,
+                        group=None if a is None else f"tools:{ids[a]}",
+                    )
+                )
             else:
                 items.append(Item(id=item_id, content=v))
         if "item_separator" not in options:
-            options["item_separator"] = "\n\n" if kind in ("document", "documents") else "\n"
+            options["item_separator"] = "\n\n" if part.kind in ("document", "documents") else "\n"
         return Section(key, items, **options)
 
-    def _fitted(self, key: str, value: Any, layout: Layout) -> Any:
-        laid = layout[key]
-        if isinstance(value, str):
-            return laid.text
-        kind = _kind(key, value)
-        values = [value] if kind in ("document", "message") else list(value)
-        by_id = dict(zip(_ids(key, values), values, strict=True))
-        kept = []
+    def _marker(self, part: _Part, text: str, removed: Sequence[str]) -> Any:
+        """The omission marker the core counted, as a value of the part's type."""
+        if part.kind in ("document", "documents"):
+            return Document(text, id=f"{MARKER_ID_PREFIX}{part.key}", metadata={OMITTED_KEY: list(removed)})
+        if part.kind in ("message", "messages"):
+            return omission_message(text, part.key, self.marker_type)
+        return text
+
+    def _fitted(self, part: _Part, layout: Layout) -> tuple[Any, list[str]]:
+        """The fitted value of ``part`` and the ids the ``start_on`` fix-up removed from it."""
+        laid = layout[part.key]
+        if part.kind == "text":
+            return laid.text, []
+        values = part.values
+        index = {item_id: i for i, item_id in enumerate(part.ids)}
+        entries: list[Any] = []  # indices into values, or the marker
+        if laid.marker:
+            removed = sorted(index[r.id] for r in laid.removed)
+            entries.append(self._marker(part, laid.marker, [part.ids[i] for i in removed]))
+        cut: dict[int, Any] = {}
         for item in laid.content if isinstance(laid.content, tuple) else ():
-            original = by_id[item.id]
+            i = index[item.id]
+            original = values[i]
             if isinstance(original, Document) and item.content != original.page_content:
-                original = Document(
+                cut[i] = Document(
                     item.content, metadata={**original.metadata, "tokenbox_truncated": True}, id=original.id
                 )
-            elif isinstance(original, str):
-                original = item.content
-            kept.append(original)
-        if kind in ("document", "message"):
-            return kept[0] if kept else None
-        return kept
+            elif isinstance(original, str) and item.content != original:
+                cut[i] = item.content
+            entries.append(i)
+        dropped: list[int] = []
+        if part.kind == "messages" and self.start_on is not None and not laid.critical:
+            system_end = 0
+            while system_end < len(values) and values[system_end].type == "system":
+                system_end += 1
+            dropped = start_on_fixup(entries, values, self.start_on, frozenset(), system_end, part.groups)
+        kept = [cut.get(e, values[e]) if isinstance(e, int) else e for e in entries]
+        if part.kind in ("document", "message"):
+            return (kept[0] if kept else None), []
+        return kept, [part.ids[j] for j in dropped]
 
     # ------------------------------------------------------------------ template
 
@@ -194,14 +331,7 @@ class TokenBoxLayout(RunnableSerializable[dict[str, Any], Any]):
                 values[key] = ""
             else:
                 parts = value if isinstance(value, list) else [value]
-                values[key] = separators[key].join(
-                    p.page_content
-                    if isinstance(p, Document)
-                    else get_buffer_string([p])
-                    if isinstance(p, BaseMessage)
-                    else str(p)
-                    for p in parts
-                )
+                values[key] = separators[key].join(_as_text(p, key) for p in parts)
         return values
 
     def _prompt_tokens(self, prompt: PromptValue) -> int:
@@ -213,13 +343,27 @@ class TokenBoxLayout(RunnableSerializable[dict[str, Any], Any]):
 
     def fit(self, inputs: Mapping[str, Any]) -> tuple[dict[str, Any], Any, Layout]:
         """The fitted values, the rendered prompt (``None`` without a template) and the core's layout."""
+        outcome = self._fit(inputs)
+        return outcome.fitted, outcome.prompt, outcome.layout
+
+    def report(self, inputs: Mapping[str, Any]) -> dict[str, Any]:
+        """Fit ``inputs`` and return the layout report the callbacks receive: ``total_tokens`` (the layout's),
+        ``prompt_tokens`` (the rendered prompt's, with a template), ``max_tokens`` (the budget's),
+        ``output_reserve``, ``reserved_tokens``, ``template_tokens`` (what the template and its chat overhead
+        were given), ``effective_max_tokens`` (the limit actually fitted to), the counter, the fingerprint,
+        ``start_on_removed`` (per key, the message ids the ``start_on`` fix-up removed) and the section
+        decisions."""
+        return self._fit(inputs).report()
+
+    def _fit(self, inputs: Mapping[str, Any]) -> _Outcome:
         if not isinstance(inputs, Mapping):
             raise SectionError(f"TokenBoxLayout takes a dict of named inputs, got {type(inputs).__name__}")
         unknown = sorted(set(self.sections) - set(inputs))
         if unknown:
             raise SectionError(f"sections configured for {unknown} but the input has no such keys: {sorted(inputs)}")
         budget = budget_from(self.budget, self.max_tokens, None)
-        sections = [self._section(key, value) for key, value in inputs.items()]
+        parts = [_Part.of(key, value) for key, value in inputs.items()]
+        sections = [self._section(part) for part in parts]
         extra = 0
         if self.template is not None:
             empty = {k: ([] if k in self._placeholders() else "") for k in inputs}
@@ -229,14 +373,19 @@ class TokenBoxLayout(RunnableSerializable[dict[str, Any], Any]):
             slots = {**budget.reserved_slots, "template": extra} if extra else dict(budget.reserved_slots)
             box_budget = dataclasses.replace(budget, reserved_slots=slots)
             layout = TokenBox(box_budget, counter=self.counter).layout(sections)
-            fitted = {key: self._fitted(key, value, layout) for key, value in inputs.items()}
+            fitted: dict[str, Any] = {}
+            start_on_removed: dict[str, list[str]] = {}
+            for part in parts:
+                fitted[part.key], dropped = self._fitted(part, layout)
+                if dropped:
+                    start_on_removed[part.key] = dropped
             if self.template is None:
-                return fitted, None, layout
+                return _Outcome(fitted, None, layout, budget, start_on_removed=start_on_removed)
             prompt = self.template.invoke(self._render_values(fitted, sections))
             used = self._prompt_tokens(prompt)
             limit = budget.max_tokens - budget.output_reserve - budget.reserved_tokens
             if used <= limit:
-                return fitted, prompt, layout
+                return _Outcome(fitted, prompt, layout, budget, extra, used, start_on_removed)
             # what the rendering costs beyond the layout's own count (template, joins, chat overhead)
             extra = max(extra + 1, used - layout.total_tokens)
         raise SectionError(
@@ -245,18 +394,18 @@ class TokenBoxLayout(RunnableSerializable[dict[str, Any], Any]):
         )
 
     def _run(self, inputs: dict[str, Any], run_manager: CallbackManagerForChainRun) -> Any:
-        fitted, prompt, layout = self.fit(inputs)
+        outcome = self._fit(inputs)
         child = run_manager.get_child()
         if child.handlers:
-            child.on_custom_event(LAYOUT_EVENT, _report(layout), run_id=run_manager.run_id)
-        return fitted if prompt is None else prompt
+            child.on_custom_event(LAYOUT_EVENT, outcome.report(), run_id=run_manager.run_id)
+        return outcome.fitted if outcome.prompt is None else outcome.prompt
 
     async def _arun(self, inputs: dict[str, Any], run_manager: AsyncCallbackManagerForChainRun) -> Any:
-        fitted, prompt, layout = self.fit(inputs)
+        outcome = self._fit(inputs)
         child = run_manager.get_child()
         if child.handlers:
-            await child.on_custom_event(LAYOUT_EVENT, _report(layout), run_id=run_manager.run_id)
-        return fitted if prompt is None else prompt
+            await child.on_custom_event(LAYOUT_EVENT, outcome.report(), run_id=run_manager.run_id)
+        return outcome.fitted if outcome.prompt is None else outcome.prompt
 
     def invoke(self, input: dict[str, Any], config: RunnableConfig | None = None, **kwargs: Any) -> Any:
         """Fit the named inputs (and render the template)."""
@@ -267,11 +416,13 @@ class TokenBoxLayout(RunnableSerializable[dict[str, Any], Any]):
         return await self._acall_with_config(self._arun, input, config, **kwargs)
 
 
-def _report(layout: Layout) -> dict[str, Any]:
-    return {
-        "total_tokens": layout.total_tokens,
-        "max_tokens": layout.max_tokens,
-        "counter": layout.counter_name,
-        "fingerprint": layout.fingerprint,
-        "sections": [s.decisions() for s in layout.sections],
-    }
+def _as_text(value: Any, key: str) -> str:
+    """A fitted list element as the core counted it: a Document's text, a message's buffer string (an omission
+    marker's bare text), a string as it is."""
+    if isinstance(value, Document):
+        return value.page_content
+    if isinstance(value, BaseMessage):
+        if value.id == f"{MARKER_ID_PREFIX}{key}" and isinstance(value.content, str):
+            return value.content
+        return get_buffer_string([value])
+    return str(value)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from typing import Any, Literal, cast
 
 from langchain_core.messages import BaseMessage
@@ -11,7 +11,7 @@ from langchain_core.runnables import Runnable, RunnableLambda
 
 from tokenbox_core import ContextBudget
 from tokenbox_langchain.counting import CounterSpec, MessageCounter
-from tokenbox_langchain.fit import FitOptions, MessageTypes, fit_messages, matches
+from tokenbox_langchain.fit import FitOptions, MessageTypes, fit_messages, matches, tool_groups
 from tokenbox_langchain.messages import to_messages
 
 __all__ = ["trim_messages"]
@@ -23,27 +23,9 @@ def _default_text_splitter(text: str) -> list[str]:
     return [s + "\n" for s in splits[:-1]] + splits[-1:]
 
 
-def _groups(messages: Sequence[BaseMessage]) -> dict[int, list[int]]:
-    """Index → every index of its tool-call group (an AI message with tool_calls and its results)."""
-    owner: dict[str, int] = {}
-    groups: dict[int, list[int]] = {}
-    for i, m in enumerate(messages):
-        if m.type == "ai" and getattr(m, "tool_calls", None):
-            groups[i] = [i]
-            for call in m.tool_calls:  # type: ignore[attr-defined]
-                if call.get("id"):
-                    owner[call["id"]] = i
-        elif m.type == "tool":
-            a = owner.get(getattr(m, "tool_call_id", None) or "")
-            if a is not None:
-                groups[a].append(i)
-                groups[i] = groups[a]
-    return groups
-
-
 def _end_on(messages: list[BaseMessage], end_on: MessageTypes) -> list[BaseMessage]:
     """Drop trailing messages until one of ``end_on``'s types, whole tool groups at a time."""
-    groups = _groups(messages)
+    groups = tool_groups(messages)
     end = len(messages)
     gone: set[int] = set()
     while end > 0:
@@ -53,7 +35,7 @@ def _end_on(messages: list[BaseMessage], end_on: MessageTypes) -> list[BaseMessa
             continue
         if matches(messages[i], end_on):
             break
-        gone.update(groups.get(i, [i]))
+        gone.update(groups.unit(i))
         end -= 1
     return [m for i, m in enumerate(messages[:end]) if i not in gone]
 

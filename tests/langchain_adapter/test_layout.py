@@ -7,17 +7,28 @@ from typing import Any
 from uuid import UUID
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.documents import Document
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
-from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolMessage,
+    get_buffer_string,
+)
 from langchain_core.prompt_values import ChatPromptValue, StringPromptValue
 from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder, PromptTemplate
 from langchain_core.runnables import RunnableLambda, RunnablePassthrough
 
-from tokenbox_core import SectionError, get_counter
-from tokenbox_langchain import LAYOUT_EVENT, TokenBoxLayout
+from tokenbox_core import ContextBudget, SectionError, get_counter
+from tokenbox_langchain import LAYOUT_EVENT, TokenBoxLayout, TokenBoxMessages
 from tokenbox_langchain.counting import MessageCounter
+from tokenbox_langchain.fit import tool_groups
+from tokenbox_langchain.testing import agent_transcript, sequence_problems
 
 W = "whitespace"
 DOCS = [Document(f"doc{i} " + "word " * 9, id=f"d{i}", metadata={"relevance_score": 1 - i / 10}) for i in range(6)]
@@ -149,3 +160,238 @@ def test_template_that_cannot_fit_raises(monkeypatch: pytest.MonkeyPatch) -> Non
     box = TokenBoxLayout(sections={"history": {"shrink": 1}}, budget=30, counter=W, template=template)
     with pytest.raises(SectionError, match="still exceeds the budget after 1 layouts"):
         box.invoke({"history": [HumanMessage("a b c", id=f"m{i}") for i in range(3)], "q": "x"})
+
+
+# ---------------------------------------------------------------- tool-call groups (review issue 1)
+
+CALLS = [{"name": "lookup", "args": {"q": "x"}, "id": f"c{i}", "type": "tool_call"} for i in range(2)]
+AGENT = [
+    HumanMessage("h", id="h"),
+    AIMessage("ai", tool_calls=CALLS, id="ai"),
+    ToolMessage("t0", tool_call_id="c0", id="t0"),
+    ToolMessage("t1", tool_call_id="c1", id="t1"),
+    AIMessage("fin", id="fin"),
+]
+CHAT = ChatPromptTemplate.from_messages([MessagesPlaceholder("history"), ("human", "{q}")])
+
+
+def _ids_of(messages: list[BaseMessage]) -> list[str]:
+    return [m.id or str(m.content) for m in messages]
+
+
+def _history_text(messages: list[BaseMessage], key: str = "history") -> str:
+    """A fitted message list as the core counts it: buffer strings, the omission marker bare."""
+    return "\n".join(str(m.content) if m.id == f"tokenbox-omitted-{key}" else get_buffer_string([m]) for m in messages)
+
+
+@pytest.mark.parametrize(
+    ("budget", "expected"),
+    [
+        (28, ["fin", "q"]),  # before the fix: [t1, fin, q], an orphan result
+        (30, ["fin", "q"]),  # before the fix: [t0, t1, fin, q], two orphan results
+        (44, ["h", "ai", "t0", "t1", "fin", "q"]),
+    ],
+)
+def test_rendered_prompt_keeps_tool_calls_with_their_results(budget: int, expected: list[str]) -> None:
+    """An AI tool call and all its results are one atomic group in the rendered chat prompt: never an orphan."""
+    box = TokenBoxLayout(sections={"history": {"shrink": 1}}, budget=budget, counter=W, template=CHAT)
+    prompt = box.invoke({"history": AGENT, "q": "q"})
+    assert _ids_of(prompt.messages) == expected
+    assert sequence_problems(prompt.messages, start_on_human=False) == []  # [fin]: no human left to start on
+    assert MessageCounter(W).count(prompt.messages) <= budget
+
+
+@pytest.mark.parametrize("eviction", ["oldest", "newest"])
+def test_fitted_history_never_splits_a_tool_group(eviction: str) -> None:
+    """Without a template, at every budget, the call and its results (parallel, interleaved) stay or go together."""
+    calls = [{"name": "f", "args": {}, "id": f"k{i}", "type": "tool_call"} for i in range(2)]
+    interleaved = [
+        HumanMessage("go on", id="h"),
+        AIMessage("first", tool_calls=calls[:1], id="a0"),
+        AIMessage("second", tool_calls=calls[1:], id="a1"),
+        ToolMessage("r0 r0", tool_call_id="k0", id="r0"),
+        ToolMessage("r1 r1", tool_call_id="k1", id="r1"),
+    ]
+    counter = get_counter(W)
+    for history in (AGENT, interleaved):
+        full = counter.count(_history_text(history))
+        for budget in range(full + 1):
+            box = TokenBoxLayout(
+                sections={"history": {"shrink": 1, "eviction": eviction}}, budget=budget, counter=W, start_on=None
+            )
+            out = box.invoke({"history": history})["history"]
+            assert sequence_problems(out, start_on_human=False) == [], (budget, _ids_of(out))
+            assert counter.count(_history_text(out)) <= budget
+    # the review's repro: budget 12 used to return [t1, fin]
+    out = TokenBoxLayout(sections={"history": {"shrink": 1}}, budget=12, counter=W).invoke({"history": AGENT})
+    assert _ids_of(out["history"]) == ["fin"]
+
+
+def test_a_tool_step_is_one_core_group() -> None:
+    """The core sees fit.py's tool_groups: the call and its results share one Item.group named after the call."""
+    box = TokenBoxLayout(sections={"history": {"shrink": 1}}, budget=4, counter=W)
+    _, _, layout = box.fit({"history": AGENT})
+    groups = {r.id: r.group for r in layout["history"].removed}
+    assert tool_groups(AGENT).members == {1: [1, 2, 3]}  # ai, t0, t1
+    assert groups == {"h": None, "ai": "tools:ai", "t0": "tools:ai", "t1": "tools:ai"}  # fin (2 tokens) fits
+
+
+# ---------------------------------------------------------------- start_on (review issue 2)
+
+
+def test_history_starts_on_a_human_message_by_default() -> None:
+    """The fitted history drops leading AI/tool messages (whole groups) until a human one, like TokenBoxMessages."""
+    history = [AIMessage("a0", id="a0"), HumanMessage("h1", id="h1"), AIMessage("a1", id="a1")]
+    box = TokenBoxLayout(sections={"history": {"shrink": 1}}, budget=10, counter=W)
+    assert _ids_of(box.invoke({"history": history})["history"]) == ["h1", "a1"]
+    assert box.report({"history": history})["start_on_removed"] == {"history": ["a0"]}
+    fitted = TokenBoxMessages(budget=30, counter=W, keep_last_human=False).invoke(history)
+    assert _ids_of(fitted) == ["h1", "a1"]  # the same rule, the same result
+    loose = TokenBoxLayout(sections={"history": {"shrink": 1}}, budget=10, counter=W, start_on=None)
+    assert _ids_of(loose.invoke({"history": history})["history"]) == ["a0", "h1", "a1"]
+
+
+def test_start_on_removes_whole_groups_and_keeps_leading_system_messages() -> None:
+    """A leading tool step goes whole; leading system messages stay; ai start_on is honoured too."""
+    history = [SystemMessage("rules", id="s"), *AGENT[1:4], HumanMessage("next", id="n"), AIMessage("ok", id="ok")]
+    box = TokenBoxLayout(sections={"history": {"shrink": 1}}, budget=100, counter=W)
+    assert _ids_of(box.invoke({"history": history})["history"]) == ["s", "n", "ok"]
+    on_ai = TokenBoxLayout(sections={"history": {"shrink": 1}}, budget=100, counter=W, start_on="ai")
+    assert _ids_of(on_ai.invoke({"history": history})["history"]) == ["s", "ai", "t0", "t1", "n", "ok"]
+
+
+def test_start_on_never_empties_an_agent_loop_nor_touches_a_critical_list() -> None:
+    """No human message left: the history stays as fitted; a critical message list is never changed."""
+    box = TokenBoxLayout(sections={"history": {"shrink": 1}}, budget=100, counter=W)
+    assert _ids_of(box.invoke({"history": AGENT[1:]})["history"]) == ["ai", "t0", "t1", "fin"]
+    critical = TokenBoxLayout(budget=100, counter=W)
+    history = [AIMessage("hello", id="a0"), HumanMessage("hi", id="h1")]
+    assert critical.invoke({"history": history})["history"] == history
+
+
+@settings(max_examples=30)
+@given(
+    seed=st.integers(0, 1_000),
+    budget=st.integers(0, 300),
+    eviction=st.sampled_from(["oldest", "newest"]),
+    marker=st.booleans(),
+)
+def test_fitted_histories_are_valid_and_counted_as_sent(seed: int, budget: int, eviction: str, marker: bool) -> None:
+    """Any agent transcript fits within budget as a valid sequence; what is sent is what the core counted."""
+    history = agent_transcript(5, seed=seed, max_parallel=3)
+    box = TokenBoxLayout(
+        sections={"history": {"shrink": 1, "eviction": eviction, "omission_marker": marker}},
+        budget=budget,
+        counter=W,
+    )
+    fitted, _, layout = box.fit({"history": history})
+    out = fitted["history"]
+    assert sequence_problems(out) == []
+    sent = _history_text(out)
+    assert get_counter(W).count(sent) <= budget
+    if not box.report({"history": history})["start_on_removed"]:
+        assert sent == layout["history"].text
+
+
+# ---------------------------------------------------------------- omission markers (review issue 3)
+
+
+def test_text_list_marker_is_part_of_the_fitted_value() -> None:
+    """A text list's marker is its leading string: the joined value is exactly the text the core counted."""
+    box = TokenBoxLayout(sections={"notes": {"shrink": 1, "omission_marker": True}}, budget=11, counter=W)
+    fitted, _, layout = box.fit({"notes": ["a b c", "d e f", "g h i", "j k l"]})
+    assert layout["notes"].text.startswith("[2 items omitted: notes-0, notes-1]")
+    assert fitted["notes"] == [layout["notes"].marker, "g h i", "j k l"]
+    assert "\n".join(fitted["notes"]) == layout["notes"].text
+
+
+def test_document_marker_is_a_leading_document_naming_the_removed_ids() -> None:
+    """Documents get a leading marker Document (removed ids in input order); a string template renders it."""
+    options = {"shrink": 1, "omission_marker": True, "eviction": "lowest_score"}
+    box = TokenBoxLayout(sections={"context": options}, budget=30, counter=W)
+    fitted, _, layout = box.fit({"context": DOCS})
+    marker, *kept = fitted["context"]
+    assert marker.id == "tokenbox-omitted-context" and marker.page_content == layout["context"].marker
+    assert marker.metadata == {"tokenbox_omitted": ["d2", "d3", "d4", "d5"]} and [d.id for d in kept] == ["d0", "d1"]
+    assert "\n\n".join(d.page_content for d in fitted["context"]) == layout["context"].text
+    template = PromptTemplate.from_template("Context:\n{context}\nQuestion: {q}")
+    prompt = TokenBoxLayout(sections={"context": options}, budget=40, counter=W, template=template).invoke(
+        {"context": DOCS, "q": "which"}
+    )
+    assert "items omitted: " in prompt.to_string() and get_counter(W).count(prompt.to_string()) <= 40
+
+
+def test_single_document_removed_becomes_its_marker() -> None:
+    """A removed single Document is replaced by its marker, which the core counted."""
+    box = TokenBoxLayout(sections={"doc": {"shrink": 1, "omission_marker": "[{ids} left out]"}}, budget=8, counter=W)
+    fitted, _, layout = box.fit({"doc": DOCS[0], "q": "question"})
+    assert fitted["doc"].page_content == "[d0 left out]" == layout["doc"].text
+
+
+def test_message_marker_is_a_message_in_the_rendered_prompt() -> None:
+    """A message list's marker is a message of marker_type, sent in the chat prompt within budget."""
+    history = [
+        HumanMessage(f"h{i} " + "x " * 10, id=f"h{i}") if i % 2 == 0 else AIMessage(f"a{i} " + "y " * 10, id=f"a{i}")
+        for i in range(8)
+    ]
+    template = ChatPromptTemplate.from_messages(
+        [("system", "be brief"), MessagesPlaceholder("history"), ("human", "{q}")]
+    )
+    options = {"history": {"shrink": 1, "omission_marker": True}}
+    box = TokenBoxLayout(sections=options, budget=72, counter=W, template=template)
+    prompt = box.invoke({"history": history, "q": "why"})
+    assert _ids_of(prompt.messages)[1:] == ["tokenbox-omitted-history", "h6", "a7", "why"]
+    assert isinstance(prompt.messages[1], SystemMessage)
+    assert prompt.messages[1].content == "[6 items omitted: h0, a1, h2, a3, h4, a5]"
+    assert MessageCounter(W).count(prompt.messages) <= 72 and sequence_problems(prompt.messages) == []
+    human = TokenBoxLayout(sections=options, budget=40, counter=W, marker_type="human").invoke({"history": history})
+    assert isinstance(human["history"][0], HumanMessage) and human["history"][0].id == "tokenbox-omitted-history"
+    # the marker names the layout's removals; a message the start_on fix-up drops afterwards is in the report
+    tight = TokenBoxLayout(sections=options, budget=64, counter=W, template=template)
+    prompt = tight.invoke({"history": history, "q": "why"})
+    assert _ids_of(prompt.messages)[1:] == ["tokenbox-omitted-history", "h6", "a7", "why"]
+    assert prompt.messages[1].content == "[5 items omitted: h0, a1, h2, a3, h4]"
+    assert tight.report({"history": history, "q": "why"})["start_on_removed"] == {"history": ["a5"]}
+
+
+def test_message_marker_in_a_string_template_is_rendered_as_counted() -> None:
+    """A message list pasted into a string template renders its marker bare, exactly as the core counted it."""
+    history = [
+        HumanMessage(f"h{i} x x", id=f"h{i}") if i % 2 == 0 else AIMessage(f"a{i} y", id=f"a{i}") for i in range(6)
+    ]
+    template = PromptTemplate.from_template("History:\n{history}\nQ: {q}")
+    box = TokenBoxLayout(
+        sections={"history": {"shrink": 1, "omission_marker": True}}, budget=22, counter=W, template=template
+    )
+    _, prompt, layout = box.fit({"history": history, "q": "why"})
+    assert prompt.to_string() == f"History:\n{layout['history'].text}\nQ: why"
+    assert layout["history"].text.startswith("[2 items omitted: h0, a1]\n")
+
+
+# ---------------------------------------------------------------- partial messages, reports (review issue 4)
+
+
+def test_partial_message_lists_are_refused() -> None:
+    """partial=True on messages raises: a cut buffer string would be sent as the whole message, over budget."""
+    box = TokenBoxLayout(sections={"history": {"shrink": 1, "partial": True}}, budget=8, counter=W)
+    with pytest.raises(SectionError, match="holds messages: a cut buffer string is no valid message"):
+        box.invoke({"history": HISTORY})
+
+
+@pytest.mark.parametrize("counter", [W, "approximate"])
+def test_messages_report_shows_the_effective_limit(counter: str) -> None:
+    """FitResult.report() gives the budget's max, the output reserve and the effective limit actually used."""
+    budget = ContextBudget(max_tokens=600, output_reserve=200, reserved_slots={"tools": 50})
+    report = TokenBoxMessages(budget=budget, counter=counter).fit([HumanMessage("hello there")]).report()
+    assert (report["max_tokens"], report["output_reserve"], report["reserved_tokens"]) == (600, 200, 50)
+    assert report["effective_max_tokens"] == 350
+
+
+def test_layout_report_shows_the_effective_limit() -> None:
+    """TokenBoxLayout's report gives the budget's max, reserve and effective limit, with and without a template."""
+    budget = ContextBudget(max_tokens=600, output_reserve=200)
+    report = TokenBoxLayout(budget=budget, counter=W).report({"q": "hello"})
+    assert (report["max_tokens"], report["output_reserve"], report["effective_max_tokens"]) == (600, 200, 400)
+    templated = TokenBoxLayout(budget=budget, counter=W, template=CHAT).report({"history": HISTORY, "q": "x"})
+    assert templated["effective_max_tokens"] == 400 and templated["template_tokens"] > 0
+    assert templated["prompt_tokens"] == MessageCounter(W).count([*HISTORY, HumanMessage("x")])
