@@ -71,6 +71,10 @@ class _Unit:
     index: int
     text: str
     size: int = 0  # text + item separator (text mode), or the message size
+    vouched: bool = False  # size is the caller's Item.tokens, not a count
+
+
+_Emitted = tuple[str, str, int, bool]
 
 
 @dataclass
@@ -287,9 +291,11 @@ class TokenBox:
         return self.counter.count(text + self.separator)
 
     def _unit_size(self, slot: _Slot, unit: _Unit) -> int:
+        """A unit's size after its text changed (a vouched size only holds for the original text)."""
+        if unit.item.tokens is not None and unit.text == unit.item.content:
+            return unit.item.tokens
+        unit.vouched = False
         if self.mode == "messages":
-            if unit.item.tokens is not None and unit.text == unit.item.content:
-                return unit.item.tokens
             return self.counter.count(unit.text) + self._message_overhead(self._role(slot, unit.item))
         return self.counter.count(unit.text + slot.section.item_separator)
 
@@ -307,7 +313,7 @@ class TokenBox:
         if last < 0:
             return slot.marker_size
         total = slot.kept_total + slot.marker_size
-        if self.mode == "text":
+        if self.mode == "text" and not slot.units[last].vouched:
             text = slot.units[last].text
             total += self.counter.count(text + self.separator) - self.counter.count(text + slot.section.item_separator)
         return max(0, total)
@@ -390,8 +396,8 @@ class TokenBox:
                 isep = section.item_separator
                 items = section.items
                 if text_mode:
-                    strings.extend([it.content + isep for it in items])
-                    if items:
+                    strings.extend([it.content + isep for it in items if it.tokens is None])
+                    if items and items[-1].tokens is None:
                         strings.append(items[-1].content + sep)
                 else:
                     strings.extend([it.content for it in items if it.tokens is None])
@@ -408,23 +414,21 @@ class TokenBox:
                 continue
             items = section.items
             units = []
-            if text_mode:
-                for i, item in enumerate(items):
-                    units.append(_Unit(item=item, index=i, text=item.content, size=values[i]))
-            else:
-                pos = 0
-                for i, item in enumerate(items):
-                    if item.tokens is not None:
-                        size = item.tokens
-                        if size < 0:
-                            raise SectionError(
-                                f"item {item.id!r} in section {section.id!r} has a negative size ({size}); "
-                                f"Item.tokens must be >= 0"
-                            )
-                    else:
-                        size = values[pos] + self._message_overhead(item.role or section.role or "user")
-                        pos += 1
-                    units.append(_Unit(item=item, index=i, text=item.content, size=size))
+            pos = 0
+            for i, item in enumerate(items):
+                if item.tokens is not None:
+                    if item.tokens < 0:
+                        raise SectionError(
+                            f"item {item.id!r} in section {section.id!r} has a negative size ({item.tokens}); "
+                            f"Item.tokens must be >= 0"
+                        )
+                    units.append(_Unit(item=item, index=i, text=item.content, size=item.tokens, vouched=True))
+                    continue
+                size = values[pos]
+                if not text_mode:
+                    size += self._message_overhead(item.role or section.role or "user")
+                pos += 1
+                units.append(_Unit(item=item, index=i, text=item.content, size=size))
             kept_total = sum(u.size for u in units)
             probe = _Slot(
                 section,
@@ -450,7 +454,9 @@ class TokenBox:
     def _own_units(self, slot: _Slot) -> None:
         """Copy shared (memoised) units before mutating them."""
         if slot.units_shared:
-            slot.units = [_Unit(item=u.item, index=u.index, text=u.text, size=u.size) for u in slot.units]
+            slot.units = [
+                _Unit(item=u.item, index=u.index, text=u.text, size=u.size, vouched=u.vouched) for u in slot.units
+            ]
             slot.units_shared = False
 
     @staticmethod
@@ -742,7 +748,7 @@ class TokenBox:
     def _cut_boundary(self, slot: _Slot, unit: _Unit, alloc: int) -> bool:
         """Partial truncation of the boundary item: keep as much of it as fits (text mode)."""
         i = unit.index
-        if not slot.kept[i]:
+        if not slot.kept[i] or unit.vouched:  # a vouched size cannot be re-derived for a cut
             return False
         self._own_units(slot)
         unit = slot.units[i]
@@ -818,22 +824,22 @@ class TokenBox:
 
     # ------------------------------------------------------------------ output
 
-    def _emitted(self, slot: _Slot) -> list[tuple[str, str, int]]:
-        """Emitted units of a slot as (text, trailing separator, size of text + separator)."""
+    def _emitted(self, slot: _Slot) -> list[_Emitted]:
+        """Emitted units of a slot as (text, trailing separator, size of text + separator, vouched)."""
         if slot.dropped or slot.size == 0:
             return []
         if not slot.is_list:
-            return [(slot.text, self.separator, slot.size)] if slot.text else []
+            return [(slot.text, self.separator, slot.size, False)] if slot.text else []
         isep = slot.section.item_separator
-        out = []
+        out: list[_Emitted] = []
         if slot.marker:
-            out.append((slot.marker, isep, slot.marker_size))
+            out.append((slot.marker, isep, slot.marker_size, False))
         for unit in slot.units:
             if slot.kept[unit.index]:
-                out.append((unit.text, isep, unit.size))
-        if out:
+                out.append((unit.text, isep, unit.size, unit.vouched))
+        if out and not out[-1][3]:
             text = out[-1][0]
-            out[-1] = (text, self.separator, self.counter.count(text + self.separator))
+            out[-1] = (text, self.separator, self.counter.count(text + self.separator), False)
         return out
 
     def _exact_total(self, slots: list[_Slot]) -> int:
@@ -842,7 +848,8 @@ class TokenBox:
         Sizes add up wherever the counter says a join is neutral (for
         o200k/cl100k: after a newline, before a non-space); other joins are
         re-counted as one string.  The last unit is counted without the
-        trailing separator it was measured with.
+        trailing separator it was measured with.  Items whose size the caller
+        vouched for (``Item.tokens``) count as vouched and are never re-counted.
         """
         if self.mode == "messages":
             return PRIMING_TOKENS + sum(s.size for s in slots if not s.dropped)
@@ -852,31 +859,34 @@ class TokenBox:
             fast = self._exact_total_fast(slots, neutral)
             if fast is not None:
                 return fast
-        units: list[tuple[str, str, int]] = []
+        units: list[_Emitted] = []
         for slot in slots:
             if slot.dropped or slot.size == 0:
                 continue
             if slot.is_list:
                 units.extend(self._emitted(slot))
             elif slot.text:
-                units.append((slot.text, sep, slot.size))
+                units.append((slot.text, sep, slot.size, False))
         if not units:
             return 0
-        text, _, _ = units[-1]
-        units[-1] = (text, "", self.counter.count(text))
+        text, _, size, vouched = units[-1]
+        units[-1] = (text, "", size if vouched else self.counter.count(text), vouched)
+        total = sum(u[2] for u in units if u[3])
+        plain = [u for u in units if not u[3]]
         if neutral is None:
-            return count_concat(self.counter, [t + tr for t, tr, _ in units])
-        total = 0
-        group: list[tuple[str, str, int]] = []
+            return total + count_concat(self.counter, [t + tr for t, tr, _, _ in plain])
+        group: list[_Emitted] = []
         prev_end = ""
         for unit in units:
-            text, trailing, _ = unit
+            text, trailing, _, vouched = unit
             start = text[:1] or trailing[:1]
+            if vouched:
+                total += self._group_size(group)
+                group = []
+                prev_end = ""
+                continue
             if group and start and not neutral(prev_end, start):
                 group.append(unit)
-            elif len(group) == 1:
-                total += group[0][2]
-                group = [unit]
             else:
                 total += self._group_size(group)
                 group = [unit]
@@ -895,6 +905,7 @@ class TokenBox:
         total = 0
         last_text = ""
         last_size = 0
+        last_vouched = False
         first = True
         for slot in slots:
             if slot.dropped or slot.size == 0:
@@ -906,25 +917,27 @@ class TokenBox:
                 if not first and not neutral("\n", text[0]):
                     return None
                 total += slot.size
-                last_text, last_size, first = text, slot.size, False
+                last_text, last_size, last_vouched, first = text, slot.size, False, False
                 continue
             if not slot.section.item_separator.endswith("\n"):
                 return None
-            for text, _, size in self._emitted(slot):
-                if not text or (not first and not neutral("\n", text[0])):
+            for text, _, size, vouched in self._emitted(slot):
+                if not vouched and (not text or (not first and not neutral("\n", text[0]))):
                     return None
                 total += size
-                last_text, last_size, first = text, size, False
+                last_text, last_size, last_vouched, first = text, size, vouched, False
         if first:
             return 0
+        if last_vouched:
+            return total
         return total - last_size + self.counter.count(last_text)
 
-    def _group_size(self, group: list[tuple[str, str, int]]) -> int:
+    def _group_size(self, group: list[_Emitted]) -> int:
         if not group:
             return 0
         if len(group) == 1:
             return group[0][2]
-        return self.counter.count("".join(t + tr for t, tr, _ in group))
+        return self.counter.count("".join(t + tr for t, tr, _, _ in group))
 
     def _result(self, slot: _Slot) -> LaidOutSection:
         if slot.outranked:

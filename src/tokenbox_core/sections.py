@@ -72,9 +72,12 @@ class Item:
     - ``group``: items sharing a group are atomic (an assistant tool call and
       all its results): kept or removed together.
     - ``pinned``: evicted only after every unpinned item of the section.
-    - ``tokens``: a size the caller vouches for.  Used by message-mode layouts
-      (where chat overhead and tool-call payloads are not plain text) and by
-      selection; text-mode layouts always count ``content`` themselves.
+    - ``tokens``: a size the caller vouches for (the item's whole emitted
+      cost, separator or chat overhead included), used instead of counting
+      ``content``: for messages whose tool-call payloads or chat overhead are
+      not plain text, and by selection.  It holds only for the original
+      content: a lens or a cut re-counts the item, and a vouched item is never
+      partially cut.  Totals are exact re-counts except for vouched sizes.
     - ``tags``, ``metadata``, ``timestamp``, ``source``: data for scorers.
     """
 

@@ -425,3 +425,23 @@ def test_marker_never_pushes_a_list_over_its_allocation() -> None:
     layout = TokenBox(10, counter="o200k_base").layout([section, Section("t", "", shrink=1)])
     assert layout["h"].final_tokens <= layout["h"].full_tokens
     assert layout["h"].marker == ""
+
+
+def test_text_mode_trusts_vouched_item_sizes() -> None:
+    """In text mode an Item.tokens is the item's whole emitted cost (e.g. chat overhead included)."""
+    items = [Item("a", "one two", tokens=6), Item("b", "three four", tokens=6), Item("c", "five six")]
+    layout = box(10).layout([Section("h", items, shrink=1)])
+    assert [it.id for it in layout["h"].content] == ["b", "c"]  # type: ignore[union-attr]
+    assert layout.total_tokens == 6 + 2
+    roomy = box(100).layout([Section("h", items, shrink=1)])
+    assert roomy.total_tokens == 14
+    assert roomy["h"].full_tokens == 14
+
+
+def test_vouched_items_are_recounted_when_rewritten_and_never_cut() -> None:
+    """A lens re-counts a vouched item's new text; partial truncation skips vouched items."""
+    items = [Item("a", "x   y", tokens=50), Item("b", "z")]
+    lensed = box(10).layout([Section("h", items, shrink=1, strategy=["whitespace"])])
+    assert lensed.total_tokens == 3
+    partial = box(20).layout([Section("h", [Item("a", words(30), tokens=30), Item("b", "z")], shrink=1, partial=True)])
+    assert [it.id for it in partial["h"].content] == ["b"]  # type: ignore[union-attr]
