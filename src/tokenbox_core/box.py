@@ -210,7 +210,10 @@ class TokenBox:
                 )
 
         priming = PRIMING_TOKENS if self.mode == "messages" else 0
-        fixed = priming + sum(s.size for s in slots if s.critical)
+        if self.mode == "messages":
+            fixed = priming + sum(s.size for s in slots if s.critical)
+        else:  # exact: the last critical section's separator is only paid if something follows it
+            fixed = self._exact_total([s for s in slots if s.critical])
         capacity = max(0, self.budget.max_tokens - self.budget.output_reserve - self.budget.reserved_tokens)
         critical_ids = [s.section.id for s in slots if s.critical]
         if fixed > capacity:
@@ -238,7 +241,7 @@ class TokenBox:
             slot.dropped = slot.outranked = True
         self._expand(flexible, limit_target - running)
 
-        estimate = sum(s.size for s in slots if not s.dropped) + priming
+        estimate = fixed + sum(s.size for s in flexible if not s.dropped)
         if estimate > limit_target:  # sizes carry their separators, so the sum is (nearly) exact
             self._compress(order, estimate - limit_target)
         total = self._exact_total(slots)

@@ -14,7 +14,9 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+import threading
+from collections import OrderedDict
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -24,10 +26,11 @@ from langchain_core.messages import BaseMessage, get_buffer_string
 from langchain_core.prompt_values import ChatPromptValue, PromptValue
 from langchain_core.prompts import BasePromptTemplate, ChatPromptTemplate, MessagesPlaceholder
 from langchain_core.runnables import RunnableConfig, RunnableSerializable
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, PrivateAttr
 
-from tokenbox_core import ContextBudget, Item, Layout, Section, SectionError, TokenBox, get_counter
-from tokenbox_langchain.counting import MessageCounter
+from tokenbox_core import ContextBudget, Item, Layout, Section, SectionError, TokenBox, TokenCounter, get_counter
+from tokenbox_core.lenses import LIST_LENSES, lens_name
+from tokenbox_langchain.counting import MessageCounter, message_key
 from tokenbox_langchain.fit import (
     MARKER_ID_PREFIX,
     MessageTypes,
@@ -59,11 +62,39 @@ SECTION_OPTIONS = frozenset(
 """The :class:`~tokenbox_core.Section` options a named input may set."""
 
 _MAX_ATTEMPTS = 3
+"""Layouts tried before giving up: the first, then at most two safety re-layouts (see :meth:`TokenBoxLayout._fit`)."""
 
 OMITTED_KEY = "tokenbox_omitted"
 """Metadata key of an omission-marker Document: the ids of the documents it stands for."""
 
 _NO_GROUPS = ToolGroups({}, {})
+
+
+# Items are frozen: the same message with the same id, group and size is the same Item.  Building one renders
+# its buffer string and validates its fields, so a warm history re-uses them (as fit.py does).
+_ITEMS: OrderedDict[Hashable, Item] = OrderedDict()
+_ITEMS_LOCK = threading.Lock()
+_ITEMS_MAX = 100_000
+
+
+def _message_item(message: BaseMessage, item_id: str, group: str | None, tokens: int | None) -> Item:
+    """A message as the core sees it: its buffer string, with its chat cost as ``tokens`` when vouched."""
+    key = (message_key(message), item_id, group, tokens)
+    item = _ITEMS.get(key)
+    if item is None:
+        item = Item(
+            id=item_id,
+            content=get_buffer_string([message]),
+            kind="Message",
+            role=message.type,
+            group=group,
+            tokens=tokens,
+        )
+        with _ITEMS_LOCK:
+            _ITEMS[key] = item
+            if len(_ITEMS) > _ITEMS_MAX:
+                _ITEMS.popitem(last=False)
+    return item
 
 
 def _ids(key: str, values: Sequence[Any]) -> list[str]:
@@ -168,9 +199,19 @@ class TokenBoxLayout(RunnableSerializable[dict[str, Any], Any]):
     Section options (``priority``, ``shrink``, ``eviction`` ...); a key it does
     not mention is critical.  The output is the dict of fitted values (same
     types; a dropped single Document or message becomes ``None``), or, with a
-    ``template``, the rendered prompt: the template's own tokens are reserved
-    from the budget, the rendered prompt is re-counted, and any excess from
-    joins or chat overhead is reserved in a new layout (at most three).
+    ``template``, the rendered prompt: the template's own tokens (its
+    messages and their chat overhead, rendered with empty values) are
+    reserved from the budget.  Messages bound for a ``MessagesPlaceholder``
+    of a chat template are laid out at their exact chat cost (``Item.tokens``:
+    per-message overhead, role, name, tool-call payloads, as
+    :class:`~tokenbox_langchain.TokenBoxMessages` counts them), so one core
+    layout gives the prompt; strings and Documents are counted by the core.
+    The rendered prompt is then re-counted as a safety check: only if it
+    exceeds the budget (a BPE merge where a string joins the template's
+    text, or the message overhead of an omission marker in a placeholder,
+    which the core counts as text) is the excess reserved in a new layout
+    (at most three layouts in all).  A prompt that fits is returned as laid
+    out.
 
     Message lists follow the rules of
     :class:`~tokenbox_langchain.TokenBoxMessages`:
@@ -187,7 +228,9 @@ class TokenBoxLayout(RunnableSerializable[dict[str, Any], Any]):
       post-validation only removes, so the result stays within the budget;
       the messages it removes are listed in the report's
       ``start_on_removed`` (an omission marker names the layout's removals);
-    - ``partial`` is refused for messages: a cut message would not be valid.
+    - ``partial`` is refused for messages: a cut message would not be valid;
+      so are text lenses in ``strategy`` (only the list lenses ``drop_oldest``
+      and ``drop_lowest_score`` apply): a message is sent whole or not at all.
 
     An ``omission_marker`` is part of the fitted value, so what the core
     counted is what is sent: the leading string of a text list, a leading
@@ -223,13 +266,29 @@ class TokenBoxLayout(RunnableSerializable[dict[str, Any], Any]):
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
+    _chat: tuple[Any, MessageCounter] | None = PrivateAttr(default=None)
+
     @classmethod
     def is_lc_serializable(cls) -> bool:
         return False
 
     # ------------------------------------------------------------------ mapping
 
-    def _section(self, part: _Part) -> Section:
+    def _chat_counter(self) -> MessageCounter:
+        """Chat-message sizes in the layout's units (memoised per counter spec).
+
+        A counter name or ``TokenCounter`` counts as ``TokenBoxMessages`` does;
+        a callable over text becomes a core counter first, so that messages
+        are sized in the same units as the text around them.
+        """
+        spec = self.counter
+        if self._chat is None or self._chat[0] is not spec:
+            chat = MessageCounter(spec if isinstance(spec, str | TokenCounter) else get_counter(spec))
+            self._chat = (spec, chat)
+        return self._chat[1]
+
+    def _section(self, part: _Part, chat: MessageCounter | None = None) -> Section:
+        """``part`` as a Section; with ``chat``, its messages carry their exact chat cost as ``Item.tokens``."""
         key = part.key
         options = dict(self.sections.get(key, {}))
         unknown = sorted(set(options) - SECTION_OPTIONS)
@@ -245,6 +304,17 @@ class TokenBoxLayout(RunnableSerializable[dict[str, Any], Any]):
                 f"message, so it would be sent whole, over the budget. Drop 'partial' for {key!r}, or cut "
                 f"messages with trim_messages(..., allow_partial=True)"
             )
+        if part.kind in ("message", "messages"):
+            strategy = options.get("strategy", ())
+            lenses = [strategy] if isinstance(strategy, str) or callable(strategy) else list(strategy)
+            rewriting = [lens_name(lens) for lens in lenses if not (isinstance(lens, str) and lens in LIST_LENSES)]
+            if rewriting:
+                raise SectionError(
+                    f"sections[{key!r}] sets text lenses {rewriting}, but {key!r} holds messages: a rewritten buffer "
+                    f"string is no message, so each message would be sent unchanged, over what was counted. Use "
+                    f"{', '.join(repr(n) for n in sorted(LIST_LENSES))} or 'eviction' for {key!r}, or compress the "
+                    f"messages before the layout"
+                )
         ids = part.ids
         group_of = part.groups.group_of
         items = []
@@ -255,15 +325,8 @@ class TokenBoxLayout(RunnableSerializable[dict[str, Any], Any]):
                 items.append(Item(id=item_id, content=v.page_content, kind="Document", score=score))
             elif isinstance(v, BaseMessage):
                 a = group_of.get(i)
-                items.append(
-                    Item(
-                        id=item_id,
-                        content=get_buffer_string([v]),
-                        kind="Message",
-                        role=v.type,
-                        group=None if a is None else f"tools:{ids[a]}",
-                    )
-                )
+                group = None if a is None else f"tools:{ids[a]}"
+                items.append(_message_item(v, item_id, group, None if chat is None else chat.size(v)))
             else:
                 items.append(Item(id=item_id, content=v))
         if "item_separator" not in options:
@@ -336,7 +399,7 @@ class TokenBoxLayout(RunnableSerializable[dict[str, Any], Any]):
 
     def _prompt_tokens(self, prompt: PromptValue) -> int:
         if isinstance(prompt, ChatPromptValue):
-            return MessageCounter(self.counter).count(prompt.messages)
+            return self._chat_counter().count(prompt.messages)
         return get_counter(self.counter).count(prompt.to_string())
 
     # ------------------------------------------------------------------ run
@@ -363,12 +426,17 @@ class TokenBoxLayout(RunnableSerializable[dict[str, Any], Any]):
             raise SectionError(f"sections configured for {unknown} but the input has no such keys: {sorted(inputs)}")
         budget = budget_from(self.budget, self.max_tokens, None)
         parts = [_Part.of(key, value) for key, value in inputs.items()]
-        sections = [self._section(part) for part in parts]
+        placeholders = self._placeholders()
+        chat = self._chat_counter() if placeholders else None
+        sections = [self._section(part, chat if part.key in placeholders else None) for part in parts]
         extra = 0
         if self.template is not None:
-            empty = {k: ([] if k in self._placeholders() else "") for k in inputs}
+            empty = {k: ([] if k in placeholders else "") for k in inputs}
             extra = self._prompt_tokens(self.template.invoke(empty))
         prompt = None
+        # One layout gives the prompt: placeholder messages carry their chat cost, the template's own tokens are
+        # reserved.  The re-count below is a safety check that only acts on a prompt over the budget (see the
+        # class docstring); a prompt within the budget is returned from the first layout, unchanged.
         for _ in range(_MAX_ATTEMPTS):
             slots = {**budget.reserved_slots, "template": extra} if extra else dict(budget.reserved_slots)
             box_budget = dataclasses.replace(budget, reserved_slots=slots)

@@ -445,3 +445,15 @@ def test_vouched_items_are_recounted_when_rewritten_and_never_cut() -> None:
     assert lensed.total_tokens == 3
     partial = box(20).layout([Section("h", [Item("a", words(30), tokens=30), Item("b", "z")], shrink=1, partial=True)])
     assert [it.id for it in partial["h"].content] == ["b"]  # type: ignore[union-attr]
+
+
+def test_critical_load_is_exact_about_the_final_separator() -> None:
+    """A critical section that ends the context does not pay for a separator that is never emitted."""
+    chars = get_counter(len)
+    assert TokenBox(10, counter=chars).layout([Section("q", "what next?")]).total_tokens == 10
+    with pytest.raises(ContextCriticalOverflow) as info:
+        TokenBox(9, counter=chars).layout([Section("q", "what next?")])
+    assert info.value.required == 10
+    layout = TokenBox(20, counter=chars).layout([Section("notes", "x" * 30, shrink=1), Section("q", "what next?")])
+    assert layout.total_tokens == 20
+    assert layout.text == "xxxxxxxx\n\nwhat next?"

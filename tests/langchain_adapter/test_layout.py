@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
+from unittest import mock
 from uuid import UUID
 
 import pytest
@@ -24,7 +27,7 @@ from langchain_core.prompt_values import ChatPromptValue, StringPromptValue
 from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder, PromptTemplate
 from langchain_core.runnables import RunnableLambda, RunnablePassthrough
 
-from tokenbox_core import ContextBudget, SectionError, get_counter
+from tokenbox_core import ContextBudget, ContextCriticalOverflow, Layout, SectionError, TokenBox, get_counter
 from tokenbox_langchain import LAYOUT_EVENT, TokenBoxLayout, TokenBoxMessages
 from tokenbox_langchain.counting import MessageCounter
 from tokenbox_langchain.fit import tool_groups
@@ -89,6 +92,11 @@ def test_chat_template_in_a_chain() -> None:
         [("system", "Use this context:\n{context}"), MessagesPlaceholder("history"), ("human", "{question}")]
     )
     seen: list[Any] = []
+
+    def record(prompt: Any) -> Any:
+        seen.append(prompt)
+        return prompt
+
     chain = (
         {
             "context": RunnableLambda(lambda _: DOCS),
@@ -101,7 +109,7 @@ def test_chat_template_in_a_chain() -> None:
             counter=W,
             template=template,
         )
-        | RunnableLambda(lambda p: seen.append(p) or p)
+        | RunnableLambda(record)
         | FakeListChatModel(responses=["fine"])
     )
     assert chain.invoke("the question").content == "fine"
@@ -143,12 +151,54 @@ def test_bad_inputs_raise(box: TokenBoxLayout, inputs: Any, message: str) -> Non
         box.invoke(inputs)
 
 
-def test_chat_overhead_is_reserved_in_a_new_layout() -> None:
-    """Chat overhead the text layout cannot see is re-counted and reserved: the prompt fits."""
+@contextmanager
+def core_layouts() -> Iterator[list[Layout | None]]:
+    """Records every call of the core's TokenBox.layout while active: its Layout, or None when it raised."""
+    calls: list[Layout | None] = []
+    original = TokenBox.layout
+
+    def counted(self: TokenBox, *args: Any, **kwargs: Any) -> Layout:
+        calls.append(None)
+        layout = original(self, *args, **kwargs)
+        calls[-1] = layout
+        return layout
+
+    with mock.patch.object(TokenBox, "layout", counted):
+        yield calls
+
+
+def test_chat_overhead_is_counted_in_the_one_layout() -> None:
+    """Placeholder messages are laid out at their chat cost: the prompt fits after one core layout."""
     template = ChatPromptTemplate.from_messages([MessagesPlaceholder("history"), ("human", "{q}")])
     box = TokenBoxLayout(sections={"history": {"shrink": 1}}, budget=30, counter=W, template=template)
-    prompt = box.invoke({"history": [HumanMessage("a b c", id=f"m{i}") for i in range(3)], "q": "x"})
-    assert MessageCounter(W).count(prompt.messages) <= 30 and len(prompt.messages) == 3
+    with core_layouts() as calls:
+        prompt = box.invoke({"history": [HumanMessage("a b c", id=f"m{i}") for i in range(3)], "q": "x"})
+    assert MessageCounter(W).count(prompt.messages) <= 30 and len(prompt.messages) == 3 and len(calls) == 1
+
+
+MARKED = [
+    HumanMessage(f"h{i} " + "x " * 10, id=f"h{i}") if i % 2 == 0 else AIMessage(f"a{i} " + "y " * 10, id=f"a{i}")
+    for i in range(8)
+]
+BRIEF = ChatPromptTemplate.from_messages([("system", "be brief"), MessagesPlaceholder("history"), ("human", "{q}")])
+
+
+def test_marker_overhead_is_caught_by_the_safety_check() -> None:
+    """A placeholder's omission marker costs a message's overhead the core cannot see: one re-layout fits it."""
+    sections = {"history": {"shrink": 1, "omission_marker": True}}
+    box = TokenBoxLayout(sections=sections, budget=72, counter=W, template=BRIEF, start_on=None)
+    chat = MessageCounter(W)
+    with core_layouts() as calls:
+        prompt = box.invoke({"history": MARKED, "q": "why"})
+    assert calls[0] is not None
+    first = calls[0]["history"]
+    assert isinstance(first.content, tuple)
+    assert [it.id for it in first.content] == ["a5", "h6", "a7"]  # the core counted its marker as 8 words
+    marker = SystemMessage(first.marker)
+    rendered = BRIEF.invoke({"history": [marker, *MARKED[5:]], "q": "why"}).to_messages()
+    assert chat.count(rendered) > 72  # but as a message it costs 4 + 1 + 8: the first prompt was over
+    assert len(calls) == 2 and chat.count(prompt.messages) <= 72
+    assert _ids_of(prompt.messages)[1:] == ["tokenbox-omitted-history", "h6", "a7", "why"]
 
 
 def test_template_that_cannot_fit_raises(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -156,10 +206,10 @@ def test_template_that_cannot_fit_raises(monkeypatch: pytest.MonkeyPatch) -> Non
     import tokenbox_langchain.layout as module
 
     monkeypatch.setattr(module, "_MAX_ATTEMPTS", 1)
-    template = ChatPromptTemplate.from_messages([MessagesPlaceholder("history"), ("human", "{q}")])
-    box = TokenBoxLayout(sections={"history": {"shrink": 1}}, budget=30, counter=W, template=template)
+    sections = {"history": {"shrink": 1, "omission_marker": True}}
+    box = TokenBoxLayout(sections=sections, budget=72, counter=W, template=BRIEF, start_on=None)
     with pytest.raises(SectionError, match="still exceeds the budget after 1 layouts"):
-        box.invoke({"history": [HumanMessage("a b c", id=f"m{i}") for i in range(3)], "q": "x"})
+        box.invoke({"history": MARKED, "q": "why"})
 
 
 # ---------------------------------------------------------------- tool-call groups (review issue 1)
@@ -330,24 +380,19 @@ def test_single_document_removed_becomes_its_marker() -> None:
 
 def test_message_marker_is_a_message_in_the_rendered_prompt() -> None:
     """A message list's marker is a message of marker_type, sent in the chat prompt within budget."""
-    history = [
-        HumanMessage(f"h{i} " + "x " * 10, id=f"h{i}") if i % 2 == 0 else AIMessage(f"a{i} " + "y " * 10, id=f"a{i}")
-        for i in range(8)
-    ]
-    template = ChatPromptTemplate.from_messages(
-        [("system", "be brief"), MessagesPlaceholder("history"), ("human", "{q}")]
-    )
+    history = MARKED
+    template = BRIEF
     options = {"history": {"shrink": 1, "omission_marker": True}}
-    box = TokenBoxLayout(sections=options, budget=72, counter=W, template=template)
+    box = TokenBoxLayout(sections=options, budget=62, counter=W, template=template)
     prompt = box.invoke({"history": history, "q": "why"})
     assert _ids_of(prompt.messages)[1:] == ["tokenbox-omitted-history", "h6", "a7", "why"]
     assert isinstance(prompt.messages[1], SystemMessage)
     assert prompt.messages[1].content == "[6 items omitted: h0, a1, h2, a3, h4, a5]"
-    assert MessageCounter(W).count(prompt.messages) <= 72 and sequence_problems(prompt.messages) == []
+    assert MessageCounter(W).count(prompt.messages) <= 62 and sequence_problems(prompt.messages) == []
     human = TokenBoxLayout(sections=options, budget=40, counter=W, marker_type="human").invoke({"history": history})
     assert isinstance(human["history"][0], HumanMessage) and human["history"][0].id == "tokenbox-omitted-history"
     # the marker names the layout's removals; a message the start_on fix-up drops afterwards is in the report
-    tight = TokenBoxLayout(sections=options, budget=64, counter=W, template=template)
+    tight = TokenBoxLayout(sections=options, budget=72, counter=W, template=template)
     prompt = tight.invoke({"history": history, "q": "why"})
     assert _ids_of(prompt.messages)[1:] == ["tokenbox-omitted-history", "h6", "a7", "why"]
     assert prompt.messages[1].content == "[5 items omitted: h0, a1, h2, a3, h4]"
@@ -395,3 +440,174 @@ def test_layout_report_shows_the_effective_limit() -> None:
     templated = TokenBoxLayout(budget=budget, counter=W, template=CHAT).report({"history": HISTORY, "q": "x"})
     assert templated["effective_max_tokens"] == 400 and templated["template_tokens"] > 0
     assert templated["prompt_tokens"] == MessageCounter(W).count([*HISTORY, HumanMessage("x")])
+
+
+# ---------------------------------------------------------------- exact placeholder sizes (review: over-reservation)
+
+
+def _units(history: list[BaseMessage]) -> list[list[int]]:
+    """The history's indices in atomic units (a tool call with its results), in order; groups are contiguous."""
+    groups = tool_groups(history)
+    units: list[list[int]] = []
+    i = 0
+    while i < len(history):
+        unit = groups.unit(i)
+        assert unit[0] == i, "the brute force below needs contiguous tool groups"
+        units.append(unit)
+        i = unit[-1] + 1
+    return units
+
+
+def _best_prompt(
+    template: ChatPromptTemplate,
+    inputs: dict[str, Any],
+    budget: int,
+    counter: MessageCounter,
+    *,
+    eviction: str = "oldest",
+    start_on_human: bool = True,
+) -> list[BaseMessage] | None:
+    """By brute force: the fullest prompt within ``budget`` whose history keeps whole units, newest (oldest) first,
+    and is a valid sequence; None when not even the empty history fits."""
+    history = inputs["history"]
+    units = _units(history)
+    best = None
+    for k in range(len(units) + 1):
+        chosen = units[len(units) - k :] if eviction == "oldest" else units[:k]
+        kept = [history[i] for unit in chosen for i in unit]
+        if sequence_problems(kept, start_on_human=start_on_human):
+            continue
+        messages = template.invoke({**inputs, "history": kept}).to_messages()
+        if counter.count(messages) <= budget:
+            best = messages  # longer histories cost more: the last one that fits is the fullest
+    return best
+
+
+def test_tool_transcript_fits_at_the_smallest_budget_that_holds_the_prompt() -> None:
+    """A tool transcript in a chat placeholder fits wherever its prompt does: budget 12 raised before, 14 did not."""
+    chat = MessageCounter(W)
+    inputs: dict[str, Any] = {"history": AGENT, "q": "q"}
+    smallest = chat.count(CHAT.invoke({"history": [], "q": "q"}).to_messages())  # the prompt without history
+    box = TokenBoxLayout(sections={"history": {"shrink": 1}}, budget=12, counter=W, template=CHAT)
+    assert _ids_of(box.invoke(inputs).messages) == ["q"]  # before: ContextCriticalOverflow at 12
+    at_smallest = TokenBoxLayout(sections={"history": {"shrink": 1}}, budget=smallest, counter=W, template=CHAT)
+    assert at_smallest.invoke(inputs).messages == CHAT.invoke({"history": [], "q": "q"}).to_messages()
+    full = chat.count(CHAT.invoke(inputs).to_messages())
+    for budget in range(full + 2):
+        box = TokenBoxLayout(sections={"history": {"shrink": 1}}, budget=budget, counter=W, template=CHAT)
+        best = _best_prompt(CHAT, inputs, budget, chat)
+        with core_layouts() as calls:
+            if best is None:
+                assert budget < smallest
+                with pytest.raises(ContextCriticalOverflow):
+                    box.invoke(inputs)
+            else:
+                assert box.invoke(inputs).messages == best, budget
+        assert len(calls) == 1
+
+
+def test_short_messages_fill_the_budget() -> None:
+    """8 short messages at budget 40: the prompt is as full as whole messages allow (before: 16 tokens, no history)."""
+    history = [HumanMessage("w w w", id=f"h{i}") if i % 2 == 0 else AIMessage("v v v", id=f"a{i}") for i in range(8)]
+    chat = MessageCounter(W)
+    inputs: dict[str, Any] = {"history": history, "q": "why"}
+    loose = TokenBoxLayout(sections={"history": {"shrink": 1}}, budget=40, counter=W, template=BRIEF, start_on=None)
+    prompt = loose.invoke(inputs)
+    assert chat.count(prompt.messages) == 40 and _ids_of(prompt.messages)[1:-1] == ["a5", "h6", "a7"]
+    assert prompt.messages == _best_prompt(BRIEF, inputs, 40, chat, start_on_human=False)
+    on_human = TokenBoxLayout(sections={"history": {"shrink": 1}}, budget=40, counter=W, template=BRIEF)
+    prompt = on_human.invoke(inputs)  # a5 cannot open the history: h6, a7 is the fullest valid one
+    assert _ids_of(prompt.messages)[1:-1] == ["h6", "a7"] and prompt.messages == _best_prompt(BRIEF, inputs, 40, chat)
+
+
+@pytest.mark.parametrize("counter", ["gpt-4o", len])
+def test_other_counters_size_placeholder_messages_exactly(counter: Any) -> None:
+    """Real tokens, or a callable over text (as a core counter): one layout, the fullest prompt at every budget,
+    short at most by the separator the core counts after the question string (never rendered)."""
+    chat = MessageCounter(get_counter(counter))
+    history = agent_transcript(3, seed=7, max_parallel=2)
+    inputs: dict[str, Any] = {"history": history, "q": "what next?"}
+    text = get_counter(counter)
+    slack = text.count("what next?\n\n") - text.count("what next?")  # 0 for gpt-4o, 2 for len
+    full = chat.count(CHAT.invoke(inputs).to_messages())
+    for budget in range(0, full + 2, max(1, full // 40)):
+        box = TokenBoxLayout(sections={"history": {"shrink": 1}}, budget=budget, counter=counter, template=CHAT)
+        allowed = [_best_prompt(CHAT, inputs, b, chat) for b in range(budget - slack, budget + 1)]
+        with core_layouts() as calls:
+            try:
+                prompt = box.invoke(inputs)
+            except ContextCriticalOverflow:
+                assert allowed[0] is None, budget
+            else:
+                assert prompt.messages in allowed, budget
+                assert chat.count(prompt.messages) <= budget
+        assert len(calls) == 1
+
+
+@settings(max_examples=40)
+@given(
+    seed=st.integers(0, 10_000),
+    turns=st.integers(1, 6),
+    budget=st.integers(0, 300),
+    eviction=st.sampled_from(["oldest", "newest"]),
+    start_on=st.sampled_from([None, "human"]),
+)
+def test_chat_placeholder_prompt_is_exact_in_one_layout(
+    seed: int, turns: int, budget: int, eviction: str, start_on: str | None
+) -> None:
+    """Random transcripts and budgets: one core layout, never over the budget, the fullest valid whole-unit prompt,
+    and what is sent costs exactly what was laid out."""
+    chat = MessageCounter(W)
+    inputs: dict[str, Any] = {"history": agent_transcript(turns, seed=seed, max_parallel=3), "q": "why"}
+    box = TokenBoxLayout(
+        sections={"history": {"shrink": 1, "eviction": eviction}},
+        budget=budget,
+        counter=W,
+        template=BRIEF,
+        start_on=start_on,
+    )
+    best = _best_prompt(BRIEF, inputs, budget, chat, eviction=eviction, start_on_human=start_on is not None)
+    with core_layouts() as calls:
+        try:
+            report = box.report(inputs)
+            _, prompt, layout = box.fit(inputs)
+        except ContextCriticalOverflow:
+            assert best is None and len(calls) == 1
+            return
+    assert len(calls) == 2  # one layout per call of report() and of fit()
+    assert chat.count(prompt.messages) <= budget and prompt.messages == best
+    assert sequence_problems(prompt.messages) == [] or start_on is None
+    if not report["start_on_removed"]:
+        assert report["prompt_tokens"] == report["template_tokens"] + layout.total_tokens
+
+
+@settings(max_examples=30)
+@given(seed=st.integers(0, 10_000), turns=st.integers(1, 6), budget=st.integers(0, 300))
+def test_placeholder_markers_never_overflow(seed: int, turns: int, budget: int) -> None:
+    """With an omission marker in a placeholder the prompt stays within budget; only an over-budget one is redone."""
+    chat = MessageCounter(W)
+    inputs: dict[str, Any] = {"history": agent_transcript(turns, seed=seed, max_parallel=3), "q": "why"}
+    sections = {"history": {"shrink": 1, "omission_marker": True}}
+    box = TokenBoxLayout(sections=sections, budget=budget, counter=W, template=BRIEF)
+    with core_layouts() as calls:
+        try:
+            prompt = box.invoke(inputs)
+        except ContextCriticalOverflow:
+            assert chat.count(BRIEF.invoke({**inputs, "history": []}).to_messages()) > budget
+            return
+    # a marker may open the history when no human message is left (start_on never empties an agent loop)
+    assert chat.count(prompt.messages) <= budget and sequence_problems(prompt.messages, start_on_human=False) == []
+    assert 1 <= len(calls) <= 3
+    if len(calls) > 1:  # the first layout was redone only because its prompt, marker included, was over budget
+        assert calls[0] is not None
+        first = calls[0]["history"]
+        assert first.marker and first.removed
+
+
+def test_text_lenses_on_messages_are_refused() -> None:
+    """A text lens on a message list raises (the rewritten text is not what is sent); list lenses are accepted."""
+    box = TokenBoxLayout(sections={"history": {"shrink": 1, "strategy": ["whitespace"]}}, budget=8, counter=W)
+    with pytest.raises(SectionError, match=r"sets text lenses \['whitespace'\], but 'history' holds messages"):
+        box.invoke({"history": HISTORY})
+    lens = TokenBoxLayout(sections={"history": {"shrink": 1, "strategy": "drop_oldest"}}, budget=8, counter=W)
+    assert _ids_of(lens.invoke({"history": HISTORY})["history"]) == ["recent question"]
