@@ -154,7 +154,7 @@ def bench_memory(rows: list[tuple[str, str]]) -> None:
         (
             "  TokenBoxMemory.get, cold",
             f"{ms(cold_s)}  = {stock_s / cold_s:6.0f}x faster (target ≥ 100x), {cold_s / one_pass:.2f}x one pass "
-            f"(target ≤ 2x); {len(kept)} messages, {layout.total_tokens:,} tokens with overhead",
+            f"(target ≤ 2x); {len(kept)} messages, {tokenbox.last_total_tokens:,} tokens with overhead",
         ),
         (
             "  TokenBoxMemory.get, warm",

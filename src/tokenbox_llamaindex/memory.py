@@ -18,6 +18,22 @@ core decide what is sent:
 Sizes include the chat format's overhead and tool-call payloads, and the result
 (plus ``initial_token_count``) never exceeds ``token_limit``.
 
+Like ``ChatMemoryBuffer``'s, a trimmed history never starts on an assistant or
+tool message (``start_on_user=True``, the default).  When the layout removed
+history messages, the replies (``REPLY_ROLES``: assistant, tool, ...) left
+before the first kept user message are removed too, a tool call with all its
+results at a time; system messages between them stay.  A history that fits
+whole is returned as stored, as ``ChatMemoryBuffer`` returns it.  The fix-up
+only ever removes messages, and never empties an agent loop: the latest user
+message is critical, a history with no user message is left as laid out, and
+so is one whose first reply is critical (a tool group around a system
+message), since removing the replies before it could not make the history
+start on a user message.  Messages from memory blocks are not history and are
+not touched.  The removals are listed in
+:attr:`TokenBoxMemory.last_start_on_removed` and subtracted in
+:attr:`TokenBoxMemory.last_total_tokens`; :attr:`TokenBoxMemory.last_layout`
+is the core's layout before them.
+
 >>> from llama_index.core.llms import ChatMessage
 >>> memory = TokenBoxMemory.from_defaults(token_limit=40, counter="whitespace")
 >>> memory.set([
@@ -47,16 +63,20 @@ from llama_index.core.memory.memory import BaseMemoryBlock
 from llama_index.core.memory.types import DEFAULT_CHAT_STORE_KEY, BaseChatStoreMemory
 from llama_index.core.storage.chat_store import BaseChatStore, SimpleChatStore
 
-from tokenbox_core import ContextBudget, Item, Layout, Section, TokenBox, TokenCounter
+from tokenbox_core import ContextBudget, Item, Layout, RemovedItem, Section, TokenBox, TokenCounter
+from tokenbox_core.tokens import message_token_count
 from tokenbox_llamaindex._counting import resolve_counter
 from tokenbox_llamaindex._messages import DEFAULT_MEDIA_TOKENS, Parsed, message_groups, parse, to_item
 
-__all__ = ["DEFAULT_TOKEN_LIMIT", "DEFAULT_TOKEN_LIMIT_RATIO", "TokenBoxMemory"]
+__all__ = ["DEFAULT_TOKEN_LIMIT", "DEFAULT_TOKEN_LIMIT_RATIO", "REPLY_ROLES", "TokenBoxMemory"]
 
 DEFAULT_TOKEN_LIMIT = 3000
 """``ChatMemoryBuffer``'s default limit when neither ``token_limit`` nor ``llm`` is given."""
 DEFAULT_TOKEN_LIMIT_RATIO = 0.75
 """Share of an LLM's context window used as the limit when only ``llm`` is given (as ``ChatMemoryBuffer``)."""
+
+REPLY_ROLES = frozenset({"assistant", "tool", "function", "chatbot", "model"})
+"""Roles of messages a model or a tool wrote; with ``start_on_user`` the history never starts on one."""
 
 _T = TypeVar("_T")
 
@@ -89,6 +109,13 @@ def _block_messages(block: BaseMemoryBlock[Any], content: Any) -> list[ChatMessa
     )
 
 
+def _message_size(message: Parsed, counter: TokenCounter) -> int:
+    """The tokens the layout charged for a message: its vouched size, else overhead + role + text."""
+    if message.tokens is not None:
+        return message.tokens
+    return message_token_count({"role": message.role, "content": message.text}, counter)
+
+
 def _critical_flags(history: Sequence[Parsed], groups: Sequence[str | None]) -> list[bool]:
     """System messages, the latest user message, and any tool group that straddles one of them."""
     critical = [m.role == "system" for m in history]
@@ -111,6 +138,36 @@ def _critical_flags(history: Sequence[Parsed], groups: Sequence[str | None]) -> 
                     critical[i] = True
                 changed = True
     return critical
+
+
+def _start_on_user(
+    kept: Sequence[int], history: Sequence[Parsed], groups: Sequence[str | None], critical: Sequence[bool]
+) -> list[int]:
+    """The kept history messages to remove so that the history starts on a user message (see the module doc).
+
+    ``kept`` are the indices of the kept history messages, in order.  Replies
+    before the first user message go with every kept member of their tool
+    group; other roles (system, developer) are passed over and stay.
+    """
+    if not any(history[i].role == "user" for i in kept):
+        return []  # nothing to start on: removing the replies would empty an agent loop
+    members: dict[str, list[int]] = {}
+    for i in kept:
+        group = groups[i]
+        if group is not None:
+            members.setdefault(group, []).append(i)
+    dropped: set[int] = set()
+    for i in kept:
+        role = history[i].role
+        if role == "user":
+            break
+        if role not in REPLY_ROLES or i in dropped:
+            continue
+        if critical[i]:
+            return []  # a critical reply comes first whatever is removed before it
+        group = groups[i]
+        dropped.update(members[group] if group is not None else (i,))
+    return sorted(dropped)
 
 
 class TokenBoxMemory(BaseChatStoreMemory):
@@ -154,8 +211,16 @@ class TokenBoxMemory(BaseChatStoreMemory):
     media_tokens: int = Field(
         default=DEFAULT_MEDIA_TOKENS, ge=0, description="Tokens charged per image, audio, video or document block."
     )
+    start_on_user: bool = Field(
+        default=True,
+        description=(
+            "As ChatMemoryBuffer, never start a trimmed history on an assistant or tool message: the replies "
+            "before the first kept user message are removed (whole tool groups). False returns the layout as is."
+        ),
+    )
 
     _last_layout: Layout | None = PrivateAttr(default=None)
+    _last_start_on_removed: tuple[RemovedItem, ...] = PrivateAttr(default=())
 
     @field_validator("memory_blocks")
     @classmethod
@@ -184,6 +249,7 @@ class TokenBoxMemory(BaseChatStoreMemory):
         memory_blocks: list[BaseMemoryBlock[Any]] | None = None,
         history_priority: int = 0,
         media_tokens: int = DEFAULT_MEDIA_TOKENS,
+        start_on_user: bool = True,
         **kwargs: Any,
     ) -> TokenBoxMemory:
         """Build from ``ChatMemoryBuffer``'s arguments.
@@ -210,6 +276,7 @@ class TokenBoxMemory(BaseChatStoreMemory):
             memory_blocks=memory_blocks or [],
             history_priority=history_priority,
             media_tokens=media_tokens,
+            start_on_user=start_on_user,
             chat_store=store,
             chat_store_key=chat_store_key,
         )
@@ -232,8 +299,28 @@ class TokenBoxMemory(BaseChatStoreMemory):
 
     @property
     def last_layout(self) -> Layout | None:
-        """The layout the last ``get``/``aget`` produced (``None`` before the first)."""
+        """The core's layout of the last ``get``/``aget`` (``None`` before the first, or for an empty history).
+
+        With ``start_on_user`` the messages in :attr:`last_start_on_removed`
+        were removed after it; :attr:`last_total_tokens` is what was returned.
+        """
         return self._last_layout
+
+    @property
+    def last_start_on_removed(self) -> tuple[RemovedItem, ...]:
+        """Messages the last ``get`` removed after the layout so the history starts on a user message.
+
+        Each has ``reason="start_on"``, the section the layout had kept it in,
+        its size in tokens and its tool group.
+        """
+        return self._last_start_on_removed
+
+    @property
+    def last_total_tokens(self) -> int | None:
+        """What the messages the last ``get`` returned cost (priming included, ``initial_token_count`` not)."""
+        if self._last_layout is None:
+            return None
+        return self._last_layout.total_tokens - sum(r.tokens for r in self._last_start_on_removed)
 
     # ------------------------------------------------------------------ get
 
@@ -269,7 +356,7 @@ class TokenBoxMemory(BaseChatStoreMemory):
         initial_token_count: int,
     ) -> list[ChatMessage]:
         if not history and not blocks:
-            self._last_layout = None
+            self._last_layout, self._last_start_on_removed = None, ()
             return []
         counter = self.resolve_counter()
         parsed = parse(history, counter, media_tokens=self.media_tokens)
@@ -318,8 +405,26 @@ class TokenBoxMemory(BaseChatStoreMemory):
         if initial_token_count:
             budget = ContextBudget(max_tokens=self.token_limit, reserved_slots={"initial": initial_token_count})
         layout = TokenBox(budget, counter=counter, mode="messages").layout(sections)
-        self._last_layout = layout
-        return [by_id[kept.id] for section in layout.sections for kept in section.content if isinstance(kept, Item)]
+        kept = [(section.id, item) for section in layout.sections for item in section.content if isinstance(item, Item)]
+        index = {f"m{i}": i for i in range(len(history))}
+        start_on: tuple[RemovedItem, ...] = ()
+        if self.start_on_user and any(removed.id in index for removed in layout.removed):  # the history was trimmed
+            in_history = [index[item.id] for _, item in kept if item.id in index]
+            gone = {f"m{i}" for i in _start_on_user(in_history, parsed, groups, critical)}
+            start_on = tuple(
+                RemovedItem(
+                    id=item.id,
+                    section=section_id,
+                    reason="start_on",
+                    tokens=_message_size(parsed[index[item.id]], counter),
+                    group=item.group,
+                )
+                for section_id, item in kept
+                if item.id in gone
+            )
+            kept = [(section_id, item) for section_id, item in kept if item.id not in gone]
+        self._last_layout, self._last_start_on_removed = layout, start_on
+        return [by_id[item.id] for _, item in kept]
 
     def _history_section(self, run: list[Item]) -> Section:
         return Section(f"history-{run[0].id}", run, priority=self.history_priority, shrink=1.0, eviction="oldest")

@@ -13,10 +13,21 @@ chunks are one list section laid out into what the prompt leaves free:
 
 ``repack`` fills each pack with whole chunks in order, cutting only the chunk
 at a pack boundary and carrying its remainder into the next pack; nothing is
-dropped and no text is repeated (``chunk_overlap_ratio`` is not used).  A cut
-ends at ``separator`` (a space by default) when the cut text contains one, as
-LlamaIndex's splitter does, so no word is split across packs.
+dropped and no text is repeated (``chunk_overlap_ratio`` is not used).
 ``chunk_size_limit`` caps the size of each pack.
+
+A cut ends at a ``separator``, as LlamaIndex's splitter does, so no word is
+split.  With the default separator, a space, any whitespace is a word boundary:
+a cut that ends in whitespace, or just before it, keeps its last word.  A cut
+with no boundary in it (one long word) stays a token-boundary cut.  The
+boundary rule is part of the counter the core cuts with, so the core chooses
+the longest cut that ends on a boundary and :attr:`~TokenBoxPromptHelper.last_layout`
+reports exactly the text returned.
+
+The window must hold ``num_output`` and ``padding`` with room to spare, else
+``BudgetError`` (a ``ValueError``, as ``PromptHelper`` raises) names the
+numbers; a prompt that does not fit beside them raises :class:`PromptOverflow`,
+which is both a ``ContextCriticalOverflow`` and a ``BudgetError``.
 
 Plug it in where LlamaIndex takes a ``prompt_helper``::
 
@@ -49,15 +60,24 @@ from llama_index.core.llms.structured_llm import StructuredLLM
 from llama_index.core.prompts import BasePromptTemplate, ChatPromptTemplate, SelectorPromptTemplate
 from llama_index.core.prompts.prompt_utils import get_empty_prompt_messages, get_empty_prompt_txt
 
-from tokenbox_core import BudgetError, ContextBudget, Item, Layout, Section, TokenBox, TokenCounter
-from tokenbox_core.tokens import canonical_json, count_message_tokens
+from tokenbox_core import (
+    BudgetError,
+    ContextBudget,
+    ContextCriticalOverflow,
+    Item,
+    Layout,
+    Section,
+    TokenBox,
+    TokenCounter,
+)
+from tokenbox_core.tokens import Keep, canonical_json, count_concat, count_many, count_message_tokens
 from tokenbox_llamaindex._counting import resolve_counter
 from tokenbox_llamaindex._messages import message_role
 
 if TYPE_CHECKING:
     from llama_index.core.tools import BaseTool
 
-__all__ = ["TokenBoxPromptHelper"]
+__all__ = ["PromptOverflow", "TokenBoxPromptHelper"]
 
 TRUNCATE_SEPARATOR = "\n"
 """How callers join truncated chunks (``SimpleSummarize``, tree indices)."""
@@ -69,8 +89,11 @@ class TokenBoxPromptHelper(PromptHelper):
     """``PromptHelper`` with Token Box ``truncate`` and ``repack`` (see the module docstring).
 
     The prompt template (with the LLM's system prompt and tool schemas) is a
-    critical section: if it alone leaves no room, ``ContextCriticalOverflow``
-    names the numbers.  ``padding`` is reserved once, not once per chunk.
+    critical section.  ``padding`` is reserved once, not once per chunk.  When
+    ``num_output + padding`` fills the window, ``BudgetError`` names them; when
+    the prompt does not fit beside them, :class:`PromptOverflow` (a
+    ``ContextCriticalOverflow`` and a ``BudgetError``) does.  Both are
+    ``ValueError``, as ``PromptHelper``'s errors are.
     """
 
     counter: Any = Field(
@@ -192,7 +215,38 @@ class TokenBoxPromptHelper(PromptHelper):
             output_reserve=self.num_output,
             reserved_slots={k: v for k, v in reserved.items() if v},
         )
-        return TokenBox(budget, counter=counter, separator="\n")
+        return TokenBox(budget, counter=_SeparatorCuts(counter, self.separator), separator="\n")
+
+    def _check_reserves(self, prompt: Section, chat_overhead: int, counter: TokenCounter, padding: int) -> None:
+        """Fail early, with the cause, when ``num_output`` and ``padding`` leave the window no room at all."""
+        reserved = self.num_output + padding
+        if reserved < self.context_window:
+            return
+        assert isinstance(prompt.content, str)
+        prompt_tokens = counter.count(prompt.content) + chat_overhead
+        raise BudgetError(
+            f"context_window ({self.context_window:,}) leaves no room for the prompt ({prompt_tokens:,} tokens) or "
+            f"any chunk: num_output ({self.num_output:,}) + padding ({padding:,}) = {reserved:,} tokens. Raise "
+            f"context_window or lower num_output; the padding comes from the caller (the refine and compact "
+            f"synthesizers pad by their response_padding_size, 500 by default)"
+        )
+
+    def _layout(self, box: TokenBox, prompt: Section, chunks: Section, padding: int, chat_overhead: int) -> Layout:
+        """One core layout; a prompt that does not fit becomes :class:`PromptOverflow` with the helper's numbers."""
+        try:
+            return box.layout([prompt, chunks])
+        except ContextCriticalOverflow as exc:  # the prompt is the only critical section
+            room = self.context_window - self.num_output - padding
+            needed = exc.required + chat_overhead
+            raise PromptOverflow(
+                exc.budget,
+                exc.required,
+                exc.section_ids,
+                f"the prompt needs {needed:,} tokens but context_window ({self.context_window:,}) - num_output "
+                f"({self.num_output:,}) - padding ({padding:,}) leaves {room:,} (over by {needed - room:,}); critical "
+                f"sections: 'prompt' (the template with the LLM's system prompt, tool schemas and chat format). "
+                f"Raise context_window, lower num_output or shorten the prompt",
+            ) from exc
 
     # ------------------------------------------------------------------ truncate / repack
 
@@ -210,6 +264,7 @@ class TokenBoxPromptHelper(PromptHelper):
             return []
         counter = self.resolve_counter(llm)
         prompt_section, chat_overhead = self._prompt_section(prompt, counter, llm, tools)
+        self._check_reserves(prompt_section, chat_overhead, counter, padding)
         items = [Item(id=f"chunk-{i}", content=chunk, kind="Document") for i, chunk in enumerate(text_chunks)]
         chunks = Section(
             "chunks",
@@ -219,17 +274,12 @@ class TokenBoxPromptHelper(PromptHelper):
             partial=True,
             item_separator=TRUNCATE_SEPARATOR,
         )
-        layout = self._box(counter, padding, chat_overhead).layout([prompt_section, chunks])
+        layout = self._layout(
+            self._box(counter, padding, chat_overhead), prompt_section, chunks, padding, chat_overhead
+        )
         self._last_layouts = (layout,)
-        out = []
-        for item in layout["chunks"].content:
-            assert isinstance(item, Item)
-            original = text_chunks[int(item.id.removeprefix("chunk-"))]
-            if item.content == original:
-                out.append(original)
-            elif cut := _snap(original, item.content, self.separator):
-                out.append(cut)
-        return out
+        # the boundary chunk's cut already ends on a separator (_SeparatorCuts): what the layout counted is returned
+        return [item.content for item in layout["chunks"].content if isinstance(item, Item)]
 
     def repack(
         self,
@@ -246,6 +296,7 @@ class TokenBoxPromptHelper(PromptHelper):
             return []
         counter = self.resolve_counter(llm)
         prompt_section, chat_overhead = self._prompt_section(prompt, counter, llm, tools)
+        self._check_reserves(prompt_section, chat_overhead, counter, padding)
         box = self._box(counter, padding, chat_overhead)
         packs: list[str] = []
         layouts: list[Layout] = []
@@ -264,18 +315,14 @@ class TokenBoxPromptHelper(PromptHelper):
                 max_tokens=self.chunk_size_limit,
                 item_separator=REPACK_SEPARATOR,
             )
-            layout = box.layout([prompt_section, chunks])
+            layout = self._layout(box, prompt_section, chunks, padding, chat_overhead)
             layouts.append(layout)
             texts = [item.content for item in layout["chunks"].content if isinstance(item, Item)]
             rest = remaining[len(texts) :]
-            if texts and texts[-1] != remaining[len(texts) - 1]:
-                boundary = remaining[len(texts) - 1]
-                texts[-1] = _snap(boundary, texts[-1], self.separator)
-                carried = _remainder(boundary, texts[-1], counter)
+            if texts and texts[-1] != remaining[len(texts) - 1]:  # the boundary chunk was cut (on a separator)
+                carried = _remainder(remaining[len(texts) - 1], texts[-1], counter)
                 if carried:
                     rest = [carried, *rest]
-                if not texts[-1]:
-                    texts.pop()
             if not texts:
                 raise BudgetError(
                     f"the prompt leaves {layout.max_tokens - layout.fixed_tokens:,} tokens for context, too few "
@@ -287,13 +334,87 @@ class TokenBoxPromptHelper(PromptHelper):
         return packs
 
 
+class PromptOverflow(ContextCriticalOverflow, BudgetError):
+    """The prompt alone does not fit beside ``num_output`` and ``padding``.
+
+    A :class:`~tokenbox_core.ContextCriticalOverflow` (``budget``, ``required``
+    and ``section_ids`` as the core measured them) that is also a
+    :class:`~tokenbox_core.BudgetError`, hence a ``ValueError``: code written
+    for ``PromptHelper``, which raises ``ValueError``, catches it unchanged.
+    """
+
+    def __init__(self, budget: int, required: int, section_ids: Sequence[str], message: str | None = None) -> None:
+        super().__init__(budget, required, section_ids)
+        if message is not None:
+            self.args = (message,)
+
+    def __reduce__(self) -> tuple[Any, ...]:  # one more argument than the base's
+        return (type(self), (self.budget, self.required, self.section_ids, str(self)))
+
+
+class _SeparatorCuts:
+    """The call's counter, with head cuts that end on a separator (see the module docstring).
+
+    The core cuts the boundary chunk with ``truncate``: it searches for the
+    longest cut that fits and re-counts it, so a cut shortened here to a word
+    boundary is what the layout counts, reports and the helper returns.  Counting
+    is the wrapped counter's own (same name, same cache).
+    """
+
+    def __init__(self, counter: TokenCounter, separator: str) -> None:
+        self.counter = counter
+        self.separator = separator
+        self.name = counter.name
+
+    def count(self, text: str) -> int:
+        return self.counter.count(text)
+
+    def count_many(self, texts: Sequence[str]) -> list[int]:
+        return count_many(self.counter, texts)
+
+    def count_concat(self, parts: Sequence[str]) -> int:
+        return count_concat(self.counter, parts)
+
+    def __getattr__(self, name: str) -> Any:
+        """Optional capabilities the core looks up by name (``neutral_join``): the wrapped counter's, if any."""
+        if name.startswith("_") or "counter" not in self.__dict__:
+            raise AttributeError(name)
+        return getattr(self.__dict__["counter"], name)
+
+    def truncate(self, text: str, limit: int, *, keep: Keep = "head") -> str:
+        cut = self.counter.truncate(text, limit, keep=keep)
+        return _snap(text, cut, self.separator) if keep == "head" else cut
+
+
 def _snap(text: str, head: str, separator: str) -> str:
-    """Shorten a cut ``head`` of ``text`` to end at a ``separator`` (a word boundary by default), as
-    LlamaIndex's splitter does; a head with no separator in it (one long word) stays a token-boundary cut."""
-    if not separator or not text.startswith(head) or text[len(head) :].startswith(separator):
+    r"""Shorten a cut ``head`` of ``text`` to end on a ``separator`` boundary, as LlamaIndex's splitter does.
+
+    A head that is all of ``text``, or that ends on a boundary (in or just before
+    a separator), loses nothing but trailing whitespace.  With the default
+    separator, a space, every whitespace character is a word boundary.  A head
+    with no boundary in it (one long word) stays a token-boundary cut, without
+    trailing whitespace.
+
+    >>> _snap("service: checkout\n\nINC-1004 (checkout)", "service: checkout\n\n", " ")
+    'service: checkout'
+    >>> _snap("service: checkout\n\nINC-1004 (checkout)", "service: checkout\n\nINC-10", " ")
+    'service: checkout'
+    >>> _snap("one. two. three.", "one. two. th", ". ")
+    'one. two.'
+    >>> _snap("supercalifragilistic", "supercali", " ")
+    'supercali'
+    """
+    if not separator or not head or head == text or not text.startswith(head):
         return head
-    end = head.rfind(separator)
-    return head[:end].rstrip() if end > 0 else head
+    if separator == " ":
+        # the last whitespace at or right after the end of the head
+        end = next((i for i in range(len(head), -1, -1) if text[i].isspace()), -1)
+        kept = text[:end].rstrip() if end > 0 else ""
+    else:
+        # the last separator that starts at or before the end of the head (it may straddle the cut)
+        end = text.rfind(separator, 0, len(head) + len(separator))
+        kept = text[: min(end + len(separator), len(head))].rstrip() if end > 0 else ""
+    return kept or head.rstrip() or head
 
 
 def _remainder(text: str, head: str, counter: TokenCounter) -> str:

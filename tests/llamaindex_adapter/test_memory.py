@@ -13,7 +13,7 @@ from llama_index.core.chat_engine import ContextChatEngine, SimpleChatEngine
 from llama_index.core.llms import ChatMessage, MockLLM
 from llama_index.core.memory import ChatMemoryBuffer, Memory, StaticMemoryBlock
 
-from tokenbox_core import ContextCriticalOverflow
+from tokenbox_core import ContextCriticalOverflow, RemovedItem
 from tokenbox_core.tokens import count_message_tokens
 from tokenbox_llamaindex import TokenBoxMemory
 
@@ -165,8 +165,10 @@ def test_oldest_turns_are_evicted_first() -> None:
     """History between the critical messages loses its oldest messages first."""
     history = [say("system", 3, "s")] + [say("user" if i % 2 else "assistant", 10, f"t{i}x") for i in range(8)]
     history.append(say("user", 3, "q"))
+    as_laid_out = memory_with(history, 60, start_on_user=False).get()
+    assert as_laid_out == [history[0], *history[-3:]]  # 19 critical tokens leave room for two 15-token messages
     kept = memory_with(history, 60).get()
-    assert kept == [history[0], *history[-3:]]  # 19 critical tokens leave room for two 15-token turns
+    assert kept == [history[0], *history[-2:]]  # the reply whose question was evicted goes too
     assert cost(kept) <= 60
 
 
@@ -402,3 +404,120 @@ def test_never_over_budget_never_orphaned_critical_kept_deterministic(turns: lis
     again = memory.get()
     assert all(a is b for a, b in zip(again, kept, strict=True))
     assert (memory.last_layout.fingerprint if history else None) == fingerprint
+
+
+# ---------------------------------------------------------------------------- start_on_user
+
+
+def test_trimmed_history_starts_on_a_user_message_regression() -> None:
+    """Like ChatMemoryBuffer, a trimmed history resumes at a user message (the system message is still kept)."""
+    history = [
+        say("system", 5, "s"),
+        say("user", 20, "a"),
+        say("assistant", 20, "b"),
+        say("user", 5, "c"),
+        say("assistant", 5, "d"),
+        say("user", 3, "q"),
+    ]
+    stock = ChatMemoryBuffer.from_defaults(chat_history=history, token_limit=40, tokenizer_fn=words).get()
+    assert stock == history[3:]  # it skipped the assistant reply whose question it trimmed
+    memory = memory_with(history, 70)
+    kept = memory.get()
+    assert kept == [history[0], *history[3:]]  # was [system, assistant, user, ...]
+    assert [r.id for r in memory.last_layout.removed] == ["m1"]  # the layout evicted the question only
+    assert memory.last_start_on_removed == (
+        RemovedItem(id="m2", section="history-m1", reason="start_on", tokens=cost([history[2]]) - 3),
+    )
+    assert memory.last_total_tokens == cost(kept) == memory.last_layout.total_tokens - 25 <= 70
+    plain = memory_with(history, 70, start_on_user=False)
+    assert plain.get() == [history[0], *history[2:]] and plain.last_start_on_removed == ()
+    assert plain.last_layout.fingerprint == memory.last_layout.fingerprint  # one layout, then the fix-up
+
+
+def test_history_that_fits_is_returned_as_stored() -> None:
+    """An untrimmed history starting on an assistant message is returned whole, as ChatMemoryBuffer returns it."""
+    history = [say("assistant", 5, "hello"), say("user", 3, "q")]
+    assert ChatMemoryBuffer.from_defaults(chat_history=history, token_limit=100, tokenizer_fn=words).get() == history
+    memory = memory_with(history, 100)
+    assert memory.get() == history and memory.last_start_on_removed == ()
+
+
+def test_start_on_user_removes_a_leading_tool_step_whole() -> None:
+    """A tool call left first by the trim goes with all its results, so no result is orphaned."""
+    history = [
+        say("system", 3, "s"),
+        say("user", 20, "a"),
+        call("c1", "x y"),
+        result("c1", 3),
+        say("user", 3, "b"),
+        say("assistant", 3, "c"),
+        say("user", 3, "q"),
+    ]
+    memory = memory_with(history, cost(history) - 1)
+    kept = memory.get()
+    assert kept == [history[0], *history[4:]]
+    assert [(r.id, r.group) for r in memory.last_start_on_removed] == [("m2", "tools-2"), ("m3", "tools-2")]
+    assert memory.last_total_tokens == cost(kept)
+
+
+def test_start_on_user_never_empties_an_agent_loop() -> None:
+    """The agent's steps after the latest user message stay, and a history with no user message is not cut."""
+    agent = [say("system", 3, "s"), say("user", 3, "task"), call("c1", "a " * 20), result("c1", 20)]
+    agent += [call("c2", "b"), result("c2", 3)]
+    memory = memory_with(agent, cost(agent) - 1)
+    assert memory.get() == [*agent[:2], *agent[4:]] and memory.last_start_on_removed == ()
+    replies = [say("system", 3, "s"), say("assistant", 20, "a"), call("c1", "b"), result("c1", 3), say("assistant", 3)]
+    memory = memory_with(replies, cost(replies) - 1)
+    assert memory.get() == [replies[0], *replies[2:]] and memory.last_start_on_removed == ()
+
+
+def test_start_on_user_passes_over_system_messages() -> None:
+    """Replies on both sides of a system message stored mid-history go; system and developer messages stay."""
+    history = [
+        say("system", 3, "s"),
+        say("user", 20, "a"),
+        say("assistant", 3, "b"),
+        say("system", 3, "t"),
+        say("developer", 3, "v"),
+        say("chatbot", 3, "c"),
+        say("user", 3, "d"),
+        say("user", 3, "q"),
+    ]
+    memory = memory_with(history, cost(history) - 1)
+    assert memory.get() == [history[0], history[3], history[4], history[6], history[7]]
+    assert [r.id for r in memory.last_start_on_removed] == ["m2", "m5"]
+
+
+def test_start_on_user_keeps_a_critical_first_reply() -> None:
+    """When the first kept reply is critical (a tool group around a system message), nothing is removed."""
+    history = [say("user", 20, "a"), call("c1"), say("system", 3, "s"), result("c1", 3), say("assistant", 3, "b")]
+    history.append(say("user", 3, "q"))
+    memory = memory_with(history, cost(history) - 1)
+    assert memory.get() == history[1:] and memory.last_start_on_removed == ()
+
+
+@given(turns=st.lists(turn, max_size=14), limit=st.integers(10, 300))
+def test_start_on_user_only_removes_leading_replies_and_accounts_them(turns: list[Any], limit: int) -> None:
+    """start_on_user only removes leading replies after the same layout; last_total_tokens is what is returned."""
+    history = build(turns)
+    memory = memory_with(history, limit)
+    plain = memory_with(history, limit, start_on_user=False)
+    try:
+        kept = memory.get()
+    except ContextCriticalOverflow:
+        return
+    laid = plain.get()
+    if not history:
+        assert kept == laid == [] and memory.last_total_tokens is None
+        return
+    assert memory.last_layout.fingerprint == plain.last_layout.fingerprint
+    gone = {r.id for r in memory.last_start_on_removed}
+    key = {id(m): f"m{i}" for i, m in enumerate(history)}
+    assert all(a is b for a, b in zip(kept, [m for m in laid if key[id(m)] not in gone], strict=True))
+    assert memory.last_total_tokens == cost(kept) <= limit
+    assert all(history[int(k[1:])].role.value in ("assistant", "tool") for k in gone)
+    trimmed = any(r.id.startswith("m") for r in memory.last_layout.removed)
+    if not trimmed:
+        assert not gone
+    elif any(m.role.value == "user" for m in kept):
+        assert next(m for m in kept if m.role.value != "system").role.value == "user"

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import pickle
+import re
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -15,6 +18,7 @@ from llama_index.core.tools import FunctionTool
 
 from tokenbox_core import BudgetError, ContextCriticalOverflow, get_counter
 from tokenbox_llamaindex import TokenBoxPromptHelper
+from tokenbox_llamaindex.prompt_helper import PromptOverflow
 
 QA = DEFAULT_TEXT_QA_PROMPT.partial_format(query_str="Which fact?")
 
@@ -209,3 +213,120 @@ def test_serialises_like_a_llama_index_component() -> None:
     assert data["class_name"] == "TokenBoxPromptHelper" and "counter" not in data
     again = TokenBoxPromptHelper.from_dict(data)
     assert (again.context_window, again.num_output, again.model_name) == (1000, 50, "gpt-4o")
+
+
+# ---------------------------------------------------------------------------- review fixes
+
+INCIDENT = "service: checkout\n\nINC-1004 (checkout): p99 latency tripled after a deploy."
+
+
+@pytest.mark.parametrize("window", [4, 6, 8])
+def test_cut_ending_in_whitespace_keeps_its_last_word_regression(window: int) -> None:
+    """A token cut that ends in or just before whitespace keeps its last word, and the layout reports that text."""
+    counter = get_counter("cl100k_base")
+    assert counter.truncate(INCIDENT, 4) == "service: checkout\n\n"  # the core's 4-token cut ends at the blank line
+    helper = TokenBoxPromptHelper(context_window=window, num_output=0, counter="cl100k_base")
+    kept = helper.truncate(PromptTemplate("{context_str}"), [INCIDENT], padding=0)
+    assert kept == ["service: checkout"]  # was 'service:' (only ' ' counted as a word boundary)
+    chunks = helper.last_layout["chunks"]
+    assert [item.content for item in chunks.content] == kept
+    assert chunks.final_tokens == counter.count("service: checkout\n")  # the layout counts what is returned
+
+
+def test_cut_at_a_paragraph_separator() -> None:
+    """With separator='\\n\\n' a cut ends at a paragraph, also when it falls inside the separator."""
+    text = "a b c\n\nd e f\n\ng h"
+    prompt = PromptTemplate("{context_str}")
+    for window in (3, 4, 5, 6):  # the whitespace counter cuts after 3, 4, 5 or 6 words
+        helper = TokenBoxPromptHelper(context_window=window, num_output=0, separator="\n\n", counter="whitespace")
+        kept = helper.truncate(prompt, [text], padding=0)
+        assert kept == (["a b c\n\nd e f"] if window == 6 else ["a b c"])
+        assert [item.content for item in helper.last_layout["chunks"].content] == kept
+    by_char = TokenBoxPromptHelper(context_window=7, num_output=0, separator="\n\n", counter=list)
+    assert by_char.truncate(prompt, [text], padding=0) == ["a b c"]  # the 6-character cut ends inside "\n\n"
+    helper = TokenBoxPromptHelper(context_window=7, num_output=0, separator="\n\n", counter="whitespace")
+    assert helper.repack(PromptTemplate("x y {context_str}"), [text], padding=0) == ["a b c", "d e f\n\ng h"]
+
+
+separators = st.sampled_from([" ", "\n", "\n\n", " \n", "\t", "  "])
+texts = st.lists(st.tuples(st.text("ab", min_size=1, max_size=6), separators), min_size=1, max_size=8).map(
+    lambda pairs: "".join(word + sep for word, sep in pairs[:-1]) + pairs[-1][0]
+)
+
+
+@given(
+    chunks=st.lists(st.tuples(texts, st.sampled_from(["", " ", "\n\n"])), min_size=1, max_size=4),
+    window=st.integers(6, 90),
+)
+def test_boundary_cut_is_the_longest_whole_word_cut_and_is_reported(chunks: list[tuple[str, str]], window: int) -> None:
+    """One token per character: the boundary cut is the longest whole-word cut that fits, and is what is reported."""
+    full = [text + tail for text, tail in chunks]
+    helper = TokenBoxPromptHelper(context_window=window, num_output=0, counter=list)
+    kept = helper.truncate(PromptTemplate("Ctx: {context_str}"), full, padding=0)
+    layout = helper.last_layout
+    assert [item.content for item in layout["chunks"].content] == kept
+    assert layout.total_tokens == len(layout.text) <= window
+    if not kept:
+        return
+    assert kept[:-1] == full[: len(kept) - 1]
+    if kept[-1] == full[len(kept) - 1]:
+        return
+    chunk, cut = full[len(kept) - 1], kept[-1]
+    assert chunk.startswith(cut) and cut == cut.rstrip()
+    assert chunk[len(cut)].isspace() or not any(c.isspace() for c in cut)  # a word boundary, or inside the first word
+    following = re.compile(r"\s*\S+").match(chunk, len(cut))
+    if following is not None:  # the next whole word would not have fitted
+        room = layout.max_tokens - layout.fixed_tokens
+        assert layout["chunks"].final_tokens + following.end() - len(cut) > room
+
+
+def test_reserves_filling_the_window_name_the_cause_regression(index: VectorStoreIndex) -> None:
+    """num_output + padding >= context_window is a BudgetError (a ValueError, like PromptHelper's) naming them."""
+    stock = PromptHelper(context_window=700, num_output=256)
+    with pytest.raises(ValueError, match="is not positive"):
+        stock.repack(QA, facts(3), padding=500)
+    helper = TokenBoxPromptHelper(context_window=700, num_output=256, counter="whitespace")
+    message = (
+        r"context_window \(700\) leaves no room for the prompt \(\d+ tokens\) or any chunk: num_output \(256\) \+ "
+        r"padding \(500\) = 756 tokens\. Raise context_window or lower num_output"
+    )
+    for method in (helper.truncate, helper.repack):
+        with pytest.raises(BudgetError, match=message) as info:
+            method(QA, facts(3), padding=500)
+        assert isinstance(info.value, ValueError) and not isinstance(info.value, ContextCriticalOverflow)
+    with pytest.raises(BudgetError, match=r"num_output \(256\) \+ padding \(444\) = 700 tokens"):
+        helper.truncate(QA, facts(3), padding=444)
+    llm = MockLLM(max_tokens=8)
+    synthesizer = get_response_synthesizer(llm=llm, response_mode="compact", prompt_helper=helper)
+    engine = index.as_query_engine(llm=llm, similarity_top_k=4, response_synthesizer=synthesizer)
+    with pytest.raises(ValueError, match=r"padding \(500\)"):
+        engine.query("Which facts are in document 3?")
+
+
+def test_prompt_overflow_is_also_a_value_error() -> None:
+    """An oversized prompt raises PromptOverflow, a ContextCriticalOverflow and a BudgetError naming the numbers."""
+    helper = TokenBoxPromptHelper(context_window=30, num_output=10, counter="whitespace")
+    prompt = PromptTemplate(words(40, "p") + " {context_str}")
+    message = (
+        r"the prompt needs 40 tokens but context_window \(30\) - num_output \(10\) - padding \(5\) leaves 15 "
+        r"\(over by 25\); critical sections: 'prompt' .* Raise context_window, lower num_output or shorten the prompt"
+    )
+    for method in (helper.truncate, helper.repack):
+        with pytest.raises(PromptOverflow, match=message) as info:
+            method(prompt, ["x"])
+        error = info.value
+        assert isinstance(error, ContextCriticalOverflow) and isinstance(error, BudgetError)
+        assert isinstance(error, ValueError) and isinstance(error.__cause__, ContextCriticalOverflow)
+        assert (error.budget, error.required, error.section_ids) == (15, 40, ("prompt",))
+        again = pickle.loads(pickle.dumps(error))
+        assert type(again) is PromptOverflow and str(again) == str(error) and again.required == 40
+
+
+def test_prompt_overflow_counts_the_chat_format() -> None:
+    """For a chat prompt the overflow message includes the chat format in what the prompt needs."""
+    chat = ChatPromptTemplate(
+        [ChatMessage(role="system", content=words(20, "s")), ChatMessage(role="user", content="{context_str}")]
+    )
+    helper = TokenBoxPromptHelper(context_window=30, num_output=0, counter="whitespace")
+    with pytest.raises(BudgetError, match=r"the prompt needs 33 tokens .* leaves 25 \(over by 8\)"):
+        helper.truncate(chat, ["x"])  # 20 words + 3 priming + 2 x 4 per message + 2 roles
