@@ -60,6 +60,7 @@ DEFAULT_OMISSION = "[{count} items omitted: {ids}]"
 MARKER_IDS_SHOWN = 8
 """Markers list at most this many ids in full; longer lists are abbreviated (the report has them all)."""
 _MAX_PASSES = 16
+_MEMO_ATTR = "_tokenbox_memo"
 OUTRANKED_DETAIL = "dropped without measuring: the sections that outrank it already fill the budget"
 
 
@@ -85,6 +86,7 @@ class _Template:
     units: tuple[_Unit, ...] | None
     evict_order: list[list[int]]
     kept_total: int = 0
+    start_ok: bool = False  # a join before this text section's content is neutral (fast exact totals)
     untouched: LaidOutSection | None = None  # the result of a layout that left the section whole
     dropped: LaidOutSection | None = None  # the result of a layout that dropped it whole, untouched before
 
@@ -187,7 +189,9 @@ class TokenBox:
         self.separator = separator
         self.mode: Mode = mode
         self.config_version = config_version
-        self._memo: weakref.WeakKeyDictionary[Section, _Template] = weakref.WeakKeyDictionary()
+        # Measurements live on the (immutable) Section objects, keyed by what they depend on, so they
+        # die with the section and are shared by boxes with the same counter, separator and mode.
+        self._memo_key: tuple[Any, str, str] = (getattr(self.counter, "_cache_key", self.counter), separator, mode)
         self._outranked: weakref.WeakKeyDictionary[Section, LaidOutSection] = weakref.WeakKeyDictionary()
 
     def __repr__(self) -> str:
@@ -231,8 +235,13 @@ class TokenBox:
         outranked = 0
         for pos in range(len(order) - 1, -1, -1):
             slot = order[pos]
-            self._ensure_measured([slot])
-            self._claim(slot)
+            if slot.template is None:
+                self._ensure_measured([slot])
+            section = slot.section
+            if section.basis is not None or section.max_tokens is not None or section.policy is not None:
+                self._claim(slot)
+            else:  # the common case: the claim is the whole content
+                slot.base_size = slot.alloc = slot.size
             running += slot.size
             if running > limit_target:
                 outranked = pos
@@ -349,13 +358,20 @@ class TokenBox:
 
     def _new_slots(self, sections: Sequence[Section]) -> list[_Slot]:
         """A slot per section, filled from memoised measurements where the section was seen before."""
-        memo = self._memo
+        key = self._memo_key
+        fill = self._fill
         slots = []
         for i, section in enumerate(sections):
-            slot = _Slot(section=section, template=None, index=i, critical=section.critical)
-            template = memo.get(section)
+            slot = _Slot(section, None, i, section.shrink == 0)
+            memo = section.__dict__.get(_MEMO_ATTR)
+            template = memo.get(key) if memo is not None else None
             if template is not None:
-                self._fill(slot, template)
+                if template.units is None:  # inline _fill for the common case: a text section
+                    slot.template = template
+                    slot.size = slot.full_size = template.size
+                    slot.text = section.content  # type: ignore[assignment]
+                else:
+                    fill(slot, template)
             slots.append(slot)
         return slots
 
@@ -365,7 +381,11 @@ class TokenBox:
         if not missing:
             return
         for slot, template in zip(missing, self._measure_batch([s.section for s in missing]), strict=True):
-            self._memo[slot.section] = template
+            memo = slot.section.__dict__.get(_MEMO_ATTR)
+            if memo is None:
+                memo = {}
+                object.__setattr__(slot.section, _MEMO_ATTR, memo)
+            memo[self._memo_key] = template
             self._fill(slot, template)
 
     @staticmethod
@@ -406,6 +426,7 @@ class TokenBox:
                     strings.extend([it.content for it in items if it.tokens is None])
             spans.append((start, len(strings)))
         counts = count_many(self.counter, strings)
+        neutral = getattr(self.counter, "neutral_join", None)
         out = []
         for section, (start, end) in zip(sections, spans, strict=True):
             values = counts[start:end]
@@ -413,7 +434,9 @@ class TokenBox:
                 size = 0
                 if values:
                     size = values[0] if text_mode else values[0] + self._message_overhead(section.role or "user")
-                out.append(_Template(size=size, units=None, evict_order=[]))
+                text = section.content
+                start_ok = bool(neutral and text and neutral("\n", text[0]))
+                out.append(_Template(size=size, units=None, evict_order=[], start_ok=start_ok))
                 continue
             items = section.items
             units = []
@@ -917,7 +940,9 @@ class TokenBox:
                 text = slot.text
                 if not text:
                     continue
-                if not first and not neutral("\n", text[0]):
+                if not first and not (
+                    slot.template.start_ok if text is slot.section.content and slot.template else neutral("\n", text[0])
+                ):
                     return None
                 total += slot.size
                 last_text, last_size, last_vouched, first = text, slot.size, False, False
