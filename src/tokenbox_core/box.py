@@ -307,6 +307,8 @@ class TokenBox:
         if unit.item.tokens is not None and unit.text == unit.item.content:
             return unit.item.tokens
         unit.vouched = False
+        if self.mode == "text" and not unit.text:
+            return 0
         if self.mode == "messages":
             return self.counter.count(unit.text) + self._message_overhead(self._role(slot, unit.item))
         return self.counter.count(unit.text + slot.section.item_separator)
@@ -314,7 +316,9 @@ class TokenBox:
     def _last_kept(self, slot: _Slot) -> int:
         i = slot.last_kept
         kept = slot.kept
-        while i >= 0 and not kept[i]:
+        units = slot.units
+        text_mode = self.mode == "text"
+        while i >= 0 and not (kept[i] and (units[i].text or units[i].vouched or not text_mode)):
             i -= 1
         slot.last_kept = i
         return i
@@ -338,6 +342,12 @@ class TokenBox:
             slot.marker_size = self.counter.count(slot.marker) + self._message_overhead(slot.section.role or "system")
         else:
             slot.marker_size = self.counter.count(slot.marker + slot.section.item_separator)
+
+    def _fit_marker(self, slot: _Slot, alloc: int) -> None:
+        """Set the omission marker, unless it alone would push the list over ``alloc`` (a marker is an aid)."""
+        self._set_marker(slot)
+        if slot.marker and self._list_size(slot) > alloc:
+            slot.marker, slot.marker_size = "", 0
 
     def _marker_text(self, slot: _Slot) -> str:
         template = slot.section.omission_marker
@@ -419,8 +429,8 @@ class TokenBox:
                 isep = section.item_separator
                 items = section.items
                 if text_mode:
-                    strings.extend([it.content + isep for it in items if it.tokens is None])
-                    if items and items[-1].tokens is None:
+                    strings.extend([it.content + isep for it in items if it.tokens is None and it.content])
+                    if items and items[-1].tokens is None and items[-1].content:
                         strings.append(items[-1].content + sep)
                 else:
                     strings.extend([it.content for it in items if it.tokens is None])
@@ -449,6 +459,9 @@ class TokenBox:
                             f"Item.tokens must be >= 0"
                         )
                     units.append(_Unit(item=item, index=i, text=item.content, size=item.tokens, vouched=True))
+                    continue
+                if text_mode and not item.content:  # an empty item emits nothing, not even a separator
+                    units.append(_Unit(item=item, index=i, text="", size=0))
                     continue
                 size = values[pos]
                 if not text_mode:
@@ -598,11 +611,11 @@ class TokenBox:
                 group = slot.evict_order[slot.evicted_groups - 1]
                 self._set_kept(slot, group, True)
                 slot.evicted_groups -= 1
-                self._set_marker(slot)
+                self._fit_marker(slot, alloc)
                 if self._list_size(slot) > alloc:
                     self._set_kept(slot, group, False)
                     slot.evicted_groups += 1
-                    self._set_marker(slot)
+                    self._fit_marker(slot, alloc)
                     break
                 restored.update(slot.units[i].item.id for i in group)
             slot.removed = tuple(r for r in slot.removed if r.id not in restored)
@@ -742,7 +755,7 @@ class TokenBox:
             self._set_marker(slot)
             slot.size = self._list_size(slot)
         if slot.size > alloc and slot.marker and slot.evicted_groups == len(order):
-            slot.marker, slot.marker_size = "", 0  # a marker is an aid: it never pushes a list over its allocation
+            self._fit_marker(slot, alloc)
             slot.size = self._list_size(slot)
         removed = [slot.units[i] for g in order[start : slot.evicted_groups] for i in g]
         slot.remove(
@@ -787,6 +800,8 @@ class TokenBox:
             new = self.counter.count(text + isep) if text else 0
             slot.kept_total += new - unit.size
             unit.size = new
+            if text and i > slot.last_kept:  # the last-kept cursor only walks back: re-arm it
+                slot.last_kept = i
             return self._list_size(slot)
 
         # Added by the LlamaIndex-adapter helper (issue 5): when the list is over ``alloc`` even with this item
@@ -861,7 +876,7 @@ class TokenBox:
         if slot.marker:
             out.append((slot.marker, isep, slot.marker_size, False))
         for unit in slot.units:
-            if slot.kept[unit.index]:
+            if slot.kept[unit.index] and (unit.text or unit.vouched):
                 out.append((unit.text, isep, unit.size, unit.vouched))
         if out and not out[-1][3]:
             text = out[-1][0]
@@ -1051,7 +1066,7 @@ class TokenBox:
                 if slot.kept[u.index]
             )
             content = kept
-            parts = ([slot.marker] if slot.marker else []) + [it.content for it in kept]
+            parts = ([slot.marker] if slot.marker else []) + [it.content for it in kept if it.content]
             rendered = section.item_separator.join(parts)
         else:
             content = rendered = slot.text

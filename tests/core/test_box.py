@@ -472,3 +472,30 @@ def test_measurements_are_shared_and_do_not_leak_into_results() -> None:
     clone = pickle.loads(pickle.dumps(sections[0]))
     assert "_tokenbox_memo" not in clone.__dict__
     assert box(20).layout([clone, sections[1]]).fingerprint == first.fingerprint
+
+
+def test_empty_items_emit_nothing_and_cost_nothing() -> None:
+    """An empty item adds no separator: the total is the exact count of the emitted text."""
+    counter = get_counter("o200k_base")
+    layout = TokenBox(3, counter=counter).layout(
+        [Section("a", [Item("e", "")], shrink=0.5), Section("b", ""), Section("c", "alpha", shrink=0.5)]
+    )
+    assert layout.text == "alpha"
+    assert layout.total_tokens == counter.count(layout.text) == 1
+
+
+def test_partial_cut_then_full_restore_keeps_sizes_exact() -> None:
+    """A boundary cut explored and abandoned leaves the list's size bookkeeping exact (found by search)."""
+    for counter in ("bytes", "whitespace", "o200k_base"):
+        layout = TokenBox(0, counter=counter).layout(
+            [Section("s", [Item("i", "alpha")], shrink=0.5, basis=0, partial=True)]
+        )
+        assert layout.text == "" and layout.total_tokens == 0
+
+
+def test_growth_never_adds_a_marker_that_does_not_fit() -> None:
+    """Expansion restores items and adds the omission marker only if it fits the allocation."""
+    section = Section("s", [Item("a", ""), Item("b", "alpha")], shrink=0.5, basis=0, grow=1, omission_marker=True)
+    layout = box(5).layout([section])
+    assert layout["s"].final_tokens <= layout["s"].full_tokens
+    assert layout.text == "alpha"
