@@ -53,22 +53,27 @@ def fill_slot(box: TokenBox, slot: _Slot, alloc: int) -> None:
     before = slot.size
     alloc = max(0, alloc)
     pinned = sum(u.size for u in units if u.item.pinned)
-    if pinned > alloc:
-        _arrange(box, slot, units, [])
-        _record(slot, units, [], dict.fromkeys(range(len(units)), "PinnedExceedsAllocation"))
-        slot.selection = {"allocation": alloc, "pinned_tokens": pinned, "included": [], "excluded": []}
-    else:
+    fits = pinned <= alloc
+    if fits:
         budget = alloc
         while True:
             sizes = [u.size for u in units]
             selection = policy.select([u.item for u in units], ContextBudget(max_tokens=budget), sizes=sizes)
             placed, reasons = _placed(units, selection)
-            _arrange(box, slot, units, placed)
-            if slot.size <= alloc or budget == 0:
+            _arrange(box, slot, units, placed, alloc)
+            if slot.size <= alloc or budget <= pinned:
                 break
-            budget = max(0, budget - max(1, slot.size - alloc))
-        _record(slot, units, placed, reasons)
-        slot.selection = _report(selection, reasons, alloc, budget)
+            # the separator after the last item can push the list over: ask again for a little less,
+            # never below the pinned items (the selection would refuse that)
+            budget = max(pinned, budget - max(1, slot.size - alloc))
+        fits = slot.size <= alloc
+        if fits:
+            _record(slot, units, placed, reasons)
+            slot.selection = _report(selection, reasons, alloc, budget)
+    if not fits:
+        _arrange(box, slot, units, [], alloc)
+        _record(slot, units, [], dict.fromkeys(range(len(units)), "PinnedExceedsAllocation"))
+        slot.selection = {"allocation": alloc, "pinned_tokens": pinned, "included": [], "excluded": []}
     kept = sum(slot.kept)
     slot.act(Action("select", policy.name or "policy", before, slot.size, f"policy kept {kept} of {len(units)} items"))
 
@@ -88,7 +93,7 @@ def _placed(units: list[_Unit], selection: Selection) -> tuple[list[_Unit], dict
     return placed, reasons
 
 
-def _arrange(box: TokenBox, slot: _Slot, units: list[_Unit], placed: list[_Unit]) -> None:
+def _arrange(box: TokenBox, slot: _Slot, units: list[_Unit], placed: list[_Unit], alloc: int) -> None:
     """Re-index the slot's units as placed-then-removed, so the box emits them in placed order."""
     from tokenbox_core.box import _Unit
 
@@ -102,7 +107,7 @@ def _arrange(box: TokenBox, slot: _Slot, units: list[_Unit], placed: list[_Unit]
     slot.evict_order = [[i] for i in range(len(placed), len(slot.units))]  # the marker lists these
     slot.evicted_groups = len(rest)
     slot.partial_cut = frozenset()
-    box._set_marker(slot)
+    box._fit_marker(slot, alloc)  # the omission marker only where it fits, as in the box itself
     slot.size = box._list_size(slot)
 
 

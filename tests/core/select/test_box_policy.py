@@ -169,3 +169,20 @@ def test_policy_sections_never_exceed_the_budget(
     assert layout.total_tokens <= budget
     section = layout["list"]
     assert len(section.content) + len(section.removed) == len(items)
+
+
+def test_pinned_items_that_fill_the_allocation_with_a_marker() -> None:
+    """A pinned item that fits only without the omission marker is kept, the marker left out (found by search)."""
+    items = [
+        Item("i0", "w 0", timestamp=T0, pinned=True),
+        Item("i1", "w 1", timestamp=T0 + timedelta(hours=1)),
+    ]
+    policy = SelectionPolicy(
+        CompositeScorer([(RecencyScorer(), 1.0), (ReflexiveScorer(), 1.0)]), placer=UShapedPlacer()
+    )
+    layout = TokenBox(5, counter="whitespace").layout(
+        [Section("head", "a b c"), Section("list", items, shrink=1, policy=policy, omission_marker=True)]
+    )
+    assert layout.total_tokens <= 5
+    assert [it.id for it in layout["list"].content] == ["i0"]  # type: ignore[union-attr]
+    assert layout["list"].marker == ""
