@@ -21,6 +21,15 @@ tool groups at a time, until the conversation starts on a ``start_on`` type
 message of that type).  Both only ever remove or shorten, so the result stays
 within the budget.
 
+**Omission markers** are messages the core counted (a message costs the same
+wherever it stands), placed by :func:`place_markers` after the ``start_on``
+fix-up so that the sequence stays one a provider accepts: a ``"system"`` marker
+joins the leading system messages (after them, in conversation order) instead
+of following a conversation message; a ``"human"`` or ``"ai"`` marker stands
+at the head of its run's kept messages, but never before a leading system
+message, and never opens the conversation when it is not of a ``start_on``
+type (it then follows the first message and its tool group).
+
 **Horizon.**  When history is evicted strictly oldest (or newest) first — no
 per-message priorities, no omission marker — a message whose newer messages
 alone already exceed the whole capacity can never be kept.  Such messages are
@@ -58,6 +67,7 @@ __all__ = [
     "fit_messages",
     "matches",
     "omission_message",
+    "place_markers",
     "start_on_fixup",
     "tool_groups",
 ]
@@ -507,6 +517,10 @@ def fit_messages(
             if j == partial_index:
                 partial_index = None
 
+    # ---- omission markers where a provider accepts them (moving a message does not change its cost)
+    if options.omission_marker:
+        place_markers(entries, messages, options.start_on, groups)
+
     out: list[BaseMessage] = []
     kept: list[int] = []
     kept_ids: list[str] = []
@@ -627,3 +641,57 @@ def start_on_fixup(
     gone = set(dropped)
     entries[:] = [e for e in entries if not (isinstance(e, int) and e in gone)]
     return sorted(gone)
+
+
+def place_markers(
+    entries: list[int | BaseMessage],
+    messages: Sequence[BaseMessage],
+    start_on: MessageTypes | None,
+    groups: ToolGroups,
+) -> None:
+    """Move the omission markers in ``entries`` (indices into ``messages``, or marker messages) to where a
+    provider accepts them, in place; everything else keeps its order.
+
+    Each marker stands at the head of its run's kept messages unless that
+    position is invalid: a system marker after a conversation message moves up
+    to the end of the leading system messages (several keep their order); a
+    human or ai marker before a system message moves down to after the leading
+    system messages and, when it would then open the conversation without being
+    of a ``start_on`` type while the first message is, after that message and
+    its tool group.  A marker's cost does not depend on where it stands, so the
+    total the core counted is unchanged.
+    """
+    rest = [e for e in entries if isinstance(e, int)]
+    if len(rest) == len(entries):
+        return
+    lead = 0
+    while lead < len(rest) and messages[rest[lead]].type == "system":
+        lead += 1
+    placed: list[tuple[int, int, BaseMessage]] = []  # (position in rest, order, marker)
+    position = 0
+    for e in entries:
+        if isinstance(e, int):
+            position += 1
+            continue
+        at = position
+        if e.type == "system":
+            at = min(at, lead)
+        else:
+            at = max(at, lead)
+            if at == lead and start_on is not None and at < len(rest) and not matches(e, start_on):
+                first = rest[at]
+                if matches(messages[first], start_on):
+                    unit = set(groups.unit(first))
+                    while at < len(rest) and rest[at] in unit:
+                        at += 1
+        placed.append((at, len(placed), e))
+    placed.sort(key=lambda p: (p[0], p[1]))
+    out: list[int | BaseMessage] = []
+    k = 0
+    for i, e in enumerate(rest):
+        while k < len(placed) and placed[k][0] == i:
+            out.append(placed[k][2])
+            k += 1
+        out.append(e)
+    out.extend(p[2] for p in placed[k:])
+    entries[:] = out

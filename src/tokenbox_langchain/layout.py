@@ -36,6 +36,7 @@ from tokenbox_langchain.fit import (
     MessageTypes,
     ToolGroups,
     omission_message,
+    place_markers,
     start_on_fixup,
     tool_groups,
 )
@@ -237,8 +238,13 @@ class TokenBoxLayout(RunnableSerializable[dict[str, Any], Any]):
     Document (``metadata["tokenbox_omitted"]`` lists the removed ids) for
     documents, a leading message of ``marker_type`` for messages (rendered
     bare, without a ``"System: "`` prefix, when a message list is pasted into
-    a string variable).  A single Document or message that was removed
-    becomes its marker.
+    a string variable).  A message list sent as messages keeps a valid
+    sequence, as in ``TokenBoxMessages`` (:func:`~tokenbox_langchain.fit.place_markers`):
+    a ``"human"`` or ``"ai"`` marker follows the list's leading system
+    messages, and one not of a ``start_on`` type follows the first message
+    (and its tool group) rather than open the conversation; the marker costs
+    the same wherever it stands.  A single Document or message that was
+    removed becomes its marker.
     """
 
     sections: dict[str, dict[str, Any]] = Field(default_factory=dict)
@@ -262,7 +268,8 @@ class TokenBoxLayout(RunnableSerializable[dict[str, Any], Any]):
     ``TokenBoxMessages``; ``None`` to allow any."""
 
     marker_type: Literal["system", "human", "ai"] = "system"
-    """Message type of the omission marker of a message list."""
+    """Message type of the omission marker of a message list.  A ``"system"`` marker leads the list; a
+    ``"human"`` or ``"ai"`` one is moved where the sequence stays valid (see the class docstring)."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
@@ -369,6 +376,8 @@ class TokenBoxLayout(RunnableSerializable[dict[str, Any], Any]):
             while system_end < len(values) and values[system_end].type == "system":
                 system_end += 1
             dropped = start_on_fixup(entries, values, self.start_on, frozenset(), system_end, part.groups)
+        if part.kind == "messages" and laid.marker and (self.template is None or part.key in self._placeholders()):
+            place_markers(entries, values, self.start_on, part.groups)  # sent as messages: a valid sequence
         kept = [cut.get(e, values[e]) if isinstance(e, int) else e for e in entries]
         if part.kind in ("document", "message"):
             return (kept[0] if kept else None), []

@@ -134,7 +134,12 @@ class TokenBoxMessages(RunnableSerializable[Any, Any]):
     default text, or a template with ``{count}`` and ``{ids}``."""
 
     marker_type: Literal["system", "human", "ai"] = "system"
-    """Message type of the omission marker."""
+    """Message type of the omission marker.  Each history run that lost messages gets one, placed where a
+    provider accepts it: a ``"system"`` marker right after the leading system messages, whichever run it
+    stands for (a system message never follows a conversation message); a ``"human"`` or ``"ai"`` marker at
+    the head of its run's kept messages, except that one not of a ``start_on`` type never opens the
+    conversation (it then follows the first message and its tool group).  A message costs the same wherever
+    it stands, so the marker is counted exactly in the budget."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 

@@ -325,14 +325,19 @@ def test_start_on_never_empties_an_agent_loop_nor_touches_a_critical_list() -> N
     budget=st.integers(0, 300),
     eviction=st.sampled_from(["oldest", "newest"]),
     marker=st.booleans(),
+    marker_type=st.sampled_from(["system", "human", "ai"]),
 )
-def test_fitted_histories_are_valid_and_counted_as_sent(seed: int, budget: int, eviction: str, marker: bool) -> None:
-    """Any agent transcript fits within budget as a valid sequence; what is sent is what the core counted."""
+def test_fitted_histories_are_valid_and_counted_as_sent(
+    seed: int, budget: int, eviction: str, marker: bool, marker_type: Any
+) -> None:
+    """Any agent transcript fits within budget as a valid sequence; what is sent is what the core counted (a
+    moved human or ai marker changes the order, not the messages)."""
     history = agent_transcript(5, seed=seed, max_parallel=3)
     box = TokenBoxLayout(
         sections={"history": {"shrink": 1, "eviction": eviction, "omission_marker": marker}},
         budget=budget,
         counter=W,
+        marker_type=marker_type,
     )
     fitted, _, layout = box.fit({"history": history})
     out = fitted["history"]
@@ -340,7 +345,44 @@ def test_fitted_histories_are_valid_and_counted_as_sent(seed: int, budget: int, 
     sent = _history_text(out)
     assert get_counter(W).count(sent) <= budget
     if not box.report({"history": history})["start_on_removed"]:
-        assert sent == layout["history"].text
+        if marker_type == "system":
+            assert sent == layout["history"].text
+        else:
+            assert sorted(sent.split("\n")) == sorted(layout["history"].text.split("\n"))
+
+
+@pytest.mark.parametrize(
+    ("eviction", "marker_type", "expected"),
+    [
+        ("oldest", "system", ["tokenbox-omitted-history", "h4", "a5", "h6", "a7"]),
+        ("oldest", "human", ["tokenbox-omitted-history", "h4", "a5", "h6", "a7"]),
+        ("oldest", "ai", ["h4", "tokenbox-omitted-history", "a5", "h6", "a7"]),  # never opens the conversation
+        ("newest", "system", ["tokenbox-omitted-history", "sys", "h0", "a1", "h2", "a3"]),  # leads the list
+        ("newest", "human", ["sys", "tokenbox-omitted-history", "h0", "a1", "h2", "a3"]),  # never before a system
+        ("newest", "ai", ["sys", "h0", "tokenbox-omitted-history", "a1", "h2", "a3"]),
+    ],
+)
+def test_message_markers_keep_the_sequence_valid(eviction: str, marker_type: Any, expected: list[str]) -> None:
+    """A message list's marker is placed as in TokenBoxMessages: never before a system message, never opening
+    the conversation unless of a start_on type; the list stays valid and costs what the core counted."""
+    history = [SystemMessage("be brief", id="sys"), *MARKED]
+    sections = {"history": {"shrink": 1, "omission_marker": True, "eviction": eviction}}
+    box = TokenBoxLayout(sections=sections, budget=60, counter=W, marker_type=marker_type)
+    fitted, _, layout = box.fit({"history": history})
+    assert [m.id for m in fitted["history"]] == expected
+    assert sequence_problems(fitted["history"]) == []
+    assert get_counter(W).count(_history_text(fitted["history"])) == get_counter(W).count(layout["history"].text)
+
+
+def test_message_marker_pasted_as_text_is_not_moved() -> None:
+    """In a string template the marker stays where the core counted it: the rendered text is the layout's."""
+    history = [SystemMessage("be brief", id="sys"), *MARKED]
+    sections = {"history": {"shrink": 1, "omission_marker": True}}
+    template = PromptTemplate.from_template("History:\n{history}\nQ: {q}")
+    box = TokenBoxLayout(sections=sections, budget=60, counter=W, marker_type="ai", template=template)
+    fitted, prompt, layout = box.fit({"history": history, "q": "why"})
+    assert fitted["history"][0].id == "tokenbox-omitted-history"
+    assert prompt.to_string() == f"History:\n{layout['history'].text}\nQ: why"
 
 
 # ---------------------------------------------------------------- omission markers (review issue 3)

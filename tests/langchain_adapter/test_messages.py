@@ -246,6 +246,53 @@ def test_omission_marker_counts_and_lists_removed_turns() -> None:
     assert isinstance(custom.invoke(chat(8))[1], HumanMessage)
 
 
+def test_system_marker_for_the_agent_loop_joins_the_leading_system_messages() -> None:
+    """Regression (explore profile): a system marker for messages after the latest human one goes after the
+    leading system messages, never after the conversation started, and is counted exactly."""
+    messages = agent_transcript(turns=1, seed=0, max_parallel=1, tool_rate=1.0)
+    result = TokenBoxMessages(budget=41, counter=W, omission_marker=True).fit(messages)
+    out = result.messages
+    assert [m.id for m in out] == ["sys", "tokenbox-omitted-history", "h0"]
+    assert isinstance(out[1], SystemMessage) and "a0.0" in out[1].content
+    assert sequence_problems(out) == []
+    assert cost(out) == result.total_tokens <= 41
+
+
+def _agent_step(i: int) -> list[BaseMessage]:
+    call = {"name": "lookup", "args": {}, "id": f"c{i}", "type": "tool_call"}
+    return [
+        AIMessage("calling", tool_calls=[call], id=f"call{i}"),
+        ToolMessage(words(6), tool_call_id=f"c{i}", id=f"t{i}"),
+    ]
+
+
+AGENT_LOOP = [*chat(2), *_agent_step(0), *_agent_step(1), AIMessage("done", id="done")]
+LOOP = ["call0", "t0", "call1", "t1", "done"]
+
+
+@pytest.mark.parametrize(
+    ("budget", "marker_type", "expected"),
+    [
+        # the run before the latest human message lost h0 and a0
+        (94, "system", ["sys", "tokenbox-omitted-history", "h1", "a1", "last", *LOOP]),
+        (94, "human", ["sys", "tokenbox-omitted-history", "h1", "a1", "last", *LOOP]),
+        (94, "ai", ["sys", "h1", "tokenbox-omitted-history", "a1", "last", *LOOP]),  # ai never opens the conversation
+        # the agent loop after it lost its first tool step
+        (54, "system", ["sys", "tokenbox-omitted-history-2", "last", *LOOP[2:]]),  # never after the human message
+        (54, "human", ["sys", "last", "tokenbox-omitted-history-2", *LOOP[2:]]),
+        (54, "ai", ["sys", "last", "tokenbox-omitted-history-2", *LOOP[2:]]),
+    ],
+)
+def test_markers_are_placed_where_providers_accept_them(budget: int, marker_type: Any, expected: list[str]) -> None:
+    """A system marker joins the leading system messages; a human or ai one stays with its run unless it would
+    open the conversation without being of the start_on type; the sequence is valid and counted as sent."""
+    fit = TokenBoxMessages(budget=budget, counter=W, omission_marker="[{count} gone: {ids}]", marker_type=marker_type)
+    result = fit.fit(AGENT_LOOP)
+    assert [m.id for m in result.messages] == expected
+    assert sequence_problems(result.messages) == []
+    assert cost(result.messages) == result.total_tokens <= budget
+
+
 def test_layout_report_reaches_callbacks() -> None:
     """A custom 'tokenbox_layout' event carries what was kept and removed."""
     recorder = Recorder()
