@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Sequence
 from datetime import datetime, timedelta, timezone
 
 from tokenbox_core import ContextBudget, Item
@@ -24,6 +23,7 @@ from tokenbox_core.select import (
     SelectionPolicy,
     UShapedPlacer,
 )
+from tokenbox_core.testing.cupel import reference_recency
 
 SIZES = (500, 5_000, 50_000)
 START = datetime(2024, 1, 1, tzinfo=timezone.utc)
@@ -41,24 +41,6 @@ def make_items(n: int, seed: int = 7) -> list[Item]:
         )
         for i in range(n)
     ]
-
-
-def spec_recency(items: Sequence[Item]) -> list[float]:
-    """The spec's RECENCY-SCORE, transcribed literally (O(N^2))."""
-    out = []
-    for item in items:
-        if item.timestamp is None:
-            out.append(0.0)
-            continue
-        count = rank = 0
-        for other in items:
-            if other.timestamp is None:
-                continue
-            count += 1
-            if other.timestamp < item.timestamp:
-                rank += 1
-        out.append(1.0 if count <= 1 else rank / (count - 1))
-    return out
 
 
 def best_of(fn: object, repeat: int) -> float:
@@ -83,8 +65,8 @@ def main() -> None:
         seconds = best_of(lambda items=items, budget=budget: policy.select(items, budget), repeat)
         selected = len(policy.select(items, budget).items)
         if n <= 5_000:
-            spec_seconds = best_of(lambda items=items: spec_recency(items), 1)
-            same = spec_recency(items) == RecencyScorer().scores(items)
+            spec_seconds = best_of(lambda items=items: reference_recency(items), 1)
+            same = reference_recency(items) == RecencyScorer().scores(items)
             spec_col, same_col = f"{spec_seconds:15.3f}", str(same)
         else:
             spec_col, same_col = f"{'(skipped)':>15}", "-"

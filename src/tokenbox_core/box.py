@@ -111,7 +111,6 @@ class _Slot:
     evicted_groups = 0
     marker = ""
     marker_size = 0
-    partial_cut: frozenset[int] = frozenset()
     pristine_drop = outranked = lensed = truncated = dropped = False
     actions: tuple[Action, ...] = ()
     removed: tuple[RemovedItem, ...] = ()
@@ -825,7 +824,6 @@ class TokenBox:
             unit.text, unit.size = saved_text, saved_size
             return False
         size_with(best)
-        slot.partial_cut = slot.partial_cut | {i}
         slot.act(
             Action("truncate", unit.item.id, saved_size, unit.size, f"partial cut of boundary item {unit.item.id!r}")
         )

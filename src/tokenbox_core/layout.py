@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import html
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -226,16 +225,6 @@ class LaidOutSection:
         if isinstance(self.content, tuple):
             out["items"] = [it.id for it in self.content]
         return out
-
-
-STATUS_COLOURS = {
-    "critical": "#4c6ef5",
-    "kept": "#37b24d",
-    "expanded": "#0ca678",
-    "compressed": "#f59f00",
-    "truncated": "#f76707",
-    "dropped": "#adb5bd",
-}
 
 
 @dataclass(frozen=True)
@@ -472,7 +461,3 @@ class Layout:
 
 def _rebuild_layout(fields: dict[str, Any]) -> Layout:
     return Layout(**fields)
-
-
-def escape(text: str) -> str:
-    return html.escape(text, quote=True)

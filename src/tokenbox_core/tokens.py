@@ -49,6 +49,7 @@ __all__ = [
     "TiktokenCounter",
     "TokenCounter",
     "WhitespaceCounter",
+    "content_text",
     "count_message_tokens",
     "encoding_for_model",
     "get_counter",
@@ -444,10 +445,6 @@ def _load_encoding(name: str) -> tiktoken.Encoding:
     )
 
 
-def _is_whitespace(ch: str) -> bool:
-    return ch.isspace()
-
-
 _NEWLINE_NEUTRAL = frozenset({"cl100k_base", "o200k_base", "o200k_harmony"})
 
 
@@ -673,7 +670,9 @@ def canonical_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
-def _content_text(content: Any) -> str:
+def content_text(content: Any) -> str:
+    """The text of a message's content: strings as they are, text parts joined by newlines, other parts
+    (images, tool-use blocks) as canonical JSON, so that they are counted rather than ignored."""
     if content is None:
         return ""
     if isinstance(content, str):
@@ -713,7 +712,7 @@ def message_token_count(message: Any, counter: TokenCounter) -> int:
     Messages are dicts or objects with ``role``/``content`` (and optionally
     ``name``, ``tool_calls``, ``tool_call_id``).
     """
-    texts = [str(_field(message, "role") or ""), _content_text(_field(message, "content"))]
+    texts = [str(_field(message, "role") or ""), content_text(_field(message, "content"))]
     total = TOKENS_PER_MESSAGE
     name = _field(message, "name")
     if name:

@@ -41,7 +41,7 @@ from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.messages.utils import count_tokens_approximately
 
 from tokenbox_core import CounterError, TokenCounter, get_counter
-from tokenbox_core.tokens import PRIMING_TOKENS, canonical_json, message_token_count
+from tokenbox_core.tokens import PRIMING_TOKENS, content_text, message_token_count
 
 __all__ = [
     "CounterSpec",
@@ -70,22 +70,6 @@ def openai_role(message: BaseMessage) -> str:
     if kind == "chat":
         return str(getattr(message, "role", "chat"))
     return _ROLES.get(kind, kind)
-
-
-def content_text(content: Any) -> str:
-    """The text of a message's content: strings as they are, text blocks joined by newlines,
-    other blocks as canonical JSON (so that images and tool-use blocks are counted, not ignored)."""
-    if isinstance(content, str):
-        return content
-    parts = []
-    for block in content or ():
-        if isinstance(block, str):
-            parts.append(block)
-        elif isinstance(block, dict) and isinstance(block.get("text"), str):
-            parts.append(block["text"])
-        else:
-            parts.append(canonical_json(block))
-    return "\n".join(parts)
 
 
 def message_key(message: BaseMessage) -> Hashable:

@@ -255,18 +255,37 @@ def _item_id(message: BaseMessage, index: int) -> str:
     return message.id or f"msg-{index}"
 
 
-# Items are frozen: the same message at the same place is the same Item.  Building
-# one validates its fields, so a warm history re-uses them instead.
-_ITEMS: OrderedDict[Hashable, Item] = OrderedDict()
-_ITEMS_LOCK = threading.Lock()
-_ITEMS_MAX = 100_000
+class ItemCache:
+    """A bounded, thread-safe memo of Items by key; the oldest entries go first.
+
+    Items are frozen, so the same message at the same place is the same Item.
+    Building one validates its fields (and may render text), so a warm history
+    re-uses them instead.
+    """
+
+    def __init__(self, maxsize: int = 100_000) -> None:
+        self.maxsize = maxsize
+        self._data: OrderedDict[Hashable, Item] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: Hashable, make: Callable[[], Item]) -> Item:
+        item = self._data.get(key)
+        if item is None:
+            item = make()
+            with self._lock:
+                self._data[key] = item
+                if len(self._data) > self.maxsize:
+                    self._data.popitem(last=False)
+        return item
+
+
+_ITEMS = ItemCache()
 
 
 def _item(message: BaseMessage, item_id: str, group: str | None, priority: int | None, tokens: int) -> Item:
-    key = (message_key(message), item_id, group, priority, tokens)
-    item = _ITEMS.get(key)
-    if item is None:
-        item = Item(
+    return _ITEMS.get(
+        (message_key(message), item_id, group, priority, tokens),
+        lambda: Item(
             id=item_id,
             content=content_text(message.content),
             role=openai_role(message),
@@ -274,12 +293,8 @@ def _item(message: BaseMessage, item_id: str, group: str | None, priority: int |
             priority=priority,
             group=group,
             tokens=tokens,
-        )
-        with _ITEMS_LOCK:
-            _ITEMS[key] = item
-            if len(_ITEMS) > _ITEMS_MAX:
-                _ITEMS.popitem(last=False)
-    return item
+        ),
+    )
 
 
 def _override(message: BaseMessage, index: int) -> Mapping[str, Any] | None:

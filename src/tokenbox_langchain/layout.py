@@ -14,9 +14,7 @@
 from __future__ import annotations
 
 import dataclasses
-import threading
-from collections import OrderedDict
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -33,6 +31,7 @@ from tokenbox_core.lenses import LIST_LENSES, lens_name
 from tokenbox_langchain.counting import MessageCounter, message_key
 from tokenbox_langchain.fit import (
     MARKER_ID_PREFIX,
+    ItemCache,
     MessageTypes,
     ToolGroups,
     omission_message,
@@ -71,31 +70,23 @@ OMITTED_KEY = "tokenbox_omitted"
 _NO_GROUPS = ToolGroups({}, {})
 
 
-# Items are frozen: the same message with the same id, group and size is the same Item.  Building one renders
-# its buffer string and validates its fields, so a warm history re-uses them (as fit.py does).
-_ITEMS: OrderedDict[Hashable, Item] = OrderedDict()
-_ITEMS_LOCK = threading.Lock()
-_ITEMS_MAX = 100_000
+# Items are frozen: the same message with the same id, group and size is the same Item (see ItemCache).
+_ITEMS = ItemCache()
 
 
 def _message_item(message: BaseMessage, item_id: str, group: str | None, tokens: int | None) -> Item:
     """A message as the core sees it: its buffer string, with its chat cost as ``tokens`` when vouched."""
-    key = (message_key(message), item_id, group, tokens)
-    item = _ITEMS.get(key)
-    if item is None:
-        item = Item(
+    return _ITEMS.get(
+        (message_key(message), item_id, group, tokens),
+        lambda: Item(
             id=item_id,
             content=get_buffer_string([message]),
             kind="Message",
             role=message.type,
             group=group,
             tokens=tokens,
-        )
-        with _ITEMS_LOCK:
-            _ITEMS[key] = item
-            if len(_ITEMS) > _ITEMS_MAX:
-                _ITEMS.popitem(last=False)
-    return item
+        ),
+    )
 
 
 def _ids(key: str, values: Sequence[Any]) -> list[str]:

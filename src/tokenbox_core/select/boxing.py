@@ -106,7 +106,6 @@ def _arrange(box: TokenBox, slot: _Slot, units: list[_Unit], placed: list[_Unit]
     slot.last_kept = len(placed) - 1
     slot.evict_order = [[i] for i in range(len(placed), len(slot.units))]  # the marker lists these
     slot.evicted_groups = len(rest)
-    slot.partial_cut = frozenset()
     box._fit_marker(slot, alloc)  # the omission marker only where it fits, as in the box itself
     slot.size = box._list_size(slot)
 

@@ -24,10 +24,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import Any, Literal
 
 from tokenbox_core.budget import ContextBudget, EffectiveBudget
+from tokenbox_core.frozen import FrozenDict
 from tokenbox_core.sections import Item
 from tokenbox_core.select.quota import Shortfall
 
@@ -92,7 +92,7 @@ class ExcludedItem:
     related: Item | None = None
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "details", MappingProxyType(dict(self.details)))
+        object.__setattr__(self, "details", FrozenDict(self.details))
 
     def explain(self) -> str:
         """The reason in words, with its numbers."""

@@ -22,63 +22,10 @@ from tokenbox_core.select import (
     ScaledScorer,
     TagScorer,
 )
-from tokenbox_core.select.model import time_key
 from tokenbox_core.select.scorers import score_items
+from tokenbox_core.testing.cupel import reference_frequency, reference_priority, reference_recency
 
 T0 = datetime(2024, 1, 1, tzinfo=timezone.utc)
-
-
-# ----------------------------------------------------------------------------- the spec's loops, literally
-
-
-def spec_recency(items: Sequence[Item]) -> list[float]:
-    out = []
-    for item in items:
-        if item.timestamp is None:
-            out.append(0.0)
-            continue
-        count = rank = 0
-        for other in items:
-            if other.timestamp is None:
-                continue
-            count += 1
-            if time_key(other.timestamp) < time_key(item.timestamp):
-                rank += 1
-        out.append(1.0 if count <= 1 else rank / (count - 1))
-    return out
-
-
-def spec_priority(items: Sequence[Item]) -> list[float]:
-    out = []
-    for item in items:
-        if item.priority is None:
-            out.append(0.0)
-            continue
-        count = rank = 0
-        for other in items:
-            if other.priority is None:
-                continue
-            count += 1
-            if other.priority < item.priority:
-                rank += 1
-        out.append(1.0 if count <= 1 else rank / (count - 1))
-    return out
-
-
-def spec_frequency(items: Sequence[Item]) -> list[float]:
-    out = []
-    for item in items:
-        if not item.tags or len(items) <= 1:
-            out.append(0.0)
-            continue
-        matching = 0
-        for other in items:
-            if other is item or not other.tags:
-                continue
-            if any(a.lower() == b.lower() for a in item.tags for b in other.tags):
-                matching += 1
-        out.append(matching / (len(items) - 1))
-    return out
 
 
 stamps = st.one_of(st.none(), st.integers(0, 6).map(lambda d: T0 + timedelta(days=d)))
@@ -91,33 +38,33 @@ item_lists = st.lists(
 @given(item_lists)
 def test_recency_equals_the_spec_loop(items: list[Item]) -> None:
     """RecencyScorer (sort + binary search) returns exactly the spec's O(N²) scores."""
-    assert RecencyScorer().scores(items) == spec_recency(items)
+    assert RecencyScorer().scores(items) == reference_recency(items)
 
 
 @given(item_lists)
 def test_priority_equals_the_spec_loop(items: list[Item]) -> None:
     """PriorityScorer returns exactly the spec's O(N²) scores."""
-    assert PriorityScorer().scores(items) == spec_priority(items)
+    assert PriorityScorer().scores(items) == reference_priority(items)
 
 
 @given(item_lists)
 def test_frequency_equals_the_spec_loop(items: list[Item]) -> None:
     """FrequencyScorer (inclusion-exclusion over tag subsets) returns exactly the spec's O(N²) scores."""
-    assert FrequencyScorer().scores(items) == spec_frequency(items)
+    assert FrequencyScorer().scores(items) == reference_frequency(items)
 
 
 def test_frequency_with_many_tags_uses_bitsets_and_stays_exact() -> None:
     """Items with more than 12 tags take the bitset path, still equal to the spec loop."""
     many = tuple(f"t{i}" for i in range(14))
     items = [Item("a", tags=many), Item("b", tags=("t3",)), Item("c", tags=("x",)), Item("d", tags=("T13", "x"))]
-    assert FrequencyScorer().scores(items) == spec_frequency(items)
+    assert FrequencyScorer().scores(items) == reference_frequency(items)
 
 
 def test_frequency_skips_the_same_object_by_identity() -> None:
     """The same Item object listed twice skips both places, as the spec's identity check does."""
     shared = Item("s", tags=("a",))
     items = [shared, shared, Item("o", tags=("A",))]
-    assert FrequencyScorer().scores(items) == spec_frequency(items) == [0.5, 0.5, 1.0]
+    assert FrequencyScorer().scores(items) == reference_frequency(items) == [0.5, 0.5, 1.0]
 
 
 def test_recency_single_tied_and_naive_timestamps() -> None:
