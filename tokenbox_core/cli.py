@@ -8,6 +8,7 @@
     tokenbox budget --model M --messages FILE
                                           the memory budget left beside a conversation
     tokenbox diff A B                     what changed between the layouts of two specs
+    tokenbox schema                       the JSON Schema of the spec format (for editors)
 
 Every command has ``--help``.  Bad input (a missing file, bad JSON or TOML, an
 invalid field, a negative budget, bytes that are not UTF-8, an empty spec)
@@ -341,6 +342,16 @@ def _cmd_diff(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_OK
 
 
+# --------------------------------------------------------------------------- schema
+
+
+def _cmd_schema(args: argparse.Namespace, out: TextIO) -> int:
+    from tokenbox_core.spec import spec_json_schema
+
+    out.write(json.dumps(spec_json_schema(), indent=2, ensure_ascii=False) + "\n")
+    return EXIT_OK
+
+
 # --------------------------------------------------------------------------- parser
 
 
@@ -432,7 +443,7 @@ def build_parser() -> argparse.ArgumentParser:
     budget = commands.add_parser(
         "budget",
         help="how many tokens remain for memory beside a conversation",
-        description="The token budget calculator: window minus response reserve (15%%, 500-4,096), a 5%% safety "
+        description="The token budget calculator: window minus response reserve (15%, 500-4,096), a 5% safety "
         "buffer, the directive and the messages with their chat overhead. Unknown models use an 8,192-token "
         "window.",
     )
@@ -453,6 +464,14 @@ def build_parser() -> argparse.ArgumentParser:
     diff.add_argument("b", metavar="B", help="the second spec")
     diff.add_argument("--json", action="store_true", help="print the diff as JSON")
     diff.add_argument("--html", metavar="FILE", help="also write the diff as HTML to FILE")
+
+    commands.add_parser(
+        "schema",
+        help="print the JSON Schema of the spec format",
+        description="Print the JSON Schema of the layout spec format. Save it (tokenbox schema > "
+        'tokenbox-spec.schema.json) and point your editor at it, or name it in a spec\'s "$schema" key, for '
+        "completion and checking while you write specs.",
+    )
     return parser
 
 
@@ -467,6 +486,8 @@ def _dispatch(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return _cmd_budget(args, out)
     if args.command == "diff":
         return _cmd_diff(args, out)
+    if args.command == "schema":
+        return _cmd_schema(args, out)
     raise UsageError("missing command; start with 'tokenbox demo' or see 'tokenbox --help'")
 
 

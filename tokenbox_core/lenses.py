@@ -21,6 +21,7 @@ marker listing their ids).  Register your own with :func:`register_lens`.
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 from collections.abc import Callable
@@ -28,7 +29,7 @@ from collections.abc import Callable
 from tokenbox_core.errors import LensError
 from tokenbox_core.tokens import TokenCounter, canonical_json
 
-__all__ = ["LIST_LENSES", "Lens", "apply_lens", "get_lens", "lens_name", "register_lens"]
+__all__ = ["LIST_LENSES", "Lens", "apply_lens", "check_lens_name", "get_lens", "lens_name", "register_lens"]
 
 TRUNCATION_MARKER = "…"
 
@@ -133,12 +134,28 @@ def register_lens(name: str, lens: Lens, *, replace: bool = False) -> None:
     _REGISTRY[name] = lens
 
 
+def _unknown(name: str) -> LensError:
+    names = sorted([*_REGISTRY, *LIST_LENSES])
+    close = difflib.get_close_matches(name, names, n=1)
+    hint = f"did you mean {close[0]!r}? " if close else ""
+    return LensError(
+        f"unknown lens {name!r}; {hint}known lenses: {', '.join(names)}. Register your own with register_lens() "
+        f"before building the Section"
+    )
+
+
+def check_lens_name(name: str) -> None:
+    """Raise :class:`LensError` (with a "did you mean") unless ``name`` is a registered text or list lens."""
+    if name not in _REGISTRY and name not in LIST_LENSES:
+        raise _unknown(name)
+
+
 def get_lens(name: str) -> Lens:
+    """The text lens registered under ``name``."""
     try:
         return _REGISTRY[name]
     except KeyError:
-        known = ", ".join(sorted([*_REGISTRY, *LIST_LENSES]))
-        raise LensError(f"unknown lens {name!r}; known lenses: {known}. Register it with register_lens()") from None
+        raise _unknown(name) from None
 
 
 def lens_name(lens: str | Callable[..., str]) -> str:

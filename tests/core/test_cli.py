@@ -456,3 +456,29 @@ def test_console_entry_point_bad_input_has_no_traceback(tmp_path: Path) -> None:
     assert proc.returncode == 2
     assert proc.stdout == ""
     assert proc.stderr.count("\n") == 1 and proc.stderr.startswith("tokenbox: error: ")
+
+
+def test_budget_help_prints_single_percent_signs(capsys: pytest.CaptureFixture[str]) -> None:
+    """`tokenbox budget --help` shows 15% and 5%, not argparse's escaped 15%% (issue 10 item 16)."""
+    assert main(["budget", "--help"]) == 0
+    out = capsys.readouterr().out
+    assert "(15%, 500-4,096)" in " ".join(out.split()) and "5% safety" in " ".join(out.split())
+    assert "%%" not in out
+
+
+def test_schema_command_prints_the_spec_json_schema(capsys: pytest.CaptureFixture[str]) -> None:
+    """`tokenbox schema` prints the JSON Schema of the spec format, which names every top-level field."""
+    assert main(["schema"]) == 0
+    schema = json.loads(capsys.readouterr().out)
+    assert schema["title"] == "TokenBox layout spec"
+    assert set(schema["properties"]) == {
+        "$schema",
+        "name",
+        "description",
+        "budget",
+        "counter",
+        "separator",
+        "mode",
+        "sections",
+    }
+    assert schema["required"] == ["budget", "sections"]

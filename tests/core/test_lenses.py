@@ -79,9 +79,17 @@ def test_register_refuses_duplicates_and_bad_input() -> None:
 
 
 def test_unknown_lens_names_the_known_ones() -> None:
-    """An unknown lens name is a LensError listing the known lenses."""
+    """Asking the registry for an unknown lens is a LensError listing the known lenses."""
     with pytest.raises(LensError, match="unknown lens 'zip'.*whitespace"):
-        TokenBox(2, counter="whitespace").layout([Section("s", "a b c d", shrink=1, strategy=["zip"])])
+        get_lens("zip")
+
+
+def test_unknown_lens_name_is_rejected_when_the_section_is_built() -> None:
+    """A misspelt lens name fails where the Section is built, with a "did you mean" (issue 10 item 7)."""
+    with pytest.raises(SectionError, match=r"section 's': unknown lens 'whitepsace'; did you mean 'whitespace'\?"):
+        Section("s", "a b c d", shrink=1, strategy="whitepsace")
+    with pytest.raises(SectionError, match="unknown lens 'zip'; known lenses: dedupe_lines"):
+        Section("s", "a b c d", shrink=1, strategy=["whitespace", "zip"])
 
 
 def test_a_lens_that_grows_text_is_an_error() -> None:

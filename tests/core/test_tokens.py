@@ -293,3 +293,55 @@ def test_chat_messages_accept_objects_and_parts() -> None:
     assert count_message_tokens([Msg("user", "Hello world")], counter) == as_dict
     parts = [Msg("user", [{"type": "text", "text": "Hello world"}])]
     assert count_message_tokens(parts, counter) == as_dict
+
+
+class _BrokenCounter:
+    """A TokenCounter object whose count raises, like a tokenizer service that times out."""
+
+    name = "remote-tokenizer"
+
+    def count(self, text: str) -> int:
+        raise TimeoutError("tokenizer service did not answer")
+
+    def truncate(self, text: str, limit: int, *, keep: str = "head") -> str:
+        return text
+
+
+def test_counter_object_that_raises_is_wrapped_in_counter_error() -> None:
+    """A TokenCounter object that raises reaches the user as a CounterError naming it (issue 10 item 9)."""
+    from tokenbox_core import Section, TokenBox
+
+    with pytest.raises(CounterError, match=r"counter 'remote-tokenizer' \(_BrokenCounter.count\) raised TimeoutError"):
+        TokenBox(50, counter=_BrokenCounter()).layout([Section("a", "some text")])
+    with pytest.raises(CounterError, match="remote-tokenizer"):
+        count_message_tokens([{"role": "user", "content": "hi"}], _BrokenCounter())  # type: ignore[arg-type]
+
+
+def test_guarded_counter_forwards_and_compares_equal_to_the_same_counter() -> None:
+    """The guard keeps the counter's name and capabilities, and two guards of one counter are equal."""
+    inner = get_counter("whitespace")
+
+    class Mine:
+        name = "mine"
+
+        def count(self, text: str) -> int:
+            return inner.count(text)
+
+        def truncate(self, text: str, limit: int, *, keep: str = "head") -> str:
+            return inner.truncate(text, limit, keep=keep)  # type: ignore[arg-type]
+
+        def neutral_join(self, left: str, right: str) -> bool:
+            return left.isspace() or right.isspace()
+
+    mine = Mine()
+    a, b = get_counter(mine), get_counter(mine)  # type: ignore[arg-type]
+    assert a == b and hash(a) == hash(b) and a.name == "mine"
+    assert a.neutral_join(" ", "x") and a.count("one two") == 2  # type: ignore[attr-defined]
+    assert get_counter(a) is a
+
+
+def test_counter_error_is_a_value_error() -> None:
+    """CounterError is a ValueError, as LangChain raises for a bad token_counter (issue 10 item 11)."""
+    assert issubclass(CounterError, ValueError)
+    with pytest.raises(ValueError, match="cannot make a counter from dict"):
+        get_counter({})  # type: ignore[arg-type]

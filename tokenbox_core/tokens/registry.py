@@ -15,6 +15,7 @@ from tokenbox_core.tokens.counters import (
     WhitespaceCounter,
     _CachedCounter,
 )
+from tokenbox_core.tokens.guard import GuardedCounter
 from tokenbox_core.tokens.tiktoken_counter import TiktokenCounter
 
 __all__ = ["encoding_for_model", "get_counter", "register_model_encoding"]
@@ -76,6 +77,10 @@ _NAMED: dict[str, Callable[[], TokenCounter]] = {
 def get_counter(name: str | TokenCounter | Callable[[str], Any] = "o200k_base") -> TokenCounter:
     """Return a counter for a name, an encoding, a model, a counter or a callable.
 
+    A ``TokenCounter`` object of your own comes back wrapped in a
+    :class:`~tokenbox_core.tokens.guard.GuardedCounter`, so that whatever it
+    raises reaches you as a ``CounterError`` naming it.
+
     >>> get_counter("bytes").count("héllo")
     6
     >>> get_counter("approximate").count("twelve chars")
@@ -97,8 +102,10 @@ def get_counter(name: str | TokenCounter | Callable[[str], Any] = "o200k_base") 
             return _COUNTERS.setdefault(name, counter)
     if isinstance(name, _CachedCounter):
         return name
-    if hasattr(name, "count") and hasattr(name, "truncate") and hasattr(name, "name"):
+    if isinstance(name, GuardedCounter):
         return name
+    if hasattr(name, "count") and hasattr(name, "truncate") and hasattr(name, "name"):
+        return GuardedCounter(name)
     if callable(name):
         return CallableCounter(name)
     raise CounterError(
