@@ -1,6 +1,6 @@
 """The Token Box: a deterministic layout of sections into a fixed budget.
 
-The algorithm (seed ``token-box-model.txt`` with DESIGN.md's rules):
+The algorithm (the Token Box Model, ``docs/concepts.md#the-token-box``):
 
 1. **Measure** every section with the declared counter.  A section's size
    includes the separator that follows it, so sizes add up exactly wherever a
@@ -8,7 +8,7 @@ The algorithm (seed ``token-box-model.txt`` with DESIGN.md's rules):
 2. **Fixed load**: critical sections (``shrink == 0``) are kept whole.  If they
    alone exceed the capacity (``max_tokens - output_reserve - reserved``),
    :class:`~tokenbox_core.errors.ContextCriticalOverflow` is raised.  The
-   flexible budget is the seed's effective budget with the critical load as
+   flexible budget is Cupel's effective budget with the critical load as
    the pinned tokens.
 3. **Claims**: each flexible section claims ``min(basis, content, max_tokens)``.
 4. **Expansion**: free space up to the effective target is shared among

@@ -1,5 +1,5 @@
-"""Budgets: ``ContextBudget`` (seed ``context-budget.txt``) and the model-aware
-``TokenBudgetCalculator`` (seed ``token-budget-calculator.txt``).
+"""Budgets: ``ContextBudget`` (Cupel's budget, ``docs/concepts.md#budgets``) and the model-aware
+``TokenBudgetCalculator`` (``docs/adr/0039-token-budget-allocation.md``).
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ class EffectiveBudget:
 
 @dataclass(frozen=True)
 class ContextBudget:
-    """Token budget constraints, validated at construction (seed rules 1-7).
+    """Token budget constraints, validated at construction by Cupel's seven rules (``docs/concepts.md#budgets``).
 
     ``target_tokens`` defaults to ``max_tokens``.  Instances are immutable.
 
@@ -104,7 +104,7 @@ class ContextBudget:
         return sum(self.reserved_slots.values())
 
     def effective(self, pinned_tokens: int = 0) -> EffectiveBudget:
-        """The seed's effective max and target, floors and clamps included."""
+        """Cupel's effective max and target (``docs/concepts.md#budgets``), floors and clamps included."""
         pinned_tokens = _int_field("pinned_tokens", pinned_tokens)
         if pinned_tokens < 0:
             raise BudgetError(f"pinned_tokens must be >= 0, got {pinned_tokens}")
@@ -149,7 +149,7 @@ MODEL_CONTEXT_WINDOWS: dict[str, int] = {
     "gpt-3.5-turbo": 16_385,
     "gpt-3.5-turbo-16k": 16_385,
 }
-"""Context windows by model (seed table). Extend with :func:`register_model`."""
+"""Context windows by model (``docs/adr/0039-token-budget-allocation.md``). Extend with :func:`register_model`."""
 
 DEFAULT_CONTEXT_WINDOW = 8_192
 """Conservative fallback for unknown models."""
@@ -177,7 +177,7 @@ def register_model(name: str, context_window: int, encoding: str | None = None) 
 
 @dataclass(frozen=True)
 class TokenBudget:
-    """How many tokens remain for memory injection (seed ``TokenBudget``)."""
+    """How many tokens remain for memory injection (``docs/adr/0039-token-budget-allocation.md``)."""
 
     model: str
     context_window: int
@@ -197,7 +197,7 @@ class TokenBudget:
 
 
 class TokenBudgetCalculator:
-    """Calculates the exact token budget for memory injection (seed ADR-0039).
+    """Calculates the exact token budget for memory injection (``docs/adr/0039-token-budget-allocation.md``).
 
     Reserves 15% of the window for the response (min 500, max 4,096), 5% as a
     safety buffer, the directive in full, and the messages with their chat

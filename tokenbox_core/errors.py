@@ -4,7 +4,7 @@
 
     TokenBoxError
     ├── ContextCriticalOverflow      critical sections alone exceed the budget
-    ├── BudgetError (ValueError)     an invalid budget (seed rules 1-7) or budget argument
+    ├── BudgetError (ValueError)     an invalid budget (docs/concepts.md#budgets) or argument
     ├── SectionError (ValueError)    an invalid Section or Item, duplicate ids, bad weights
     ├── CounterError (ValueError)    a token counter misbehaved (raised, negative / non-integer count)
     │   └── TokenizerUnavailable     no local copy of a tiktoken encoding and no network

@@ -1,7 +1,8 @@
 """Sections and Items: the typed blocks a Token Box lays out.
 
 A :class:`Section` holds either text or a list of :class:`Item` (messages,
-documents, memories).  Its layout constraints are the seed's: ``priority``
+documents, memories).  Its layout constraints are the Token Box Model's
+(``docs/concepts.md``, "Sections and items"): ``priority``
 (lower is lost first), ``min_tokens`` (guaranteed size), ``max_tokens`` (cap),
 ``basis`` (initial claim before expansion), ``grow`` and ``shrink`` weights and
 a ``strategy`` (lens pipeline).  ``shrink == 0`` (the default) makes a section

@@ -100,7 +100,7 @@ def count_message_tokens(messages: Iterable[Any], counter: TokenCounter | str = 
 
     3 priming tokens, 4 per message, plus role, content, names (+1 each) and
     tool-call payloads (function names and arguments) and tool-call ids, which
-    the seed's code forgets.
+    the calculator milestone's code forgets (``docs/adr/0039-token-budget-allocation.md``).
 
     >>> count_message_tokens([{"role": "user", "content": "hi"}], "whitespace")
     9
