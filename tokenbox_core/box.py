@@ -42,6 +42,7 @@ from tokenbox_core.budget import ContextBudget
 from tokenbox_core.errors import ContextCriticalOverflow, SectionError
 from tokenbox_core.layout import Action, LaidOutSection, Layout, RemovedItem, Status
 from tokenbox_core.lenses import LIST_LENSES, apply_lens, lens_name
+from tokenbox_core.logs import log_layout
 from tokenbox_core.sections import Item, Section, validate_sections
 from tokenbox_core.tokens import (
     PRIMING_TOKENS,
@@ -268,7 +269,7 @@ class TokenBox:
             raise ContextCriticalOverflow(capacity, total, critical_ids)
 
         laid_out = tuple(self._result(slot) for slot in slots)
-        return Layout(
+        result = Layout(
             sections=laid_out,
             total_tokens=total,
             budget=self.budget,
@@ -284,6 +285,8 @@ class TokenBox:
             trace_id=str(uuid.uuid4()),
             timestamp=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         )
+        log_layout(result)  # one DEBUG line under the "tokenbox" logger (tokenbox_core.logs)
+        return result
 
     # ------------------------------------------------------------------ sizes
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from tokenbox_core.errors import BudgetError
 from tokenbox_core.frozen import FrozenDict
+from tokenbox_core.logs import warn_once
 from tokenbox_core.tokens import (
     PRIMING_TOKENS,
     TokenCounter,
@@ -221,6 +222,13 @@ class TokenBudgetCalculator:
 
     def calculate(self, model: str, messages: Iterable[Any], directive: str = "") -> TokenBudget:
         context_window = MODEL_CONTEXT_WINDOWS.get(model, DEFAULT_CONTEXT_WINDOW)
+        if model not in MODEL_CONTEXT_WINDOWS:
+            warn_once(
+                "unknown-window",
+                model,
+                f"unknown model {model!r}: assuming the {DEFAULT_CONTEXT_WINDOW:,}-token fallback context window "
+                f"(register it with register_model(name, window))",
+            )
         messages_tokens = self.count_messages_tokens(messages, model)
         directive_tokens = self.count_tokens(directive, model) if directive else 0
         response_reserve = max(

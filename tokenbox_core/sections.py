@@ -94,6 +94,14 @@ def _check_number(owner: str, name: str, value: object) -> None:
 def _check_id(owner: str, value: object) -> str:
     if not isinstance(value, str) or not value:
         raise SectionError(f"{owner} id must be a non-empty string, got {value!r}")
+    if not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise SectionError(
+                f"{owner} id {value!r} is not valid Unicode (a lone surrogate at index {exc.start}); "
+                f"decode your input with errors='replace' or remove the surrogate"
+            ) from None
     return value
 
 

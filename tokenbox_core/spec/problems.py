@@ -177,6 +177,11 @@ def describe_error(error: Mapping[str, Any], data: Any, source: str) -> str:
     field = _field_expr(tail)
     value = _value_at(list(where) + list(tail[:1]) if tail[0] in WHOLE_FIELD else loc, data)
     head = place(where, data, source)
+    if kind == "string_unicode":
+        return (
+            f"{head}: {field} is not valid Unicode (it contains a lone surrogate, {shown(value)}); fix the text "
+            f"or decode it with errors='replace'"
+        )
     if kind == "too_short" and tail[0] == "sections":
         return f"{head}: sections is empty; give at least one section"
     ctx = error.get("ctx") or {}

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tokenbox_core.errors import CounterError
+from tokenbox_core.logs import warn_once
 from tokenbox_core.tokens.base import TokenCounter
 from tokenbox_core.tokens.counters import (
     ApproximateCounter,
@@ -47,8 +48,8 @@ def register_model_encoding(model: str, encoding: str) -> None:
     _COUNTERS.pop(model, None)
 
 
-def encoding_for_model(model: str) -> str:
-    """The tiktoken encoding name for a model; unknown models get cl100k_base, never an error."""
+def known_encoding_for_model(model: str) -> str | None:
+    """The tiktoken encoding of a model TokenBox or tiktoken knows, else ``None``."""
     if model in _MODEL_ENCODINGS:
         return _MODEL_ENCODINGS[model]
     bare = model.rsplit("/", 1)[-1]  # "openai/gpt-4o" → "gpt-4o"
@@ -62,7 +63,12 @@ def encoding_for_model(model: str) -> str:
 
         return tiktoken.model.encoding_name_for_model(bare)
     except (KeyError, ImportError):
-        return _DEFAULT_ENCODING
+        return None
+
+
+def encoding_for_model(model: str) -> str:
+    """The tiktoken encoding name for a model; unknown models get cl100k_base, never an error."""
+    return known_encoding_for_model(model) or _DEFAULT_ENCODING
 
 
 _COUNTERS: dict[str, TokenCounter] = {}
@@ -93,10 +99,25 @@ def get_counter(name: str | TokenCounter | Callable[[str], Any] = "o200k_base") 
             return counter
         if name in _NAMED:
             counter = _NAMED[name]()
+            if name == "approximate":
+                warn_once(
+                    "approximate",
+                    name,
+                    "counting with 'approximate' (ceil(chars / 4)): sizes are estimates, off by up to 30% for code "
+                    "and non-English text; pair it with estimation_safety_margin_percent or use the model's encoding",
+                )
         else:
             import tiktoken
 
-            encoding = name if name in tiktoken.list_encoding_names() else encoding_for_model(name)
+            encoding = name if name in tiktoken.list_encoding_names() else known_encoding_for_model(name)
+            if encoding is None:
+                encoding = _DEFAULT_ENCODING
+                warn_once(
+                    "unknown-model",
+                    name,
+                    f"unknown model {name!r}: counting with {_DEFAULT_ENCODING} (register it with "
+                    f"register_model(name, window, encoding=...) or pass an encoding name)",
+                )
             counter = TiktokenCounter(encoding)
         with _COUNTERS_LOCK:
             return _COUNTERS.setdefault(name, counter)
