@@ -14,6 +14,11 @@ and must never grow its input.  Built-in lenses:
 ``truncate_middle``   keep both ends, cut the middle, mark the cut with ``…``
 ====================  =========================================================
 
+A lens that cannot apply leaves the text unchanged (``json_minify`` on text
+that is not JSON, or JSON nested deeper than the parser goes); the
+``truncate_*`` lenses add their marker only when it fits the target and the
+marked cut is smaller than the text (in ``bytes`` units ``…`` costs 3).
+
 and two list lenses that set a list section's eviction order:
 ``drop_oldest`` and ``drop_lowest_score`` (removed items leave an omission
 marker listing their ids).  Register your own with :func:`register_lens`.
@@ -27,7 +32,7 @@ import re
 from collections.abc import Callable
 
 from tokenbox_core.errors import LensError
-from tokenbox_core.tokens import TokenCounter, canonical_json
+from tokenbox_core.tokens import Keep, TokenCounter, canonical_json
 
 __all__ = ["LIST_LENSES", "Lens", "apply_lens", "check_lens_name", "get_lens", "lens_name", "register_lens"]
 
@@ -57,7 +62,7 @@ def json_minify(text: str, target: int, counter: TokenCounter) -> str:
         return text
     try:
         return canonical_json(json.loads(stripped))
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested deeper than the parser goes: leave it
         return text
 
 
@@ -90,19 +95,26 @@ def sentences(text: str, target: int, counter: TokenCounter) -> str:
     return "".join(pieces[:lo]).rstrip()
 
 
-def _marked_cut(keep: str) -> Callable[[str, int, TokenCounter], str]:
+def _marked_cut(keep: Keep) -> Callable[[str, int, TokenCounter], str]:
     def lens(text: str, target: int, counter: TokenCounter) -> str:
-        if counter.count(text) <= target:
+        size = counter.count(text)
+        if size <= target:
             return text
-        room = max(0, target - counter.count(TRUNCATION_MARKER))
+        room = target - counter.count(TRUNCATION_MARKER)
+        if room <= 0:  # the marker alone fills the target: cut without it (a marker is an aid, not content)
+            return counter.truncate(text, max(0, target), keep=keep)
         if keep == "head":
-            return counter.truncate(text, room, keep="head").rstrip() + TRUNCATION_MARKER
-        if keep == "tail":
-            return TRUNCATION_MARKER + counter.truncate(text, room, keep="tail").lstrip()
-        half = room // 2
-        head = counter.truncate(text, room - half, keep="head")
-        tail = counter.truncate(text, half, keep="tail") if half else ""
-        return head.rstrip() + TRUNCATION_MARKER + tail.lstrip()
+            out = counter.truncate(text, room, keep="head").rstrip() + TRUNCATION_MARKER
+        elif keep == "tail":
+            out = TRUNCATION_MARKER + counter.truncate(text, room, keep="tail").lstrip()
+        else:
+            half = room // 2
+            head = counter.truncate(text, room - half, keep="head")
+            tail = counter.truncate(text, half, keep="tail") if half else ""
+            out = head.rstrip() + TRUNCATION_MARKER + tail.lstrip()
+        if counter.count(out) >= size:  # the marker would cost what the cut saved: cut without it
+            return counter.truncate(text, max(0, target), keep=keep)
+        return out
 
     lens.__name__ = {"head": "truncate_tail", "tail": "truncate_head", "middle": "truncate_middle"}[keep]
     lens.__doc__ = f"Cut to ``target`` keeping the {keep}, marking the cut with an ellipsis."
