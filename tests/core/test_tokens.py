@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import threading
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -220,6 +221,7 @@ def test_tokenizer_unavailable_names_the_fix(monkeypatch: pytest.MonkeyPatch) ->
     import tiktoken.registry
 
     monkeypatch.setattr(encodings_module, "_local_cache_dirs", lambda: [])
+    monkeypatch.setattr(encodings_module, "_LOADED", {})
     monkeypatch.delenv("TOKENBOX_OFFLINE", raising=False)
 
     def no_network(name: str) -> None:
@@ -240,6 +242,7 @@ def test_offline_flag_skips_the_network(monkeypatch: pytest.MonkeyPatch) -> None
     import tiktoken.registry
 
     monkeypatch.setattr(encodings_module, "_local_cache_dirs", lambda: [])
+    monkeypatch.setattr(encodings_module, "_LOADED", {})
     monkeypatch.setenv("TOKENBOX_OFFLINE", "1")
     monkeypatch.setattr(encodings_module, "_fetch_from_network", lambda name: pytest.fail("network used"))
     monkeypatch.setattr(tiktoken.registry, "ENCODINGS", {})
@@ -345,3 +348,46 @@ def test_counter_error_is_a_value_error() -> None:
     assert issubclass(CounterError, ValueError)
     with pytest.raises(ValueError, match="cannot make a counter from dict"):
         get_counter({})  # type: ignore[arg-type]
+
+
+def test_offline_loading_leaves_the_environment_and_tiktoken_alone(tmp_path: object) -> None:
+    """Encodings load from a local copy without touching os.environ or tiktoken's registry (issue 10 item 22)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("TIKTOKEN_CACHE_DIR", "DATA_GYM_CACHE_DIR")}
+    env["TOKENBOX_OFFLINE"] = "1"
+    env["TMPDIR"] = str(tmp_path)
+    code = (
+        "import os, threading, tiktoken.registry\n"
+        "from tokenbox_core.tokens.encodings import _load_encoding\n"
+        "seen = []\n"
+        "stop = threading.Event()\n"
+        "def watch():\n"
+        "    while not stop.is_set():\n"
+        "        seen.append(os.environ.get('TIKTOKEN_CACHE_DIR'))\n"
+        "t = threading.Thread(target=watch); t.start()\n"
+        "before = dict(os.environ)\n"
+        "a, b = _load_encoding('o200k_base'), _load_encoding('o200k_harmony')\n"
+        "stop.set(); t.join()\n"
+        "print(dict(os.environ) == before, set(seen) == {None}, sorted(tiktoken.registry.ENCODINGS))\n"
+        "print(a.encode_ordinary('Hello world'), b.encode('<|start|>', allowed_special='all'))\n"
+        "print(os.listdir(os.environ['TMPDIR']))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.splitlines() == ["True True []", "[13225, 2375] [200006]", "[]"]
+
+
+def test_local_copy_with_a_wrong_hash_is_skipped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A corrupt local copy (hash mismatch) is passed over for the next directory that holds a good one."""
+    import hashlib
+
+    url = "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken"
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / hashlib.sha1(url.encode()).hexdigest()).write_bytes(b"bm90IGEgdG9rZW4= 0\n")
+    real = encodings_module._local_cache_dirs()
+    monkeypatch.setattr(encodings_module, "_local_cache_dirs", lambda: [str(bad), *real])
+    monkeypatch.setattr(encodings_module, "_LOADED", {})
+    encoding = encodings_module._load_local("cl100k_base")
+    assert encoding is not None and encoding.encode_ordinary("Hello world") == [9906, 1917]
+    monkeypatch.setattr(encodings_module, "_LOADED", {})
+    monkeypatch.setattr(encodings_module, "_local_cache_dirs", lambda: [str(bad)])
+    assert encodings_module._load_local("cl100k_base") is None
