@@ -113,7 +113,7 @@ class BudgetSpec(BaseModel):
     target_tokens: Count | None = Field(None, description="A soft target below max_tokens; default max_tokens.")
     output_reserve: Count = Field(0, description="Tokens kept free for the model's answer.")
     reserved_slots: dict[str, Count] = Field(
-        default_factory=dict, description="Tokens set aside per item kind (QuotaSlice guarantees those kinds)."
+        default_factory=dict, description="Per item kind: tokens set aside and the items of that kind guaranteed."
     )
     estimation_safety_margin_percent: float = Field(
         0.0, ge=0, le=100, allow_inf_nan=False, description="Shrinks the effective budget by this percentage."
