@@ -391,3 +391,10 @@ def test_local_copy_with_a_wrong_hash_is_skipped(tmp_path: Path, monkeypatch: py
     monkeypatch.setattr(encodings_module, "_LOADED", {})
     monkeypatch.setattr(encodings_module, "_local_cache_dirs", lambda: [str(bad)])
     assert encodings_module._load_local("cl100k_base") is None
+
+
+@pytest.mark.parametrize("calls", [5, "call", {"id": "c1"}])
+def test_tool_calls_that_are_not_a_list_are_an_invalid_text_error(calls: object) -> None:
+    """A message whose tool_calls is not a list is a ValueError naming the fix, not a raw TypeError."""
+    with pytest.raises(InvalidTextError, match="tool_calls must be a list of tool calls, got"):
+        count_message_tokens([{"role": "assistant", "content": "", "tool_calls": calls}], "whitespace")
