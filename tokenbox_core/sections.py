@@ -14,6 +14,7 @@ Both classes validate at construction and raise
 
 from __future__ import annotations
 
+import functools
 import math
 import string
 from collections.abc import Callable, Mapping, Sequence
@@ -36,7 +37,7 @@ _EVICTIONS = ("oldest", "newest", "lowest_score")
 MARKER_FIELDS = ("count", "ids", "first", "last")
 """The fields an omission-marker template may use: the number of removed items, their ids, the first and last id."""
 _MARKER_SAMPLE = {"count": 2, "ids": "a, b", "first": "a", "last": "b"}
-_checked_templates: set[str] = set()  # templates seen valid: the parse below runs once per distinct template
+_FIELD_LIST = ", ".join("{" + f + "}" for f in MARKER_FIELDS)
 
 
 def check_marker_template(owner: str, template: str) -> None:
@@ -48,31 +49,32 @@ def check_marker_template(owner: str, template: str) -> None:
     ``{0}``), attribute or index access (``{ids.__class__}``, ``{ids[0]}``),
     nested fields and unbalanced braces.
     """
-    if template in _checked_templates:
-        return
-    fields = ", ".join("{" + f + "}" for f in MARKER_FIELDS)
+    # short templates (all real ones) are checked once per process: 512 entries of at most 200 characters
+    problem = _template_problem(template) if len(template) <= 200 else _template_problem.__wrapped__(template)
+    if problem is not None:
+        raise SectionError(f"{owner}: omission_marker template {template!r} {problem}")
+
+
+@functools.lru_cache(maxsize=512)
+def _template_problem(template: str) -> str | None:
+    """What is wrong with a template, or ``None``."""
     try:
         parsed = list(string.Formatter().parse(template))
     except ValueError as exc:
-        raise SectionError(
-            f"{owner}: omission_marker template {template!r} is malformed ({exc}); write literal braces as "
-            f"{{{{ and }}}} and fields as {fields}"
-        ) from None
+        return f"is malformed ({exc}); write literal braces as {{{{ and }}}} and fields as {_FIELD_LIST}"
     for _, name, spec, _ in parsed:
         if name is None:
             continue
         if name not in MARKER_FIELDS:
             what = "a positional field" if name == "" or name.isdigit() else f"the field {{{name}}}"
-            raise SectionError(
-                f"{owner}: omission_marker template {template!r} uses {what}; a template may use only {fields}"
-            )
+            return f"uses {what}; a template may use only {_FIELD_LIST}"
         if spec and "{" in spec:
-            raise SectionError(f"{owner}: omission_marker template {template!r} nests a field in a format spec")
+            return f"nests a field in a format spec; a template may use only {_FIELD_LIST}"
     try:
         template.format(**_MARKER_SAMPLE)
     except (ValueError, TypeError) as exc:
-        raise SectionError(f"{owner}: omission_marker template {template!r} cannot be formatted: {exc}") from None
-    _checked_templates.add(template)
+        return f"cannot be formatted: {exc}"
+    return None
 
 
 def _check_number(owner: str, name: str, value: object) -> None:
@@ -83,8 +85,9 @@ def _check_number(owner: str, name: str, value: object) -> None:
         try:
             float(value)
         except OverflowError:
+            digits = int(abs(value).bit_length() * 0.30103) + 1  # str() refuses over 4,300 digits
             raise SectionError(
-                f"{owner}: {name} is too large to compare as a number ({len(str(abs(value)))} digits); "
+                f"{owner}: {name} is too large to compare as a number (about {digits:,} digits); "
                 f"use a value below 1e308"
             ) from None
     elif math.isnan(value):

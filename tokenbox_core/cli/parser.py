@@ -82,8 +82,9 @@ def build_parser() -> argparse.ArgumentParser:
         "layout",
         help="lay out a JSON or TOML spec of sections and a budget",
         description="Lay out the sections of a spec file (JSON or TOML; the format is documented in "
-        "tokenbox_core.spec) and print the explain table. A .jsonl file holds one JSON spec per line: "
-        "they are laid out in parallel (--jobs) and printed in input order, one line each, with a summary.",
+        "tokenbox_core.spec and `tokenbox schema` prints its JSON Schema) and print the explain table. A .jsonl "
+        "file holds one JSON spec per line: they are laid out in parallel (--jobs) and printed in input order, one "
+        "line each, with a summary; a bad line is reported with its number and the others are still laid out.",
     )
     layout.add_argument("spec", metavar="SPEC", help="a .json or .toml spec, or a .jsonl file of specs")
     layout.add_argument("--json", action="store_true", help="print the layout as JSON (batch: one object per line)")
