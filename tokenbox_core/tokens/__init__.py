@@ -18,15 +18,17 @@ Encodings load offline first (:mod:`tokenbox_core.tokens.encodings`).
 
 The package's modules, one idea each: ``base`` (the protocol and text checks),
 ``cache`` (the count cache), ``counters`` (counters that need no files),
-``encodings`` (offline loading), ``tiktoken_counter``, ``registry`` (names to
-counters), ``concat`` (batch and exact-join counting), ``messages`` (chat
-message costs).  Every public name is importable from ``tokenbox_core.tokens``.
+``encodings`` (offline loading), ``tiktoken_counter``, ``guard`` (your own
+counter objects, their failures reported as ``CounterError``), ``registry``
+(names to counters), ``concat`` (batch and exact-join counting), ``messages``
+(chat message costs).  Every public name is importable from ``tokenbox_core.tokens``.
 """
 
 from tokenbox_core.tokens.base import Keep, TokenCounter, validate_text
 from tokenbox_core.tokens.cache import COUNT_CACHE
 from tokenbox_core.tokens.concat import count_concat, count_many
 from tokenbox_core.tokens.counters import ApproximateCounter, BytesCounter, CallableCounter, WhitespaceCounter
+from tokenbox_core.tokens.guard import GuardedCounter
 from tokenbox_core.tokens.messages import (
     PRIMING_TOKENS,
     TOKENS_PER_MESSAGE,
@@ -47,6 +49,7 @@ __all__ = [
     "ApproximateCounter",
     "BytesCounter",
     "CallableCounter",
+    "GuardedCounter",
     "Keep",
     "TiktokenCounter",
     "TokenCounter",
