@@ -15,7 +15,6 @@ from tokenbox_core.tokens.counters import (
     WhitespaceCounter,
     _CachedCounter,
 )
-from tokenbox_core.tokens.tiktoken_counter import TiktokenCounter
 
 __all__ = ["encoding_for_model", "get_counter", "register_model_encoding"]
 
@@ -91,8 +90,10 @@ def get_counter(name: str | TokenCounter | Callable[[str], Any] = "o200k_base") 
         else:
             import tiktoken
 
+            from tokenbox_core.tokens.fast import tiktoken_counter  # issue 16: the fast exact counter where proven
+
             encoding = name if name in tiktoken.list_encoding_names() else encoding_for_model(name)
-            counter = TiktokenCounter(encoding)
+            counter = tiktoken_counter(encoding)
         with _COUNTERS_LOCK:
             return _COUNTERS.setdefault(name, counter)
     if isinstance(name, _CachedCounter):
