@@ -24,7 +24,6 @@ import os
 import sys
 import time
 from collections.abc import Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from typing import Any, NoReturn, TextIO
 
 from tokenbox_core import __version__
@@ -172,17 +171,11 @@ def _batch_tasks(path: str) -> list[tuple[int, str, str]]:
     return tasks
 
 
-def _run_batch(tasks: list[tuple[int, str, str]], jobs: int) -> Iterator[dict[str, Any]]:
-    if jobs == 1 or len(tasks) == 1:
-        yield from map(_layout_one, tasks)
-        return
-    import multiprocessing
+def _run_batch(tasks: list[tuple[int, str, str]], args: argparse.Namespace) -> Iterator[dict[str, Any]]:
+    # issue 16 hook: local processes in chunks (serial when small) or Ray (tokenbox_core.batch)
+    from tokenbox_core.batch import run_tasks
 
-    # spawn, not fork: forking a process that may hold threads (tokenizer pools) is unsafe.
-    context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), mp_context=context) as pool:
-        chunk = max(1, len(tasks) // (jobs * 8))
-        yield from pool.map(_layout_one, tasks, chunksize=chunk)  # results in input order
+    return run_tasks(tasks, _layout_one, engine=args.engine, jobs=args.jobs, address=args.address)
 
 
 def _cmd_layout_batch(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -193,7 +186,7 @@ def _cmd_layout_batch(args: argparse.Namespace, out: TextIO, err: TextIO) -> int
     started = time.perf_counter()
     ok = failed = tokens = 0
     try:
-        for result in _run_batch(tasks, args.jobs):
+        for result in _run_batch(tasks, args):
             progress.step()
             if result["ok"]:
                 ok += 1
@@ -413,6 +406,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="worker processes for a batch (default 1; 'auto' = one per CPU)",
     )
     layout.add_argument("--batch", action="store_true", help="read SPEC as JSON lines whatever its extension")
+    layout.add_argument(  # issue 16 hook: batch engines (tokenbox_core.batch)
+        "--engine",
+        choices=("local", "ray"),
+        default="local",
+        help="batch engine: local processes (default) or Ray Data (extra 'ray'; --jobs = workers)",
+    )
+    layout.add_argument("--address", metavar="ADDR", help="with --engine ray: a Ray cluster (ray://host:10001)")
 
     count = commands.add_parser(
         "count",
