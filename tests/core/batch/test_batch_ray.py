@@ -38,7 +38,7 @@ def local_ray() -> Iterator[None]:
 
 def test_ray_records_equal_serial_records_byte_for_byte(tmp_path: Path) -> None:
     """JSONL and Parquet written from Ray equal the serial run's, errors and all."""
-    src = write_specs(tmp_path, n=600)
+    src = write_specs(tmp_path, n=200)
     serial = compile_batch(src, tmp_path / "serial.jsonl")
     on_ray = compile_batch(src, tmp_path / "ray.jsonl", engine="ray", jobs=2)
     assert on_ray == serial and serial.failed == 3
