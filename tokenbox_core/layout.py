@@ -390,49 +390,10 @@ class Layout:
     # ------------------------------------------------------------------ reports
 
     def explain(self) -> str:
-        """A readable table of every section and decision."""
-        lines = [
-            f"TokenBox layout: {self.total_tokens:,} / {self.max_tokens:,} tokens "
-            f"({self.utilisation:.1%}) · counter {self.counter_name} · fingerprint {self.fingerprint[:12]}",
-        ]
-        header = ("section", "status", "prio", "shrink", "full", "base", "alloc", "final", "notes")
-        rows = []
-        for s in self.sections:
-            notes = []
-            if s.critical:
-                notes.append("critical")
-            for a in s.actions:
-                notes.append(a.summary())
-            if s.removed:
-                notes.append(f"{len(s.removed)} items removed")
-            rows.append(
-                (
-                    s.id,
-                    s.status,
-                    str(s.priority),
-                    f"{s.shrink:g}",
-                    f"{s.full_tokens:,}",
-                    f"{s.base_tokens:,}",
-                    f"{s.allocated_tokens:,}",
-                    f"{s.final_tokens:,}",
-                    "; ".join(notes),
-                )
-            )
-        widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header[:-1])]
-        fmt = "  ".join(f"{{:{'<' if i < 2 else '>'}{w}}}" for i, w in enumerate(widths)) + "  {}"
-        lines.append(fmt.format(*header))
-        lines.append(fmt.format(*("-" * w for w in widths), "-----"))
-        lines.extend(fmt.format(*r) for r in rows)
-        removed = self.removed
-        if removed:
-            lines.append("")
-            lines.append(f"removed items ({len(removed)}):")
-            for r in removed[:20]:
-                score = "" if r.score is None else f" score={r.score:g}"
-                lines.append(f"  {r.section}/{r.id}: {r.reason} ({r.tokens} tokens{score})")
-            if len(removed) > 20:
-                lines.append(f"  … and {len(removed) - 20} more")
-        return "\n".join(lines)
+        """A readable table of every section and decision (:func:`tokenbox_core.report.explain`)."""
+        from tokenbox_core.report import explain
+
+        return explain(self)
 
     def __str__(self) -> str:
         return self.explain()

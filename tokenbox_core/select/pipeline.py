@@ -112,6 +112,12 @@ class SelectionPolicy:
         tokens = _sizes(items, sizes, counter)
         return _Run(self, items, tokens, budget).execute()
 
+    def choose(self, items: Sequence[Any], allocation: int, size_of: Callable[[Sequence[int]], int]) -> Any:
+        """The :class:`tokenbox_core.box.ItemSelector` protocol: this policy filling a Token Box section."""
+        from tokenbox_core.select.boxing import choose
+
+        return choose(self, items, allocation, size_of)
+
 
 def _sizes(items: tuple[Item, ...], sizes: Sequence[int] | None, counter: Any) -> list[int]:
     if sizes is not None:

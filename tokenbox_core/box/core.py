@@ -1,0 +1,195 @@
+"""The Token Box: a deterministic layout of sections into a fixed budget.
+
+The algorithm (seed ``token-box-model.txt`` with DESIGN.md's rules), one
+module per step:
+
+1. **Measure** every section with the declared counter (:mod:`.measure`).
+   A section's size includes the separator that follows it, so sizes add up
+   exactly wherever a join cannot change a count; the emitted total is
+   re-counted at the end (:mod:`.totals`).
+2. **Fixed load**: critical sections (``shrink == 0``) are kept whole.  If they
+   alone exceed the capacity (``max_tokens - output_reserve - reserved``),
+   :class:`~tokenbox_core.errors.ContextCriticalOverflow` is raised.  The
+   flexible budget is the seed's effective budget with the critical load as
+   the pinned tokens.
+3. **Claims** and **expansion** (:mod:`.claim`): each flexible section claims
+   ``min(basis, content, max_tokens)``; free space goes to ``grow > 0``.
+4. **Compression** (:mod:`.compress`): while over the target, flexible
+   sections are visited in (priority ASC, shrink DESC, declaration order):
+   lenses, then a cut of exactly ``min(deficit, size - min)``, then a drop.
+5. **Emit** in declaration order and re-count the output exactly; if BPE
+   merges at the joins left it over the target, compression continues.
+6. **Results** (:mod:`.results`): one record per section.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+from tokenbox_core.budget import ContextBudget
+from tokenbox_core.errors import ContextCriticalOverflow, SectionError
+from tokenbox_core.layout import Layout
+from tokenbox_core.sections import Section, validate_sections
+from tokenbox_core.tokens import PRIMING_TOKENS, TokenCounter, get_counter
+
+from .claim import claim, expand
+from .compress import compress, drop
+from .inputs import input_hash
+from .measure import Ruler
+from .results import Results
+from .state import MAX_PASSES, Mode, Slot
+from .totals import exact_total
+
+__all__ = ["TokenBox"]
+
+
+class TokenBox:
+    """Lays out sections into a budget, deterministically (seed ``token-box-model.txt``).
+
+    Args:
+        budget: an int (tokens) or a :class:`ContextBudget`.
+        counter: anything :func:`get_counter` accepts (default o200k_base).
+        separator: joins sections in ``Layout.text`` (text mode).
+        mode: ``"text"`` sizes sections as text joined by ``separator``;
+            ``"messages"`` sizes each text section and each list item as one
+            chat message (``Item.tokens`` when given, else 4 + role + content)
+            plus 3 priming tokens.
+        config_version: recorded in the trace (your prompt config's version).
+
+    >>> from tokenbox_core import Section, TokenBox
+    >>> box = TokenBox(12, counter="whitespace")
+    >>> layout = box.layout([
+    ...     Section("policy", "be brief and exact"),
+    ...     Section("notes", "one two three four five six seven eight nine ten", shrink=1),
+    ... ])
+    >>> layout.total_tokens, [s.status for s in layout.sections]
+    (12, ['kept', 'truncated'])
+    """
+
+    def __init__(
+        self,
+        budget: int | ContextBudget,
+        *,
+        counter: Any = "o200k_base",
+        separator: str = "\n\n",
+        mode: Mode = "text",
+        config_version: str = "1",
+    ) -> None:
+        self.budget = ContextBudget.coerce(budget)
+        self.counter: TokenCounter = get_counter(counter)
+        if not isinstance(separator, str):
+            raise SectionError(f"separator must be a string, got {type(separator).__name__}")
+        if mode not in ("text", "messages"):
+            raise SectionError(f"mode must be 'text' or 'messages', got {mode!r}")
+        self.separator = separator
+        self.mode: Mode = mode
+        self.config_version = config_version
+        self._ruler = Ruler(self.counter, separator, mode)
+        self._results = Results(self._ruler)
+
+    def __repr__(self) -> str:
+        return f"TokenBox(budget={self.budget.max_tokens}, counter={self.counter.name!r}, mode={self.mode!r})"
+
+    def layout(self, sections: Sequence[Section]) -> Layout:
+        """Lay out ``sections`` into the budget and return the :class:`Layout`."""
+        started = time.perf_counter()
+        ruler = self._ruler
+        checked = validate_sections(sections)
+        slots = ruler.new_slots(checked)
+        ruler.ensure_measured([s for s in slots if s.critical])
+        for slot in slots:
+            if slot.critical and slot.section.max_tokens is not None and slot.full_size > slot.section.max_tokens:
+                raise SectionError(
+                    f"critical section {slot.section.id!r} has {slot.full_size} tokens, over its max_tokens "
+                    f"({slot.section.max_tokens}); critical sections are never cut: raise max_tokens or give it "
+                    f"shrink > 0"
+                )
+
+        if self.mode == "messages":
+            fixed = PRIMING_TOKENS + sum(s.size for s in slots if s.critical)
+        else:  # exact: the last critical section's separator is only paid if something follows it
+            fixed = exact_total(ruler, [s for s in slots if s.critical])
+        capacity = max(0, self.budget.max_tokens - self.budget.output_reserve - self.budget.reserved_tokens)
+        critical_ids = [s.section.id for s in slots if s.critical]
+        if fixed > capacity:
+            raise ContextCriticalOverflow(capacity, fixed, critical_ids)
+        effective = self.budget.effective(pinned_tokens=fixed)
+        limit_max = fixed + effective.max_tokens
+        limit_target = fixed + effective.target_tokens
+
+        flexible = [s for s in slots if not s.critical]
+        order = sorted(flexible, key=lambda s: (s.section.priority, -s.section.shrink, s.index))
+        running = self._claims(order, fixed, limit_target)
+        expand(ruler, flexible, limit_target - running)
+
+        estimate = fixed + sum(s.size for s in flexible if not s.dropped)
+        if estimate > limit_target:  # sizes carry their separators, so the sum is (nearly) exact
+            compress(ruler, order, estimate - limit_target)
+        total = self._settle(slots, order, limit_target)
+        if total > limit_max or total > capacity:
+            raise ContextCriticalOverflow(capacity, total, critical_ids)
+
+        laid_out = tuple(self._results.result(slot) for slot in slots)
+        return Layout(
+            sections=laid_out,
+            total_tokens=total,
+            budget=self.budget,
+            max_tokens=limit_max,
+            target_tokens=limit_target,
+            fixed_tokens=fixed,
+            counter_name=self.counter.name,
+            separator=self.separator,
+            mode=self.mode,
+            config_version=self.config_version,
+            input_hasher=lambda: input_hash(checked, self),
+            latency_ms=(time.perf_counter() - started) * 1000.0,
+            trace_id=str(uuid.uuid4()),
+            timestamp=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        )
+
+    def _claims(self, order: list[Slot], fixed: int, limit_target: int) -> int:
+        """Claims in protection order (the reverse of the compression order); returns the running total.
+
+        Once the sections that outrank a section alone exceed the target,
+        compression would drop it whatever its size (and lenses cannot save
+        it), so it is dropped without being measured.
+        """
+        ruler = self._ruler
+        running = fixed
+        outranked = 0
+        for pos in range(len(order) - 1, -1, -1):
+            slot = order[pos]
+            if slot.template is None:
+                ruler.ensure_measured([slot])
+            section = slot.section
+            if section.basis is not None or section.max_tokens is not None or section.policy is not None:
+                claim(ruler, slot)
+            else:  # the common case: the claim is the whole content
+                slot.base_size = slot.alloc = slot.size
+            running += slot.size
+            if running > limit_target:
+                outranked = pos
+                break
+        for slot in order[:outranked]:
+            slot.dropped = slot.outranked = True
+        return running
+
+    def _settle(self, slots: list[Slot], order: list[Slot], limit_target: int) -> int:
+        """Re-count the output exactly; compress again while BPE merges at the joins leave it over."""
+        ruler = self._ruler
+        total = exact_total(ruler, slots)
+        passes = 0
+        while total > limit_target and passes < MAX_PASSES:
+            compress(ruler, order, total - limit_target)
+            total = exact_total(ruler, slots)
+            passes += 1
+        for slot in order:  # pathological joins only: drop what is left, lowest first
+            if total <= limit_target:
+                break
+            if not slot.dropped:
+                drop(slot, "budget")
+                total = exact_total(ruler, slots)
+        return total

@@ -1,0 +1,290 @@
+"""Step 1, measuring: templates, units, batch counting and the sizes every other step relies on.
+
+A section's size includes the separator that follows it (text mode) or its
+message overhead (messages mode), so sizes add up exactly wherever a join
+cannot change a count (:mod:`.totals` re-counts the joins that can).
+Measurements are memoised per (immutable) Section object, keyed by what
+they depend on (counter, separator, mode), and bounded to
+:data:`~.state.MEMO_LIMIT` entries per section (issue 10 item 15), so
+re-laying out a conversation after one new turn costs little more than
+counting that turn.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from tokenbox_core.errors import SectionError
+from tokenbox_core.lenses import LIST_LENSES
+from tokenbox_core.sections import Item, Section
+from tokenbox_core.tokens import TOKENS_PER_MESSAGE, TokenCounter, count_many
+
+from .state import DEFAULT_OMISSION, MARKER_IDS_SHOWN, MEMO_ATTR, MEMO_LIMIT, Mode, Slot, Template, Unit
+
+__all__ = ["Ruler", "eviction_groups"]
+
+
+class Ruler:
+    """What sizes depend on — the counter, the separator, the mode — and every size the box computes."""
+
+    __slots__ = ("counter", "memo_key", "mode", "separator", "text_mode")
+
+    def __init__(self, counter: TokenCounter, separator: str, mode: Mode) -> None:
+        self.counter = counter
+        self.separator = separator
+        self.mode: Mode = mode
+        self.text_mode = mode == "text"
+        # Measurements live on the (immutable) Section objects, keyed by what they depend on, so they
+        # die with the section and are shared by boxes with the same counter, separator and mode.
+        self.memo_key: tuple[Any, str, str] = (getattr(counter, "_cache_key", counter), separator, mode)
+
+    # ------------------------------------------------------------------ sizes
+
+    def message_overhead(self, role: str | None) -> int:
+        return TOKENS_PER_MESSAGE + (self.counter.count(role) if role else 0)
+
+    @staticmethod
+    def role(slot: Slot, item: Item | None = None) -> str:
+        return (item.role if item is not None and item.role else None) or slot.section.role or "user"
+
+    def size_of_text(self, slot: Slot, text: str) -> int:
+        """Emitted size of a text section's content (with its separator or message overhead)."""
+        if not text:
+            return 0
+        if self.mode == "messages":
+            return self.counter.count(text) + self.message_overhead(self.role(slot))
+        return self.counter.count(text + self.separator)
+
+    def unit_size(self, slot: Slot, unit: Unit) -> int:
+        """A unit's size after its text changed (a vouched size only holds for the original text)."""
+        if unit.item.tokens is not None and unit.text == unit.item.content:
+            return unit.item.tokens
+        unit.vouched = False
+        if self.mode == "text" and not unit.text:
+            return 0
+        if self.mode == "messages":
+            return self.counter.count(unit.text) + self.message_overhead(self.role(slot, unit.item))
+        return self.counter.count(unit.text + slot.section.item_separator)
+
+    def last_kept(self, slot: Slot) -> int:
+        i = slot.last_kept
+        kept = slot.kept
+        units = slot.units
+        text_mode = self.text_mode
+        while i >= 0 and not (kept[i] and (units[i].text or units[i].vouched or not text_mode)):
+            i -= 1
+        slot.last_kept = i
+        return i
+
+    def list_size(self, slot: Slot) -> int:
+        """kept items + marker; in text mode the last item carries the section separator."""
+        last = self.last_kept(slot)
+        if last < 0:
+            return slot.marker_size
+        total = slot.kept_total + slot.marker_size
+        if self.text_mode and not slot.units[last].vouched:
+            text = slot.units[last].text
+            total += self.counter.count(text + self.separator) - self.counter.count(text + slot.section.item_separator)
+        return max(0, total)
+
+    # ------------------------------------------------------------------ omission markers
+
+    def set_marker(self, slot: Slot) -> None:
+        slot.marker = self.marker_text(slot)
+        if not slot.marker:
+            slot.marker_size = 0
+        elif self.mode == "messages":
+            slot.marker_size = self.counter.count(slot.marker) + self.message_overhead(slot.section.role or "system")
+        else:
+            slot.marker_size = self.counter.count(slot.marker + slot.section.item_separator)
+
+    def fit_marker(self, slot: Slot, alloc: int) -> None:
+        """Set the omission marker, unless it alone would push the list over ``alloc`` (a marker is an aid)."""
+        self.set_marker(slot)
+        if slot.marker and self.list_size(slot) > alloc:
+            slot.marker, slot.marker_size = "", 0
+
+    @staticmethod
+    def marker_text(slot: Slot) -> str:
+        template = slot.section.omission_marker
+        if not template or slot.evicted_groups == 0:
+            return ""
+        evicted = sorted(i for g in slot.evict_order[: slot.evicted_groups] for i in g if not slot.kept[i])
+        if not evicted:
+            return ""
+        ids = [slot.units[i].item.id for i in evicted]
+        if len(ids) <= MARKER_IDS_SHOWN:
+            shown = ", ".join(ids)
+        else:
+            shown = f"{', '.join(ids[:3])}, …, {', '.join(ids[-2:])} (+{len(ids) - 5} more)"
+        text = DEFAULT_OMISSION if template is True else str(template)
+        return text.format(count=len(ids), ids=shown, first=ids[0], last=ids[-1])
+
+    # ------------------------------------------------------------------ templates
+
+    def new_slots(self, sections: Sequence[Section]) -> list[Slot]:
+        """A slot per section, filled from memoised measurements where the section was seen before."""
+        key = self.memo_key
+        slots = []
+        for i, section in enumerate(sections):
+            slot = Slot(section, None, i, section.shrink == 0)
+            memo = section.__dict__.get(MEMO_ATTR)
+            template = memo.get(key) if memo is not None else None
+            if template is not None:
+                if template.units is None:  # inline fill() for the common case: a text section
+                    slot.template = template
+                    slot.size = slot.full_size = template.size
+                    slot.text = section.content  # type: ignore[assignment]
+                else:
+                    fill(slot, template)
+            slots.append(slot)
+        return slots
+
+    def ensure_measured(self, slots: Sequence[Slot]) -> None:
+        """Measure (in one batch) the slots whose sections were not seen before."""
+        missing = [s for s in slots if s.template is None]
+        if not missing:
+            return
+        for slot, template in zip(missing, self.measure_batch([s.section for s in missing]), strict=True):
+            memo = slot.section.__dict__.get(MEMO_ATTR)
+            if memo is None:
+                memo = {}
+                object.__setattr__(slot.section, MEMO_ATTR, memo)
+            elif len(memo) >= MEMO_LIMIT and self.memo_key not in memo:
+                del memo[next(iter(memo))]  # bounded: the oldest measurement goes first
+            memo[self.memo_key] = template
+            fill(slot, template)
+
+    def measure_batch(self, sections: Sequence[Section]) -> list[Template]:
+        """Templates for ``sections``, every string they need counted in one batch."""
+        text_mode = self.text_mode
+        sep = self.separator
+        strings: list[str] = []
+        spans: list[tuple[int, int]] = []
+        for section in sections:
+            start = len(strings)
+            if not section.is_list:
+                text = section.content
+                assert isinstance(text, str)
+                if text:
+                    strings.append(text + sep if text_mode else text)
+            else:
+                isep = section.item_separator
+                items = section.items
+                if text_mode:
+                    strings.extend([it.content + isep for it in items if it.tokens is None and it.content])
+                    if items and items[-1].tokens is None and items[-1].content:
+                        strings.append(items[-1].content + sep)
+                else:
+                    strings.extend([it.content for it in items if it.tokens is None])
+            spans.append((start, len(strings)))
+        counts = count_many(self.counter, strings)
+        neutral = getattr(self.counter, "neutral_join", None)
+        out = []
+        for section, (start, end) in zip(sections, spans, strict=True):
+            values = counts[start:end]
+            if not section.is_list:
+                size = 0
+                if values:
+                    size = values[0] if text_mode else values[0] + self.message_overhead(section.role or "user")
+                text = section.content
+                start_ok = bool(neutral and text and neutral("\n", text[0]))
+                out.append(Template(size=size, units=None, evict_order=[], start_ok=start_ok))
+                continue
+            out.append(self._list_template(section, values))
+        return out
+
+    def _list_template(self, section: Section, values: Sequence[int]) -> Template:
+        units = []
+        pos = 0
+        for i, item in enumerate(section.items):
+            if item.tokens is not None:
+                if item.tokens < 0:
+                    raise SectionError(
+                        f"item {item.id!r} in section {section.id!r} has a negative size ({item.tokens}); "
+                        f"Item.tokens must be >= 0"
+                    )
+                units.append(Unit(item=item, index=i, text=item.content, size=item.tokens, vouched=True))
+                continue
+            if self.text_mode and not item.content:  # an empty item emits nothing, not even a separator
+                units.append(Unit(item=item, index=i, text="", size=0))
+                continue
+            size = values[pos]
+            if not self.text_mode:
+                size += self.message_overhead(item.role or section.role or "user")
+            pos += 1
+            units.append(Unit(item=item, index=i, text=item.content, size=size))
+        kept_total = sum(u.size for u in units)
+        probe = Slot(
+            section,
+            None,
+            0,
+            section.critical,
+            is_list=True,
+            units=units,
+            kept=[True] * len(units),
+            kept_total=kept_total,
+            last_kept=len(units) - 1,
+        )
+        return Template(
+            size=self.list_size(probe),
+            units=tuple(units),
+            evict_order=eviction_groups(section, units),
+            kept_total=kept_total,
+        )
+
+
+def fill(slot: Slot, template: Template) -> None:
+    """Set ``slot`` to its section's whole, measured content."""
+    slot.template = template
+    slot.size = slot.full_size = template.size
+    if template.units is None:
+        slot.text = slot.section.content  # type: ignore[assignment]
+    else:
+        slot.is_list = True
+        slot.units = list(template.units)
+        slot.units_shared = True
+        slot.kept = [True] * len(slot.units)
+        slot.kept_total = template.kept_total
+        slot.last_kept = len(slot.units) - 1
+        slot.evict_order = template.evict_order
+
+
+def eviction_groups(section: Section, units: Sequence[Unit]) -> list[list[int]]:
+    """Atomic groups of unit indices in the order they are evicted.
+
+    Pinned groups go last; then lower item priority first; then the
+    section's eviction order (oldest first, newest first, or lowest score
+    first with ties losing the later item).
+    """
+    eviction = section.eviction
+    for lens in section.strategy:
+        if isinstance(lens, str) and lens in LIST_LENSES:
+            eviction = LIST_LENSES[lens]  # type: ignore[assignment]
+    groups: dict[str, list[int]] = {}
+    order: list[list[int]] = []
+    for unit in units:
+        key = unit.item.group
+        if key is None:
+            order.append([unit.index])
+        elif key in groups:
+            groups[key].append(unit.index)
+        else:
+            groups[key] = [unit.index]
+            order.append(groups[key])
+
+    def group_key(members: list[int]) -> tuple[Any, ...]:
+        items = [units[i].item for i in members]
+        pinned = any(it.pinned for it in items)
+        prio = max(it.priority or 0 for it in items)
+        if eviction == "oldest":
+            rank: tuple[Any, ...] = (members[0],)
+        elif eviction == "newest":
+            rank = (-members[-1],)
+        else:
+            scores = [it.score for it in items if it.score is not None]
+            rank = (max(scores) if scores else float("-inf"), -members[0])
+        return (pinned, prio, *rank)
+
+    return sorted(order, key=group_key)

@@ -1,0 +1,135 @@
+"""Step 6, results: each slot becomes a :class:`~tokenbox_core.layout.LaidOutSection`.
+
+Results of sections a layout left whole, or dropped whole without touching
+them, are memoised on the section's template, so a re-layout that changes
+one section builds one new record.  A section dropped unmeasured (everything
+that outranks it already fills the budget) gets a record whose sizes are
+counted only when first read.
+"""
+
+from __future__ import annotations
+
+import weakref
+from dataclasses import replace
+
+from tokenbox_core.layout import Action, LaidOutSection, RemovedItem, Status
+from tokenbox_core.sections import Item, Section
+
+from .claim import claim
+from .measure import Ruler
+from .state import OUTRANKED_DETAIL, Slot, removed_record
+
+__all__ = ["Results"]
+
+
+class Results:
+    """Builds the records of one box's layouts (and remembers those of sections dropped unmeasured)."""
+
+    def __init__(self, ruler: Ruler) -> None:
+        self.ruler = ruler
+        self._outranked: weakref.WeakKeyDictionary[Section, LaidOutSection] = weakref.WeakKeyDictionary()
+
+    def result(self, slot: Slot) -> LaidOutSection:
+        if slot.outranked:
+            return self.outranked(slot.section)
+        template = slot.template
+        assert template is not None
+        if slot.pristine_drop:
+            if template.dropped is None:
+                template.dropped = build(slot)
+            return template.dropped
+        untouched = not slot.actions and not slot.dropped and slot.size == slot.full_size
+        if untouched and template.untouched is not None:
+            return template.untouched
+        result = build(slot)
+        if untouched:
+            template.untouched = result
+        return result
+
+    def outranked(self, section: Section) -> LaidOutSection:
+        """The record of a section dropped unmeasured; its sizes are counted when first read."""
+        cached = self._outranked.get(section)
+        if cached is not None:
+            return cached
+        ruler = self.ruler
+
+        def late() -> tuple[int, int, tuple[RemovedItem, ...]]:
+            slot = Slot(section=section, template=None, index=0, critical=False)
+            ruler.ensure_measured([slot])
+            full = slot.size
+            removed = tuple(removed_record(slot, u, "section dropped") for u in slot.units)
+            claim(ruler, slot)
+            return full, slot.size, removed
+
+        result = LaidOutSection(
+            id=section.id,
+            status="dropped",
+            critical=False,
+            priority=section.priority,
+            shrink=section.shrink,
+            grow=section.grow,
+            min_tokens=section.min_tokens,
+            full_tokens=None,
+            base_tokens=None,
+            allocated_tokens=0,
+            final_tokens=0,
+            content=() if section.is_list else "",
+            text="",
+            role=section.role,
+            actions=(Action("drop", "outranked", 0, 0, OUTRANKED_DETAIL),),
+            removed=None,
+            late=late,
+        )
+        self._outranked[section] = result
+        return result
+
+
+def status_of(slot: Slot) -> Status:
+    if slot.dropped or (slot.size == 0 and slot.full_size > 0):
+        return "dropped"
+    if slot.truncated:
+        return "truncated"
+    if slot.lensed and any(a.kind == "lens" for a in slot.actions):
+        return "compressed"
+    if slot.size > slot.base_size and not slot.critical:
+        return "expanded"
+    return "kept"
+
+
+def build(slot: Slot) -> LaidOutSection:
+    """The record of ``slot`` as it stands."""
+    section = slot.section
+    content: str | tuple[Item, ...]
+    if slot.is_list:
+        kept = tuple(
+            u.item if u.text == u.item.content else replace(u.item, content=u.text, tokens=None)
+            for u in slot.units
+            if slot.kept[u.index]
+        )
+        content = kept
+        parts = ([slot.marker] if slot.marker else []) + [it.content for it in kept if it.content]
+        rendered = section.item_separator.join(parts)
+    else:
+        content = rendered = slot.text
+    if slot.dropped:
+        rendered = ""
+    return LaidOutSection(
+        id=section.id,
+        status=status_of(slot),
+        critical=slot.critical,
+        priority=section.priority,
+        shrink=section.shrink,
+        grow=section.grow,
+        min_tokens=section.min_tokens,
+        full_tokens=slot.full_size,
+        base_tokens=slot.full_size if slot.critical else slot.base_size,
+        allocated_tokens=slot.size if slot.critical else max(slot.alloc, slot.size),
+        final_tokens=slot.size,
+        content=content,
+        text=rendered,
+        role=section.role,
+        marker=slot.marker,
+        actions=tuple(slot.actions),
+        removed=tuple(slot.removed),
+        selection=slot.selection,
+    )

@@ -1,0 +1,201 @@
+"""Visual reports: a layout as HTML (budget bar, legend, table, removed items) and layout diffs.
+
+Everything is self-contained HTML with inline SVG and an inline, scoped
+``<style>``: no script, stylesheet, font or image is fetched from anywhere, so
+a report opens offline, in a notebook, or attached to a ticket.
+
+The budget bar is drawn to the scale of the whole window
+(``budget.max_tokens``): one segment per emitted section coloured by status
+(critical sections in their own colour), then the free space, then what is
+reserved for the answer.  A second row shows, on the same scale, what each
+section lost, so dropped sections are visible too.  Every segment has a
+``<title>`` with its numbers (shown on hover).
+
+>>> from tokenbox_core import Section, TokenBox
+>>> layout = TokenBox(6, counter="whitespace").layout([Section("a", "x y z"), Section("b", "p q r s", shrink=1)])
+>>> page = layout_html(layout)
+>>> page.count('class="seg"'), "<title>b: 3 tokens" in page
+(2, True)
+"""
+
+from __future__ import annotations
+
+from html import escape
+from typing import TYPE_CHECKING
+
+from tokenbox_core.report.style import COLOURS, REASONS, STATUS_KEYS, STYLE, colour_key, fmt, page, pct, window_of
+
+if TYPE_CHECKING:
+    from tokenbox_core.layout import LaidOutSection, Layout
+
+__all__ = ["budget_bar_svg", "layout_html"]
+
+
+def _rect(cls: str, x: float, y: int, w: float, h: int, fill: str, title: str, extra: str = "") -> str:
+    return (
+        f'<rect class="{cls}" x="{x:.2f}" y="{y}" width="{w:.2f}" height="{h}" fill="{fill}" stroke="#ffffff" '
+        f'stroke-width="1"{extra}><title>{escape(title)}</title></rect>'
+    )
+
+
+def _label(x: float, w: float, y: int, text: str, colour: str = "#ffffff") -> str:
+    if w < 7 * len(text) + 8:
+        return ""
+    return (
+        f'<text x="{x + 4:.2f}" y="{y}" fill="{colour}" font-size="11" font-family="system-ui,sans-serif" '
+        f'pointer-events="none">{escape(text)}</text>'
+    )
+
+
+def budget_bar_svg(layout: Layout, width: int = 760, height: int = 26) -> str:
+    """The stacked budget bar (one ``rect.seg`` per emitted section) and the row of removed tokens."""
+    window = window_of(layout)
+    removed_total = sum(max(0, s.full_tokens - s.final_tokens) for s in layout.sections)
+    scale = width / max(window, removed_total)
+    gap, row2 = 16, 14
+    total_h = height + gap + row2
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{total_h}" viewBox="0 0 {width} {total_h}" '
+        f'role="img" aria-label="{escape(f"token budget: {layout.total_tokens:,} of {window:,} tokens used")}">'
+    ]
+    x = 0.0
+    for s in layout.sections:
+        if s.final_tokens <= 0:
+            continue
+        w = s.final_tokens * scale
+        title = (
+            f"{s.id}: {s.final_tokens:,} tokens ({pct(s.final_tokens, window)} of the window) · {s.status}"
+            f"{' · critical' if s.critical else ''} · full {s.full_tokens:,}, base {s.base_tokens:,}, "
+            f"allocated {s.allocated_tokens:,}"
+        )
+        extra = f' data-section="{escape(s.id)}" data-status="{s.status}"'
+        parts.append(_rect("seg", x, 0, w, height, COLOURS[colour_key(s)], title, extra))
+        parts.append(_label(x, w, height // 2 + 4, s.id))
+        x += w
+    free = max(0, layout.max_tokens - layout.total_tokens)
+    reserved = max(0, window - max(layout.max_tokens, layout.total_tokens))
+    for cls, amount, what in (("free", free, "free"), ("reserved", reserved, "reserved (answer and slots)")):
+        if amount > 0:
+            w = amount * scale
+            parts.append(_rect(cls, x, 0, w, height, COLOURS[cls], f"{what}: {amount:,} tokens"))
+            parts.append(_label(x, w, height // 2 + 4, what.split(" ")[0], "#495057"))
+            x += w
+    y2 = height + gap
+    parts.append(
+        f'<text x="0" y="{y2 - 4}" fill="#495057" font-size="11" font-family="system-ui,sans-serif">'
+        f"removed: {removed_total:,} tokens</text>"
+    )
+    x = 0.0
+    for s in layout.sections:
+        lost = max(0, s.full_tokens - s.final_tokens)
+        if lost <= 0:
+            continue
+        w = lost * scale
+        title = f"{s.id}: {lost:,} of {s.full_tokens:,} tokens removed ({s.status}, {len(s.removed)} items)"
+        fill = COLOURS[s.status if s.status != "kept" else "truncated"]
+        parts.append(_rect("cut", x, y2, w, row2, fill, title, f' data-section="{escape(s.id)}"'))
+        x += w
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def _legend(layout: Layout) -> str:
+    counts = {k: 0 for k in STATUS_KEYS}
+    for s in layout.sections:
+        counts[colour_key(s)] += 1
+    keys = "".join(
+        f'<span class="tb-key"><span class="tb-sw" style="background:{COLOURS[k]}"></span>{k} ({counts[k]})</span>'
+        for k in STATUS_KEYS
+    )
+    keys += "".join(
+        f'<span class="tb-key"><span class="tb-sw" style="background:{COLOURS[k]};border:1px solid #adb5bd">'
+        f"</span>{k}</span>"
+        for k in ("free", "reserved")
+    )
+    return f'<div class="tb-legend">{keys}</div>'
+
+
+def _notes(s: LaidOutSection) -> str:
+    notes = [a.summary() for a in s.actions]
+    if s.removed:
+        notes.append(f"{len(s.removed)} items removed")
+    return "; ".join(notes)
+
+
+def _section_table(layout: Layout) -> str:
+    window = window_of(layout)
+    rows = []
+    for s in layout.sections:
+        colour = COLOURS[colour_key(s)]
+        rows.append(
+            "<tr>"
+            f"<td><code>{escape(s.id)}</code></td>"
+            f'<td class="st"><span class="tb-sw" style="background:{colour}"></span>{escape(s.status)}'
+            f"{' · critical' if s.critical else ''}</td>"
+            f'<td class="n">{s.priority}</td><td class="n">{fmt(s.shrink)}</td><td class="n">{fmt(s.grow)}</td>'
+            f'<td class="n">{s.full_tokens:,}</td><td class="n">{s.base_tokens:,}</td>'
+            f'<td class="n">{s.allocated_tokens:,}</td><td class="n">{s.final_tokens:,}</td>'
+            f'<td class="n">{pct(s.final_tokens, window)}</td>'
+            f"<td>{escape(_notes(s))}</td>"
+            "</tr>"
+        )
+    total_full = sum(s.full_tokens for s in layout.sections)
+    rows.append(
+        f'<tr class="tb-total"><td>total</td><td></td><td></td><td></td><td></td><td class="n">{total_full:,}</td>'
+        f'<td></td><td></td><td class="n">{layout.total_tokens:,}</td>'
+        f'<td class="n">{pct(layout.total_tokens, window)}</td><td></td></tr>'
+    )
+    return (
+        '<table class="tb-sections"><thead><tr><th>section</th><th>status</th><th class="n">prio</th>'
+        '<th class="n">shrink</th><th class="n">grow</th><th class="n">full</th><th class="n">base</th>'
+        '<th class="n">alloc</th><th class="n">final</th><th class="n">window</th><th>actions</th></tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table>"
+    )
+
+
+def _removed_html(layout: Layout) -> str:
+    rows = []
+    for s in layout.sections:
+        if s.status == "dropped" and not s.removed:
+            drop = next((a for a in s.actions if a.kind == "drop"), None)
+            reason = f"dropped whole ({drop.name})" if drop else "dropped whole"
+            rows.append(
+                f"<tr><td><code>{escape(s.id)}</code></td><td>(whole section)</td><td>{escape(reason)}</td>"
+                f'<td class="n">{s.full_tokens:,}</td><td></td><td></td></tr>'
+            )
+        for r in s.removed:
+            why = REASONS.get(r.reason, "")
+            rows.append(
+                f"<tr><td><code>{escape(r.section)}</code></td><td><code>{escape(r.id)}</code></td>"
+                f"<td>{escape(r.reason)}{f' — {escape(why)}' if why else ''}</td>"
+                f'<td class="n">{r.tokens:,}</td><td class="n">{"" if r.score is None else f"{r.score:g}"}</td>'
+                f"<td>{escape(r.group or '')}</td></tr>"
+            )
+    if not rows:
+        return '<h4 class="tb-removed">Removed items</h4><p>Nothing was removed.</p>'
+    return (
+        f'<h4 class="tb-removed">Removed items ({len(layout.removed)})</h4>'
+        '<table class="tb-removed"><thead><tr><th>section</th><th>item</th><th>reason</th><th class="n">tokens</th>'
+        f'<th class="n">score</th><th>group</th></tr></thead><tbody>{"".join(rows)}</tbody></table>'
+    )
+
+
+def layout_html(layout: Layout, *, standalone: bool = False) -> str:
+    """The layout as HTML: header, budget bar, legend, section table and removed items.
+
+    ``standalone=True`` wraps it in a complete HTML document.
+    """
+    budget = layout.budget
+    reserve = budget.output_reserve + budget.reserved_tokens
+    head = (
+        f'<div class="tb-head"><strong>TokenBox layout</strong>: {layout.total_tokens:,} / {layout.max_tokens:,} '
+        f"tokens ({layout.utilisation:.1%})"
+        f"{f' · window {budget.max_tokens:,}, {reserve:,} reserved' if reserve else ''}"
+        f" · counter <code>{escape(layout.counter_name)}</code> · mode {escape(layout.mode)}"
+        f" · fingerprint <code>{layout.fingerprint[:12]}</code></div>"
+    )
+    body = (
+        f'<div class="tokenbox-report">{STYLE}{head}{budget_bar_svg(layout)}{_legend(layout)}'
+        f"{_section_table(layout)}{_removed_html(layout)}</div>"
+    )
+    return page("TokenBox layout", body) if standalone else body

@@ -1,0 +1,77 @@
+"""What every report shares: status colours, plain-language reasons, the scoped stylesheet, small formatters."""
+
+from __future__ import annotations
+
+from html import escape
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tokenbox_core.layout import LaidOutSection, Layout
+
+__all__ = ["COLOURS", "REASONS", "STATUS_KEYS", "STYLE", "colour_key", "fmt", "page", "pct", "window_of"]
+
+COLOURS = {
+    "critical": "#4c6ef5",
+    "kept": "#37b24d",
+    "expanded": "#0ca678",
+    "compressed": "#f59f00",
+    "truncated": "#f76707",
+    "dropped": "#adb5bd",
+    "free": "#f1f3f5",
+    "reserved": "#dee2e6",
+}
+"""Fill colour of each status (and of free and reserved space) in every report."""
+
+STATUS_KEYS = ("critical", "kept", "expanded", "compressed", "truncated", "dropped")
+
+REASONS = {
+    "budget": "removed to fit the budget",
+    "deficit": "removed to fit the budget",
+    "basis": "beyond the section's basis and not regained by expansion",
+    "max_tokens": "over the section's max_tokens",
+    "section dropped": "its whole section was dropped",
+}
+"""Plain-language explanations of the removal reasons the engine records."""
+
+STYLE = """<style>
+.tokenbox-report{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;font-size:13px;line-height:1.4;
+max-width:980px}
+.tokenbox-report .tb-head{margin:0 0 6px}
+.tokenbox-report code{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12px}
+.tokenbox-report svg{display:block;margin:4px 0}
+.tokenbox-report svg rect.seg:hover,.tokenbox-report svg rect.cut:hover{opacity:.75}
+.tokenbox-report .tb-legend{margin:4px 0 10px;font-size:12px}
+.tokenbox-report .tb-legend span.tb-key{margin-right:14px;white-space:nowrap}
+.tokenbox-report .tb-sw{display:inline-block;width:11px;height:11px;margin-right:4px;vertical-align:-1px;
+border-radius:2px}
+.tokenbox-report table{border-collapse:collapse;margin:6px 0 10px}
+.tokenbox-report th,.tokenbox-report td{border:1px solid #ced4da;padding:3px 7px;text-align:left}
+.tokenbox-report td.n,.tokenbox-report th.n{text-align:right;font-variant-numeric:tabular-nums}
+.tokenbox-report tr.tb-total td{font-weight:600}
+.tokenbox-report td.st{white-space:nowrap}
+.tokenbox-report .tb-plus{color:#c92a2a}.tokenbox-report .tb-minus{color:#2b8a3e}
+.tokenbox-report h4{margin:10px 0 4px;font-size:13px}
+</style>"""
+
+
+def colour_key(s: LaidOutSection) -> str:
+    return "critical" if s.critical and s.status != "dropped" else s.status
+
+
+def fmt(n: float) -> str:
+    return f"{n:,.0f}" if float(n).is_integer() else f"{n:,.3g}"
+
+
+def pct(part: int, whole: int) -> str:
+    return "–" if whole <= 0 else f"{part / whole:.1%}"
+
+
+def window_of(layout: Layout) -> int:
+    return max(layout.budget.max_tokens, layout.max_tokens, layout.total_tokens, 1)
+
+
+def page(title: str, body: str) -> str:
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>{escape(title)}</title></head><body>{body}</body></html>\n"
+    )
