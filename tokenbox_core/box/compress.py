@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from tokenbox_core.errors import SectionError
 from tokenbox_core.layout import Action
 from tokenbox_core.lenses import LIST_LENSES, apply_lens, lens_name
+from tokenbox_core.tokens.fast_tail import count_minus
 
 from .measure import Ruler
 from .selector import fill_with_selector
@@ -85,7 +86,7 @@ def apply_lenses(ruler: Ruler, slot: Slot, target: int) -> None:
 
 def cut_text(ruler: Ruler, slot: Slot, text: str, alloc: int) -> str:
     """Cut text so its emitted size is at most ``alloc`` (empty when nothing fits)."""
-    overhead = ruler.size_of_text(slot, text) - ruler.counter.count(text)
+    overhead = ruler.size_of_text(slot, text) - count_minus(ruler.counter, text, ruler.separator)
     limit = max(0, alloc - overhead)
     while limit > 0:
         out = ruler.counter.truncate(text, limit, keep=slot.section.keep)
