@@ -77,6 +77,12 @@ class TiktokenCounter(_CachedCounter):
         return sum(self.count_many(groups))
 
     def truncate(self, text: str, limit: int, *, keep: Keep = "head") -> str:
+        from tokenbox_core.tokens.fast_cut import truncate_once  # issue 16: one encode, tail re-counts
+
+        return truncate_once(self, text, limit, keep)
+
+    def _truncate_by_recounting(self, text: str, limit: int, *, keep: Keep = "head") -> str:
+        """The reference algorithm ``truncate`` reproduces (kept for the property test that compares them)."""
         limit = max(0, int(limit))
         ids = self.encode(text)
         if len(ids) <= limit:
