@@ -78,3 +78,11 @@ def test_long_text_is_encoded_once(monkeypatch: pytest.MonkeyPatch) -> None:
     assert max(counts) < 100  # only tails after the last newline are re-counted
     reference = TiktokenCounter("o200k_base").encoding
     assert all(len(reference.encode_ordinary(c)) <= n for c, n in zip(cuts, limits, strict=True))
+
+
+@given(text=texts, suffix=st.sampled_from(["\n\n", "\n", " ", "x", "\n\n/", "  \n"]))
+def test_ids_from_a_measured_text_with_its_separator(text: str, suffix: str) -> None:
+    """Ids derived from the encode of text + separator (the measure pass) equal a fresh encode of text."""
+    counter = TiktokenCounter("o200k_base")
+    fast_cut.encode_ids(counter, text + suffix)
+    assert list(fast_cut.encode_ids(counter, text)) == counter.encoding.encode_ordinary(text)

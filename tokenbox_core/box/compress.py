@@ -86,7 +86,9 @@ def apply_lenses(ruler: Ruler, slot: Slot, target: int) -> None:
 
 def cut_text(ruler: Ruler, slot: Slot, text: str, alloc: int) -> str:
     """Cut text so its emitted size is at most ``alloc`` (empty when nothing fits)."""
-    overhead = ruler.size_of_text(slot, text) - count_minus(ruler.counter, text, ruler.separator)
+    full = ruler.size_of_text(slot, text)
+    joined = full if ruler.text_mode else None  # text mode: the size is count(text + separator)
+    overhead = full - count_minus(ruler.counter, text, ruler.separator, joined=joined)
     limit = max(0, alloc - overhead)
     while limit > 0:
         out = ruler.counter.truncate(text, limit, keep=slot.section.keep)

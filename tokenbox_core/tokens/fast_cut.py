@@ -39,18 +39,45 @@ _memo = threading.local()
 def encode_ids(counter: TiktokenCounter, text: str) -> Any:
     """Token ids of ``text`` (a numpy array when numpy is installed), memoised for the last text encoded."""
     last = getattr(_memo, "last", None)
-    if last is not None and last[0] == counter._cache_key and last[1] is text:
-        memoised: Sequence[int] = last[2]
-        return memoised
-    validate_text(text)
-    ids: Any
-    try:
-        ids = counter.encoding.encode_to_numpy(text, allowed_special=set(), disallowed_special=())
-    except ImportError:  # no numpy: a list of ints
-        ids = counter.encoding.encode_ordinary(text)
+    ids: Any = None
+    if last is not None and last[0] == counter._cache_key:
+        if last[1] is text:
+            return last[2]
+        if 0 < len(last[1]) - len(text) <= _SUFFIX_MAX and last[1].startswith(text):
+            ids = _prefix_ids(counter, last[1], last[2], text)  # measured with its separator: no second encode
+    if ids is None:
+        validate_text(text)
+        ids = _encode(counter, text)
     _memo.last = (counter._cache_key, text, ids)
     COUNT_CACHE.put(COUNT_CACHE.key(counter._cache_key, text), len(ids))
     return ids
+
+
+_SUFFIX_MAX = 64
+
+
+def _encode(counter: TiktokenCounter, text: str) -> Any:
+    try:
+        return counter.encoding.encode_to_numpy(text, allowed_special=set(), disallowed_special=())
+    except ImportError:  # no numpy: a list of ints
+        return counter.encoding.encode_ordinary(text)
+
+
+def _prefix_ids(counter: TiktokenCounter, longer: str, longer_ids: Any, text: str) -> Any:
+    """Ids of ``text`` from those of ``longer`` (``text`` + a short suffix): its head ids and a re-encoded tail."""
+    p = _last_neutral(counter, text)
+    if p is None:
+        return None
+    m = _tokens_covering(counter, longer_ids, len(longer[p:].encode("utf-8")), from_start=False)
+    if m is None:
+        return None
+    head = longer_ids[: len(longer_ids) - m]
+    tail = _encode(counter, text[p:])
+    if isinstance(head, list):
+        return head + list(tail)
+    import numpy
+
+    return numpy.concatenate([head, numpy.asarray(tail, dtype=head.dtype)])
 
 
 def _as_list(ids: Sequence[int]) -> list[int]:

@@ -74,14 +74,24 @@ def count_plus(counter: TokenCounter, text: str, suffix: str) -> int:
     return _remember(counter, joined, known - counter.count(tail) + counter.count(tail + suffix))
 
 
-def count_minus(counter: TokenCounter, text: str, suffix: str) -> int:
+def count_minus(counter: TokenCounter, text: str, suffix: str, *, joined: int | None = None) -> int:
     """``counter.count(text)``, re-counting only the tail when ``count(text + suffix)`` is known.
+
+    ``joined``, when the caller has it, is ``count(text + suffix)``: then a
+    long text is not even hashed for a cache lookup.
 
     >>> from tokenbox_core.tokens import get_counter
     >>> count_minus(get_counter("whitespace"), "one two", " three")
     2
     """
-    if len(text) < TAIL_MIN_CHARS or _cached(counter, text) is not None:
+    if len(text) < TAIL_MIN_CHARS:
+        return counter.count(text)
+    if joined is not None:
+        p = neutral_split(counter, text)
+        if p is not None:
+            tail = text[p:]
+            return joined - counter.count(tail + suffix) + counter.count(tail)
+    if _cached(counter, text) is not None:
         return counter.count(text)
     known = _cached(counter, text + suffix)
     p = neutral_split(counter, text) if known is not None else None
