@@ -195,8 +195,9 @@ class TokenBox:
         return total
 
 
-CHARS_PER_TOKEN_BOUND = 8
-"""Few texts average more characters a token than this; a claim batch holds text for the room left at this rate."""
+CLAIM_CHARS_PER_TOKEN = 4
+"""A claim batch holds text for the room left at about this many characters a token (English prose with
+o200k/cl100k): denser text measures a little more than needed, sparser text takes another, smaller batch."""
 
 
 def _claim_batch(order: Sequence[Slot], pos: int, room: int) -> list[Slot]:
@@ -207,7 +208,7 @@ def _claim_batch(order: Sequence[Slot], pos: int, room: int) -> list[Slot]:
     where the rest are outranked cost a little counting, never a different
     layout (measurements are pure and memoised).
     """
-    want = max(0, room) * CHARS_PER_TOKEN_BOUND
+    want = max(0, room) * CLAIM_CHARS_PER_TOKEN
     batch: list[Slot] = []
     chars = 0
     for i in range(pos, -1, -1):
