@@ -21,8 +21,8 @@ __all__ = ["MIN_PARALLEL_CHARS", "TaskFn", "plan_workers", "run_local"]
 TaskFn = Callable[[tuple[int, str, str]], dict[str, Any]] | type
 """A function of one task, or a class whose instances are (made once per worker, e.g. ``SpecCompiler``)."""
 
-MIN_PARALLEL_CHARS = 4_000_000
-"""Below this much spec text (about 1M tokens, a few seconds' work) a batch runs serially: start-up would dominate."""
+MIN_PARALLEL_CHARS = 16_000_000
+"""Below this much spec text (about 4M tokens, ~9 s of serial work here) a batch runs serially: start-up would dominate."""
 CHUNKS_PER_WORKER = 4
 
 _worker_fn: Callable[[tuple[int, str, str]], dict[str, Any]] | None = None
