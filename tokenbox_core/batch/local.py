@@ -22,7 +22,7 @@ TaskFn = Callable[[tuple[int, str, str]], dict[str, Any]] | type
 """A function of one task, or a class whose instances are (made once per worker, e.g. ``SpecCompiler``)."""
 
 MIN_PARALLEL_CHARS = 16_000_000
-"""Below this much spec text (about 4M tokens, ~9 s of serial work here) a batch runs serially: start-up would dominate."""
+"""Below this much spec text (~4M tokens, ~9 s of serial work here) a batch runs serially: start-up would dominate."""
 CHUNKS_PER_WORKER = 4
 
 _worker_fn: Callable[[tuple[int, str, str]], dict[str, Any]] | None = None
@@ -39,7 +39,7 @@ def plan_workers(tasks: Sequence[tuple[int, str, str]], jobs: int) -> int:
 
     >>> plan_workers([(1, "{}", "x")] * 10, jobs=4)
     1
-    >>> plan_workers([(1, "x" * 1_000_000, "x")] * 10, jobs=4)
+    >>> plan_workers([(1, "x" * 1_000_000, "x")] * 40, jobs=4)
     4
     """
     if jobs <= 1 or len(tasks) < 2:

@@ -76,7 +76,7 @@ def test_small_batches_stay_serial_and_big_ones_spread() -> None:
     """--jobs is a ceiling: a batch too small to repay worker start-up runs serially."""
     small = [(1, "{}", "x")] * 1000
     assert plan_workers(small, 8) == 1
-    big = [(i, "x" * 100_000, "x") for i in range(200)]
+    big = [(i, "x" * 100_000, "x") for i in range(400)]
     assert plan_workers(big, 2) == 2 and plan_workers(big, 1) == 1
     assert plan_workers(big[:1], 4) == 1
 
