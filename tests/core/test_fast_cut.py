@@ -86,3 +86,37 @@ def test_ids_from_a_measured_text_with_its_separator(text: str, suffix: str) -> 
     counter = TiktokenCounter("o200k_base")
     fast_cut.encode_ids(counter, text + suffix)
     assert list(fast_cut.encode_ids(counter, text)) == counter.encoding.encode_ordinary(text)
+
+
+@given(text=texts, fraction=st.floats(0, 1.2), keep=st.sampled_from(["head", "tail", "middle"]))
+def test_cut_from_a_partial_encode_equals_the_recounting_cut(text: str, fraction: float, keep: str) -> None:
+    """A text whose count is known is cut from the ids of its kept part only, with the same result."""
+    counter = get_counter("o200k_base")
+    limit = int(len(counter.encoding.encode_ordinary(text)) * fraction)
+    COUNT_CACHE.clear()
+    want = counter._truncate_by_recounting(text, limit, keep=keep)  # type: ignore[attr-defined]
+    COUNT_CACHE.clear()
+    fast_cut._memo.last = None
+    counter.count(text)  # known count, no ids: the partial path
+    saved = fast_cut.PARTIAL_MIN_CHARS
+    fast_cut.PARTIAL_MIN_CHARS = 0
+    try:
+        got = truncate_once(counter, text, limit, keep)  # type: ignore[arg-type]
+    finally:
+        fast_cut.PARTIAL_MIN_CHARS = saved
+    assert got == want
+
+
+def test_a_long_measured_text_is_not_encoded_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fast counter measures a long text without ids; cutting it then encodes about the kept part only."""
+    counter = get_counter("o200k_base")
+    text = "".join(f"line {i} of a long document about budgets\n" for i in range(20_000))
+    COUNT_CACHE.clear()
+    fast_cut._memo.last = None
+    total = counter.count(text)
+    encoded: list[int] = []
+    real = fast_cut._encode
+    monkeypatch.setattr(fast_cut, "_encode", lambda c, t: encoded.append(len(t)) or real(c, t))
+    out = counter.truncate(text, total // 10)
+    assert out == counter._truncate_by_recounting(text, total // 10)  # type: ignore[attr-defined]
+    assert sum(encoded) < len(text) // 5

@@ -54,6 +54,7 @@ def encode_ids(counter: TiktokenCounter, text: str) -> Any:
 
 
 _SUFFIX_MAX = 64
+_DECODE_CHUNK = 8_192
 
 
 def _encode(counter: TiktokenCounter, text: str) -> Any:
@@ -87,7 +88,8 @@ def _as_list(ids: Sequence[int]) -> list[int]:
 
 def _decode(counter: TiktokenCounter, ids: Sequence[int], *, from_end: bool) -> tuple[str, int]:
     """Decoded text of ``ids`` and how many bytes of a split character were trimmed (at the end or the start)."""
-    data: bytes = counter.encoding.decode_bytes(_as_list(ids))
+    step = _DECODE_CHUNK  # in chunks: a list of Python ints costs ~36 bytes a token, the ids 4
+    data: bytes = b"".join(counter.encoding.decode_bytes(_as_list(ids[i : i + step])) for i in range(0, len(ids), step))
     for trim in range(4):  # a token can end (or start) inside a multi-byte character
         try:
             piece = data[trim:] if from_end else data[: len(data) - trim]
@@ -148,42 +150,130 @@ def _tail_part(counter: TiktokenCounter, ids: Sequence[int], out: str, trim: int
     return None if m is None else (lead, len(ids) - m)
 
 
-def _cut(counter: TiktokenCounter, ids: Sequence[int], k: int, keep: Keep) -> tuple[str, int]:
+class _Ids:
+    """The ids a cut needs: a prefix and a suffix of the text's ids (the same list when fully encoded)."""
+
+    __slots__ = ("head", "n", "tail")
+
+    def __init__(self, head: Any, tail: Any, n: int) -> None:
+        self.head, self.tail, self.n = head, tail, n
+
+    def first(self, k: int) -> Any:
+        return self.head[:k]
+
+    def last(self, k: int) -> Any:
+        return self.tail[len(self.tail) - k :]
+
+
+def _cut(counter: TiktokenCounter, ids: _Ids, k: int, keep: Keep) -> tuple[str, int]:
     """The cut keeping ``k`` tokens as ``keep`` says, and its exact count."""
-    n = len(ids)
     count = counter.count
     if keep == "head":
-        out, trim = _decode(counter, ids[:k], from_end=False)
-        head = _head_part(counter, ids[:k], out, trim)
+        out, trim = _decode(counter, ids.first(k), from_end=False)
+        head = _head_part(counter, ids.first(k), out, trim)
         return out, (head[0] + count(head[1]) if head else count(out))
     if keep == "tail":
-        out, trim = _decode(counter, ids[n - k :], from_end=True) if k else ("", 0)
-        tail = _tail_part(counter, ids[n - k :], out, trim) if k else None
+        out, trim = _decode(counter, ids.last(k), from_end=True) if k else ("", 0)
+        tail = _tail_part(counter, ids.last(k), out, trim) if k else None
         return out, (count(tail[0]) + tail[1] if tail else count(out))
     h = (k + 1) // 2
     t = k - h
-    first, trim1 = _decode(counter, ids[:h], from_end=False)
+    first, trim1 = _decode(counter, ids.first(h), from_end=False)
     if not t:
-        head = _head_part(counter, ids[:h], first, trim1)
+        head = _head_part(counter, ids.first(h), first, trim1)
         return first, (head[0] + count(head[1]) if head else count(first))
-    second, trim2 = _decode(counter, ids[n - t :], from_end=True)
+    second, trim2 = _decode(counter, ids.last(t), from_end=True)
     out = first + second
-    head = _head_part(counter, ids[:h], first, trim1)
-    tail = _tail_part(counter, ids[n - t :], second, trim2)
+    head = _head_part(counter, ids.first(h), first, trim1)
+    tail = _tail_part(counter, ids.last(t), second, trim2)
     if head is None or tail is None:
         return out, count(out)
     return out, head[0] + count(head[1] + tail[0]) + tail[1]
 
 
+PARTIAL_MIN_CHARS = 200_000
+"""A text this long whose count is known is cut by encoding only the part kept (fast counter: no full encode)."""
+
+
+def _next_neutral(counter: TiktokenCounter, text: str, start: int) -> int | None:
+    for p in range(max(1, start), min(len(text), start + TAIL_WINDOW)):
+        if counter.neutral_join(text[p - 1], text[p]):
+            return p
+    return None
+
+
+def _prev_neutral(counter: TiktokenCounter, text: str, start: int) -> int | None:
+    for p in range(min(start, len(text) - 1), max(0, start - TAIL_WINDOW), -1):
+        if counter.neutral_join(text[p - 1], text[p]):
+            return p
+    return None
+
+
+def _head_ids(counter: TiktokenCounter, text: str, n: int, need: int) -> Any:
+    """Ids of a prefix of ``text`` ending where no token spans, with at least ``need`` tokens (or None)."""
+    reach = int(len(text) * need / n * 1.1) + 1024
+    while reach < len(text):
+        p = _next_neutral(counter, text, reach)
+        if p is None:
+            return None
+        ids = _encode(counter, text[:p])  # == the text's first len(ids) ids: no token spans p
+        if len(ids) >= need:
+            return ids
+        reach *= 2
+    return None
+
+
+def _tail_ids(counter: TiktokenCounter, text: str, n: int, need: int) -> Any:
+    """Ids of a suffix of ``text`` starting where no token spans, with at least ``need`` tokens (or None)."""
+    reach = int(len(text) * need / n * 1.1) + 1024
+    while reach < len(text):
+        p = _prev_neutral(counter, text, len(text) - reach)
+        if p is None:
+            return None
+        ids = _encode(counter, text[p:])  # == the text's last len(ids) ids
+        if len(ids) >= need:
+            return ids
+        reach *= 2
+    return None
+
+
+def _partial(counter: TiktokenCounter, text: str, n: int, limit: int, keep: Keep) -> _Ids | None:
+    """The ids a cut to ``limit`` needs, encoding only the kept part of a text of ``n`` tokens."""
+    need_head = limit if keep == "head" else (limit + 1) // 2 if keep == "middle" else 0
+    need_tail = limit - need_head if keep != "head" else 0
+    head = _head_ids(counter, text, n, need_head) if need_head else []
+    tail = _tail_ids(counter, text, n, need_tail) if need_tail else []
+    if head is None or tail is None:
+        return None
+    return _Ids(head, tail, n)
+
+
 def truncate_once(counter: TiktokenCounter, text: str, limit: int, keep: Keep = "head") -> str:
-    """``TiktokenCounter.truncate`` from one encode: the same result, a fraction of the work."""
+    """``TiktokenCounter.truncate`` from one encode: the same result, a fraction of the work.
+
+    A long text whose count is already known (measured by the fast counter,
+    which builds no ids) and that the memo has no ids for is not encoded
+    whole: only a prefix (and/or suffix) ending where no token can span, long
+    enough to hold the tokens kept.
+    """
     limit = max(0, int(limit))
-    ids: Any = encode_ids(counter, text)
-    if len(ids) <= limit:
-        return text
+    view: _Ids | None = None
+    last = getattr(_memo, "last", None)
+    memo_hit = last is not None and last[0] == counter._cache_key and last[1] is text
+    if not memo_hit and len(text) >= PARTIAL_MIN_CHARS:
+        known = COUNT_CACHE.get(COUNT_CACHE.key(counter._cache_key, text))
+        if known is not None and known <= limit:
+            return text
+        if known is not None:
+            view = _partial(counter, text, known, limit, keep)
+    if view is None:
+        ids: Any = encode_ids(counter, text)
+        if len(ids) <= limit:
+            return text
+        view = _Ids(ids, ids, len(ids))
     k = limit
     while True:
-        out, size = _cut(counter, ids, k, keep)
+        out, size = _cut(counter, view, k, keep)
         # Re-encoding a cut can merge differently; shrink until the result fits.
         if size <= k or k == 0:
             COUNT_CACHE.put(COUNT_CACHE.key(counter._cache_key, out), size)
