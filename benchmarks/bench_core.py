@@ -1,6 +1,7 @@
 """Core engine benchmark: Token Box layouts against the floor of one tiktoken encode pass (issues 2 §8, 16 §1).
 
-Run on purpose: ``.venv/bin/python benchmarks/bench_core.py``.  Prints a table; asserts nothing.
+Run on purpose: ``.venv/bin/python benchmarks/bench_core.py [ROUNDS] [words|mixed]`` (the big sections' text:
+the corpus vocabulary, default, or prose + source code).  Prints a table; asserts nothing.
 Every figure is CPU time of this process, runs interleaved with the floor they are compared to, and reported as
 the median ratio with its range (min–max) over the runs, because the machine is shared and noisy.
 
@@ -71,6 +72,20 @@ def full_text(sections: list[Section]) -> str:
     return "\n\n".join(parts)
 
 
+def mixed_text(chars: int) -> str:
+    """English prose (the specs in ../shared/seeds), this project's source code and JSON, repeated to ``chars``."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    parts = [p.read_text() for p in sorted((root.parent.parent / "shared" / "seeds").glob("*.txt"))]
+    parts += [p.read_text() for p in sorted((root / "tokenbox_core").rglob("*.py"))]
+    text = "\n".join(parts) or make_text(random.Random(1), 10_000)
+    return (text * (chars // len(text) + 1))[:chars]
+
+
+BIG_TEXT = "words"
+"""The text of the big sections: ``words`` (the corpus vocabulary) or ``mixed`` (prose, code, JSON)."""
+
 CLOCK = time.process_time
 
 
@@ -137,7 +152,7 @@ def bench_corpus(counter: TokenCounter, rounds: int) -> list[tuple[str, str]]:
 def bench_big(counter: TokenCounter, chars: int, rounds: int) -> list[tuple[str, str]]:
     enc = TiktokenCounter("o200k_base").encoding
     rng = random.Random(chars)
-    body = make_text(rng, chars // 6)[:chars]
+    body = make_text(rng, chars // 6)[:chars] if BIG_TEXT == "words" else mixed_text(chars)
     policy = Section("policy", "You are a careful assistant.")
     fits = TokenBox(10 * chars, counter=counter)
     cut = TokenBox(128_000, counter=counter)
@@ -168,12 +183,15 @@ def bench_big(counter: TokenCounter, chars: int, rounds: int) -> list[tuple[str,
 
 
 def main() -> None:
+    global BIG_TEXT
     rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 7
+    BIG_TEXT = sys.argv[2] if len(sys.argv) > 2 else "words"
     counters: list[tuple[str, TokenCounter]] = []
     if fast_available():
         counters.append(("fast counter (rs-bpe)", FastBpeCounter("o200k_base")))
     counters.append(("tiktoken counter", TiktokenCounter("o200k_base")))
     print(f"TokenBox core benchmark: CPU time, median ratio (range) over {rounds} interleaved runs, o200k_base")
+    print(f"big sections' text: {BIG_TEXT}")
     for name, counter in counters:
         rows = bench_corpus(counter, rounds)
         rows += bench_big(counter, 1_000_000, rounds)

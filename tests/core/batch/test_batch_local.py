@@ -101,3 +101,26 @@ def test_bad_requests_are_clear_errors(tmp_path: Path) -> None:
         run_tasks([(1, "{}", "x")], SpecCompiler, engine="spark")  # type: ignore[arg-type]
     with pytest.raises(BatchError, match="--engine ray"):
         run_tasks([(1, "{}", "x")], SpecCompiler, address="ray://head:10001")
+
+
+def test_core_and_batch_import_no_optional_extra() -> None:
+    """Importing tokenbox_core and tokenbox_core.batch loads neither Ray, pyarrow nor the fast counter."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, tokenbox_core, tokenbox_core.batch; "
+        "loaded = [m for m in ('ray', 'pyarrow', 'rs_bpe') if m in sys.modules]; assert not loaded, loaded"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+
+
+def test_ray_missing_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without Ray, --engine ray is an error naming the 'ray' extra."""
+    import sys
+
+    from tokenbox_core.batch import RayUnavailable
+
+    monkeypatch.setitem(sys.modules, "ray", None)
+    with pytest.raises(RayUnavailable, match=r"tokenbox-context\[ray\]"):
+        list(run_tasks([(1, "{}", "x")], SpecCompiler, engine="ray"))
