@@ -77,7 +77,8 @@ def mixed_text(chars: int) -> str:
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[1]
-    parts = [p.read_text() for p in sorted((root.parent.parent / "shared" / "seeds").glob("*.txt"))]
+    seeds = [d / "shared" / "seeds" for d in (root.parent, root.parent.parent)]
+    parts = [p.read_text() for d in seeds for p in sorted(d.glob("*.txt"))]
     parts += [p.read_text() for p in sorted((root / "tokenbox_core").rglob("*.py"))]
     text = "\n".join(parts) or make_text(random.Random(1), 10_000)
     return (text * (chars // len(text) + 1))[:chars]
