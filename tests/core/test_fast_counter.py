@@ -122,3 +122,14 @@ def test_layouts_are_identical_with_either_counter() -> None:
     plain = TokenBox(900, counter=TiktokenCounter("o200k_base")).layout(sections)
     assert fast.text == plain.text and fast.total_tokens == plain.total_tokens
     assert fast.fingerprint == plain.fingerprint
+
+
+def test_public_names() -> None:
+    """The fast counter and count_up_to are public in tokenbox_core.tokens; the batch package's names exist."""
+    import tokenbox_core.batch
+    import tokenbox_core.tokens
+
+    assert {"FastBpeCounter", "count_up_to"} <= set(tokenbox_core.tokens.__all__)
+    assert tokenbox_core.tokens.FastBpeCounter is FastBpeCounter
+    names = list(tokenbox_core.batch.__all__)
+    assert names == sorted(names) and all(hasattr(tokenbox_core.batch, n) for n in names)
