@@ -124,3 +124,12 @@ def test_ray_missing_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "ray", None)
     with pytest.raises(RayUnavailable, match=r"tokenbox-context\[ray\]"):
         list(run_tasks([(1, "{}", "x")], SpecCompiler, engine="ray"))
+
+
+def test_cli_address_without_ray_engine(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`tokenbox layout specs.jsonl --address ...` without --engine ray exits 2 with one clear line."""
+    from tokenbox_core.cli import main
+
+    assert main(["layout", str(write_specs(tmp_path, n=3)), "--address", "ray://head:10001"]) == 2
+    err = capsys.readouterr().err
+    assert "tokenbox: error: address 'ray://head:10001' names a Ray cluster" in err and "--engine ray" in err
