@@ -1,12 +1,16 @@
-"""Core engine benchmark: Token Box layout against the floor of one tiktoken encode pass.
+"""Core engine benchmark: Token Box layouts against the floor of one tiktoken encode pass (issues 2 §8, 16 §1).
 
-Run on purpose: ``.venv/bin/python benchmarks/bench_core.py``.  Prints a table; asserts nothing.
+Run on purpose: ``.venv/bin/python benchmarks/bench_core.py [ROUNDS] [words|mixed]`` (the big sections' text:
+the corpus vocabulary, default, or prose + source code).  Prints a table; asserts nothing.
+Every figure is CPU time of this process, runs interleaved with the floor they are compared to, and reported as
+the median ratio with its range (min–max) over the runs, because the machine is shared and noisy.
 
-Measures (issue 2 §8):
-- cold layout of ~1,000 sections (~200k tokens) into a 128k budget vs one encode pass over the same text;
-- warm re-layout after one section changed;
-- scaling with counts cached (1x vs 10x the sections);
-- peak memory (tracemalloc) relative to the input text.
+Rows, each for the fast exact counter (``rs-bpe``, the default when the ``fast`` extra is installed) and for the
+tiktoken counter (the fallback):
+- cold layout of 1,000 sections (~200k tokens) into 128k (goal ≤ 0.8x one encode pass);
+- warm re-layout after one section changed (goal ≤ 0.05x cold);
+- a 1 MB and a 10 MB section that fits (goal ≤ 0.7x one encode pass over it) and one cut to 128k (goal ≤ 1.2x);
+- peak traced memory relative to the input text (goal ≤ 3x).
 """
 
 from __future__ import annotations
@@ -18,11 +22,13 @@ import statistics
 import sys
 import time
 import tracemalloc
+from collections.abc import Callable
 
 from corpus import WORDS
 
-from tokenbox_core import ContextBudget, Item, Section, TokenBox, get_counter
-from tokenbox_core.tokens import COUNT_CACHE
+from tokenbox_core import ContextBudget, Item, Section, TokenBox
+from tokenbox_core.tokens import COUNT_CACHE, TiktokenCounter, TokenCounter
+from tokenbox_core.tokens.fast import FastBpeCounter, fast_available
 
 
 def make_text(rng: random.Random, n_words: int) -> str:
@@ -66,22 +72,37 @@ def full_text(sections: list[Section]) -> str:
     return "\n\n".join(parts)
 
 
+def mixed_text(chars: int) -> str:
+    """English prose (the specs in ../shared/seeds), this project's source code and JSON, repeated to ``chars``."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    seeds = [d / "shared" / "seeds" for d in (root.parent, root.parent.parent)]
+    parts = [p.read_text() for d in seeds for p in sorted(d.glob("*.txt"))]
+    parts += [p.read_text() for p in sorted((root / "tokenbox_core").rglob("*.py"))]
+    text = "\n".join(parts) or make_text(random.Random(1), 10_000)
+    return (text * (chars // len(text) + 1))[:chars]
+
+
+BIG_TEXT = "words"
+"""The text of the big sections: ``words`` (the corpus vocabulary) or ``mixed`` (prose, code, JSON)."""
+
 CLOCK = time.process_time
-"""CPU time of this process: everything measured is single-threaded, and unlike wall time it does not
-count time the (virtual) machine spent running someone else."""
 
 
-def best(fn, repeat: int = 7, setup=None) -> float:
-    """Best wall time of ``fn()`` over ``repeat`` runs; ``setup()`` runs untimed before each."""
-    times = []
-    for _ in range(repeat):
-        if setup is not None:
-            setup()
-        gc.collect()
-        t = CLOCK()
-        fn()
-        times.append(CLOCK() - t)
-    return min(times)
+def timed(fn: Callable[[], object], setup: Callable[[], object] | None = None) -> float:
+    if setup is not None:
+        setup()
+    gc.collect()
+    start = CLOCK()
+    fn()
+    return CLOCK() - start
+
+
+def spread(ratios: list[float], goal: float | None = None) -> str:
+    med = statistics.median(ratios)
+    mark = "" if goal is None else ("  ok" if med <= goal else f"  MISSES goal {goal}")
+    return f"{med:6.3f}x (range {min(ratios):.3f}-{max(ratios):.3f}){mark}"
 
 
 def fresh(sections: list[Section]) -> list[Section]:
@@ -89,71 +110,97 @@ def fresh(sections: list[Section]) -> list[Section]:
     return [dataclasses.replace(s) for s in sections]
 
 
-def main() -> None:
-    counter = get_counter("o200k_base")
-    enc = counter.encoding  # type: ignore[attr-defined]
-    sections = make_sections(1000)
-    text = full_text(sections)
-    n_tokens = len(enc.encode_ordinary(text))
-    budget = ContextBudget(max_tokens=128_000)
-    box = TokenBox(budget, counter=counter)
-
-    pending: list[list[Section]] = []
-
-    def new_input() -> None:
-        COUNT_CACHE.clear()
-        pending.append(fresh(sections))  # new objects: nothing memoised, nothing counted
-
-    layout = box.layout(sections)
-    edits: list[list[Section]] = []
-
-    def one_section_changed() -> None:
-        changed = list(sections)  # the same objects (measured before) but one new section, never seen
-        changed[500] = Section("s500", make_text(random.Random(len(edits) + 99), 150), priority=3, shrink=1)
-        edits.append(changed)
-
-    # The three runs are interleaved, so that each ratio compares runs made under the same conditions
-    # on a shared machine; the best of each is kept.
-    encode_s = cold_s = warm_s = float("inf")
-    for _ in range(15):
-        encode_s = min(encode_s, best(lambda: enc.encode_ordinary(text), repeat=1))
-        cold_s = min(cold_s, best(lambda: box.layout(pending.pop()), repeat=1, setup=new_input))
-        box.layout(sections)  # re-warm after the cold run cleared the count cache
-        warm_s = min(warm_s, best(lambda: box.layout(edits.pop()), repeat=3, setup=one_section_changed))
-
-    big = make_sections(10_000, seed=8)
-    box.layout(sections)
-    box.layout(big)  # warm the cache
-    small_s = best(lambda: box.layout(sections))
-    big_s = best(lambda: box.layout(big), repeat=3)
-
-    COUNT_CACHE.clear()
-    cold_input = fresh(sections)
+def peak_memory(fn: Callable[[], object]) -> int:
     gc.collect()
     tracemalloc.start()
-    box.layout(cold_input)
+    fn()
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
-    text_bytes = sys.getsizeof(text)
+    return peak
 
-    rows = [
-        ("input", f"{len(sections):,} sections, {n_tokens:,} tokens, budget 128,000 → total {layout.total_tokens:,}"),
-        ("one tiktoken encode pass", f"{encode_s * 1000:8.1f} ms"),
-        ("cold layout", f"{cold_s * 1000:8.1f} ms  = {cold_s / encode_s:.2f}x the encode pass (target ≤ 1.3x)"),
-        (
-            "warm re-layout, 1 section changed",
-            f"{warm_s * 1000:8.1f} ms  = {warm_s / cold_s:.3f}x cold (target ≤ 0.1x)",
-        ),
-        ("cached, 1,000 sections", f"{small_s * 1000:8.1f} ms"),
-        ("cached, 10,000 sections", f"{big_s * 1000:8.1f} ms  = {big_s / small_s:.1f}x (target ≤ 15x)"),
-        ("peak traced memory, cold", f"{peak / 1e6:8.1f} MB  = {peak / text_bytes:.2f}x the input text (target ≤ 3x)"),
+
+def bench_corpus(counter: TokenCounter, rounds: int) -> list[tuple[str, str]]:
+    enc = TiktokenCounter("o200k_base").encoding
+    sections = make_sections(1000)
+    text = full_text(sections)
+    box = TokenBox(ContextBudget(max_tokens=128_000), counter=counter)
+    layout = box.layout(sections)
+    cold: list[float] = []
+    warm: list[float] = []
+    cold_ratio: list[float] = []
+    for r in range(rounds):
+        encode_s = timed(lambda: enc.encode_ordinary(text))
+        pending = fresh(sections)
+        cold_s = timed(lambda p=pending: box.layout(p), setup=COUNT_CACHE.clear)
+        cold.append(cold_s)
+        cold_ratio.append(cold_s / encode_s)
+        box.layout(sections)  # re-warm after the cold run cleared the count cache
+        changed = list(sections)
+        changed[500] = Section("s500", make_text(random.Random(r + 99), 150), priority=3, shrink=1)
+        warm.append(timed(lambda c=changed: box.layout(c)))
+    warm_ratio = [w / statistics.median(cold) for w in warm]
+    COUNT_CACHE.clear()
+    cold_input = fresh(sections)
+    peak = peak_memory(lambda: box.layout(cold_input))
+    return [
+        ("input", f"{len(sections):,} sections, {len(enc.encode_ordinary(text)):,} tokens → {layout.total_tokens:,}"),
+        ("cold layout / one encode pass", spread(cold_ratio, 0.8)),
+        ("warm re-layout / cold", spread(warm_ratio, 0.05)),
+        ("peak memory / input text", f"{peak / sys.getsizeof(text):6.2f}x (goal 3x)"),
     ]
-    width = max(len(r[0]) for r in rows)
-    print("TokenBox core benchmark (CPU time, best of several runs)")
-    for name, value in rows:
-        print(f"  {name:<{width}}  {value}")
-    median = statistics.median([best(lambda: enc.encode_ordinary(text), 1) for _ in range(3)])
-    print(f"  (median of encode runs: {median * 1000:.1f} ms)")
+
+
+def bench_big(counter: TokenCounter, chars: int, rounds: int) -> list[tuple[str, str]]:
+    enc = TiktokenCounter("o200k_base").encoding
+    rng = random.Random(chars)
+    body = make_text(rng, chars // 6)[:chars] if BIG_TEXT == "words" else mixed_text(chars)
+    policy = Section("policy", "You are a careful assistant.")
+    fits = TokenBox(10 * chars, counter=counter)
+    cut = TokenBox(128_000, counter=counter)
+    fit_ratio: list[float] = []
+    cut_ratio: list[float] = []
+    floor: list[float] = []
+    raw = getattr(counter, "_raw_count", None)
+    for _ in range(rounds):
+        encode_s = timed(lambda: enc.encode_ordinary(body))
+        if isinstance(counter, FastBpeCounter) and raw is not None:
+            floor.append(timed(lambda: raw(body)) / encode_s)
+        fit_ratio.append(
+            timed(lambda: fits.layout([policy, Section("doc", body, shrink=1)]), COUNT_CACHE.clear) / encode_s
+        )
+        cut_ratio.append(
+            timed(lambda: cut.layout([policy, Section("doc", body, shrink=1)]), COUNT_CACHE.clear) / encode_s
+        )
+    COUNT_CACHE.clear()
+    peak = peak_memory(lambda: cut.layout([policy, Section("doc", body, shrink=1)]))
+    label = f"{chars / 1e6:g} MB section"
+    rows = [(f"{label}: one fast count pass / one encode pass", spread(floor))] if floor else []
+    return [
+        *rows,
+        (f"{label} that fits / one encode pass", spread(fit_ratio, 0.7)),
+        (f"{label} cut to 128k / one encode pass", spread(cut_ratio, 1.2)),
+        (f"{label} cut: peak memory / input text", f"{peak / sys.getsizeof(body):6.2f}x (goal 3x)"),
+    ]
+
+
+def main() -> None:
+    global BIG_TEXT
+    rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 7
+    BIG_TEXT = sys.argv[2] if len(sys.argv) > 2 else "words"
+    counters: list[tuple[str, TokenCounter]] = []
+    if fast_available():
+        counters.append(("fast counter (rs-bpe)", FastBpeCounter("o200k_base")))
+    counters.append(("tiktoken counter", TiktokenCounter("o200k_base")))
+    print(f"TokenBox core benchmark: CPU time, median ratio (range) over {rounds} interleaved runs, o200k_base")
+    print(f"big sections' text: {BIG_TEXT}")
+    for name, counter in counters:
+        rows = bench_corpus(counter, rounds)
+        rows += bench_big(counter, 1_000_000, rounds)
+        rows += bench_big(counter, 10_000_000, max(3, rounds // 2))
+        width = max(len(r[0]) for r in rows)
+        print(f"\n{name}")
+        for label, value in rows:
+            print(f"  {label:<{width}}  {value}")
 
 
 if __name__ == "__main__":

@@ -8,8 +8,11 @@ Each maps LlamaIndex objects onto TokenBox Sections and Items and calls the core
 once; ``last_layout`` on each holds the core's report of the last call.
 """
 
+from importlib.util import find_spec as _find_spec
+
 try:  # the extra this adapter needs: say which one, not a bare ModuleNotFoundError
-    import llama_index.core  # noqa: F401
+    if _find_spec("llama_index.core") is None:  # located, not imported: importing stays lazy (issue 16)
+        raise ModuleNotFoundError("No module named 'llama_index.core'", name="llama_index.core")
 except ModuleNotFoundError as exc:  # pragma: no cover - exercised in a subprocess (tests/core/test_packaging.py)
     raise ModuleNotFoundError(
         f"tokenbox_llamaindex needs llama-index-core ({exc.name} is missing): "
@@ -17,8 +20,33 @@ except ModuleNotFoundError as exc:  # pragma: no cover - exercised in a subproce
         name=exc.name,
     ) from exc
 
-from tokenbox_llamaindex.memory import TokenBoxMemory
-from tokenbox_llamaindex.postprocessor import TokenBoxNodePostprocessor
-from tokenbox_llamaindex.prompt_helper import TokenBoxPromptHelper
+import importlib as _importlib
+import typing as _typing
+
+if _typing.TYPE_CHECKING:
+    from tokenbox_llamaindex.memory import TokenBoxMemory
+    from tokenbox_llamaindex.postprocessor import TokenBoxNodePostprocessor
+    from tokenbox_llamaindex.prompt_helper import TokenBoxPromptHelper
 
 __all__ = ["TokenBoxMemory", "TokenBoxNodePostprocessor", "TokenBoxPromptHelper"]
+
+# Each public name is imported from its module on first use (PEP 562), so importing the package costs
+# almost nothing and a user pays only for the framework modules the names they use need (issue 16).
+_MODULES = {
+    "TokenBoxMemory": "tokenbox_llamaindex.memory",
+    "TokenBoxNodePostprocessor": "tokenbox_llamaindex.postprocessor",
+    "TokenBoxPromptHelper": "tokenbox_llamaindex.prompt_helper",
+}
+
+
+def __getattr__(name: str) -> _typing.Any:
+    module = _MODULES.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(_importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -30,7 +30,9 @@ def test_all_is_expected_and_sorted() -> None:
 def test_public_attributes_are_in_all() -> None:
     """Every public, non-module attribute of the package is in __all__ and exists."""
     public = {
-        n for n, v in vars(tokenbox_langchain).items() if not n.startswith("_") and not isinstance(v, types.ModuleType)
+        n
+        for n in dir(tokenbox_langchain)
+        if not n.startswith("_") and not isinstance(getattr(tokenbox_langchain, n), types.ModuleType)
     }
     assert public == set(EXPECTED_ALL)
 
@@ -39,6 +41,29 @@ def test_core_import_does_not_load_langchain() -> None:
     """Importing tokenbox_core loads no langchain module; importing tokenbox_langchain does."""
     code = (
         "import sys, tokenbox_core; assert not any(m.startswith('langchain') for m in sys.modules); "
-        "import tokenbox_langchain; assert 'langchain_core' in sys.modules"
+        "import tokenbox_langchain; tokenbox_langchain.TokenBoxMessages; assert 'langchain_core' in sys.modules"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_names_load_lazily() -> None:
+    """Importing the package loads no adapter module; a name loads only the modules it needs (issue 16)."""
+    code = (
+        "import sys, tokenbox_langchain; "
+        "assert not [m for m in sys.modules if m.startswith(('langchain', 'tokenbox_langchain.'))]; "
+        "from tokenbox_langchain import trim_messages; "
+        "assert 'tokenbox_langchain.trim' in sys.modules; "
+        "assert 'tokenbox_langchain.compressor' not in sys.modules and 'tokenbox_langchain.layout' not in sys.modules; "
+        "assert tokenbox_langchain.TokenBoxCompressor.__name__ == 'TokenBoxCompressor'; print('ok')"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "ok"
+
+
+def test_unknown_name_is_an_attribute_error() -> None:
+    """A name the package does not export raises AttributeError naming it."""
+    import pytest
+
+    with pytest.raises(AttributeError, match="no_such_name"):
+        tokenbox_langchain.no_such_name  # noqa: B018

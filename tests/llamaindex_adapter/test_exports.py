@@ -23,7 +23,9 @@ def test_public_attributes_are_in_all() -> None:
     import types
 
     public = {
-        n for n, v in vars(tokenbox_llamaindex).items() if not n.startswith("_") and not isinstance(v, types.ModuleType)
+        n
+        for n in dir(tokenbox_llamaindex)
+        if not n.startswith("_") and not isinstance(getattr(tokenbox_llamaindex, n), types.ModuleType)
     }
     assert public == set(EXPECTED_ALL)
 
@@ -35,10 +37,11 @@ def test_class_names_follow_llama_index_convention() -> None:
 
 
 def test_core_never_imports_llama_index() -> None:
-    """Importing tokenbox_core loads no llama_index module; importing the adapter does."""
+    """Importing tokenbox_core or the bare adapter package loads no llama_index module; using a name does."""
     code = (
         "import sys, tokenbox_core; assert not [m for m in sys.modules if m.startswith('llama_index')];"
-        "import tokenbox_llamaindex; assert 'llama_index.core' in sys.modules; print('ok')"
+        "import tokenbox_llamaindex; assert not [m for m in sys.modules if m.startswith('llama_index')];"
+        "tokenbox_llamaindex.TokenBoxMemory; assert 'llama_index.core' in sys.modules; print('ok')"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False, timeout=120)
     assert result.returncode == 0, result.stderr

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from tokenbox_core.errors import SectionError
 from tokenbox_core.layout import Action
 from tokenbox_core.lenses import LIST_LENSES, apply_lens, lens_name
+from tokenbox_core.tokens.fast_tail import count_minus, count_plus
 
 from .measure import Ruler
 from .selector import fill_with_selector
@@ -85,7 +86,9 @@ def apply_lenses(ruler: Ruler, slot: Slot, target: int) -> None:
 
 def cut_text(ruler: Ruler, slot: Slot, text: str, alloc: int) -> str:
     """Cut text so its emitted size is at most ``alloc`` (empty when nothing fits)."""
-    overhead = ruler.size_of_text(slot, text) - ruler.counter.count(text)
+    full = ruler.size_of_text(slot, text)
+    joined = full if ruler.text_mode else None  # text mode: the size is count(text + separator)
+    overhead = full - count_minus(ruler.counter, text, ruler.separator, joined=joined)
     limit = max(0, alloc - overhead)
     while limit > 0:
         out = ruler.counter.truncate(text, limit, keep=slot.section.keep)
@@ -180,7 +183,7 @@ def _cut_boundary(ruler: Ruler, slot: Slot, unit: Unit, alloc: int) -> bool:
 
     def size_with(text: str) -> int:
         unit.text = text
-        new = counter.count(text + isep) if text else 0
+        new = count_plus(counter, text, isep) if text else 0  # a cut's count is known: re-count its tail only
         slot.kept_total += new - unit.size
         unit.size = new
         if text and i > slot.last_kept:  # the last-kept cursor only walks back: re-arm it

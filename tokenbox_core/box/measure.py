@@ -19,6 +19,7 @@ from tokenbox_core.errors import SectionError
 from tokenbox_core.lenses import LIST_LENSES
 from tokenbox_core.sections import Item, Section
 from tokenbox_core.tokens import TOKENS_PER_MESSAGE, TokenCounter, count_many
+from tokenbox_core.tokens.fast_tail import count_plus
 
 from .state import DEFAULT_OMISSION, MARKER_IDS_SHOWN, MEMO_ATTR, MEMO_LIMIT, Mode, Slot, Template, Unit
 
@@ -54,7 +55,7 @@ class Ruler:
             return 0
         if self.mode == "messages":
             return self.counter.count(text) + self.message_overhead(self.role(slot))
-        return self.counter.count(text + self.separator)
+        return count_plus(self.counter, text, self.separator)  # a long text's tail is re-counted, not all of it
 
     def unit_size(self, slot: Slot, unit: Unit) -> int:
         """A unit's size after its text changed (a vouched size only holds for the original text)."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from tokenbox_core.tokens import PRIMING_TOKENS, count_concat
+from tokenbox_core.tokens.fast_tail import count_minus
 
 from .measure import Ruler
 from .state import Emitted, Slot
@@ -61,7 +62,7 @@ def exact_total(ruler: Ruler, slots: Sequence[Slot]) -> int:
     if not units:
         return 0
     text, _, size, vouched = units[-1]
-    units[-1] = (text, "", size if vouched else counter.count(text), vouched)
+    units[-1] = (text, "", size if vouched else count_minus(counter, text, sep, joined=size), vouched)  # tail only
     total = sum(u[2] for u in units if u[3])
     plain = [u for u in units if not u[3]]
     if neutral is None:
@@ -124,7 +125,7 @@ def _exact_total_fast(ruler: Ruler, slots: Sequence[Slot], neutral: Callable[[st
         return 0
     if last_vouched:
         return total
-    return total - last_size + ruler.counter.count(last_text)
+    return total - last_size + count_minus(ruler.counter, last_text, ruler.separator, joined=last_size)  # tail only
 
 
 def _group_size(ruler: Ruler, group: list[Emitted]) -> int:

@@ -6,7 +6,6 @@ import argparse
 import json
 import time
 from collections.abc import Iterator
-from concurrent.futures import ProcessPoolExecutor
 from typing import Any, TextIO
 
 from tokenbox_core.cli.commands import EXIT_BAD_INPUT, EXIT_OK, one_line, status_counts
@@ -59,17 +58,11 @@ def _batch_tasks(path: str) -> list[tuple[int, str, str]]:
     return tasks
 
 
-def _run_batch(tasks: list[tuple[int, str, str]], jobs: int) -> Iterator[dict[str, Any]]:
-    if jobs == 1 or len(tasks) == 1:
-        yield from map(_layout_one, tasks)
-        return
-    import multiprocessing
+def _run_batch(tasks: list[tuple[int, str, str]], args: argparse.Namespace) -> Iterator[dict[str, Any]]:
+    """Local processes in chunks (serial when the batch is small) or Ray Data (tokenbox_core.batch)."""
+    from tokenbox_core.batch import run_tasks
 
-    # spawn, not fork: forking a process that may hold threads (tokenizer pools) is unsafe.
-    context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), mp_context=context) as pool:
-        chunk = max(1, len(tasks) // (jobs * 8))
-        yield from pool.map(_layout_one, tasks, chunksize=chunk)  # results in input order
+    return run_tasks(tasks, _layout_one, engine=args.engine, jobs=args.jobs, address=args.address)
 
 
 def cmd_layout_batch(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -84,7 +77,7 @@ def cmd_layout_batch(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     started = time.perf_counter()
     ok = failed = tokens = 0
     try:
-        for result in _run_batch(tasks, args.jobs):
+        for result in _run_batch(tasks, args):
             progress.update()
             if result["ok"]:
                 ok += 1

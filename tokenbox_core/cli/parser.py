@@ -97,6 +97,13 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="worker processes for a batch (default 1; 'auto' = one per CPU)",
     )
+    layout.add_argument(
+        "--engine",
+        choices=("local", "ray"),
+        default="local",
+        help="batch engine: local processes (default) or Ray Data (extra 'ray'; --jobs = workers)",
+    )
+    layout.add_argument("--address", metavar="ADDR", help="with --engine ray: a Ray cluster (ray://host:10001)")
     layout.add_argument("--batch", action="store_true", help="read SPEC as JSON lines whatever its extension")
 
     count = commands.add_parser(

@@ -28,6 +28,7 @@ from tokenbox_core.tokens.base import Keep, TokenCounter, validate_text
 from tokenbox_core.tokens.cache import COUNT_CACHE
 from tokenbox_core.tokens.concat import count_concat, count_many
 from tokenbox_core.tokens.counters import ApproximateCounter, BytesCounter, CallableCounter, WhitespaceCounter
+from tokenbox_core.tokens.fast import FastBpeCounter, count_up_to  # issue 16: loads rs-bpe only when used
 from tokenbox_core.tokens.guard import GuardedCounter
 from tokenbox_core.tokens.messages import (
     PRIMING_TOKENS,
@@ -49,6 +50,7 @@ __all__ = [
     "ApproximateCounter",
     "BytesCounter",
     "CallableCounter",
+    "FastBpeCounter",
     "GuardedCounter",
     "Keep",
     "TiktokenCounter",
@@ -59,6 +61,7 @@ __all__ = [
     "count_concat",
     "count_many",
     "count_message_tokens",
+    "count_up_to",
     "encoding_for_model",
     "get_counter",
     "message_token_count",

@@ -17,7 +17,6 @@ from tokenbox_core.tokens.counters import (
     _CachedCounter,
 )
 from tokenbox_core.tokens.guard import GuardedCounter
-from tokenbox_core.tokens.tiktoken_counter import TiktokenCounter
 
 __all__ = ["encoding_for_model", "get_counter", "register_model_encoding"]
 
@@ -118,7 +117,9 @@ def get_counter(name: str | TokenCounter | Callable[[str], Any] = "o200k_base") 
                     f"unknown model {name!r}: counting with {_DEFAULT_ENCODING} (register it with "
                     f"register_model(name, window, encoding=...) or pass an encoding name)",
                 )
-            counter = TiktokenCounter(encoding)
+            from tokenbox_core.tokens.fast import tiktoken_counter  # issue 16: the fast exact counter where proven
+
+            counter = tiktoken_counter(encoding)
         with _COUNTERS_LOCK:
             return _COUNTERS.setdefault(name, counter)
     if isinstance(name, _CachedCounter):

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
 
 __all__ = ["TiktokenCounter"]
 
+_BUFFER_ABOVE = 100_000
 _NEWLINE_NEUTRAL = frozenset({"cl100k_base", "o200k_base", "o200k_harmony"})
 
 
@@ -30,13 +31,17 @@ class TiktokenCounter(_CachedCounter):
         self._neutral_newline = encoding.name in _NEWLINE_NEUTRAL
 
     def _raw_count(self, text: str) -> int:
+        if len(text) > _BUFFER_ABOVE:  # issue 16: tiktoken's buffer API, 4 bytes a token instead of a list
+            from tokenbox_core.tokens.fast_cut import encode_ids
+
+            return len(encode_ids(self, text))
         return len(self.encoding.encode_ordinary(text))
 
     def _raw_count_many(self, texts: Sequence[str]) -> list[int]:
         # Sequential on purpose: tiktoken's threaded batch API was slower here (it holds the GIL
         # for much of the work) and keeps every token list alive at once, multiplying peak memory.
         encode = self.encoding.encode_ordinary
-        return [len(encode(t)) for t in texts]
+        return [len(encode(t)) if len(t) <= _BUFFER_ABOVE else self._raw_count(t) for t in texts]
 
     def neutral_join(self, left_end: str, right_start: str) -> bool:
         """Whether joining a text ending in ``left_end`` to one starting with ``right_start`` cannot change counts.
@@ -77,6 +82,12 @@ class TiktokenCounter(_CachedCounter):
         return sum(self.count_many(groups))
 
     def truncate(self, text: str, limit: int, *, keep: Keep = "head") -> str:
+        from tokenbox_core.tokens.fast_cut import truncate_once  # issue 16: one encode, tail re-counts
+
+        return truncate_once(self, text, limit, keep)
+
+    def _truncate_by_recounting(self, text: str, limit: int, *, keep: Keep = "head") -> str:
+        """The reference algorithm ``truncate`` reproduces (kept for the property test that compares them)."""
         limit = max(0, int(limit))
         ids = self.encode(text)
         if len(ids) <= limit:

@@ -1,0 +1,122 @@
+"""Cutting from one encode (issue 16 §1): the same cuts as the re-counting algorithm, from one encode."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tokenbox_core.tokens import COUNT_CACHE, TiktokenCounter, fast_cut, get_counter
+from tokenbox_core.tokens.fast_cut import truncate_once
+
+COUNTERS = [TiktokenCounter("o200k_base"), TiktokenCounter("cl100k_base"), get_counter("o200k_base")]
+_pieces = st.sampled_from(
+    [
+        "\n",
+        "\n\n",
+        " ",
+        "   ",
+        "\t",
+        "/",
+        "/usr/bin",
+        "word",
+        "Word",
+        "日本語",
+        "🙂",
+        "👩‍👩‍👧",
+        "e\u0301",
+        "\r\n",
+        "'s",
+        "1234",
+        "!!",
+        "x",
+        "def f():\n    return 1\n",
+        "<|endoftext|>",
+    ]
+)
+texts = st.lists(st.one_of(_pieces, st.text(max_size=8)), min_size=0, max_size=60).map("".join)
+
+
+@given(text=texts, fraction=st.floats(0, 1.2), keep=st.sampled_from(["head", "tail", "middle"]))
+def test_one_encode_cut_equals_the_recounting_cut(text: str, fraction: float, keep: str) -> None:
+    """For every text, limit and keep, truncate (one encode) returns the reference algorithm's string."""
+    for counter in COUNTERS:
+        limit = int(len(counter.encoding.encode_ordinary(text)) * fraction)
+        COUNT_CACHE.clear()
+        want = counter._truncate_by_recounting(text, limit, keep=keep)  # type: ignore[arg-type]
+        COUNT_CACHE.clear()
+        got = truncate_once(counter, text, limit, keep)  # type: ignore[arg-type]
+        assert got == want
+        assert counter.count(got) == len(counter.encoding.encode_ordinary(got)) <= max(limit, 0)
+
+
+def test_long_text_is_encoded_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Repeated cuts of one long text encode it once and count only short tails."""
+    counter = TiktokenCounter("o200k_base")
+    text = "a line of several words\n" * 4_000
+    encodes: list[int] = []
+
+    class Proxy:
+        def __init__(self, inner: object) -> None:
+            self.inner = inner
+
+        def __getattr__(self, name: str) -> object:
+            return getattr(self.inner, name)
+
+        def encode_to_numpy(self, t: str, **kw: object) -> object:
+            encodes.append(len(t))
+            return self.inner.encode_to_numpy(t, **kw)  # type: ignore[attr-defined]
+
+    monkeypatch.setattr(fast_cut, "_memo", type(fast_cut._memo)())
+    monkeypatch.setattr(counter, "encoding", Proxy(counter.encoding))
+    counts: list[int] = []
+    raw = counter._raw_count
+    monkeypatch.setattr(counter, "_raw_count", lambda t: counts.append(len(t)) or raw(t))
+    limits = (20_000, 15_000, 900, 10)
+    cuts = [counter.truncate(text, n, keep="head") for n in limits]
+    assert len(encodes) == 1
+    assert max(counts) < 100  # only tails after the last newline are re-counted
+    reference = TiktokenCounter("o200k_base").encoding
+    assert all(len(reference.encode_ordinary(c)) <= n for c, n in zip(cuts, limits, strict=True))
+
+
+@given(text=texts, suffix=st.sampled_from(["\n\n", "\n", " ", "x", "\n\n/", "  \n"]))
+def test_ids_from_a_measured_text_with_its_separator(text: str, suffix: str) -> None:
+    """Ids derived from the encode of text + separator (the measure pass) equal a fresh encode of text."""
+    counter = TiktokenCounter("o200k_base")
+    fast_cut.encode_ids(counter, text + suffix)
+    assert list(fast_cut.encode_ids(counter, text)) == counter.encoding.encode_ordinary(text)
+
+
+@given(text=texts, fraction=st.floats(0, 1.2), keep=st.sampled_from(["head", "tail", "middle"]))
+def test_cut_from_a_partial_encode_equals_the_recounting_cut(text: str, fraction: float, keep: str) -> None:
+    """A text whose count is known is cut from the ids of its kept part only, with the same result."""
+    counter = get_counter("o200k_base")
+    limit = int(len(counter.encoding.encode_ordinary(text)) * fraction)
+    COUNT_CACHE.clear()
+    want = counter._truncate_by_recounting(text, limit, keep=keep)  # type: ignore[attr-defined]
+    COUNT_CACHE.clear()
+    fast_cut._memo.last = None
+    counter.count(text)  # known count, no ids: the partial path
+    saved = fast_cut.PARTIAL_MIN_CHARS
+    fast_cut.PARTIAL_MIN_CHARS = 0
+    try:
+        got = truncate_once(counter, text, limit, keep)  # type: ignore[arg-type]
+    finally:
+        fast_cut.PARTIAL_MIN_CHARS = saved
+    assert got == want
+
+
+def test_a_long_measured_text_is_not_encoded_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fast counter measures a long text without ids; cutting it then encodes about the kept part only."""
+    counter = get_counter("o200k_base")
+    text = "".join(f"line {i} of a long document about budgets\n" for i in range(20_000))
+    COUNT_CACHE.clear()
+    fast_cut._memo.last = None
+    total = counter.count(text)
+    encoded: list[int] = []
+    real = fast_cut._encode
+    monkeypatch.setattr(fast_cut, "_encode", lambda c, t: encoded.append(len(t)) or real(c, t))
+    out = counter.truncate(text, total // 10)
+    assert out == counter._truncate_by_recounting(text, total // 10)  # type: ignore[attr-defined]
+    assert sum(encoded) < len(text) // 5

@@ -1,0 +1,281 @@
+"""Cutting from one encode: token offsets, not repeated re-counting (issue 16 §1).
+
+``TiktokenCounter.truncate`` keeps the largest ``k <= limit`` whose cut
+(``k`` head tokens decoded, cut back to whole characters) re-encodes to at
+most ``k`` tokens.  Done naively, each candidate re-counts the whole cut and
+each call re-encodes the text.  Here:
+
+- the text is encoded **once**, through tiktoken's buffer API
+  (``encode_to_numpy``: 4 bytes a token instead of a list of Python ints —
+  for a 10-million-character section hundreds of MB less at equal speed),
+  and the ids of the last text cut are kept, so a search over cut sizes (the
+  box's boundary-item search, its shrink loop) never encodes the text again;
+- a candidate cut is counted exactly as (tokens before the last position no
+  token can span, read off the original ids) + (a count of the few
+  characters after it) — see :mod:`tokenbox_core.tokens.fast_tail`.
+
+The result is the same string the naive algorithm returns, for every text,
+limit and ``keep`` (a property test compares them).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from tokenbox_core.tokens.base import Keep, validate_text
+from tokenbox_core.tokens.cache import COUNT_CACHE
+from tokenbox_core.tokens.fast_tail import TAIL_WINDOW
+
+if TYPE_CHECKING:
+    from tokenbox_core.tokens.tiktoken_counter import TiktokenCounter
+
+__all__ = ["encode_ids", "truncate_once"]
+
+_memo = threading.local()
+
+
+def encode_ids(counter: TiktokenCounter, text: str) -> Any:
+    """Token ids of ``text`` (a numpy array when numpy is installed), memoised for the last text encoded."""
+    last = getattr(_memo, "last", None)
+    ids: Any = None
+    if last is not None and last[0] == counter._cache_key:
+        if last[1] is text:
+            return last[2]
+        if 0 < len(last[1]) - len(text) <= _SUFFIX_MAX and last[1].startswith(text):
+            ids = _prefix_ids(counter, last[1], last[2], text)  # measured with its separator: no second encode
+    if ids is None:
+        validate_text(text)
+        ids = _encode(counter, text)
+    _memo.last = (counter._cache_key, text, ids)
+    COUNT_CACHE.put(COUNT_CACHE.key(counter._cache_key, text), len(ids))
+    return ids
+
+
+_SUFFIX_MAX = 64
+_DECODE_CHUNK = 8_192
+
+
+def _encode(counter: TiktokenCounter, text: str) -> Any:
+    try:
+        return counter.encoding.encode_to_numpy(text, allowed_special=set(), disallowed_special=())
+    except ImportError:  # no numpy: a list of ints
+        return counter.encoding.encode_ordinary(text)
+
+
+def _prefix_ids(counter: TiktokenCounter, longer: str, longer_ids: Any, text: str) -> Any:
+    """Ids of ``text`` from those of ``longer`` (``text`` + a short suffix): its head ids and a re-encoded tail."""
+    p = _last_neutral(counter, text)
+    if p is None:
+        return None
+    m = _tokens_covering(counter, longer_ids, len(longer[p:].encode("utf-8")), from_start=False)
+    if m is None:
+        return None
+    head = longer_ids[: len(longer_ids) - m]
+    tail = _encode(counter, text[p:])
+    if isinstance(head, list):
+        return head + list(tail)
+    import numpy
+
+    return numpy.concatenate([head, numpy.asarray(tail, dtype=head.dtype)])
+
+
+def _as_list(ids: Sequence[int]) -> list[int]:
+    tolist = getattr(ids, "tolist", None)
+    return list(tolist()) if tolist is not None else list(ids)
+
+
+def _decode(counter: TiktokenCounter, ids: Sequence[int], *, from_end: bool) -> tuple[str, int]:
+    """Decoded text of ``ids`` and how many bytes of a split character were trimmed (at the end or the start)."""
+    step = _DECODE_CHUNK  # in chunks: a list of Python ints costs ~36 bytes a token, the ids 4
+    data: bytes = b"".join(counter.encoding.decode_bytes(_as_list(ids[i : i + step])) for i in range(0, len(ids), step))
+    for trim in range(4):  # a token can end (or start) inside a multi-byte character
+        try:
+            piece = data[trim:] if from_end else data[: len(data) - trim]
+            return piece.decode("utf-8"), trim
+        except UnicodeDecodeError:
+            continue
+    return data.decode("utf-8", "ignore"), -1  # -1: byte accounting unknown, count in full
+
+
+def _token_len(counter: TiktokenCounter, token: int) -> int:
+    return len(counter.encoding.decode_single_token_bytes(int(token)))
+
+
+def _tokens_covering(counter: TiktokenCounter, ids: Sequence[int], nbytes: int, *, from_start: bool) -> int | None:
+    """How many ids at the start (or end) of ``ids`` cover exactly ``nbytes`` bytes; None if none do."""
+    covered = 0
+    n = len(ids)
+    for m in range(n + 1):
+        if covered == nbytes:
+            return m
+        if covered > nbytes or m == n:
+            return None
+        covered += _token_len(counter, ids[m] if from_start else ids[n - 1 - m])
+    return None
+
+
+def _last_neutral(counter: TiktokenCounter, text: str) -> int | None:
+    for p in range(len(text) - 1, max(0, len(text) - TAIL_WINDOW), -1):
+        if counter.neutral_join(text[p - 1], text[p]):
+            return p
+    return None
+
+
+def _first_neutral(counter: TiktokenCounter, text: str) -> int | None:
+    for p in range(1, min(len(text), TAIL_WINDOW)):
+        if counter.neutral_join(text[p - 1], text[p]):
+            return p
+    return None
+
+
+def _head_part(counter: TiktokenCounter, ids: Sequence[int], out: str, trim: int) -> tuple[int, str] | None:
+    """(tokens of ``out`` before its last neutral position, read off ``ids``; the text after it)."""
+    p = _last_neutral(counter, out) if trim >= 0 else None
+    if p is None:
+        return None
+    rest = out[p:]
+    m = _tokens_covering(counter, ids, len(rest.encode("utf-8")) + trim, from_start=False)
+    return None if m is None else (len(ids) - m, rest)
+
+
+def _tail_part(counter: TiktokenCounter, ids: Sequence[int], out: str, trim: int) -> tuple[str, int] | None:
+    """(the text of ``out`` before its first neutral position; tokens after it, read off ``ids``)."""
+    p = _first_neutral(counter, out) if trim >= 0 else None
+    if p is None:
+        return None
+    lead = out[:p]
+    m = _tokens_covering(counter, ids, len(lead.encode("utf-8")) + trim, from_start=True)
+    return None if m is None else (lead, len(ids) - m)
+
+
+class _Ids:
+    """The ids a cut needs: a prefix and a suffix of the text's ids (the same list when fully encoded)."""
+
+    __slots__ = ("head", "n", "tail")
+
+    def __init__(self, head: Any, tail: Any, n: int) -> None:
+        self.head, self.tail, self.n = head, tail, n
+
+    def first(self, k: int) -> Any:
+        return self.head[:k]
+
+    def last(self, k: int) -> Any:
+        return self.tail[len(self.tail) - k :]
+
+
+def _cut(counter: TiktokenCounter, ids: _Ids, k: int, keep: Keep) -> tuple[str, int]:
+    """The cut keeping ``k`` tokens as ``keep`` says, and its exact count."""
+    count = counter.count
+    if keep == "head":
+        out, trim = _decode(counter, ids.first(k), from_end=False)
+        head = _head_part(counter, ids.first(k), out, trim)
+        return out, (head[0] + count(head[1]) if head else count(out))
+    if keep == "tail":
+        out, trim = _decode(counter, ids.last(k), from_end=True) if k else ("", 0)
+        tail = _tail_part(counter, ids.last(k), out, trim) if k else None
+        return out, (count(tail[0]) + tail[1] if tail else count(out))
+    h = (k + 1) // 2
+    t = k - h
+    first, trim1 = _decode(counter, ids.first(h), from_end=False)
+    if not t:
+        head = _head_part(counter, ids.first(h), first, trim1)
+        return first, (head[0] + count(head[1]) if head else count(first))
+    second, trim2 = _decode(counter, ids.last(t), from_end=True)
+    out = first + second
+    head = _head_part(counter, ids.first(h), first, trim1)
+    tail = _tail_part(counter, ids.last(t), second, trim2)
+    if head is None or tail is None:
+        return out, count(out)
+    return out, head[0] + count(head[1] + tail[0]) + tail[1]
+
+
+PARTIAL_MIN_CHARS = 200_000
+"""A text this long whose count is known is cut by encoding only the part kept (fast counter: no full encode)."""
+
+
+def _next_neutral(counter: TiktokenCounter, text: str, start: int) -> int | None:
+    for p in range(max(1, start), min(len(text), start + TAIL_WINDOW)):
+        if counter.neutral_join(text[p - 1], text[p]):
+            return p
+    return None
+
+
+def _prev_neutral(counter: TiktokenCounter, text: str, start: int) -> int | None:
+    for p in range(min(start, len(text) - 1), max(0, start - TAIL_WINDOW), -1):
+        if counter.neutral_join(text[p - 1], text[p]):
+            return p
+    return None
+
+
+def _head_ids(counter: TiktokenCounter, text: str, n: int, need: int) -> Any:
+    """Ids of a prefix of ``text`` ending where no token spans, with at least ``need`` tokens (or None)."""
+    reach = int(len(text) * need / n * 1.1) + 1024
+    while reach < len(text):
+        p = _next_neutral(counter, text, reach)
+        if p is None:
+            return None
+        ids = _encode(counter, text[:p])  # == the text's first len(ids) ids: no token spans p
+        if len(ids) >= need:
+            return ids
+        reach *= 2
+    return None
+
+
+def _tail_ids(counter: TiktokenCounter, text: str, n: int, need: int) -> Any:
+    """Ids of a suffix of ``text`` starting where no token spans, with at least ``need`` tokens (or None)."""
+    reach = int(len(text) * need / n * 1.1) + 1024
+    while reach < len(text):
+        p = _prev_neutral(counter, text, len(text) - reach)
+        if p is None:
+            return None
+        ids = _encode(counter, text[p:])  # == the text's last len(ids) ids
+        if len(ids) >= need:
+            return ids
+        reach *= 2
+    return None
+
+
+def _partial(counter: TiktokenCounter, text: str, n: int, limit: int, keep: Keep) -> _Ids | None:
+    """The ids a cut to ``limit`` needs, encoding only the kept part of a text of ``n`` tokens."""
+    need_head = limit if keep == "head" else (limit + 1) // 2 if keep == "middle" else 0
+    need_tail = limit - need_head if keep != "head" else 0
+    head = _head_ids(counter, text, n, need_head) if need_head else []
+    tail = _tail_ids(counter, text, n, need_tail) if need_tail else []
+    if head is None or tail is None:
+        return None
+    return _Ids(head, tail, n)
+
+
+def truncate_once(counter: TiktokenCounter, text: str, limit: int, keep: Keep = "head") -> str:
+    """``TiktokenCounter.truncate`` from one encode: the same result, a fraction of the work.
+
+    A long text whose count is already known (measured by the fast counter,
+    which builds no ids) and that the memo has no ids for is not encoded
+    whole: only a prefix (and/or suffix) ending where no token can span, long
+    enough to hold the tokens kept.
+    """
+    limit = max(0, int(limit))
+    view: _Ids | None = None
+    last = getattr(_memo, "last", None)
+    memo_hit = last is not None and last[0] == counter._cache_key and last[1] is text
+    if not memo_hit and len(text) >= PARTIAL_MIN_CHARS:
+        known = COUNT_CACHE.get(COUNT_CACHE.key(counter._cache_key, text))
+        if known is not None and known <= limit:
+            return text
+        if known is not None:
+            view = _partial(counter, text, known, limit, keep)
+    if view is None:
+        ids: Any = encode_ids(counter, text)
+        if len(ids) <= limit:
+            return text
+        view = _Ids(ids, ids, len(ids))
+    k = limit
+    while True:
+        out, size = _cut(counter, view, k, keep)
+        # Re-encoding a cut can merge differently; shrink until the result fits.
+        if size <= k or k == 0:
+            COUNT_CACHE.put(COUNT_CACHE.key(counter._cache_key, out), size)
+            return out
+        k -= 1
