@@ -9,9 +9,11 @@ once; ``last_layout`` on each holds the core's report of the last call.
 """
 
 from importlib.util import find_spec as _find_spec
+from pathlib import Path as _Path
 
 try:  # the extra this adapter needs: say which one, not a bare ModuleNotFoundError
-    if _find_spec("llama_index.core") is None:  # located, not imported: importing stays lazy (issue 16)
+    _spec = _find_spec("llama_index")  # located, not imported: importing stays lazy (issue 16)
+    if _spec is None or not any((_Path(p) / "core").is_dir() for p in _spec.submodule_search_locations or ()):
         raise ModuleNotFoundError("No module named 'llama_index.core'", name="llama_index.core")
 except ModuleNotFoundError as exc:  # pragma: no cover - exercised in a subprocess (tests/core/test_packaging.py)
     raise ModuleNotFoundError(
