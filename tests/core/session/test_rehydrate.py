@@ -15,7 +15,6 @@ from tokenbox_core.session import (
     search_archive,
 )
 
-
 _CALL = {"id": "c1", "type": "function", "function": {"name": "validate", "arguments": '{"file": "customers.csv"}'}}
 
 
