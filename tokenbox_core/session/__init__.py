@@ -20,6 +20,7 @@ from tokenbox_core.session.hygiene import (
     evict,
     staleness_signals,
 )
+from tokenbox_core.session.managed import REHYDRATED_HEADER, SUMMARY_HEADER, ManagedContext, ManagedHistory
 from tokenbox_core.session.model import EvictionEvent, Summary, Turn, block_hash
 from tokenbox_core.session.rehydrate import format_turns, rehydrate, rehydration_pointer, search_archive
 from tokenbox_core.session.sqlite import SQLiteSessionStore
@@ -36,9 +37,13 @@ __all__ = [
     "ExponentialDecay",
     "ExtractiveSummarizer",
     "HygieneItem",
+    "ManagedContext",
+    "ManagedHistory",
     "MemorySessionStore",
     "PREAMBLE",
+    "REHYDRATED_HEADER",
     "SQLiteSessionStore",
+    "SUMMARY_HEADER",
     "SUMMARY_VERSION",
     "SessionError",
     "SessionStore",
