@@ -20,20 +20,16 @@ from pathlib import Path
 from typing import Any
 
 from tokenbox_core.errors import TokenBoxError
-from tokenbox_core.session.rehydrate import format_turns, rehydrate, search_archive
+from tokenbox_core.session.rehydrate import (
+    REHYDRATE_DESCRIPTION,
+    SEARCH_DESCRIPTION,
+    format_turns,
+    rehydrate,
+    search_archive,
+)
 from tokenbox_core.session.sqlite import SQLiteSessionStore
 
 __all__ = ["REHYDRATE_DESCRIPTION", "SEARCH_DESCRIPTION", "build_server", "main"]
-
-REHYDRATE_DESCRIPTION = (
-    "Restore archived conversation turns into your next context. Pass the turn ids named in an "
-    '[OMITTED: ...] marker (e.g. ["t_17","t_18"]) or a summary id, or a query describing the topic. '
-    "Returns the original turns as '<id> <role>: <text>' lines."
-)
-SEARCH_DESCRIPTION = (
-    "Search the archived conversation by text without restoring anything; returns matching turns as "
-    "'<id> <role>: <text>' lines, best first. Use rehydrate with the ids you need."
-)
 
 
 def _mcp() -> tuple[Any, Any]:

@@ -23,13 +23,33 @@ from tokenbox_core.session.model import Turn
 from tokenbox_core.session.store import SessionStore
 from tokenbox_core.session.summarize import turn_line
 
-__all__ = ["format_turns", "rehydrate", "rehydration_pointer", "search_archive", "turns_payload"]
+__all__ = [
+    "REHYDRATE_DESCRIPTION",
+    "SEARCH_DESCRIPTION",
+    "format_turns",
+    "rehydrate",
+    "rehydration_pointer",
+    "search_archive",
+    "turns_payload",
+]
 
 Embed = Callable[[str], Sequence[float]]
+
+REHYDRATE_DESCRIPTION = (
+    "Restore archived conversation turns into your next context. Pass the turn ids named in an "
+    '[OMITTED: ...] marker (e.g. ["t_17","t_18"]) or a summary id, or a query describing the topic. '
+    "Returns the original turns as '<id> <role>: <text>' lines."
+)
+SEARCH_DESCRIPTION = (
+    "Search the archived conversation by text without restoring anything; returns matching turns as "
+    "'<id> <role>: <text>' lines, best first. Use rehydrate with the ids you need."
+)
 
 
 def rehydration_pointer(turn_ids: Sequence[str], reason: str | None = None) -> str:
     """The omission marker for ``turn_ids``: every id listed (never abbreviated) and the call that restores them.
+
+    Summary ids (a summary the budget evicted) are counted as summaries; rehydrate() expands them.
 
     >>> print(rehydration_pointer(["t_17", "t_18", "t_19"], 'subtask "data validation" completed'))
     [OMITTED: 3 turns (t_17, t_18, t_19) — subtask "data validation" completed. Rehydrate via: \
@@ -37,10 +57,12 @@ rehydrate(["t_17","t_18","t_19"])]
     """
     if not turn_ids:
         raise SessionError("a rehydration pointer needs at least one turn id")
-    noun = "turn" if len(turn_ids) == 1 else "turns"
+    turns = sum(1 for i in turn_ids if i.startswith("t_"))
+    counts = [f"{n} {noun}{'' if n == 1 else 's'}" for n, noun in ((len(turn_ids) - turns, "summary"), (turns, "turn"))]
+    what = " and ".join(c for c in counts if not c.startswith("0 ")).replace("summarys", "summaries")
     why = f" — {reason}" if reason else ""
     call = json.dumps(list(turn_ids), separators=(",", ":"), ensure_ascii=False)
-    return f"[OMITTED: {len(turn_ids)} {noun} ({', '.join(turn_ids)}){why}. Rehydrate via: rehydrate({call})]"
+    return f"[OMITTED: {what} ({', '.join(turn_ids)}){why}. Rehydrate via: rehydrate({call})]"
 
 
 def search_archive(

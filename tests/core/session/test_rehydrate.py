@@ -40,6 +40,8 @@ def test_pointer_lists_every_id_and_the_call() -> None:
     )
     assert marker.endswith('Rehydrate via: rehydrate(["' + '","'.join(ids) + '"])]')
     assert rehydration_pointer(["t_7"]) == '[OMITTED: 1 turn (t_7). Rehydrate via: rehydrate(["t_7"])]'
+    assert rehydration_pointer(["s1.t_1-t_10.ab", "t_11"]).startswith("[OMITTED: 1 summary and 1 turn (s1.")
+    assert rehydration_pointer(["s1.a", "s2.b"]).startswith("[OMITTED: 2 summaries (")
     with pytest.raises(SessionError, match="at least one turn id"):
         rehydration_pointer([])
 
