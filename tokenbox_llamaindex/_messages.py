@@ -25,6 +25,8 @@ from llama_index.core.base.llms.types import (
     ChatMessage,
     DocumentBlock,
     ImageBlock,
+    MessageRole,
+    TextBlock,
     ThinkingBlock,
     ToolCallBlock,
     VideoBlock,
@@ -77,10 +79,13 @@ def tool_calls(message: ChatMessage) -> list[dict[str, Any]]:
 
 def _content(message: ChatMessage) -> str | list[dict[str, Any]]:
     """The text (text and thinking blocks), or text parts and media parts when there are media blocks."""
+    blocks = message.blocks
+    if len(blocks) == 1 and type(blocks[0]) is TextBlock:  # the common case, fast
+        return blocks[0].text
     parts: list[dict[str, Any]] = []
     texts: list[str] = []
     media = False
-    for block in message.blocks:
+    for block in blocks:
         if isinstance(block, ThinkingBlock):
             if block.content:
                 texts.append(block.content)
@@ -102,7 +107,8 @@ def neutral(messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:
     """Each message as the core's neutral dict (see the module docstring)."""
     out = []
     for message in messages:
-        role = message_role(message)
+        role = message.role
+        role = role.value if type(role) is MessageRole else message_role(message)
         d: dict[str, Any] = {"role": role, "content": _content(message)}
         kwargs = message.additional_kwargs
         if kwargs:

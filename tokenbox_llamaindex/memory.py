@@ -355,7 +355,7 @@ class TokenBoxMemory(BaseChatStoreMemory):
             RemovedItem(
                 id=r.id, section=where[r.id][0], reason="start_on", tokens=r.tokens or 0, group=where[r.id][1].group
             )
-            for r in fit.removed
+            for r in fit.finished.removed
             if r.reason == "start_on"
         )
         self._last_layout, self._last_total = layout, fit.total_tokens

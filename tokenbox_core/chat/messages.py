@@ -67,16 +67,16 @@ def validate_messages(messages: Iterable[Any]) -> list[Mapping[str, Any]]:
     """The messages as a list, each checked: a mapping with a string ``role`` and a list ``tool_calls``."""
     out = list(messages)
     for i, m in enumerate(out):
-        if not isinstance(m, Mapping):
+        if type(m) is not dict and not isinstance(m, Mapping):
             raise SectionError(
                 f"message {i} is a {type(m).__name__}; messages are dicts in the OpenAI chat shape, "
                 f"e.g. {{'role': 'user', 'content': 'hi'}}"
             )
         role = m.get("role")
-        if not isinstance(role, str) or not role:
+        if not role or not isinstance(role, str):
             raise SectionError(f"message {i} has role {role!r}; a role is a non-empty string such as 'user'")
         calls = m.get("tool_calls")
-        if calls is not None and not isinstance(calls, list | tuple):
+        if calls is not None and type(calls) is not list and not isinstance(calls, list | tuple):
             raise SectionError(
                 f"message {i} has tool_calls of type {type(calls).__name__}; tool_calls is a list of "
                 f"{{'id', 'type': 'function', 'function': {{'name', 'arguments'}}}}"
