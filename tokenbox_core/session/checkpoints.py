@@ -224,13 +224,19 @@ class Checkpointer:
 
     # -- the algorithm ----------------------------------------------------------------------------------------
 
-    def update(self) -> Checkpoints:
+    def update(self, *, window: int | None = None) -> Checkpoints:
         """Algorithm 6.7: summarise complete blocks beyond the window (reusing valid summaries), build the
-        hierarchy, and return the cover and the recent window."""
+        hierarchy, and return the cover and the recent window.
+
+        ``window`` overrides the configured window for this update (a memory that flushes by tokens passes the
+        number of turns it keeps).
+        """
+        if window is not None and window < 0:
+            raise SessionError(f"window must be >= 0 turns, got {window}")
         if not self._loaded:
             self._load_summaries()
         turns = self.turns()
-        cfg = self.config
+        cfg = self.config if window is None else CheckpointConfig(**{**self.config.__dict__, "window": window})
         lead = 0
         while lead < len(turns) and turns[lead].role in ("system", "developer"):
             lead += 1
