@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tokenbox_core.session.errors import SessionError
-from tokenbox_core.session.lexical import contains_correction, contains_decision, lexical_similarity
+from tokenbox_core.session.lexical import contains_correction, contains_decision, content_words, cosine, term_vector
 from tokenbox_core.session.model import ROLES, Summary, Turn, block_hash
 from tokenbox_core.session.store import SessionStore
 from tokenbox_core.session.summarize import ExtractiveSummarizer, Summarizer
@@ -158,6 +158,7 @@ class Checkpointer:
         self._turns: list[Turn] = []
         self._tokens: dict[str, int] = {}
         self._flags: dict[str, tuple[bool, bool]] = {}  # turn id -> (decision, correction)
+        self._vectors: dict[str, dict[str, float]] = {}  # turn id -> content-word vector (correction matching)
         self._corrects: dict[str, tuple[str, ...]] = {}  # correction turn id -> decision ids it supersedes
         self._by_hash: dict[tuple[int, str], Summary] = {}
         self._memo: dict[tuple[int, tuple[str, ...], tuple[str, ...]], Summary] = {}
@@ -203,6 +204,12 @@ class Checkpointer:
             self._flags[turn.turn_id] = flags
         return flags
 
+    def _vector(self, turn: Turn) -> dict[str, float]:
+        vector = self._vectors.get(turn.turn_id)
+        if vector is None:
+            vector = self._vectors[turn.turn_id] = term_vector(content_words(turn.text))
+        return vector
+
     def _superseded(self, turns: Sequence[Turn]) -> dict[str, str]:
         """decision turn id -> the id of the later turn that corrected it."""
         out: dict[str, str] = {}
@@ -214,7 +221,8 @@ class Checkpointer:
                 ids = tuple(explicit.get("corrects", ())) if isinstance(explicit, Mapping) else ()
                 if not ids and self._flag(turn)[1]:
                     limit = self.config.correction_similarity
-                    ids = tuple(d.turn_id for d in decisions if lexical_similarity(turn.text, d.text) >= limit)
+                    mine = self._vector(turn)
+                    ids = tuple(d.turn_id for d in decisions if cosine(mine, self._vector(d)) >= limit)
                 corrects = self._corrects[turn.turn_id] = ids
             for decision_id in corrects:
                 out.setdefault(decision_id, turn.turn_id)

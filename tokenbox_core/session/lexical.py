@@ -20,6 +20,7 @@ __all__ = [
     "cosine",
     "information_density",
     "lexical_similarity",
+    "term_vector",
     "words",
 ]
 

@@ -359,6 +359,8 @@ class SQLiteSessionStore:
 
     def take_rehydration(self, session_id: str) -> list[str]:
         """Pending rehydrated ids in turn order; the request is removed in the same transaction."""
+        if not self._read("SELECT 1 FROM rehydrations WHERE session_id = ? LIMIT 1", (session_id,)):
+            return []  # the common case: no write transaction at all
         with self._write() as conn:
             rows = conn.execute("SELECT turn_id FROM rehydrations WHERE session_id = ?", (session_id,)).fetchall()
             conn.execute("DELETE FROM rehydrations WHERE session_id = ?", (session_id,))
