@@ -23,6 +23,7 @@ from tokenbox_core.budget import ContextBudget
 from tokenbox_core.chat import ConversationFit, fit_conversation
 from tokenbox_core.session.checkpoints import CheckpointConfig, Checkpointer, Checkpoints
 from tokenbox_core.session.errors import SessionError
+from tokenbox_core.session.hygiene import Decay, HygieneItem, evict, staleness_signals
 from tokenbox_core.session.model import Turn
 from tokenbox_core.session.rehydrate import rehydration_pointer
 from tokenbox_core.session.store import SessionStore
@@ -93,6 +94,10 @@ class ManagedHistory:
         summarizer: defaults to the extractive summarizer.
         summary_role: role of the summary, rehydration and pointer messages (``"system"`` stands after the
             leading system messages, where every provider accepts it).
+        hygiene: a decay model (or one per role: ``{"tool": ExponentialDecay(0.5), "default": ...}``); when
+            given, the window is evicted in Algorithm 6.5's order — highest ``(1 − relevance) × tokens`` first,
+            relevance decayed by turns since the last reference (§6.8.2) and halved for superseded or
+            invalidated turns (§6.8.4) — instead of oldest first.  Tool groups stay whole.
         checkpoint options (``window``, ``interval``, ...): see :class:`CheckpointConfig`.
     """
 
@@ -105,6 +110,7 @@ class ManagedHistory:
         counter: str | TokenCounter = "gpt-4o",
         summarizer: Summarizer | None = None,
         summary_role: str = "system",
+        hygiene: Decay | Mapping[str, Decay] | None = None,
         config: CheckpointConfig | None = None,
         **checkpoint_options: Any,
     ) -> None:
@@ -113,6 +119,7 @@ class ManagedHistory:
         self.budget = ContextBudget.coerce(budget)
         self.counter = counter
         self.summary_role = summary_role
+        self.hygiene = hygiene
         self.checkpointer = Checkpointer(
             store, session_id, summarizer=summarizer, counter=counter, config=config, **checkpoint_options
         )
@@ -138,7 +145,7 @@ class ManagedHistory:
         if section is not None:
             override = {"critical": False, "priority": _SUMMARY_PRIORITY}
             head.append({"role": self.summary_role, "content": section, "id": "summary", "tokenbox": override})
-        window = [t.as_message() for t in cp.window]
+        window = self._window(cp.window)
         limit = self.budget if budget is None else ContextBudget.coerce(budget)
         fit, evicted, pointer = self._fit(head, window, limit, cp)
         messages = [dict(m) for m in fit.messages]
@@ -149,6 +156,45 @@ class ManagedHistory:
             messages.insert(at, {"role": self.summary_role, "content": pointer})
         self._record(cp, evicted)
         return ManagedContext(messages, fit, cp, evicted, tuple(t.turn_id for t in pinned), pointer, total)
+
+    def _window(self, turns: Sequence[Turn]) -> list[dict[str, Any]]:
+        """The window's messages; with hygiene, each with a priority from its Algorithm 6.5 eviction rank."""
+        messages = [t.as_message() for t in turns]
+        if self.hygiene is None or not turns:
+            return messages
+        signals = staleness_signals(turns)
+        now = turns[-1].seq
+        items = []
+        for t in turns:
+            s = signals[t.turn_id]
+            stale = 0.5 if (s.superseded_by or s.invalidated_by) else 1.0
+            items.append(
+                HygieneItem(
+                    t.turn_id,
+                    self.checkpointer.tokens(t),
+                    inserted_turn=t.seq,
+                    inserted_at=t.created_at,
+                    last_referenced_turn=s.last_referenced_turn,
+                    kind=t.role if isinstance(self.hygiene, Mapping) and t.role in self.hygiene else "default",
+                    base_relevance=stale,
+                )
+            )
+        result = evict(items, 0, turn=now, decay=self.hygiene, now=turns[-1].created_at)
+        rank = {it.id: r - len(items) for r, it in enumerate(result.evicted)}  # target 0: the whole order
+        group: dict[str, str] = {}  # a tool group is evicted whole: all members take its most evictable rank
+        for m in messages:
+            for call in m.get("tool_calls") or ():
+                group[str(call.get("id"))] = str(m["id"])
+        for m in messages:
+            head = group.get(str(m.get("tool_call_id")))
+            if head is not None:
+                rank[head] = rank[str(m["id"])] = min(rank[head], rank[str(m["id"])])
+        for m in messages:
+            head = group.get(str(m.get("tool_call_id")))
+            options = dict(m.get("tokenbox") or {})
+            options.setdefault("priority", rank[head] if head is not None else rank[str(m["id"])])
+            m["tokenbox"] = options
+        return messages
 
     def _rehydrated(self, turns: Sequence[Turn]) -> dict[str, Any]:
         body = "\n".join(turn_line(t.as_message()) for t in turns)

@@ -103,12 +103,18 @@ def test_bad_summary_role_is_refused() -> None:
 
 
 @settings(max_examples=30, deadline=None)
-@given(st.integers(5, 90), st.integers(120, 500), st.integers(1, 9))
-def test_nothing_is_silently_lost(n: int, budget: int, pad: int) -> None:
-    """Every turn is in the context, in a summary, or named by the pointer; the total stays within budget."""
+@given(st.integers(5, 90), st.integers(120, 500), st.integers(1, 9), st.booleans())
+def test_nothing_is_silently_lost(n: int, budget: int, pad: int, hygiene: bool) -> None:
+    """Every turn is in the context, in a summary, or named by the pointer; the total stays within budget
+    (evicting oldest first or in Algorithm 6.5's order)."""
+    from tokenbox_core.session import SigmoidDecay
+
     store = MemorySessionStore()
     _session(store, n, pad)
-    ctx = _history(store, budget).compile()
+    decay = SigmoidDecay(5, 1) if hygiene else None
+    ctx = ManagedHistory(
+        store, "s", budget=budget, counter="whitespace", window=10, interval=10, hygiene=decay
+    ).compile()
     assert ctx.total_tokens == count_message_tokens(ctx.messages, "whitespace") <= budget
     present = {m.get("id") for m in ctx.messages}
     summarised = set(ctx.checkpoints.archived_turn_ids)
@@ -117,3 +123,29 @@ def test_nothing_is_silently_lost(n: int, budget: int, pad: int) -> None:
     named = set(ctx.evicted)
     for t in store.turns("s"):
         assert t.turn_id in present or t.turn_id in summarised or t.turn_id in named, t.turn_id
+
+
+def test_hygiene_evicts_by_algorithm_6_5_instead_of_oldest_first() -> None:
+    """With a decay model, a large superseded tool result goes before older small turns (tool group whole)."""
+    from tokenbox_core.session import ExponentialDecay
+
+    call = {"id": "c1", "type": "function", "function": {"name": "lookup", "arguments": '{"sku": 7}'}}
+    again = {**call, "id": "c2"}
+    store = MemorySessionStore()
+    store.extend("s", [
+        {"role": "user", "content": "check sku 7 please"},
+        {"role": "assistant", "content": "", "tool_calls": [call]},
+        {"role": "tool", "content": "stock record " + "row " * 80, "tool_call_id": "c1"},
+        {"role": "user", "content": "and again now"},
+        {"role": "assistant", "content": "", "tool_calls": [again]},
+        {"role": "tool", "content": "stock 12", "tool_call_id": "c2"},
+        {"role": "assistant", "content": "sku 7 has 12 in stock"},
+        {"role": "user", "content": "thanks, anything else?"},
+    ])  # fmt: skip
+    plain = ManagedHistory(store, "s", budget=90, counter="whitespace", window=20).compile()
+    clean = ManagedHistory(store, "s", budget=90, counter="whitespace", window=20,
+                           hygiene=ExponentialDecay(0.3)).compile()  # fmt: skip
+    assert "t_1" in plain.evicted and "t_3" in plain.evicted
+    assert set(clean.evicted) == {"t_2", "t_3"}
+    assert any(m.get("id") == "t_1" for m in clean.messages)
+    assert clean.total_tokens <= 90

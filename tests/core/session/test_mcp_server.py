@@ -76,3 +76,22 @@ def test_command_line_refuses_a_missing_archive(tmp_path: Path, capsys: pytest.C
     assert main([str(tmp_path / "typo.db")]) == 2
     assert "no session archive at" in capsys.readouterr().err
     assert not (tmp_path / "typo.db").exists()
+
+
+def test_missing_mcp_extra_names_the_extra(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without the mcp package the server says which extra to install."""
+    import importlib
+
+    from tokenbox_core.session import mcp_server
+
+    real = importlib.import_module
+
+    def no_mcp(name: str, package: str | None = None) -> object:
+        if name.startswith("mcp"):
+            raise ImportError(f"No module named {name!r}")
+        return real(name, package)
+
+    monkeypatch.setattr(mcp_server.importlib, "import_module", no_mcp)
+    _archive(tmp_path / "a.db")
+    with pytest.raises(ImportError, match=r'pip install "tokenbox-context\[mcp\]"'):
+        mcp_server.build_server(tmp_path / "a.db")
