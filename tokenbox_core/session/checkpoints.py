@@ -156,10 +156,15 @@ class Checkpointer:
 
     def _reset(self) -> None:
         self._turns: list[Turn] = []
+        self._ids: list[str] = []
         self._tokens: dict[str, int] = {}
         self._flags: dict[str, tuple[bool, bool]] = {}  # turn id -> (decision, correction)
         self._vectors: dict[str, dict[str, float]] = {}  # turn id -> content-word vector (correction matching)
-        self._corrects: dict[str, tuple[str, ...]] = {}  # correction turn id -> decision ids it supersedes
+        self._decisions: list[Turn] = []  # decision turns seen so far (correction matching)
+        self._superseded_by: dict[str, str] = {}  # decision turn id -> the turn that corrected it
+        self._scanned = 0  # turns examined for corrections
+        self._version = 0  # bumped when a correction supersedes a decision
+        self._blocks: dict[int, tuple[int, Summary]] = {}  # block start -> (version, its level-1 summary)
         self._by_hash: dict[tuple[int, str], Summary] = {}
         self._memo: dict[tuple[int, tuple[str, ...], tuple[str, ...]], Summary] = {}
         self._loaded = False
@@ -174,6 +179,7 @@ class Checkpointer:
         if count > len(self._turns):
             new = self.store.turns(self.session_id, start=len(self._turns))
             self._turns.extend(new)
+            self._ids.extend(t.turn_id for t in new)
             self._count_tokens(new)
         return self._turns
 
@@ -211,24 +217,25 @@ class Checkpointer:
         return vector
 
     def _superseded(self, turns: Sequence[Turn]) -> dict[str, str]:
-        """decision turn id -> the id of the later turn that corrected it."""
-        out: dict[str, str] = {}
-        decisions: list[Turn] = []
-        for turn in turns:
-            corrects = self._corrects.get(turn.turn_id)
-            if corrects is None:
-                explicit = turn.message.get("tokenbox", {})
-                ids = tuple(explicit.get("corrects", ())) if isinstance(explicit, Mapping) else ()
-                if not ids and self._flag(turn)[1]:
-                    limit = self.config.correction_similarity
-                    mine = self._vector(turn)
-                    ids = tuple(d.turn_id for d in decisions if cosine(mine, self._vector(d)) >= limit)
-                corrects = self._corrects[turn.turn_id] = ids
-            for decision_id in corrects:
-                out.setdefault(decision_id, turn.turn_id)
+        """decision turn id -> the id of the later turn that corrected it.
+
+        Incremental: a correction only looks back, so each turn is examined once, when it is new.
+        """
+        for turn in turns[self._scanned :]:
+            explicit = turn.message.get("tokenbox", {})
+            ids = tuple(explicit.get("corrects", ())) if isinstance(explicit, Mapping) else ()
+            if not ids and self._flag(turn)[1]:
+                limit = self.config.correction_similarity
+                mine = self._vector(turn)
+                ids = tuple(d.turn_id for d in self._decisions if cosine(mine, self._vector(d)) >= limit)
+            for decision_id in ids:
+                if decision_id not in self._superseded_by:
+                    self._superseded_by[decision_id] = turn.turn_id
+                    self._version += 1
             if self._flag(turn)[0]:
-                decisions.append(turn)
-        return out
+                self._decisions.append(turn)
+        self._scanned = len(turns)
+        return self._superseded_by
 
     # -- the algorithm ----------------------------------------------------------------------------------------
 
@@ -250,15 +257,18 @@ class Checkpointer:
             lead += 1
         archived = lead + max(0, (len(turns) - lead - cfg.window) // cfg.interval) * cfg.interval
         superseded = self._superseded(turns)
-        by_seq = {t.turn_id: t for t in turns}
         created: list[str] = []
         used: list[Summary] = []
         current: list[Summary] = []
         for start in range(lead, archived, cfg.interval):
+            known = self._blocks.get(start)
+            if known is not None and known[0] == self._version and cfg.interval == len(known[1].source_turn_ids):
+                current.append(known[1])
+                continue
             block = turns[start : start + cfg.interval]
             dropped = tuple(t.turn_id for t in block if t.turn_id in superseded)
             fixes = tuple(dict.fromkeys(superseded[d] for d in dropped))
-            inputs = [t for t in block if t.turn_id not in superseded] + [by_seq[f] for f in fixes]
+            inputs = [t for t in block if t.turn_id not in superseded] + [turns[self._seq(f) - 1] for f in fixes]
             key = (1, tuple(t.turn_id for t in inputs), dropped)
             summary = self._memo.get(key)
             if summary is None:
@@ -266,6 +276,7 @@ class Checkpointer:
                 source_tokens = sum(self._tokens[t.turn_id] for t in inputs)
                 summary = self._summary(1, messages, tuple(t.turn_id for t in block), source_tokens, created)
                 self._memo[key] = summary
+            self._blocks[start] = (self._version, summary)
             current.append(summary)
         level = 1
         cover: list[Summary] = []
@@ -289,11 +300,12 @@ class Checkpointer:
         used.extend(current)
         cover.extend(current)
         cover.sort(key=lambda s: (self._seq(s.source_turn_ids[0]), -s.level))
-        self._invalidate_unused(used, superseded)
+        if created:  # only a new summary can replace a stored one
+            self._invalidate_unused(used, superseded)
         return Checkpoints(
             summaries=tuple(cover),
             window=tuple(turns[archived:]),
-            archived_turn_ids=tuple(t.turn_id for t in turns[lead:archived]),
+            archived_turn_ids=tuple(self._ids[lead:archived]),
             system=tuple(turns[:lead]),
             created=tuple(created),
             pyramid=tuple(used),
@@ -313,11 +325,10 @@ class Checkpointer:
     ) -> Summary:
         digest = block_hash([{"summarizer": self.summarizer.name, "version": SUMMARY_VERSION}, *messages])
         found = self._by_hash.get((level, digest))
-        if found is None:
-            self._load_summaries()  # another process may have written it meanwhile
-            found = self._by_hash.get((level, digest))
         if found is not None:
             return found
+        # Not reloaded from the store here: a summary another process wrote meanwhile is regenerated with the
+        # same id and text (the summarizer is deterministic, an LLM's text is cached by block hash).
         cfg = self.config
         target = max(round(source_tokens * cfg.compression_ratio), cfg.min_summary_tokens)
         text = self.summarizer.summarize(messages, target, counter=self.counter)

@@ -126,6 +126,7 @@ class ManagedHistory:
         self.store = store
         self.session_id = session_id
         self._recorded: set[str] | None = None
+        self._archived_seen = 0
 
     def compile(self, *, system: Sequence[Mapping[str, Any]] = (), budget: int | None = None) -> ManagedContext:
         """Compile the session's history now (see the class docstring).
@@ -240,7 +241,10 @@ class ManagedHistory:
     def _record(self, cp: Checkpoints, evicted: Sequence[str]) -> None:
         if self._recorded is None:
             self._recorded = {i for e in self.store.evictions(self.session_id) for i in e.turn_ids}
-        summarised = [i for i in cp.archived_turn_ids if i not in self._recorded]
+        archived = cp.archived_turn_ids  # grows as a prefix: only its new tail needs looking at
+        start = self._archived_seen if self._archived_seen <= len(archived) else 0
+        summarised = [i for i in archived[start:] if i not in self._recorded]
+        self._archived_seen = len(archived)
         if summarised:
             self.store.record_eviction(self.session_id, summarised, "summarized")
             self._recorded.update(summarised)

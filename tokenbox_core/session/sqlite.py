@@ -257,7 +257,8 @@ class SQLiteSessionStore:
 
     def count(self, session_id: str) -> int:
         """How many turns the session holds."""
-        return int(self._read("SELECT count(*) FROM turns WHERE session_id = ?", (session_id,))[0][0])
+        # seq runs 1..n without gaps, so the count is the largest seq: one primary-key probe, not a scan
+        return int(self._read("SELECT COALESCE(MAX(seq), 0) FROM turns WHERE session_id = ?", (session_id,))[0][0])
 
     def sessions(self) -> list[str]:
         """Session ids, sorted."""
