@@ -14,9 +14,10 @@ from typing import Any, Literal
 
 from langchain_core.callbacks import AsyncCallbackManager, CallbackManager, Callbacks
 from langchain_core.documents import BaseDocumentCompressor, Document
-from pydantic import ConfigDict
+from pydantic import ConfigDict, field_validator
 
 from tokenbox_core import ContextBudget, Item, Layout, Section, TokenBox
+from tokenbox_core.arguments import StrictArguments, no_bool
 
 __all__ = ["TRUNCATED_KEY", "TokenBoxCompressor"]
 
@@ -24,7 +25,7 @@ TRUNCATED_KEY = "tokenbox_truncated"
 """Metadata flag set on a document whose text was cut to fit (``partial=True``)."""
 
 
-class TokenBoxCompressor(BaseDocumentCompressor):
+class TokenBoxCompressor(StrictArguments, BaseDocumentCompressor):  # type: ignore[misc]
     """Keeps the retrieved documents that fit ``budget``, deterministically.
 
     Documents are counted as they would be pasted into a prompt: their
@@ -58,6 +59,11 @@ class TokenBoxCompressor(BaseDocumentCompressor):
     """How the documents are joined in the prompt (counted with them)."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    @field_validator("budget", mode="before")
+    @classmethod
+    def _not_bool(cls, value: Any) -> Any:
+        return no_bool("budget", value)
 
     def fit(self, documents: Sequence[Document]) -> tuple[list[Document], Layout]:
         """The documents that fit, in their order, and the core's layout."""

@@ -24,9 +24,10 @@ from langchain_core.messages import BaseMessage, get_buffer_string
 from langchain_core.prompt_values import ChatPromptValue, PromptValue
 from langchain_core.prompts import BasePromptTemplate, ChatPromptTemplate, MessagesPlaceholder
 from langchain_core.runnables import RunnableConfig, RunnableSerializable
-from pydantic import ConfigDict, Field, PrivateAttr
+from pydantic import ConfigDict, Field, PrivateAttr, ValidationInfo, field_validator
 
 from tokenbox_core import ContextBudget, Item, Layout, Section, SectionError, TokenBox, TokenCounter, get_counter
+from tokenbox_core.arguments import StrictArguments, no_bool
 from tokenbox_core.chat import MARKER_ID_PREFIX, ToolGroups, place_markers, start_on_fixup, tool_groups
 from tokenbox_core.lenses import LIST_LENSES, lens_name
 from tokenbox_langchain._cache import BytesLRU, digest
@@ -172,7 +173,7 @@ class _Outcome:
         }
 
 
-class TokenBoxLayout(RunnableSerializable[dict[str, Any], Any]):
+class TokenBoxLayout(StrictArguments, RunnableSerializable[dict[str, Any], Any]):  # type: ignore[misc]
     """Lays out named prompt parts into one budget; returns the fitted parts or the rendered prompt.
 
     ``{"context": retriever, "history": ..., "question": RunnablePassthrough()}
@@ -260,6 +261,11 @@ class TokenBoxLayout(RunnableSerializable[dict[str, Any], Any]):
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     _chat: tuple[Any, MessageCounter] | None = PrivateAttr(default=None)
+
+    @field_validator("budget", "max_tokens", mode="before")
+    @classmethod
+    def _not_bool(cls, value: Any, info: ValidationInfo) -> Any:
+        return no_bool(str(info.field_name), value)
 
     @classmethod
     def is_lc_serializable(cls) -> bool:

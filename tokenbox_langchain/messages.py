@@ -20,9 +20,10 @@ from langchain_core.callbacks import AsyncCallbackManagerForChainRun, CallbackMa
 from langchain_core.messages import BaseMessage, HumanMessage, convert_to_messages
 from langchain_core.prompt_values import ChatPromptValue, PromptValue
 from langchain_core.runnables import RunnableConfig, RunnableSerializable
-from pydantic import ConfigDict, PrivateAttr
+from pydantic import ConfigDict, PrivateAttr, ValidationInfo, field_validator
 
 from tokenbox_core import BudgetError, ContextBudget
+from tokenbox_core.arguments import StrictArguments, no_bool
 from tokenbox_langchain.counting import MessageCounter
 from tokenbox_langchain.fit import FitOptions, FitResult, MessageTypes, fit_messages
 
@@ -42,9 +43,15 @@ def to_messages(value: Any) -> list[BaseMessage]:
         return [value]
     if isinstance(value, Iterable):
         out = list(value)
-        for m in out:
+        for i, m in enumerate(out):
             if not isinstance(m, BaseMessage):
-                return convert_to_messages(out)
+                try:
+                    return convert_to_messages(out)
+                except (NotImplementedError, ValueError, TypeError, KeyError) as exc:
+                    raise TypeError(
+                        f"item {i} of the input is {m!r} ({type(m).__name__}); expected messages or message-likes "
+                        f"(('human', 'text') tuples, {{'role': ..., 'content': ...}} dicts, strings): {exc}"
+                    ) from exc
         return out
     raise TypeError(
         f"expected a PromptValue, a string or a list of messages, got {type(value).__name__}; "
@@ -79,7 +86,7 @@ def budget_from(budget: int | ContextBudget | None, max_tokens: int | None, mode
     )
 
 
-class TokenBoxMessages(RunnableSerializable[Any, Any]):
+class TokenBoxMessages(StrictArguments, RunnableSerializable[Any, Any]):  # type: ignore[misc]
     """Fits a conversation into a token budget, deterministically, inside an LCEL chain.
 
     ``prompt | TokenBoxMessages(budget=8_000, counter="gpt-4o") | model``
@@ -144,6 +151,11 @@ class TokenBoxMessages(RunnableSerializable[Any, Any]):
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     event_name: ClassVar[str] = LAYOUT_EVENT
+
+    @field_validator("budget", "max_tokens", mode="before")
+    @classmethod
+    def _not_bool(cls, value: Any, info: ValidationInfo) -> Any:
+        return no_bool(str(info.field_name), value)
 
     _counter: MessageCounter | None = PrivateAttr(default=None)
 
