@@ -72,6 +72,7 @@ from tokenbox_core.chat import ChatCounter, ConversationOverflow, fit_conversati
 from tokenbox_core.tokens import content_text
 from tokenbox_llamaindex._counting import counter_name, resolve_counter
 from tokenbox_llamaindex._messages import DEFAULT_MEDIA_TOKENS, neutral
+from tokenbox_llamaindex.events import emit_layout
 
 __all__ = ["DEFAULT_TOKEN_LIMIT", "DEFAULT_TOKEN_LIMIT_RATIO", "MemoryOverflow", "TokenBoxMemory"]
 
@@ -304,6 +305,10 @@ class TokenBoxMemory(StrictArguments, BaseChatStoreMemory):  # type: ignore[misc
     def last_layout(self) -> Layout | None:
         """The core's layout of the last ``get``/``aget`` (``None`` before the first, or for an empty history).
 
+        A convenience for single-threaded use: concurrent calls overwrite it.
+        Each call also sends its layout to LlamaIndex's instrumentation
+        dispatcher (:class:`~tokenbox_llamaindex.events.TokenBoxLayoutEvent`).
+
         With ``start_on_user`` the messages in :attr:`last_start_on_removed`
         were removed after it; :attr:`last_total_tokens` is what was returned.
         """
@@ -415,4 +420,7 @@ class TokenBoxMemory(StrictArguments, BaseChatStoreMemory):  # type: ignore[misc
         kept = [history[i] for i in fit.kept]
         lead = sum(1 for i in fit.kept if i < fit.conversation.system_end)
         extra = [by_id[item.id] for s in sections for item in layout[s.id].content if isinstance(item, Item)]
-        return [*kept[:lead], *extra, *kept[lead:]]
+        out = [*kept[:lead], *extra, *kept[lead:]]
+        removed = len(history) + len(by_id) - len(out)
+        emit_layout("TokenBoxMemory", "get", layout, total_tokens=fit.total_tokens, kept=len(out), removed=removed)
+        return out

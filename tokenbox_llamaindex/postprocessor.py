@@ -37,6 +37,7 @@ from tokenbox_core import BudgetError, ContextBudget, Item, Layout, Section, Tok
 from tokenbox_core.arguments import StrictArguments, no_bool
 from tokenbox_core.lenses import get_lens
 from tokenbox_llamaindex._counting import counter_name, resolve_counter
+from tokenbox_llamaindex.events import emit_layout
 
 __all__ = ["TokenBoxNodePostprocessor"]
 
@@ -115,7 +116,11 @@ class TokenBoxNodePostprocessor(StrictArguments, BaseNodePostprocessor):  # type
 
     @property
     def last_layout(self) -> Layout | None:
-        """The layout of the last call (``None`` before the first, or after a call with no nodes)."""
+        """The layout of the last call (``None`` before the first, or after a call with no nodes).
+
+        A convenience for single-threaded use: concurrent requests overwrite it.
+        Each call also sends its layout to LlamaIndex's instrumentation
+        dispatcher (:class:`~tokenbox_llamaindex.events.TokenBoxLayoutEvent`)."""
         return self._last_layout
 
     def _llm(self) -> LLM | None:
@@ -189,6 +194,7 @@ class TokenBoxNodePostprocessor(StrictArguments, BaseNodePostprocessor):  # type
         )
         layout = TokenBox(self.resolved_budget(), counter=counter, separator=self.separator).layout([section])
         self._last_layout = layout
+        emit_layout("TokenBoxNodePostprocessor", "postprocess", layout)
         kept = []
         for item in layout["nodes"].content:
             assert isinstance(item, Item)
