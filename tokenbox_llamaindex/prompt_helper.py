@@ -50,6 +50,7 @@ Plug it in where LlamaIndex takes a ``prompt_helper``::
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -73,6 +74,7 @@ from tokenbox_core import (
     TokenBox,
     TokenCounter,
 )
+from tokenbox_core.arguments import check_arguments
 from tokenbox_core.tokens import Keep, canonical_json, count_concat, count_many, count_message_tokens
 from tokenbox_llamaindex._counting import resolve_counter
 from tokenbox_llamaindex._messages import message_role
@@ -138,7 +140,13 @@ class TokenBoxPromptHelper(PromptHelper):
         counter: Any = None,
         model_name: str | None = None,
         min_fragment_tokens: int = DEFAULT_MIN_FRAGMENT_TOKENS,
+        **unknown: Any,
     ) -> None:
+        if unknown:
+            names = [
+                p for p in inspect.signature(TokenBoxPromptHelper.__init__).parameters if p not in ("self", "unknown")
+            ]
+            check_arguments("TokenBoxPromptHelper", sorted(unknown), names, budget="context_window")
         super().__init__(
             context_window=context_window,
             num_output=num_output,

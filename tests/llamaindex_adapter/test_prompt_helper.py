@@ -356,3 +356,11 @@ def test_boundary_fragment_below_the_minimum_is_left_out_and_reported() -> None:
     assert loose.last_fragments == ()
     with pytest.raises(ValueError, match="min_fragment_tokens must be an int >= 0"):
         TokenBoxPromptHelper(min_fragment_tokens=-1)
+
+
+def test_misspelt_arguments_are_rejected_with_a_hint() -> None:
+    """Issue 10 items 6 and 17: the helper keeps PromptHelper's names (context_window); others get a hint."""
+    with pytest.raises(TypeError, match="'contex_window' \\(did you mean 'context_window'\\?\\)"):
+        TokenBoxPromptHelper(contex_window=100)
+    with pytest.raises(TypeError, match="'budget' \\(the token budget of TokenBoxPromptHelper is 'context_window'\\)"):
+        TokenBoxPromptHelper(budget=100)
