@@ -45,6 +45,8 @@ from tokenbox_langchain._cache import BytesLRU, digest
 __all__ = [
     "CounterSpec",
     "MessageCounter",
+    "InvalidCounter",
+    "check_counter_name",
     "clear_caches",
     "content_text",
     "message_key",
@@ -194,6 +196,45 @@ def takes_one_message(fn: Callable[..., Any]) -> bool:
     return isinstance(value, bool) or not isinstance(value, int)
 
 
+class InvalidCounter(CounterError, ValueError):
+    """A counter string that names no counter, or a value that is no counter: a ``ValueError``, as LangChain
+    raises for an unknown ``token_counter`` (issue 10 item 11)."""
+
+
+_SHORTCUTS = ("approximate", "bytes", "whitespace")
+
+
+def check_counter_name(name: str) -> str:
+    """``name`` when it names a counter: LangChain's ``"approximate"``, TokenBox's ``"bytes"`` and
+    ``"whitespace"``, a tiktoken encoding, a model tiktoken knows (dated snapshots included) or one registered
+    with :func:`tokenbox_core.register_model`; else :class:`InvalidCounter` (a ``ValueError``) with the closest
+    names.  Unknown strings used to count silently with cl100k_base."""
+    import difflib
+
+    import tiktoken
+    import tiktoken.model
+
+    from tokenbox_core import MODEL_CONTEXT_WINDOWS
+
+    encodings = tiktoken.list_encoding_names()
+    if name in _SHORTCUTS or name in encodings or name in MODEL_CONTEXT_WINDOWS:
+        return name
+    bare = name.rsplit("/", 1)[-1]
+    try:
+        tiktoken.model.encoding_name_for_model(bare)
+        return name
+    except KeyError:
+        pass
+    known = [*_SHORTCUTS, *encodings, *MODEL_CONTEXT_WINDOWS]
+    close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+    hint = f" Did you mean {close[0]!r}?" if close else ""
+    raise InvalidCounter(
+        f"Invalid token_counter shortcut {name!r}.{hint} Use 'approximate' (LangChain's shortcut), 'bytes', "
+        f"'whitespace', a tiktoken encoding ({', '.join(encodings)}), a model name tiktoken knows ('gpt-4o', "
+        f"'gpt-4o-mini', 'o1' ...) or one registered with tokenbox_core.register_model, or pass a callable"
+    )
+
+
 def _checked(value: Any, owner: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise CounterError(f"token counter {owner} returned {value!r} ({type(value).__name__}); it must return an int")
@@ -224,7 +265,7 @@ class MessageCounter:
             self._one = _approximate_one
             self._cache = _cache_for("langchain:approximate")
         elif isinstance(spec, str | TokenCounter):
-            core = get_counter(spec)
+            core = get_counter(check_counter_name(spec) if isinstance(spec, str) else spec)
             self.core = core
             self.name = core.name
             self.base = PRIMING_TOKENS
@@ -248,7 +289,7 @@ class MessageCounter:
                 self._one = self._list_one(spec)
             self._cache = _cache_for(spec)
         else:
-            raise CounterError(
+            raise InvalidCounter(
                 f"cannot count messages with {type(spec).__name__}: pass a counter name ('gpt-4o', 'o200k_base', "
                 f"'approximate'), a TokenCounter, a LangChain model, or a callable over a list of messages or "
                 f"over one message"

@@ -18,21 +18,22 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from langchain_core.callbacks import AsyncCallbackManagerForChainRun, CallbackManagerForChainRun
 from langchain_core.documents import Document
 from langchain_core.messages import BaseMessage, get_buffer_string
 from langchain_core.prompt_values import ChatPromptValue, PromptValue
 from langchain_core.prompts import BasePromptTemplate, ChatPromptTemplate, MessagesPlaceholder
-from langchain_core.runnables import RunnableConfig, RunnableSerializable
-from pydantic import ConfigDict, Field, PrivateAttr
+from langchain_core.runnables import RunnableSerializable
+from pydantic import ConfigDict, Field, PrivateAttr, ValidationInfo, field_validator
 
 from tokenbox_core import ContextBudget, Item, Layout, Section, SectionError, TokenBox, TokenCounter, get_counter
+from tokenbox_core.arguments import StrictArguments, no_bool
 from tokenbox_core.chat import MARKER_ID_PREFIX, ToolGroups, place_markers, start_on_fixup, tool_groups
 from tokenbox_core.lenses import LIST_LENSES, lens_name
 from tokenbox_langchain._cache import BytesLRU, digest
+from tokenbox_langchain._runs import TracedFit
 from tokenbox_langchain.counting import MessageCounter, message_key
 from tokenbox_langchain.fit import MessageTypes, matches, neutral, omission_message
-from tokenbox_langchain.messages import LAYOUT_EVENT, budget_from
+from tokenbox_langchain.messages import budget_from
 
 __all__ = ["OMITTED_KEY", "SECTION_OPTIONS", "TokenBoxLayout"]
 
@@ -168,11 +169,13 @@ class _Outcome:
             "counter": layout.counter_name,
             "fingerprint": layout.fingerprint,
             "start_on_removed": {k: list(v) for k, v in self.start_on_removed.items()},
+            "kept": sum(len(s.content) for s in layout.sections if isinstance(s.content, tuple)),
+            "removed": len(layout.removed) + sum(len(v) for v in self.start_on_removed.values()),
             "sections": [s.decisions() for s in layout.sections],
         }
 
 
-class TokenBoxLayout(RunnableSerializable[dict[str, Any], Any]):
+class TokenBoxLayout(StrictArguments, TracedFit, RunnableSerializable[dict[str, Any], Any]):  # type: ignore[misc]
     """Lays out named prompt parts into one budget; returns the fitted parts or the rendered prompt.
 
     ``{"context": retriever, "history": ..., "question": RunnablePassthrough()}
@@ -260,6 +263,11 @@ class TokenBoxLayout(RunnableSerializable[dict[str, Any], Any]):
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     _chat: tuple[Any, MessageCounter] | None = PrivateAttr(default=None)
+
+    @field_validator("budget", "max_tokens", mode="before")
+    @classmethod
+    def _not_bool(cls, value: Any, info: ValidationInfo) -> Any:
+        return no_bool(str(info.field_name), value)
 
     @classmethod
     def is_lc_serializable(cls) -> bool:
@@ -472,27 +480,9 @@ class TokenBoxLayout(RunnableSerializable[dict[str, Any], Any]):
             f"ContextBudget(output_reserve=...) or shorten the template"
         )
 
-    def _run(self, inputs: dict[str, Any], run_manager: CallbackManagerForChainRun) -> Any:
-        outcome = self._fit(inputs)
-        child = run_manager.get_child()
-        if child.handlers:
-            child.on_custom_event(LAYOUT_EVENT, outcome.report(), run_id=run_manager.run_id)
-        return outcome.fitted if outcome.prompt is None else outcome.prompt
-
-    async def _arun(self, inputs: dict[str, Any], run_manager: AsyncCallbackManagerForChainRun) -> Any:
-        outcome = self._fit(inputs)
-        child = run_manager.get_child()
-        if child.handlers:
-            await child.on_custom_event(LAYOUT_EVENT, outcome.report(), run_id=run_manager.run_id)
-        return outcome.fitted if outcome.prompt is None else outcome.prompt
-
-    def invoke(self, input: dict[str, Any], config: RunnableConfig | None = None, **kwargs: Any) -> Any:
-        """Fit the named inputs (and render the template)."""
-        return self._call_with_config(self._run, input, config, **kwargs)
-
-    async def ainvoke(self, input: dict[str, Any], config: RunnableConfig | None = None, **kwargs: Any) -> Any:
-        """Fit the named inputs (and render the template), async."""
-        return await self._acall_with_config(self._arun, input, config, **kwargs)
+    def _compute(self, input: Any) -> tuple[Any, dict[str, Any]]:
+        outcome = self._fit(input)
+        return (outcome.fitted if outcome.prompt is None else outcome.prompt), outcome.report()
 
 
 def _as_text(value: Any, key: str) -> str:

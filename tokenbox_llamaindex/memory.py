@@ -54,9 +54,10 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import inspect
 from collections.abc import Callable, Coroutine, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from llama_index.core.base.llms.types import ChatMessage, ContentBlock, MessageRole, TextBlock
 from llama_index.core.bridge.pydantic import ConfigDict, Field, PrivateAttr, field_validator
@@ -66,10 +67,12 @@ from llama_index.core.memory.types import DEFAULT_CHAT_STORE_KEY, BaseChatStoreM
 from llama_index.core.storage.chat_store import BaseChatStore, SimpleChatStore
 
 from tokenbox_core import ContextBudget, ContextCriticalOverflow, Item, Layout, RemovedItem, Section, TokenCounter
+from tokenbox_core.arguments import StrictArguments, check_arguments
 from tokenbox_core.chat import ChatCounter, ConversationOverflow, fit_conversation
 from tokenbox_core.tokens import content_text
-from tokenbox_llamaindex._counting import resolve_counter
+from tokenbox_llamaindex._counting import counter_name, resolve_counter
 from tokenbox_llamaindex._messages import DEFAULT_MEDIA_TOKENS, neutral
+from tokenbox_llamaindex.events import emit_layout
 
 __all__ = ["DEFAULT_TOKEN_LIMIT", "DEFAULT_TOKEN_LIMIT_RATIO", "MemoryOverflow", "TokenBoxMemory"]
 
@@ -109,6 +112,16 @@ def _block_messages(block: BaseMemoryBlock[Any], content: Any) -> list[ChatMessa
     )
 
 
+def _store_dict(store: BaseChatStore) -> dict[str, Any]:
+    """A chat store as ``load_chat_store`` reads it.  ``SimpleChatStore.model_dump`` fails on messages with
+    pydantic >= 2.12 (LlamaIndex's wrap serializer passes ``info`` where pydantic expects an index), so its
+    messages are dumped one by one."""
+    if isinstance(store, SimpleChatStore):
+        messages = {key: [m.model_dump(mode="json") for m in values] for key, values in store.store.items()}
+        return {"store": messages, "class_name": store.class_name()}
+    return {**store.model_dump(), "class_name": store.class_name()}
+
+
 class MemoryOverflow(ConversationOverflow, ValueError):
     """The messages the memory must keep (system messages, the latest user message, priority-0 blocks) alone
     exceed ``token_limit``; a ``ValueError`` as ``ChatMemoryBuffer``'s errors are (issue 10 item 12)."""
@@ -119,7 +132,7 @@ class MemoryOverflow(ConversationOverflow, ValueError):
     )
 
 
-class TokenBoxMemory(BaseChatStoreMemory):
+class TokenBoxMemory(StrictArguments, BaseChatStoreMemory):  # type: ignore[misc]
     """Chat memory whose ``get`` returns a deterministic Token Box layout of the history.
 
     Use it wherever LlamaIndex takes a ``memory`` (``SimpleChatEngine``,
@@ -128,6 +141,7 @@ class TokenBoxMemory(BaseChatStoreMemory):
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
+    budget_name: ClassVar[str | None] = "token_limit"
 
     token_limit: int = Field(
         default=DEFAULT_TOKEN_LIMIT, gt=0, description="Most tokens the returned messages may cost (priming included)."
@@ -209,8 +223,12 @@ class TokenBoxMemory(BaseChatStoreMemory):
         ``tokenizer_fn`` (a LlamaIndex tokenizer) is used when ``counter`` is
         not given.
         """
-        if kwargs:
-            raise ValueError(f"Unexpected kwargs: {sorted(kwargs)}")
+        check_arguments(
+            "TokenBoxMemory.from_defaults",
+            sorted(kwargs),
+            [p for p in inspect.signature(cls.from_defaults).parameters if p != "kwargs"],
+            budget="token_limit",
+        )
         model_name = None
         if llm is not None:
             metadata = llm.metadata
@@ -231,6 +249,42 @@ class TokenBoxMemory(BaseChatStoreMemory):
             chat_store_key=chat_store_key,
         )
 
+    # ------------------------------------------------------------------ serialisation
+
+    def to_dict(self, **kwargs: Any) -> dict[str, Any]:
+        """The memory as a dict :meth:`from_dict` restores: settings, a named counter, the chat store.
+
+        An unnamed counter raises ``ValueError`` (pass it again to
+        ``from_dict(data, counter=...)``); memory blocks are objects, listed
+        by name, and ``from_dict`` asks for them again.
+        """
+        data = self.model_dump(exclude={"chat_store", "memory_blocks", "counter"}, **kwargs)
+        data["counter"] = counter_name("TokenBoxMemory", self.counter)
+        data["memory_block_names"] = [block.name for block in self.memory_blocks]
+        data["chat_store"] = _store_dict(self.chat_store)
+        data["class_name"] = self.class_name()
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], **kwargs: Any) -> TokenBoxMemory:
+        """Restore a memory from :meth:`to_dict` (or ``ChatMemoryBuffer``'s dict); ``kwargs`` override fields
+        (``counter=``, ``memory_blocks=``)."""
+        from llama_index.core.storage.chat_store.loading import load_chat_store
+
+        values = {**data, **kwargs}
+        values.pop("class_name", None)
+        names = values.pop("memory_block_names", None) or []
+        if names and "memory_blocks" not in kwargs:
+            raise ValueError(
+                f"the memory had memory blocks {names}; pass them again: TokenBoxMemory.from_dict(data, "
+                f"memory_blocks=[...])"
+            )
+        if "chat_history" in values:  # ChatMemoryBuffer's old format
+            values["chat_store"] = SimpleChatStore(store={DEFAULT_CHAT_STORE_KEY: values.pop("chat_history")})
+        elif isinstance(values.get("chat_store"), dict):
+            values["chat_store"] = load_chat_store(values["chat_store"])
+        return cls(**values)
+
     # ------------------------------------------------------------------ counting
 
     def resolve_counter(self) -> TokenCounter:
@@ -250,6 +304,10 @@ class TokenBoxMemory(BaseChatStoreMemory):
     @property
     def last_layout(self) -> Layout | None:
         """The core's layout of the last ``get``/``aget`` (``None`` before the first, or for an empty history).
+
+        A convenience for single-threaded use: concurrent calls overwrite it.
+        Each call also sends its layout to LlamaIndex's instrumentation
+        dispatcher (:class:`~tokenbox_llamaindex.events.TokenBoxLayoutEvent`).
 
         With ``start_on_user`` the messages in :attr:`last_start_on_removed`
         were removed after it; :attr:`last_total_tokens` is what was returned.
@@ -362,4 +420,7 @@ class TokenBoxMemory(BaseChatStoreMemory):
         kept = [history[i] for i in fit.kept]
         lead = sum(1 for i in fit.kept if i < fit.conversation.system_end)
         extra = [by_id[item.id] for s in sections for item in layout[s.id].content if isinstance(item, Item)]
-        return [*kept[:lead], *extra, *kept[lead:]]
+        out = [*kept[:lead], *extra, *kept[lead:]]
+        removed = len(history) + len(by_id) - len(out)
+        emit_layout("TokenBoxMemory", "get", layout, total_tokens=fit.total_tokens, kept=len(out), removed=removed)
+        return out

@@ -208,3 +208,24 @@ def test_text_splitter_object_is_used() -> None:
         messages, max_tokens=size_sum(messages) - 2, token_counter=size_sum, allow_partial=True, text_splitter=Words()
     )
     assert out[0].content.split() == ["three", "four", "five", "six"] and out[1].content == "ok"
+
+
+@pytest.mark.parametrize("counter", ["invalid", "approximat", "gpt4o", {}, 3])
+def test_unknown_token_counter_is_a_value_error(counter: Any) -> None:
+    """Issue 10 item 11: like LangChain, an unknown token_counter raises ValueError (it used to trim silently with
+    cl100k_base); a near miss names the closest counter."""
+    with pytest.raises(ValueError) as info:
+        trim_messages(chat(2), max_tokens=20, token_counter=counter)
+    if counter == "approximat":
+        assert "Did you mean 'approximate'?" in str(info.value)
+    with pytest.raises(ValueError):
+        lc_trim_messages(chat(2), max_tokens=20, token_counter=counter)
+
+
+@pytest.mark.parametrize(
+    "counter", ["approximate", "o200k_base", "cl100k_base", "gpt-4o", "gpt-4o-2024-08-06", "bytes"]
+)
+def test_known_token_counter_strings_are_accepted(counter: str) -> None:
+    budget = 150 if counter == "bytes" else 40
+    out = trim_messages(chat(4), max_tokens=budget, token_counter=counter)
+    assert out and MessageCounter(counter).count(out) <= budget

@@ -267,7 +267,7 @@ def test_construction_errors() -> None:
     block = StaticMemoryBlock(name="same", static_content="x")
     with pytest.raises(ValueError, match="memory block names must be unique; repeated: same"):
         TokenBoxMemory.from_defaults(memory_blocks=[block, block.model_copy()])
-    with pytest.raises(ValueError, match=r"Unexpected kwargs: \['tokenizer'\]"):
+    with pytest.raises(ValueError, match=r"unknown argument 'tokenizer' \(did you mean 'tokenizer_fn'\?\)"):
         TokenBoxMemory.from_defaults(tokenizer="whitespace")
 
 
@@ -524,3 +524,56 @@ def test_start_on_user_only_removes_leading_replies_and_accounts_them(turns: lis
         assert not gone
     elif any(m.role.value == "user" for m in kept):
         assert next(m for m in kept if m.role.value != "system").role.value == "user"
+
+
+# ---------------------------------------------------------------------------- construction, errors, serialisation
+
+
+def test_memory_round_trips_through_to_dict_and_from_dict() -> None:
+    """Issue 13's bug: TokenBoxMemory.from_dict(m.to_dict()) restores the settings, a named counter and the stored
+    messages (it raised "Can't instantiate abstract class BaseChatStore"); JSON too."""
+    history = [say("system", 3, "s"), call("c1", "a b"), result("c1", 3), say("user", 3, "q")]
+    memory = memory_with(history, 30, history_priority=-2)
+    for again in (TokenBoxMemory.from_dict(memory.to_dict()), TokenBoxMemory.from_json(memory.to_json())):
+        assert again.get_all() == history and again.counter == "whitespace"
+        assert (again.token_limit, again.history_priority) == (30, -2)
+        assert again.get() == memory.get()
+    assert TokenBoxMemory.from_dict(TokenBoxMemory.from_defaults().to_dict()).get_all() == []
+
+
+def test_serialisation_says_what_it_cannot_keep() -> None:
+    """An unnamed counter makes to_dict raise ValueError with the fix; memory blocks must be passed again."""
+    unnamed = TokenBoxMemory.from_defaults(counter=words)
+    with pytest.raises(ValueError, match=r"cannot serialise the counter .*from_dict\(data, counter=\.\.\.\)"):
+        unnamed.to_dict()
+    block = StaticMemoryBlock(name="rules", static_content="be kind", priority=0)
+    data = TokenBoxMemory.from_defaults(memory_blocks=[block], counter="whitespace").to_dict()
+    with pytest.raises(ValueError, match=r"memory blocks \['rules'\]; pass them again"):
+        TokenBoxMemory.from_dict(data)
+    assert TokenBoxMemory.from_dict(data, memory_blocks=[block]).memory_blocks == [block]
+
+
+def test_initial_token_count_over_the_limit_is_a_value_error() -> None:
+    """Issue 10 item 12: as ChatMemoryBuffer, initial_token_count > token_limit raises ValueError, empty or not."""
+    for history in ([], [say("user", 3)]):
+        memory = memory_with(history, 49)
+        with pytest.raises(ValueError, match="Initial token count exceeds token limit: .* 50 but token_limit is 49"):
+            memory.get(initial_token_count=50)
+    stock = ChatMemoryBuffer.from_defaults(chat_history=[say("user", 3)], token_limit=49)
+    with pytest.raises(ValueError, match="Initial token count exceeds token limit"):
+        stock.get(initial_token_count=50)
+
+
+def test_misspelt_arguments_are_rejected_with_a_hint() -> None:
+    """Issue 10 items 6 and 17: from_defaults(token_limt=...) and other budget names are rejected, naming the
+    memory's budget argument (token_limit, as ChatMemoryBuffer) or the closest argument."""
+    with pytest.raises(ValueError, match="'token_limt' \\(did you mean 'token_limit'\\?\\)"):
+        TokenBoxMemory.from_defaults(token_limt=100)
+    with pytest.raises(
+        ValueError, match="'max_tokens' \\(the token budget of TokenBoxMemory.from_defaults is 'token_limit'\\)"
+    ):
+        TokenBoxMemory.from_defaults(max_tokens=100)
+    with pytest.raises(ValueError, match="'budget' \\(the token budget of TokenBoxMemory is 'token_limit'\\)"):
+        TokenBoxMemory(budget=100)
+    with pytest.raises(TypeError, match="'start_on_usr' \\(did you mean 'start_on_user'\\?\\)"):
+        TokenBoxMemory(start_on_usr=False)
