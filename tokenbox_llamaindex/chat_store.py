@@ -3,7 +3,7 @@
 Each chat-store key is a session.  Appends go straight to the archive; the
 operations that rewrite history (``set_messages``, ``delete_message``,
 ``delete_last_message``, ``add_message`` at an index) replace the session's
-turns in one transaction, so later turns are renumbered.
+turns in one transaction (``SessionStore.replace``), so later turns are renumbered.
 
 >>> from llama_index.core.llms import ChatMessage
 >>> from tokenbox_core.session import MemorySessionStore
@@ -131,7 +131,4 @@ class SessionChatStore(BaseChatStore):
         return [dict(t.message) for t in self.session_store.turns(key)]
 
     def _rewrite(self, key: str, messages: list[dict[str, Any]]) -> None:
-        store = self.session_store
-        store.clear(key)
-        if messages:
-            store.extend(key, messages)
+        self.session_store.replace(key, messages)

@@ -208,9 +208,19 @@ class SQLiteSessionStore:
 
     def extend(self, session_id: str, messages: Iterable[Mapping[str, Any]]) -> list[str]:
         """Archive messages in one transaction; return their turn ids."""
+        return self._extend(session_id, messages, replace=False)
+
+    def replace(self, session_id: str, messages: Iterable[Mapping[str, Any]]) -> list[str]:
+        """Clear the session and archive ``messages`` in one transaction (ids restart at ``t_1``)."""
+        return self._extend(session_id, messages, replace=True)
+
+    def _extend(self, session_id: str, messages: Iterable[Mapping[str, Any]], *, replace: bool) -> list[str]:
         checked = [check_message(m) for m in messages]
         now = time.time()
         with self._write() as conn:
+            if replace:
+                for table in ("turns", "turn_tokens", "summaries", "evictions", "rehydrations"):
+                    conn.execute(f"DELETE FROM {table} WHERE session_id = ?", (session_id,))
             seq = conn.execute("SELECT COALESCE(MAX(seq), 0) FROM turns WHERE session_id = ?", (session_id,))
             last = int(seq.fetchone()[0])
             rows = []
@@ -221,7 +231,8 @@ class SQLiteSessionStore:
                     m.get("name"), canonical_json(calls) if calls else None, m.get("tool_call_id"),
                     canonical_json(m), now,
                 ))  # fmt: skip
-            conn.executemany("INSERT INTO turns VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+            if rows:
+                conn.executemany("INSERT INTO turns VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
         return [r[2] for r in rows]
 
     @staticmethod

@@ -58,6 +58,10 @@ class SessionStore(Protocol):
         """Delete a session's turns, summaries, token counts, evictions and pending rehydrations."""
         ...
 
+    def replace(self, session_id: str, messages: Iterable[Mapping[str, Any]]) -> list[str]:
+        """Atomically clear the session and archive ``messages`` (ids restart at ``t_1``)."""
+        ...
+
     def token_counts(self, session_id: str, counter: str) -> dict[str, int]:
         """Token counts recorded for ``counter`` (turn id → tokens)."""
         ...
@@ -169,6 +173,12 @@ class MemorySessionStore:
                 table.pop(session_id, None)
             for key in [k for k in self._tokens if k[0] == session_id]:
                 del self._tokens[key]
+
+    def replace(self, session_id: str, messages: Iterable[Mapping[str, Any]]) -> list[str]:
+        checked = [check_message(m) for m in messages]
+        with self._lock:
+            self.clear(session_id)
+            return self.extend(session_id, checked) if checked else []
 
     def token_counts(self, session_id: str, counter: str) -> dict[str, int]:
         with self._lock:

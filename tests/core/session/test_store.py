@@ -110,6 +110,17 @@ def test_evictions_and_rehydration_requests(store: SessionStore) -> None:
         store.request_rehydration("s", ["t_99"])
 
 
+def test_replace_rewrites_a_session_atomically(store: SessionStore) -> None:
+    """replace() clears the session and stores the new messages with ids from t_1; other sessions stay."""
+    store.extend("a", [_msg(i) for i in range(5)])
+    store.extend("b", [_msg(0)])
+    store.record_eviction("a", ["t_1"], "window")
+    assert store.replace("a", [_msg(7), _msg(8)]) == ["t_1", "t_2"]
+    assert [t.message["content"] for t in store.turns("a")] == ["message 7", "message 8"]
+    assert store.evictions("a") == [] and store.count("b") == 1
+    assert store.replace("a", []) == [] and store.count("a") == 0
+
+
 def test_clear_removes_one_session(store: SessionStore) -> None:
     """clear() empties one session and leaves the others."""
     store.extend("a", [_msg(0)])
