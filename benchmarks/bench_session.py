@@ -123,6 +123,8 @@ def main() -> None:
     print(
         f"ratio per single pass (spread from noise): median {statistics.median(single):.2f}  p90 {pct(single, 0.9):.2f}"
     )
+    over = [f"{i}: {r:.1f}x of {p * 1e3:.2f} ms" for i, r, p in zip(cached, ratios, plain_t, strict=True) if r > 2]
+    print("turns over 2x (turn index: ratio of the plain fit's time):", ", ".join(over) or "none")
     last = ratios[-max(1, n // 10) :]
     print(
         f"ratio over the last 10% of the session (longest histories): median {statistics.median(last):.2f}  "

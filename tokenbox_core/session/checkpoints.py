@@ -36,6 +36,7 @@ __all__ = ["CheckpointConfig", "Checkpointer", "Checkpoints", "SUMMARY_VERSION"]
 SUMMARY_VERSION = 1
 """Version of the summary record and of how blocks are formed; part of each summary's fingerprint."""
 
+_RECORD_BATCH = 64
 _LINE = re.compile(rf"^(\S+) ({'|'.join(ROLES)}): (.*)$")
 
 
@@ -158,6 +159,7 @@ class Checkpointer:
         self._turns: list[Turn] = []
         self._ids: list[str] = []
         self._tokens: dict[str, int] = {}
+        self._unrecorded: dict[str, int] = {}
         self._flags: dict[str, tuple[bool, bool]] = {}  # turn id -> (decision, correction)
         self._vectors: dict[str, dict[str, float]] = {}  # turn id -> content-word vector (correction matching)
         self._decisions: list[Turn] = []  # decision turns seen so far (correction matching)
@@ -189,7 +191,16 @@ class Checkpointer:
         missing = {t.turn_id: _message_tokens(t.message, self.counter) for t in new if t.turn_id not in self._tokens}
         if missing:
             self._tokens.update(missing)
-            self.store.record_tokens(self.session_id, self.counter.name, missing)
+            self._unrecorded.update(missing)
+        if len(self._unrecorded) >= _RECORD_BATCH:
+            self.flush_tokens()
+
+    def flush_tokens(self) -> None:
+        """Write the token counts not yet recorded to the store (they are batched: one write per
+        ``_RECORD_BATCH`` turns or per new summary, not one per compile)."""
+        if self._unrecorded:
+            self.store.record_tokens(self.session_id, self.counter.name, self._unrecorded)
+            self._unrecorded = {}
 
     def tokens(self, turn: Turn) -> int:
         """Tokens of one turn as a chat message."""
@@ -302,6 +313,7 @@ class Checkpointer:
         cover.sort(key=lambda s: (self._seq(s.source_turn_ids[0]), -s.level))
         if created:  # only a new summary can replace a stored one
             self._invalidate_unused(used, superseded)
+            self.flush_tokens()
         return Checkpoints(
             summaries=tuple(cover),
             window=tuple(turns[archived:]),

@@ -54,6 +54,8 @@ def test_blocks_beyond_the_window_are_summarised_with_provenance(store: SessionS
     assert first.summary_id.startswith("s1.t_1-t_10.")
     assert [s.summary_id for s in store.summaries("s")] == [s.summary_id for s in cp.summaries]
     assert set(cp.created) == {s.summary_id for s in cp.summaries}
+    counts = store.token_counts("s", "whitespace")  # token counts per counter are recorded with the summaries
+    assert set(counts) == {f"t_{i}" for i in range(1, 46)} and all(n > 0 for n in counts.values())
 
 
 def test_summaries_are_reused_across_updates_and_processes(tmp_path: Path) -> None:
