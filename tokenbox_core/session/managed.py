@@ -230,8 +230,10 @@ class ManagedHistory:
 
     def _fit_once(self, messages: list[dict[str, Any]], budget: ContextBudget, reserve: int) -> ConversationFit:
         if reserve:
+            target = budget.target_tokens if budget.target_tokens is not None else budget.max_tokens
             budget = ContextBudget(
                 max_tokens=max(1, budget.max_tokens - reserve),
+                target_tokens=max(0, min(budget.max_tokens - reserve, target - reserve)),
                 output_reserve=min(budget.output_reserve, max(0, budget.max_tokens - reserve - 1)),
                 reserved_slots=budget.reserved_slots,
                 estimation_safety_margin_percent=budget.estimation_safety_margin_percent,

@@ -62,6 +62,17 @@ def test_budget_evictions_become_a_rehydration_pointer(store: SessionStore) -> N
     assert ("budget", tuple(ids)) in [(e.reason, e.turn_ids) for e in store.evictions("s")]
 
 
+def test_context_budget_reserves_are_respected() -> None:
+    """With a ContextBudget (output reserve), the managed history fits the effective maximum, pointer included."""
+    from tokenbox_core import ContextBudget
+
+    store = MemorySessionStore()
+    _session(store)
+    budget = ContextBudget(max_tokens=300, output_reserve=80)
+    ctx = ManagedHistory(store, "s", budget=budget, counter="whitespace", window=10, interval=10).compile()
+    assert ctx.pointer is not None and ctx.total_tokens <= 220
+
+
 def test_rehydrated_turns_are_pinned_for_one_compile(store: SessionStore) -> None:
     """rehydrate() puts archived turns into the next compile only, displacing window turns."""
     _session(store)
