@@ -123,6 +123,9 @@ def main() -> None:
     print(
         f"ratio per single pass (spread from noise): median {statistics.median(single):.2f}  p90 {pct(single, 0.9):.2f}"
     )
+    gen = [min(p[0][i][0] for p in passes) for i in sorted(generating)]
+    print(f"compiles that generated summaries (extractive): median {statistics.median(gen) * 1e3:.2f} ms  "
+          f"p90 {pct(gen, 0.9) * 1e3:.2f} ms")  # fmt: skip
     over = [f"{i}: {r:.1f}x of {p * 1e3:.2f} ms" for i, r, p in zip(cached, ratios, plain_t, strict=True) if r > 2]
     print("turns over 2x (turn index: ratio of the plain fit's time):", ", ".join(over) or "none")
     last = ratios[-max(1, n // 10) :]
