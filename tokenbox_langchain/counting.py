@@ -294,9 +294,9 @@ class MessageCounter:
             self._cache = _cache_for(spec)
         else:
             raise InvalidCounter(
-                f"cannot count messages with {type(spec).__name__}: pass a counter name ('gpt-4o', 'o200k_base', "
-                f"'approximate'), a TokenCounter, a LangChain model, or a callable over a list of messages or "
-                f"over one message"
+                f"'token_counter' expected to be a model that implements 'get_num_tokens_from_messages()' or a "
+                f"function. Received object of type {type(spec)}. TokenBox also takes a counter name ('gpt-4o', "
+                f"'o200k_base', 'approximate'), a TokenCounter, or a callable over one message"
             )
 
     def __repr__(self) -> str:

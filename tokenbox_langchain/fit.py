@@ -110,6 +110,8 @@ def neutral(messages: Sequence[BaseMessage]) -> list[dict[str, Any]]:
     if len(out) != len(msgs):  # the converter merged or split something: one by one keeps the positions
         out = [_one(m) for m in msgs]
     for m, d in zip(msgs, out, strict=True):
+        if isinstance(m.content, list):  # keep the message's own blocks: a partial cut drops whole blocks
+            d["content"] = list(m.content)
         if m.id:
             d["id"] = m.id
         kwargs = m.additional_kwargs
@@ -145,14 +147,9 @@ class _Bridge:
         return _ROLE_CLASSES.get(str(d.get("role")), HumanMessage)(content=content_text(d.get("content")))
 
     def variant(self, index: int, d: Mapping[str, Any]) -> BaseMessage:
-        """The original message with the cut content of ``d`` (a prefix/suffix of its parts, or text)."""
+        """The original message with the cut content of ``d`` (some of its own blocks, or text)."""
         m = self.messages[index]
         content = d.get("content")
-        if isinstance(content, list) and isinstance(m.content, list):
-            full = self.dicts[index].get("content")
-            k = len(content)
-            tail = isinstance(full, list) and full[len(full) - k :] == content
-            content = m.content[len(m.content) - k :] if tail else m.content[:k]
         return m.model_copy(update={"content": content})
 
     def roles(self, types: MessageTypes | None) -> Callable[[Mapping[str, Any]], bool] | None:

@@ -229,3 +229,23 @@ def test_known_token_counter_strings_are_accepted(counter: str) -> None:
     budget = 150 if counter == "bytes" else 40
     out = trim_messages(chat(4), max_tokens=budget, token_counter=counter)
     assert out and MessageCounter(counter).count(out) <= budget
+
+
+def test_partial_cut_drops_whole_content_blocks() -> None:
+    """As in LangChain's own suite: a message of content blocks is cut by whole blocks (the message keeps its
+    block structure), from the end with strategy='first' and from the start with 'last'."""
+    blocks = [{"type": "text", "text": "First part of text."}, {"type": "text", "text": "Second part, trimmed."}]
+    message = AIMessage(content=blocks, id="m")
+
+    def chars(msgs: list[BaseMessage]) -> int:
+        return sum(len(b["text"]) for m in msgs for b in m.content if isinstance(b, dict))
+
+    first = trim_messages([message], max_tokens=20, token_counter=chars, strategy="first", allow_partial=True)
+    assert first == [AIMessage(content=blocks[:1], id="m")]
+    last = trim_messages([message], max_tokens=22, token_counter=chars, strategy="last", allow_partial=True)
+    assert last == [AIMessage(content=blocks[1:], id="m")]
+
+
+def test_bad_token_counter_message_matches_langchain() -> None:
+    with pytest.raises(ValueError, match=r"'token_counter' expected to be a model that implements"):
+        trim_messages([HumanMessage("x")], max_tokens=10, token_counter={})
