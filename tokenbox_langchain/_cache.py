@@ -1,36 +1,26 @@
-"""A thread-safe LRU keyed by content digests and bounded by bytes (issue 10 item 15).
+"""A thread-safe LRU bounded by bytes (issue 10 item 15).
 
-Keys are short digests of what a value depends on, so a cache never keeps a
-message's content alive; each entry is charged an estimate of the bytes it
-holds (the key, the value and whatever text the value carries), and the
-oldest entries go once the total passes ``max_bytes``.
+Keys are small (hashes and lengths of the texts a value depends on, see
+:func:`tokenbox_langchain.counting.message_key`), so a cache never keeps a
+message's content alive through its keys; each entry is charged an estimate of
+the bytes it holds (the key, the value and whatever text the value carries),
+and the oldest entries go once the total passes ``max_bytes``.
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import Generic, TypeVar
 
-__all__ = ["ENTRY_OVERHEAD", "BytesLRU", "digest"]
+__all__ = ["ENTRY_OVERHEAD", "BytesLRU"]
 
 _V = TypeVar("_V")
 
 ENTRY_OVERHEAD = 200
 """Bytes charged per entry besides its payload (dict slot, key bytes, tuple, int)."""
-
-
-def digest(*parts: str | bytes) -> bytes:
-    """A 16-byte BLAKE2b digest of ``parts``, each length-prefixed so no two sequences collide by joining."""
-    h = hashlib.blake2b(digest_size=16)
-    for part in parts:
-        data = part.encode("utf-8", "surrogatepass") if isinstance(part, str) else part
-        h.update(len(data).to_bytes(8, "little"))
-        h.update(data)
-    return h.digest()
 
 
 class BytesLRU(Generic[_V]):

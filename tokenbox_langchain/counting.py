@@ -32,7 +32,7 @@ import threading
 import types
 import typing
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from typing import Any, Union
 
 from langchain_core.messages import BaseMessage, HumanMessage
@@ -40,7 +40,7 @@ from langchain_core.messages.utils import count_tokens_approximately
 
 from tokenbox_core import CounterError, TokenCounter, get_counter
 from tokenbox_core.tokens import PRIMING_TOKENS, content_text, message_token_count
-from tokenbox_langchain._cache import BytesLRU, digest
+from tokenbox_langchain._cache import BytesLRU
 
 __all__ = [
     "CounterSpec",
@@ -60,7 +60,7 @@ LangChain model, or a callable over a list of messages or over one message."""
 
 _ROLES = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool", "function": "function"}
 _CACHE_BYTES = 16_000_000
-"""Bytes each counter's size cache may hold (about 80,000 messages: keys are digests, values ints)."""
+"""Bytes each counter's size cache may hold (about 80,000 messages: keys are hashes, values ints)."""
 
 
 def openai_role(message: BaseMessage) -> str:
@@ -74,10 +74,12 @@ def openai_role(message: BaseMessage) -> str:
     return _ROLES.get(kind, kind)
 
 
-def message_key(message: BaseMessage) -> bytes:
-    """A 16-byte digest of everything a counter can look at in ``message`` (type, content, name, id, tool
-    calls, extra kwargs): caches keyed by it never keep the message's content alive."""
+def message_key(message: BaseMessage) -> Hashable:
+    """A small key covering everything a counter can look at in ``message`` (type, content, name, id, tool
+    calls, extra kwargs): texts enter it as their hash and length, so a cache keyed by it never keeps a
+    message's content alive (issue 10 item 15).  ``str`` caches its own hash, so a warm key costs little."""
     content = message.content
+    text = content if isinstance(content, str) else repr(content)
     extra: Any = None
     kind = message.type
     if kind == "ai":
@@ -88,18 +90,20 @@ def message_key(message: BaseMessage) -> bytes:
     elif kind == "chat":
         extra = getattr(message, "role", None)
     kwargs = message.additional_kwargs
-    return digest(
-        f"{type(message).__module__}.{type(message).__qualname__}",
-        content if isinstance(content, str) else repr(content),
-        repr(message.name),
-        repr(message.id),
-        repr(extra),
-        repr(kwargs) if kwargs else "",
+    more = repr(kwargs) if kwargs else ""
+    return (
+        type(message).__qualname__,
+        hash(text),
+        len(text),
+        message.name,
+        message.id,
+        None if extra is None else (hash(extra), len(extra)),
+        (hash(more), len(more)),
     )
 
 
 class _SizeCache(BytesLRU[int]):
-    """The message sizes of one counter, by message digest, bounded by bytes."""
+    """The message sizes of one counter, by :func:`message_key`, bounded by bytes."""
 
     def __init__(self, max_bytes: int = _CACHE_BYTES) -> None:
         super().__init__(max_bytes)
@@ -290,9 +294,9 @@ class MessageCounter:
             self._cache = _cache_for(spec)
         else:
             raise InvalidCounter(
-                f"cannot count messages with {type(spec).__name__}: pass a counter name ('gpt-4o', 'o200k_base', "
-                f"'approximate'), a TokenCounter, a LangChain model, or a callable over a list of messages or "
-                f"over one message"
+                f"'token_counter' expected to be a model that implements 'get_num_tokens_from_messages()' or a "
+                f"function. Received object of type {type(spec)}. TokenBox also takes a counter name ('gpt-4o', "
+                f"'o200k_base', 'approximate'), a TokenCounter, or a callable over one message"
             )
 
     def __repr__(self) -> str:

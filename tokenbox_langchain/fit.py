@@ -102,19 +102,30 @@ def omission_message(text: str, section_id: str, marker_type: MarkerType) -> Bas
 
 def neutral(messages: Sequence[BaseMessage]) -> list[dict[str, Any]]:
     """Each message as the core's neutral dict: LangChain's OpenAI conversion, its id, its overrides."""
-    out = []
-    for m in messages:
-        try:
-            (d,) = convert_to_openai_messages([m])
-        except Exception:  # a content block the converter refuses: role and text still describe the message
-            d = {"role": openai_role(m), "content": content_text(m.content)}
+    msgs = list(messages)
+    try:
+        out: list[dict[str, Any]] = convert_to_openai_messages(msgs)  # one call: its set-up is paid once
+    except Exception:  # some message the converter refuses: convert one by one, falling back to role and text
+        out = [_one(m) for m in msgs]
+    if len(out) != len(msgs):  # the converter merged or split something: one by one keeps the positions
+        out = [_one(m) for m in msgs]
+    for m, d in zip(msgs, out, strict=True):
+        if isinstance(m.content, list):  # keep the message's own blocks: a partial cut drops whole blocks
+            d["content"] = list(m.content)
         if m.id:
             d["id"] = m.id
-        override = m.additional_kwargs.get(METADATA_KEY) if m.additional_kwargs else None
-        if override is not None:
-            d[METADATA_KEY] = override
-        out.append(d)
+        kwargs = m.additional_kwargs
+        if kwargs and METADATA_KEY in kwargs:
+            d[METADATA_KEY] = kwargs[METADATA_KEY]
     return out
+
+
+def _one(message: BaseMessage) -> dict[str, Any]:
+    try:
+        (d,) = convert_to_openai_messages([message])
+        return d
+    except Exception:  # a content block the converter refuses: role and text still describe the message
+        return {"role": openai_role(message), "content": content_text(message.content)}
 
 
 class _Bridge:
@@ -136,14 +147,9 @@ class _Bridge:
         return _ROLE_CLASSES.get(str(d.get("role")), HumanMessage)(content=content_text(d.get("content")))
 
     def variant(self, index: int, d: Mapping[str, Any]) -> BaseMessage:
-        """The original message with the cut content of ``d`` (a prefix/suffix of its parts, or text)."""
+        """The original message with the cut content of ``d`` (some of its own blocks, or text)."""
         m = self.messages[index]
         content = d.get("content")
-        if isinstance(content, list) and isinstance(m.content, list):
-            full = self.dicts[index].get("content")
-            k = len(content)
-            tail = isinstance(full, list) and full[len(full) - k :] == content
-            content = m.content[len(m.content) - k :] if tail else m.content[:k]
         return m.model_copy(update={"content": content})
 
     def roles(self, types: MessageTypes | None) -> Callable[[Mapping[str, Any]], bool] | None:
