@@ -14,9 +14,12 @@ from typing import Any, Literal
 
 from langchain_core.callbacks import AsyncCallbackManager, CallbackManager, Callbacks
 from langchain_core.documents import BaseDocumentCompressor, Document
-from pydantic import ConfigDict
+from langchain_core.runnables import RunnableSerializable
+from pydantic import ConfigDict, field_validator
 
 from tokenbox_core import ContextBudget, Item, Layout, Section, TokenBox
+from tokenbox_core.arguments import StrictArguments, no_bool
+from tokenbox_langchain._runs import TracedFit
 
 __all__ = ["TRUNCATED_KEY", "TokenBoxCompressor"]
 
@@ -24,7 +27,9 @@ TRUNCATED_KEY = "tokenbox_truncated"
 """Metadata flag set on a document whose text was cut to fit (``partial=True``)."""
 
 
-class TokenBoxCompressor(BaseDocumentCompressor):
+class TokenBoxCompressor(  # type: ignore[misc]
+    StrictArguments, TracedFit, RunnableSerializable[Sequence[Document], list[Document]], BaseDocumentCompressor
+):
     """Keeps the retrieved documents that fit ``budget``, deterministically.
 
     Documents are counted as they would be pasted into a prompt: their
@@ -36,7 +41,13 @@ class TokenBoxCompressor(BaseDocumentCompressor):
     boundary instead of being removed (its metadata gains
     ``tokenbox_truncated=True``).  Kept documents keep their order and their
     metadata; the removed ones are reported to the callbacks as the custom
-    event ``"tokenbox_layout"``.
+    event ``"tokenbox_layout"``.  Empty documents cost nothing and are not
+    returned.
+
+    It is also a Runnable over a list of documents, so it composes the way
+    LangChain users compose retrievers: ``retriever | TokenBoxCompressor(budget=300)``
+    (the run's metadata carries the headline numbers), or inside a
+    ``ContextualCompressionRetriever``.
     """
 
     budget: int | ContextBudget
@@ -59,9 +70,14 @@ class TokenBoxCompressor(BaseDocumentCompressor):
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
+    @field_validator("budget", mode="before")
+    @classmethod
+    def _not_bool(cls, value: Any) -> Any:
+        return no_bool("budget", value)
+
     def fit(self, documents: Sequence[Document]) -> tuple[list[Document], Layout]:
         """The documents that fit, in their order, and the core's layout."""
-        docs = list(documents)
+        docs = [doc for doc in documents if doc.page_content]  # an empty document costs nothing: it is not sent
         ids: list[str] = []
         seen: set[str] = set()
         for i, doc in enumerate(docs):
@@ -107,6 +123,8 @@ class TokenBoxCompressor(BaseDocumentCompressor):
             "max_tokens": layout.max_tokens,
             "counter": layout.counter_name,
             "fingerprint": layout.fingerprint,
+            "kept": len(laid.content) if isinstance(laid.content, tuple) else 0,
+            "removed": len(laid.removed),
             "kept_ids": [it.id for it in laid.content] if isinstance(laid.content, tuple) else [],
             "removed_documents": [r.to_dict() for r in laid.removed],
             "truncated": laid.status == "truncated" and any(a.kind == "truncate" for a in laid.actions),
@@ -121,6 +139,16 @@ class TokenBoxCompressor(BaseDocumentCompressor):
         if manager.handlers:
             manager.on_custom_event("tokenbox_layout", self._report(layout), run_id=manager.parent_run_id)
         return kept
+
+    def _compute(self, input: Any) -> tuple[Any, dict[str, Any]]:
+        if isinstance(input, Document):
+            input = [input]
+        if not isinstance(input, Sequence) or not all(isinstance(d, Document) for d in input):
+            raise TypeError(
+                f"TokenBoxCompressor takes a list of Documents (a retriever's output), got {type(input).__name__}"
+            )
+        kept, layout = self.fit(input)
+        return kept, self._report(layout)
 
     async def acompress_documents(
         self, documents: Sequence[Document], query: str, callbacks: Callbacks | None = None

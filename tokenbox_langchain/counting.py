@@ -27,13 +27,11 @@ warm history is never re-counted.
 from __future__ import annotations
 
 import collections.abc
-import contextlib
 import inspect
 import threading
 import types
 import typing
 import weakref
-from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any, Union
 
@@ -42,10 +40,13 @@ from langchain_core.messages.utils import count_tokens_approximately
 
 from tokenbox_core import CounterError, TokenCounter, get_counter
 from tokenbox_core.tokens import PRIMING_TOKENS, content_text, message_token_count
+from tokenbox_langchain._cache import BytesLRU
 
 __all__ = [
     "CounterSpec",
     "MessageCounter",
+    "InvalidCounter",
+    "check_counter_name",
     "clear_caches",
     "content_text",
     "message_key",
@@ -58,7 +59,8 @@ CounterSpec = Union[str, TokenCounter, Callable[..., int], Any]  # noqa: UP007 -
 LangChain model, or a callable over a list of messages or over one message."""
 
 _ROLES = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool", "function": "function"}
-_CACHE_SIZE = 100_000
+_CACHE_BYTES = 16_000_000
+"""Bytes each counter's size cache may hold (about 80,000 messages: keys are hashes, values ints)."""
 
 
 def openai_role(message: BaseMessage) -> str:
@@ -73,8 +75,11 @@ def openai_role(message: BaseMessage) -> str:
 
 
 def message_key(message: BaseMessage) -> Hashable:
-    """A hashable key covering everything a counter can look at in ``message``."""
+    """A small key covering everything a counter can look at in ``message`` (type, content, name, id, tool
+    calls, extra kwargs): texts enter it as their hash and length, so a cache keyed by it never keeps a
+    message's content alive (issue 10 item 15).  ``str`` caches its own hash, so a warm key costs little."""
     content = message.content
+    text = content if isinstance(content, str) else repr(content)
     extra: Any = None
     kind = message.type
     if kind == "ai":
@@ -85,36 +90,23 @@ def message_key(message: BaseMessage) -> Hashable:
     elif kind == "chat":
         extra = getattr(message, "role", None)
     kwargs = message.additional_kwargs
+    more = repr(kwargs) if kwargs else ""
     return (
-        type(message),
-        content if isinstance(content, str) else repr(content),
+        type(message).__qualname__,
+        hash(text),
+        len(text),
         message.name,
         message.id,
-        extra,
-        repr(kwargs) if kwargs else None,
+        None if extra is None else (hash(extra), len(extra)),
+        (hash(more), len(more)),
     )
 
 
-class _SizeCache:
-    """A bounded, thread-safe LRU of message sizes for one counter."""
+class _SizeCache(BytesLRU[int]):
+    """The message sizes of one counter, by :func:`message_key`, bounded by bytes."""
 
-    def __init__(self, maxsize: int = _CACHE_SIZE) -> None:
-        self.maxsize = maxsize
-        self.data: OrderedDict[Hashable, int] = OrderedDict()
-        self.lock = threading.Lock()
-
-    def get(self, key: Hashable) -> int | None:
-        value = self.data.get(key)
-        if value is not None:
-            with contextlib.suppress(KeyError):  # evicted by another thread meanwhile: still a valid answer
-                self.data.move_to_end(key)
-        return value
-
-    def put(self, key: Hashable, value: int) -> None:
-        with self.lock:
-            self.data[key] = value
-            if len(self.data) > self.maxsize:
-                self.data.popitem(last=False)
+    def __init__(self, max_bytes: int = _CACHE_BYTES) -> None:
+        super().__init__(max_bytes)
 
 
 _NAMED_CACHES: dict[str, _SizeCache] = {}
@@ -144,8 +136,7 @@ def clear_caches() -> None:
     """Forget every memoised message size (benchmarks use this for cold runs)."""
     with _CACHES_LOCK:
         for cache in [*_NAMED_CACHES.values(), *_OBJECT_CACHES.values()]:
-            with cache.lock:
-                cache.data.clear()
+            cache.clear()
 
 
 def _first_param_annotation(fn: Callable[..., Any]) -> Any:
@@ -209,6 +200,45 @@ def takes_one_message(fn: Callable[..., Any]) -> bool:
     return isinstance(value, bool) or not isinstance(value, int)
 
 
+class InvalidCounter(CounterError, ValueError):
+    """A counter string that names no counter, or a value that is no counter: a ``ValueError``, as LangChain
+    raises for an unknown ``token_counter`` (issue 10 item 11)."""
+
+
+_SHORTCUTS = ("approximate", "bytes", "whitespace")
+
+
+def check_counter_name(name: str) -> str:
+    """``name`` when it names a counter: LangChain's ``"approximate"``, TokenBox's ``"bytes"`` and
+    ``"whitespace"``, a tiktoken encoding, a model tiktoken knows (dated snapshots included) or one registered
+    with :func:`tokenbox_core.register_model`; else :class:`InvalidCounter` (a ``ValueError``) with the closest
+    names.  Unknown strings used to count silently with cl100k_base."""
+    import difflib
+
+    import tiktoken
+    import tiktoken.model
+
+    from tokenbox_core import MODEL_CONTEXT_WINDOWS
+
+    encodings = tiktoken.list_encoding_names()
+    if name in _SHORTCUTS or name in encodings or name in MODEL_CONTEXT_WINDOWS:
+        return name
+    bare = name.rsplit("/", 1)[-1]
+    try:
+        tiktoken.model.encoding_name_for_model(bare)
+        return name
+    except KeyError:
+        pass
+    known = [*_SHORTCUTS, *encodings, *MODEL_CONTEXT_WINDOWS]
+    close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+    hint = f" Did you mean {close[0]!r}?" if close else ""
+    raise InvalidCounter(
+        f"Invalid token_counter shortcut {name!r}.{hint} Use 'approximate' (LangChain's shortcut), 'bytes', "
+        f"'whitespace', a tiktoken encoding ({', '.join(encodings)}), a model name tiktoken knows ('gpt-4o', "
+        f"'gpt-4o-mini', 'o1' ...) or one registered with tokenbox_core.register_model, or pass a callable"
+    )
+
+
 def _checked(value: Any, owner: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise CounterError(f"token counter {owner} returned {value!r} ({type(value).__name__}); it must return an int")
@@ -239,7 +269,7 @@ class MessageCounter:
             self._one = _approximate_one
             self._cache = _cache_for("langchain:approximate")
         elif isinstance(spec, str | TokenCounter):
-            core = get_counter(spec)
+            core = get_counter(check_counter_name(spec) if isinstance(spec, str) else spec)
             self.core = core
             self.name = core.name
             self.base = PRIMING_TOKENS
@@ -263,10 +293,10 @@ class MessageCounter:
                 self._one = self._list_one(spec)
             self._cache = _cache_for(spec)
         else:
-            raise CounterError(
-                f"cannot count messages with {type(spec).__name__}: pass a counter name ('gpt-4o', 'o200k_base', "
-                f"'approximate'), a TokenCounter, a LangChain model, or a callable over a list of messages or "
-                f"over one message"
+            raise InvalidCounter(
+                f"'token_counter' expected to be a model that implements 'get_num_tokens_from_messages()' or a "
+                f"function. Received object of type {type(spec)}. TokenBox also takes a counter name ('gpt-4o', "
+                f"'o200k_base', 'approximate'), a TokenCounter, or a callable over one message"
             )
 
     def __repr__(self) -> str:
@@ -298,9 +328,21 @@ class MessageCounter:
         key = message_key(message)
         value = self._cache.get(key)
         if value is None:
-            value = _checked(self._one(message), self.name)
+            value = _checked(self._call(message), self.name)
             self._cache.put(key, value)
         return value
+
+    def _call(self, message: BaseMessage) -> Any:
+        """The counter on one message; what it raises becomes a CounterError naming it (issue 10 item 9)."""
+        try:
+            return self._one(message)
+        except CounterError:
+            raise
+        except Exception as exc:
+            raise CounterError(
+                f"token counter {self.name} raised {type(exc).__name__}: {exc}; fix the counter, or pass a counter "
+                f"name such as 'gpt-4o' or 'approximate'"
+            ) from exc
 
     def count(self, messages: Sequence[BaseMessage]) -> int:
         """``base + sum(size)``: what the list costs."""

@@ -18,28 +18,22 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from langchain_core.callbacks import AsyncCallbackManagerForChainRun, CallbackManagerForChainRun
 from langchain_core.documents import Document
 from langchain_core.messages import BaseMessage, get_buffer_string
 from langchain_core.prompt_values import ChatPromptValue, PromptValue
 from langchain_core.prompts import BasePromptTemplate, ChatPromptTemplate, MessagesPlaceholder
-from langchain_core.runnables import RunnableConfig, RunnableSerializable
-from pydantic import ConfigDict, Field, PrivateAttr
+from langchain_core.runnables import RunnableSerializable
+from pydantic import ConfigDict, Field, PrivateAttr, ValidationInfo, field_validator
 
 from tokenbox_core import ContextBudget, Item, Layout, Section, SectionError, TokenBox, TokenCounter, get_counter
+from tokenbox_core.arguments import StrictArguments, no_bool
+from tokenbox_core.chat import MARKER_ID_PREFIX, ToolGroups, place_markers, start_on_fixup, tool_groups
 from tokenbox_core.lenses import LIST_LENSES, lens_name
+from tokenbox_langchain._cache import BytesLRU
+from tokenbox_langchain._runs import TracedFit
 from tokenbox_langchain.counting import MessageCounter, message_key
-from tokenbox_langchain.fit import (
-    MARKER_ID_PREFIX,
-    ItemCache,
-    MessageTypes,
-    ToolGroups,
-    omission_message,
-    place_markers,
-    start_on_fixup,
-    tool_groups,
-)
-from tokenbox_langchain.messages import LAYOUT_EVENT, budget_from
+from tokenbox_langchain.fit import MessageTypes, matches, neutral, omission_message
+from tokenbox_langchain.messages import budget_from
 
 __all__ = ["OMITTED_KEY", "SECTION_OPTIONS", "TokenBoxLayout"]
 
@@ -70,13 +64,14 @@ OMITTED_KEY = "tokenbox_omitted"
 _NO_GROUPS = ToolGroups({}, {})
 
 
-# Items are frozen: the same message with the same id, group and size is the same Item (see ItemCache).
-_ITEMS = ItemCache()
+# Items are frozen: the same message with the same id, group and size is the same Item; keyed by message_key and
+# bounded by the bytes of the text the Items hold.
+_ITEMS: BytesLRU[Item] = BytesLRU(32_000_000)
 
 
 def _message_item(message: BaseMessage, item_id: str, group: str | None, tokens: int | None) -> Item:
     """A message as the core sees it: its buffer string, with its chat cost as ``tokens`` when vouched."""
-    return _ITEMS.get(
+    return _ITEMS.get_or_make(
         (message_key(message), item_id, group, tokens),
         lambda: Item(
             id=item_id,
@@ -86,6 +81,7 @@ def _message_item(message: BaseMessage, item_id: str, group: str | None, tokens:
             group=group,
             tokens=tokens,
         ),
+        lambda item: 2 * len(item.content),
     )
 
 
@@ -139,7 +135,7 @@ class _Part:
         if kind == "text":
             return cls(key, value, kind, [], [], _NO_GROUPS)
         values = [value] if kind in ("document", "message") else list(value)
-        groups = tool_groups(values) if kind == "messages" else _NO_GROUPS
+        groups = tool_groups(neutral(values)) if kind == "messages" else _NO_GROUPS
         return cls(key, value, kind, values, _ids(key, values), groups)
 
 
@@ -173,11 +169,13 @@ class _Outcome:
             "counter": layout.counter_name,
             "fingerprint": layout.fingerprint,
             "start_on_removed": {k: list(v) for k, v in self.start_on_removed.items()},
+            "kept": sum(len(s.content) for s in layout.sections if isinstance(s.content, tuple)),
+            "removed": len(layout.removed) + sum(len(v) for v in self.start_on_removed.values()),
             "sections": [s.decisions() for s in layout.sections],
         }
 
 
-class TokenBoxLayout(RunnableSerializable[dict[str, Any], Any]):
+class TokenBoxLayout(StrictArguments, TracedFit, RunnableSerializable[dict[str, Any], Any]):  # type: ignore[misc]
     """Lays out named prompt parts into one budget; returns the fitted parts or the rendered prompt.
 
     ``{"context": retriever, "history": ..., "question": RunnablePassthrough()}
@@ -230,7 +228,7 @@ class TokenBoxLayout(RunnableSerializable[dict[str, Any], Any]):
     documents, a leading message of ``marker_type`` for messages (rendered
     bare, without a ``"System: "`` prefix, when a message list is pasted into
     a string variable).  A message list sent as messages keeps a valid
-    sequence, as in ``TokenBoxMessages`` (:func:`~tokenbox_langchain.fit.place_markers`):
+    sequence, as in ``TokenBoxMessages`` (:func:`~tokenbox_core.chat.place_markers`):
     a ``"human"`` or ``"ai"`` marker follows the list's leading system
     messages, and one not of a ``start_on`` type follows the first message
     (and its tool group) rather than open the conversation; the marker costs
@@ -265,6 +263,11 @@ class TokenBoxLayout(RunnableSerializable[dict[str, Any], Any]):
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     _chat: tuple[Any, MessageCounter] | None = PrivateAttr(default=None)
+
+    @field_validator("budget", "max_tokens", mode="before")
+    @classmethod
+    def _not_bool(cls, value: Any, info: ValidationInfo) -> Any:
+        return no_bool(str(info.field_name), value)
 
     @classmethod
     def is_lc_serializable(cls) -> bool:
@@ -366,9 +369,25 @@ class TokenBoxLayout(RunnableSerializable[dict[str, Any], Any]):
             system_end = 0
             while system_end < len(values) and values[system_end].type == "system":
                 system_end += 1
-            dropped = start_on_fixup(entries, values, self.start_on, frozenset(), system_end, part.groups)
+            start_on = self.start_on
+            dropped = start_on_fixup(
+                entries,
+                is_start=lambda i: matches(values[i], start_on),
+                is_system=lambda i: values[i].type == "system",
+                critical=frozenset(),
+                system_end=system_end,
+                groups=part.groups,
+            )
         if part.kind == "messages" and laid.marker and (self.template is None or part.key in self._placeholders()):
-            place_markers(entries, values, self.start_on, part.groups)  # sent as messages: a valid sequence
+            start_on = self.start_on
+            place_markers(  # sent as messages: a valid sequence
+                entries,
+                is_system=lambda i: values[i].type == "system",
+                is_start=None if start_on is None else (lambda i: matches(values[i], start_on)),
+                marker_is_system=lambda m: m.type == "system",
+                marker_is_start=lambda m: start_on is not None and matches(m, start_on),
+                groups=part.groups,
+            )
         kept = [cut.get(e, values[e]) if isinstance(e, int) else e for e in entries]
         if part.kind in ("document", "message"):
             return (kept[0] if kept else None), []
@@ -461,27 +480,9 @@ class TokenBoxLayout(RunnableSerializable[dict[str, Any], Any]):
             f"ContextBudget(output_reserve=...) or shorten the template"
         )
 
-    def _run(self, inputs: dict[str, Any], run_manager: CallbackManagerForChainRun) -> Any:
-        outcome = self._fit(inputs)
-        child = run_manager.get_child()
-        if child.handlers:
-            child.on_custom_event(LAYOUT_EVENT, outcome.report(), run_id=run_manager.run_id)
-        return outcome.fitted if outcome.prompt is None else outcome.prompt
-
-    async def _arun(self, inputs: dict[str, Any], run_manager: AsyncCallbackManagerForChainRun) -> Any:
-        outcome = self._fit(inputs)
-        child = run_manager.get_child()
-        if child.handlers:
-            await child.on_custom_event(LAYOUT_EVENT, outcome.report(), run_id=run_manager.run_id)
-        return outcome.fitted if outcome.prompt is None else outcome.prompt
-
-    def invoke(self, input: dict[str, Any], config: RunnableConfig | None = None, **kwargs: Any) -> Any:
-        """Fit the named inputs (and render the template)."""
-        return self._call_with_config(self._run, input, config, **kwargs)
-
-    async def ainvoke(self, input: dict[str, Any], config: RunnableConfig | None = None, **kwargs: Any) -> Any:
-        """Fit the named inputs (and render the template), async."""
-        return await self._acall_with_config(self._arun, input, config, **kwargs)
+    def _compute(self, input: Any) -> tuple[Any, dict[str, Any]]:
+        outcome = self._fit(input)
+        return (outcome.fitted if outcome.prompt is None else outcome.prompt), outcome.report()
 
 
 def _as_text(value: Any, key: str) -> str:

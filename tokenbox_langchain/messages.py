@@ -16,20 +16,18 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar, Literal
 
-from langchain_core.callbacks import AsyncCallbackManagerForChainRun, CallbackManagerForChainRun
 from langchain_core.messages import BaseMessage, HumanMessage, convert_to_messages
 from langchain_core.prompt_values import ChatPromptValue, PromptValue
-from langchain_core.runnables import RunnableConfig, RunnableSerializable
-from pydantic import ConfigDict, PrivateAttr
+from langchain_core.runnables import RunnableSerializable
+from pydantic import ConfigDict, PrivateAttr, ValidationInfo, field_validator
 
 from tokenbox_core import BudgetError, ContextBudget
+from tokenbox_core.arguments import StrictArguments, no_bool
+from tokenbox_langchain._runs import LAYOUT_EVENT, TracedFit
 from tokenbox_langchain.counting import MessageCounter
 from tokenbox_langchain.fit import FitOptions, FitResult, MessageTypes, fit_messages
 
 __all__ = ["LAYOUT_EVENT", "TokenBoxMessages", "budget_from", "to_messages"]
-
-LAYOUT_EVENT = "tokenbox_layout"
-"""Name of the custom callback event carrying the layout report (``on_custom_event``)."""
 
 
 def to_messages(value: Any) -> list[BaseMessage]:
@@ -42,9 +40,15 @@ def to_messages(value: Any) -> list[BaseMessage]:
         return [value]
     if isinstance(value, Iterable):
         out = list(value)
-        for m in out:
+        for i, m in enumerate(out):
             if not isinstance(m, BaseMessage):
-                return convert_to_messages(out)
+                try:
+                    return convert_to_messages(out)
+                except (NotImplementedError, ValueError, TypeError, KeyError) as exc:
+                    raise TypeError(
+                        f"item {i} of the input is {m!r} ({type(m).__name__}); expected messages or message-likes "
+                        f"(('human', 'text') tuples, {{'role': ..., 'content': ...}} dicts, strings): {exc}"
+                    ) from exc
         return out
     raise TypeError(
         f"expected a PromptValue, a string or a list of messages, got {type(value).__name__}; "
@@ -79,7 +83,7 @@ def budget_from(budget: int | ContextBudget | None, max_tokens: int | None, mode
     )
 
 
-class TokenBoxMessages(RunnableSerializable[Any, Any]):
+class TokenBoxMessages(StrictArguments, TracedFit, RunnableSerializable[Any, Any]):  # type: ignore[misc]
     """Fits a conversation into a token budget, deterministically, inside an LCEL chain.
 
     ``prompt | TokenBoxMessages(budget=8_000, counter="gpt-4o") | model``
@@ -104,7 +108,10 @@ class TokenBoxMessages(RunnableSerializable[Any, Any]):
 
     Sizes are exact and cached per message (see
     :mod:`tokenbox_langchain.counting`).  The layout report is sent to the
-    callbacks as the custom event ``"tokenbox_layout"``.  ``max_tokens`` can be
+    callbacks as the custom event ``"tokenbox_layout"``, and its headline
+    numbers are in the run's metadata (``tokenbox_budget``,
+    ``tokenbox_total_tokens``, ``tokenbox_kept``, ``tokenbox_removed``,
+    ``tokenbox_fingerprint``).  ``max_tokens`` can be
     made configurable per call with ``configurable_fields``.
     """
 
@@ -145,6 +152,11 @@ class TokenBoxMessages(RunnableSerializable[Any, Any]):
 
     event_name: ClassVar[str] = LAYOUT_EVENT
 
+    @field_validator("budget", "max_tokens", mode="before")
+    @classmethod
+    def _not_bool(cls, value: Any, info: ValidationInfo) -> Any:
+        return no_bool(str(info.field_name), value)
+
     _counter: MessageCounter | None = PrivateAttr(default=None)
 
     @classmethod
@@ -181,24 +193,6 @@ class TokenBoxMessages(RunnableSerializable[Any, Any]):
             return "\n".join(m.text for m in result.messages)
         return result.messages
 
-    def _run(self, input: Any, run_manager: CallbackManagerForChainRun) -> Any:
+    def _compute(self, input: Any) -> tuple[Any, dict[str, Any]]:
         result = self.fit(input)
-        child = run_manager.get_child()
-        if child.handlers:
-            child.on_custom_event(self.event_name, result.report(), run_id=run_manager.run_id)
-        return self._output(input, result)
-
-    async def _arun(self, input: Any, run_manager: AsyncCallbackManagerForChainRun) -> Any:
-        result = self.fit(input)
-        child = run_manager.get_child()
-        if child.handlers:
-            await child.on_custom_event(self.event_name, result.report(), run_id=run_manager.run_id)
-        return self._output(input, result)
-
-    def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
-        """Fit one conversation."""
-        return self._call_with_config(self._run, input, config, **kwargs)
-
-    async def ainvoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
-        """Fit one conversation (async)."""
-        return await self._acall_with_config(self._arun, input, config, **kwargs)
+        return self._output(input, result), result.report()

@@ -5,7 +5,10 @@
 - :class:`TokenBoxMemory` is a chat memory whose ``get`` is a layout of the history.
 
 Each maps LlamaIndex objects onto TokenBox Sections and Items and calls the core
-once; ``last_layout`` on each holds the core's report of the last call.
+once; ``last_layout`` on each holds the core's report of the last call (a
+single-threaded convenience), and each call sends a :class:`TokenBoxLayoutEvent`
+to LlamaIndex's instrumentation dispatcher.  :class:`TokenBoxMemory` fits the
+history with the core's conversation engine (``tokenbox_core.fit_conversation``).
 """
 
 from importlib.util import find_spec as _find_spec
@@ -26,15 +29,24 @@ import importlib as _importlib
 import typing as _typing
 
 if _typing.TYPE_CHECKING:
-    from tokenbox_llamaindex.memory import TokenBoxMemory
+    from tokenbox_llamaindex.events import TokenBoxLayoutEvent
+    from tokenbox_llamaindex.memory import MemoryOverflow, TokenBoxMemory
     from tokenbox_llamaindex.postprocessor import TokenBoxNodePostprocessor
     from tokenbox_llamaindex.prompt_helper import TokenBoxPromptHelper
 
-__all__ = ["TokenBoxMemory", "TokenBoxNodePostprocessor", "TokenBoxPromptHelper"]
+__all__ = [
+    "MemoryOverflow",
+    "TokenBoxLayoutEvent",
+    "TokenBoxMemory",
+    "TokenBoxNodePostprocessor",
+    "TokenBoxPromptHelper",
+]
 
 # Each public name is imported from its module on first use (PEP 562), so importing the package costs
 # almost nothing and a user pays only for the framework modules the names they use need (issue 16).
 _MODULES = {
+    "MemoryOverflow": "tokenbox_llamaindex.memory",
+    "TokenBoxLayoutEvent": "tokenbox_llamaindex.events",
     "TokenBoxMemory": "tokenbox_llamaindex.memory",
     "TokenBoxNodePostprocessor": "tokenbox_llamaindex.postprocessor",
     "TokenBoxPromptHelper": "tokenbox_llamaindex.prompt_helper",

@@ -27,7 +27,7 @@ from typing import Any
 
 from tokenbox_core import TokenCounter, get_counter
 
-__all__ = ["DEFAULT_COUNTER", "resolve_counter", "user_tokenizer"]
+__all__ = ["DEFAULT_COUNTER", "counter_name", "resolve_counter", "user_tokenizer"]
 
 DEFAULT_COUNTER = "cl100k_base"
 """LlamaIndex's default tokenizer is tiktoken's cl100k_base (via ``gpt-3.5-turbo``)."""
@@ -85,3 +85,15 @@ def resolve_counter(counter: Any = None, *, model_name: str | None = None) -> To
     if model_name and model_name != "unknown":
         return get_counter(model_name)
     return get_counter(DEFAULT_COUNTER)
+
+
+def counter_name(owner: str, counter: Any) -> str | None:
+    """The counter as it is serialised: its name, ``None`` for the default; an unnamed counter (a callable or
+    counter object) raises ``ValueError`` saying how to restore it (issue 10 item 14)."""
+    if counter is None or isinstance(counter, str):
+        return counter
+    raise ValueError(
+        f"{owner}.to_dict cannot serialise the counter {counter!r}: it has no name. Use a counter name "
+        f"('cl100k_base', 'gpt-4o', 'whitespace' ...), or leave it out and pass it again with "
+        f"{owner}.from_dict(data, counter=...)"
+    )

@@ -9,12 +9,12 @@ selection ``policy`` (``tokenbox_core.select``) places them.  With
 being dropped; ``"sentences"`` also cuts it, keeping only whole leading
 sentences of its text.
 
-The budget is ``token_budget``, or the LLM's context window minus
+The budget is ``budget`` (``token_budget`` is accepted as an alias), or the LLM's context window minus
 ``prompt_reserve`` and ``output_reserve`` (default: the LLM's ``num_output``).
 
 >>> from llama_index.core.schema import NodeWithScore, TextNode
 >>> nodes = [NodeWithScore(node=TextNode(text="alpha " * 30), score=s) for s in (0.9, 0.5, 0.7)]
->>> post = TokenBoxNodePostprocessor(token_budget=70, counter="whitespace")
+>>> post = TokenBoxNodePostprocessor(budget=70, counter="whitespace")
 >>> [n.score for n in post.postprocess_nodes(nodes)]
 [0.9, 0.7]
 >>> post.last_layout.removed[0].score
@@ -25,23 +25,26 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from llama_index.core.bridge.pydantic import Field, PrivateAttr
+from llama_index.core.bridge.pydantic import Field, PrivateAttr, field_validator
 from llama_index.core.constants import DEFAULT_NUM_OUTPUTS
 from llama_index.core.llms.llm import LLM
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle
 from llama_index.core.settings import Settings
+from pydantic import AliasChoices
 
 from tokenbox_core import BudgetError, ContextBudget, Item, Layout, Section, TokenBox, TokenCounter
+from tokenbox_core.arguments import StrictArguments, no_bool
 from tokenbox_core.lenses import get_lens
-from tokenbox_llamaindex._counting import resolve_counter
+from tokenbox_llamaindex._counting import counter_name, resolve_counter
+from tokenbox_llamaindex.events import emit_layout
 
 __all__ = ["TokenBoxNodePostprocessor"]
 
 Truncation = Literal["none", "tokens", "sentences"]
 
 
-class TokenBoxNodePostprocessor(BaseNodePostprocessor):
+class TokenBoxNodePostprocessor(StrictArguments, BaseNodePostprocessor):  # type: ignore[misc]
     """Fit retrieved nodes into a token budget, best score first, deterministically.
 
     Use it in ``index.as_query_engine(node_postprocessors=[...])``, in
@@ -52,13 +55,16 @@ class TokenBoxNodePostprocessor(BaseNodePostprocessor):
     metadata is never touched.
     """
 
-    token_budget: int | None = Field(
-        default=None, ge=0, description="Most tokens the kept nodes may cost; None derives it from llm."
+    budget: int | None = Field(
+        default=None,
+        ge=0,
+        validation_alias=AliasChoices("budget", "token_budget"),
+        description="Most tokens the kept nodes may cost (alias: token_budget); None derives it from llm.",
     )
     llm: LLM | None = Field(
         default=None,
         exclude=True,
-        description="LLM whose context window sets the budget when token_budget is None (else Settings.llm).",
+        description="LLM whose context window sets the budget when budget is None (else Settings.llm).",
     )
     prompt_reserve: int = Field(
         default=0, ge=0, description="Tokens kept free for the prompt around the nodes (with an llm budget)."
@@ -99,9 +105,22 @@ class TokenBoxNodePostprocessor(BaseNodePostprocessor):
     def class_name(cls) -> str:
         return "TokenBoxNodePostprocessor"
 
+    def to_dict(self, **kwargs: Any) -> dict[str, Any]:
+        """The settings as a dict; a named counter is kept, an unnamed one raises ``ValueError`` (the LLM and the
+        policy are objects and are left out: pass them again to :meth:`from_dict`)."""
+        data = super().to_dict(**kwargs)
+        name = counter_name("TokenBoxNodePostprocessor", self.counter)
+        if name is not None:
+            data["counter"] = name
+        return data
+
     @property
     def last_layout(self) -> Layout | None:
-        """The layout of the last call (``None`` before the first, or after a call with no nodes)."""
+        """The layout of the last call (``None`` before the first, or after a call with no nodes).
+
+        A convenience for single-threaded use: concurrent requests overwrite it.
+        Each call also sends its layout to LlamaIndex's instrumentation
+        dispatcher (:class:`~tokenbox_llamaindex.events.TokenBoxLayoutEvent`)."""
         return self._last_layout
 
     def _llm(self) -> LLM | None:
@@ -112,14 +131,19 @@ class TokenBoxNodePostprocessor(BaseNodePostprocessor):
         llm = self._llm()
         return resolve_counter(self.counter, model_name=llm.metadata.model_name if llm is not None else None)
 
-    def budget(self) -> int | ContextBudget:
-        """``token_budget``, or the LLM's window minus the prompt and output reserves."""
-        if self.token_budget is not None:
-            return self.token_budget
+    @field_validator("budget", mode="before")
+    @classmethod
+    def _not_bool(cls, value: Any) -> Any:
+        return no_bool("budget", value)
+
+    def resolved_budget(self) -> int | ContextBudget:
+        """``budget``, or the LLM's window minus the prompt and output reserves."""
+        if self.budget is not None:
+            return self.budget
         llm = self._llm()
         if llm is None:
             raise BudgetError(
-                "TokenBoxNodePostprocessor has no budget: pass token_budget=<tokens>, or llm=<LLM> to derive it "
+                "TokenBoxNodePostprocessor has no budget: pass budget=<tokens>, or llm=<LLM> to derive it "
                 "from the LLM's context window (or set Settings.llm)"
             )
         metadata = llm.metadata
@@ -130,7 +154,7 @@ class TokenBoxNodePostprocessor(BaseNodePostprocessor):
             raise BudgetError(
                 f"the LLM's context window ({metadata.context_window:,} tokens) leaves no room for nodes after "
                 f"output_reserve={output:,} and prompt_reserve={self.prompt_reserve:,}: lower the reserves or "
-                f"pass token_budget"
+                f"pass budget"
             )
         return ContextBudget(
             max_tokens=metadata.context_window, output_reserve=output, reserved_slots={"prompt": self.prompt_reserve}
@@ -168,8 +192,9 @@ class TokenBoxNodePostprocessor(BaseNodePostprocessor):
             item_separator=self.separator,
             policy=self.policy,
         )
-        layout = TokenBox(self.budget(), counter=counter, separator=self.separator).layout([section])
+        layout = TokenBox(self.resolved_budget(), counter=counter, separator=self.separator).layout([section])
         self._last_layout = layout
+        emit_layout("TokenBoxNodePostprocessor", "postprocess", layout)
         kept = []
         for item in layout["nodes"].content:
             assert isinstance(item, Item)

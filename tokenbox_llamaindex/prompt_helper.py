@@ -8,7 +8,9 @@ chunks are one list section laid out into what the prompt leaves free:
 
 - chunks arrive best first (retrieval order) and are kept whole in that order;
 - the chunk at the boundary is cut to fill the budget, the rest are dropped and
-  listed in :attr:`TokenBoxPromptHelper.last_layout`;
+  listed in :attr:`TokenBoxPromptHelper.last_layout`; a cut below
+  ``min_fragment_tokens`` (default 16) is left out too and listed in
+  :attr:`TokenBoxPromptHelper.last_fragments`;
 - a short chunk takes only what it needs, leaving the rest to the others.
 
 ``repack`` fills each pack with whole chunks in order, cutting only the chunk
@@ -38,7 +40,7 @@ Plug it in where LlamaIndex takes a ``prompt_helper``::
     Settings.prompt_helper = helper
 
 >>> from llama_index.core.prompts import PromptTemplate
->>> helper = TokenBoxPromptHelper(context_window=63, num_output=10, counter="whitespace")
+>>> helper = TokenBoxPromptHelper(context_window=63, num_output=10, counter="whitespace", min_fragment_tokens=0)
 >>> prompt = PromptTemplate("Answer from the context.\\n{context_str}\\nQ: {query_str}")
 >>> chunks = [f"chunk {i} " + "word " * 8 for i in range(10)]
 >>> kept = helper.truncate(prompt, chunks)
@@ -48,6 +50,7 @@ Plug it in where LlamaIndex takes a ``prompt_helper``::
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -66,18 +69,24 @@ from tokenbox_core import (
     ContextCriticalOverflow,
     Item,
     Layout,
+    RemovedItem,
     Section,
     TokenBox,
     TokenCounter,
 )
+from tokenbox_core.arguments import check_arguments
 from tokenbox_core.tokens import Keep, canonical_json, count_concat, count_many, count_message_tokens
 from tokenbox_llamaindex._counting import resolve_counter
 from tokenbox_llamaindex._messages import message_role
+from tokenbox_llamaindex.events import emit_layout
 
 if TYPE_CHECKING:
     from llama_index.core.tools import BaseTool
 
 __all__ = ["PromptOverflow", "TokenBoxPromptHelper"]
+
+DEFAULT_MIN_FRAGMENT_TOKENS = 16
+"""The smallest cut of a boundary chunk ``truncate`` sends (issue 10 item 24): a few tokens of a chunk are noise."""
 
 TRUNCATE_SEPARATOR = "\n"
 """How callers join truncated chunks (``SimpleSummarize``, tree indices)."""
@@ -107,8 +116,17 @@ class TokenBoxPromptHelper(PromptHelper):
     model_name: str | None = Field(
         default=None, description="Model whose encoding counts when nothing else names a tokenizer."
     )
+    min_fragment_tokens: int = Field(
+        default=DEFAULT_MIN_FRAGMENT_TOKENS,
+        ge=0,
+        description=(
+            "truncate: a boundary chunk cut below this many tokens is left out (and listed in last_fragments) "
+            "rather than sent as a useless fragment; 0 keeps any cut."
+        ),
+    )
 
     _last_layouts: tuple[Layout, ...] = PrivateAttr(default=())
+    _last_fragments: tuple[RemovedItem, ...] = PrivateAttr(default=())
 
     def __init__(
         self,
@@ -121,7 +139,14 @@ class TokenBoxPromptHelper(PromptHelper):
         *,
         counter: Any = None,
         model_name: str | None = None,
+        min_fragment_tokens: int = DEFAULT_MIN_FRAGMENT_TOKENS,
+        **unknown: Any,
     ) -> None:
+        if unknown:
+            names = [
+                p for p in inspect.signature(TokenBoxPromptHelper.__init__).parameters if p not in ("self", "unknown")
+            ]
+            check_arguments("TokenBoxPromptHelper", sorted(unknown), names, budget="context_window")
         super().__init__(
             context_window=context_window,
             num_output=num_output,
@@ -132,6 +157,9 @@ class TokenBoxPromptHelper(PromptHelper):
         )
         self.counter = counter if counter is not None else tokenizer
         self.model_name = model_name
+        if isinstance(min_fragment_tokens, bool) or not isinstance(min_fragment_tokens, int) or min_fragment_tokens < 0:
+            raise BudgetError(f"min_fragment_tokens must be an int >= 0, got {min_fragment_tokens!r}")
+        self.min_fragment_tokens = min_fragment_tokens
 
     @classmethod
     def from_llm_metadata(
@@ -163,8 +191,18 @@ class TokenBoxPromptHelper(PromptHelper):
 
     @property
     def last_layout(self) -> Layout | None:
-        """The layout of the last ``truncate`` (or of the last pack of the last ``repack``)."""
+        """The layout of the last ``truncate`` (or of the last pack of the last ``repack``).
+
+        A convenience for single-threaded use: concurrent calls overwrite it.
+        Each layout is also sent to LlamaIndex's instrumentation dispatcher
+        (:class:`~tokenbox_llamaindex.events.TokenBoxLayoutEvent`)."""
         return self._last_layouts[-1] if self._last_layouts else None
+
+    @property
+    def last_fragments(self) -> tuple[RemovedItem, ...]:
+        """Boundary chunks the last ``truncate`` left out because their cut was below ``min_fragment_tokens``
+        (``reason="fragment"``, with the tokens the cut would have had); the layout reports them as truncated."""
+        return self._last_fragments
 
     @property
     def last_layouts(self) -> tuple[Layout, ...]:
@@ -259,6 +297,7 @@ class TokenBoxPromptHelper(PromptHelper):
         tools: list[BaseTool] | None = None,
     ) -> list[str]:
         """The chunks that fit beside the prompt: best first kept whole, the boundary one cut, the rest dropped."""
+        self._last_fragments = ()
         if not text_chunks:
             self._last_layouts = ()
             return []
@@ -278,8 +317,17 @@ class TokenBoxPromptHelper(PromptHelper):
             self._box(counter, padding, chat_overhead), prompt_section, chunks, padding, chat_overhead
         )
         self._last_layouts = (layout,)
+        emit_layout("TokenBoxPromptHelper", "truncate", layout)
         # the boundary chunk's cut already ends on a separator (_SeparatorCuts): what the layout counted is returned
-        return [item.content for item in layout["chunks"].content if isinstance(item, Item)]
+        kept = [item for item in layout["chunks"].content if isinstance(item, Item)]
+        if kept and self.min_fragment_tokens:
+            last = kept[-1]
+            original = text_chunks[int(last.id.split("-")[1])]
+            size = counter.count(last.content)
+            if last.content != original and size < self.min_fragment_tokens:  # a cut too short to be of use
+                self._last_fragments = (RemovedItem(id=last.id, section="chunks", reason="fragment", tokens=size),)
+                kept.pop()
+        return [item.content for item in kept]
 
     def repack(
         self,
@@ -317,6 +365,7 @@ class TokenBoxPromptHelper(PromptHelper):
             )
             layout = self._layout(box, prompt_section, chunks, padding, chat_overhead)
             layouts.append(layout)
+            emit_layout("TokenBoxPromptHelper", "repack", layout)
             texts = [item.content for item in layout["chunks"].content if isinstance(item, Item)]
             rest = remaining[len(texts) :]
             if texts and texts[-1] != remaining[len(texts) - 1]:  # the boundary chunk was cut (on a separator)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.messages import trim_messages as lc_trim_messages
@@ -51,6 +51,7 @@ SETTINGS: list[dict[str, Any]] = [
 
 
 @given(turns=st.integers(0, 8), budget=st.integers(12, 120), setting=st.sampled_from(SETTINGS), lines=st.booleans())
+@example(turns=1, budget=13, setting={"strategy": "last", "allow_partial": True}, lines=True)
 def test_same_results_as_langchain(turns: int, budget: int, setting: dict[str, Any], lines: bool) -> None:
     """On plain chats with an additive counter, the results equal LangChain's (partial messages included)."""
     messages = chat(turns, lines)
@@ -60,9 +61,14 @@ def test_same_results_as_langchain(turns: int, budget: int, setting: dict[str, A
     except CriticalMessagesOverflow:  # difference 3: the turn to start on does not fit; LangChain empties
         assert "start_on" in setting and not any(m.type == "human" for m in expected)
         return
-    if ours != expected:  # difference 3: LangChain's start_on emptied the history, ours kept the turn
+    assert size_sum(ours) <= budget
+    if ours != expected and size_sum(expected) > budget:
+        # difference 2 (found by the explore profile): LangChain's partial cut with strategy="last" can exceed
+        # max_tokens (turns=1, budget=13, lines=True: it keeps 2 lines of h0 for 14 tokens); ours never does
+        assert setting.get("allow_partial")
+    elif ours != expected:  # difference 3: LangChain's start_on emptied the history, ours kept the turn
         assert "start_on" in setting and not any(m.type == "human" for m in expected)
-        assert ours[1].type == "human" and size_sum(ours) <= budget
+        assert ours[1].type == "human"
 
 
 @pytest.mark.parametrize("counter", [size_sum, one, lambda m: _SIZE.size(m), lambda ms: sum(map(one, ms))])
@@ -208,3 +214,44 @@ def test_text_splitter_object_is_used() -> None:
         messages, max_tokens=size_sum(messages) - 2, token_counter=size_sum, allow_partial=True, text_splitter=Words()
     )
     assert out[0].content.split() == ["three", "four", "five", "six"] and out[1].content == "ok"
+
+
+@pytest.mark.parametrize("counter", ["invalid", "approximat", "gpt4o", {}, 3])
+def test_unknown_token_counter_is_a_value_error(counter: Any) -> None:
+    """Issue 10 item 11: like LangChain, an unknown token_counter raises ValueError (it used to trim silently with
+    cl100k_base); a near miss names the closest counter."""
+    with pytest.raises(ValueError) as info:
+        trim_messages(chat(2), max_tokens=20, token_counter=counter)
+    if counter == "approximat":
+        assert "Did you mean 'approximate'?" in str(info.value)
+    with pytest.raises(ValueError):
+        lc_trim_messages(chat(2), max_tokens=20, token_counter=counter)
+
+
+@pytest.mark.parametrize(
+    "counter", ["approximate", "o200k_base", "cl100k_base", "gpt-4o", "gpt-4o-2024-08-06", "bytes"]
+)
+def test_known_token_counter_strings_are_accepted(counter: str) -> None:
+    budget = 150 if counter == "bytes" else 40
+    out = trim_messages(chat(4), max_tokens=budget, token_counter=counter)
+    assert out and MessageCounter(counter).count(out) <= budget
+
+
+def test_partial_cut_drops_whole_content_blocks() -> None:
+    """As in LangChain's own suite: a message of content blocks is cut by whole blocks (the message keeps its
+    block structure), from the end with strategy='first' and from the start with 'last'."""
+    blocks = [{"type": "text", "text": "First part of text."}, {"type": "text", "text": "Second part, trimmed."}]
+    message = AIMessage(content=blocks, id="m")
+
+    def chars(msgs: list[BaseMessage]) -> int:
+        return sum(len(b["text"]) for m in msgs for b in m.content if isinstance(b, dict))
+
+    first = trim_messages([message], max_tokens=20, token_counter=chars, strategy="first", allow_partial=True)
+    assert first == [AIMessage(content=blocks[:1], id="m")]
+    last = trim_messages([message], max_tokens=22, token_counter=chars, strategy="last", allow_partial=True)
+    assert last == [AIMessage(content=blocks[1:], id="m")]
+
+
+def test_bad_token_counter_message_matches_langchain() -> None:
+    with pytest.raises(ValueError, match=r"'token_counter' expected to be a model that implements"):
+        trim_messages([HumanMessage("x")], max_tokens=10, token_counter={})

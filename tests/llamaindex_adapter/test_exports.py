@@ -7,11 +7,18 @@ import sys
 
 import tokenbox_llamaindex
 
-EXPECTED_ALL = ["TokenBoxMemory", "TokenBoxNodePostprocessor", "TokenBoxPromptHelper"]
+EXPECTED_ALL = [
+    "MemoryOverflow",
+    "TokenBoxLayoutEvent",
+    "TokenBoxMemory",
+    "TokenBoxNodePostprocessor",
+    "TokenBoxPromptHelper",
+]
+COMPONENTS = ["TokenBoxLayoutEvent", "TokenBoxMemory", "TokenBoxNodePostprocessor", "TokenBoxPromptHelper"]
 
 
 def test_all_is_exactly_the_expected_names() -> None:
-    """__all__ lists the three adapter classes, sorted, and each exists."""
+    """__all__ lists the adapter classes, the memory's error and the instrumentation event, sorted."""
     assert tokenbox_llamaindex.__all__ == EXPECTED_ALL
     assert sorted(EXPECTED_ALL) == EXPECTED_ALL
     for name in EXPECTED_ALL:
@@ -32,8 +39,9 @@ def test_public_attributes_are_in_all() -> None:
 
 def test_class_names_follow_llama_index_convention() -> None:
     """Each component reports its own class_name() for LlamaIndex serialisation."""
-    for name in EXPECTED_ALL:
+    for name in COMPONENTS:
         assert getattr(tokenbox_llamaindex, name).class_name() == name
+    assert issubclass(tokenbox_llamaindex.MemoryOverflow, ValueError)
 
 
 def test_core_never_imports_llama_index() -> None:

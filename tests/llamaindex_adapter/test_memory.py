@@ -99,11 +99,10 @@ def test_critical_messages_over_the_limit_raise() -> None:
     assert ChatMemoryBuffer.from_defaults(chat_history=history, token_limit=100, tokenizer_fn=words).get() == [
         history[-1]
     ]
-    with pytest.raises(
-        ContextCriticalOverflow, match="critical sections need 518 tokens but the budget is 100"
-    ) as info:
+    with pytest.raises(ContextCriticalOverflow, match="need 518 tokens but the budget is 100") as info:
         memory_with(history, 100).get()
-    assert info.value.section_ids == ("message-0", "message-2")
+    assert info.value.section_ids == ("system", "latest-user")
+    assert isinstance(info.value, ValueError)  # as ChatMemoryBuffer's errors are (issue 10 item 12)
 
 
 def test_tool_result_never_left_without_its_call() -> None:
@@ -193,11 +192,14 @@ def test_results_without_ids_join_the_call_they_follow() -> None:
     assert [r.id for r in memory.last_layout.removed] == ["m1", "m2"]
 
 
-def test_group_straddling_a_critical_message_is_kept_whole() -> None:
-    """A tool call whose result comes after a system message is kept with its result, never split."""
+def test_group_straddling_a_critical_message_is_kept_or_removed_whole() -> None:
+    """A tool call whose result comes after a system message is kept or removed with its result, never split
+    (the core's rule for a group that spans sections; issue 10 item 3)."""
     history = [say("user", 3, "q"), call("c1", "a"), say("system", 3, "s"), result("c1", 3), say("assistant", 20)]
-    kept = memory_with(history, 40).get()
-    assert kept == history[:4]
+    for limit in range(cost([history[0], history[2]]), cost(history) + 1):
+        kept = memory_with(history, limit).get()
+        assert (history[1] in kept) == (history[3] in kept) and cost(kept) <= limit
+    assert memory_with(history, cost(history)).get() == history
 
 
 def test_media_blocks_are_charged() -> None:
@@ -265,7 +267,7 @@ def test_construction_errors() -> None:
     block = StaticMemoryBlock(name="same", static_content="x")
     with pytest.raises(ValueError, match="memory block names must be unique; repeated: same"):
         TokenBoxMemory.from_defaults(memory_blocks=[block, block.model_copy()])
-    with pytest.raises(ValueError, match=r"Unexpected kwargs: \['tokenizer'\]"):
+    with pytest.raises(ValueError, match=r"unknown argument 'tokenizer' \(did you mean 'tokenizer_fn'\?\)"):
         TokenBoxMemory.from_defaults(tokenizer="whitespace")
 
 
@@ -426,7 +428,7 @@ def test_trimmed_history_starts_on_a_user_message_regression() -> None:
     assert kept == [history[0], *history[3:]]  # was [system, assistant, user, ...]
     assert [r.id for r in memory.last_layout.removed] == ["m1"]  # the layout evicted the question only
     assert memory.last_start_on_removed == (
-        RemovedItem(id="m2", section="history-m1", reason="start_on", tokens=cost([history[2]]) - 3),
+        RemovedItem(id="m2", section="history", reason="start_on", tokens=cost([history[2]]) - 3),
     )
     assert memory.last_total_tokens == cost(kept) == memory.last_layout.total_tokens - 25 <= 70
     plain = memory_with(history, 70, start_on_user=False)
@@ -489,9 +491,10 @@ def test_start_on_user_passes_over_system_messages() -> None:
 
 
 def test_start_on_user_keeps_a_critical_first_reply() -> None:
-    """When the first kept reply is critical (a tool group around a system message), nothing is removed."""
-    history = [say("user", 20, "a"), call("c1"), say("system", 3, "s"), result("c1", 3), say("assistant", 3, "b")]
-    history.append(say("user", 3, "q"))
+    """When the first kept reply is critical (an override), nothing is removed: the history could not start on
+    a user message whatever went."""
+    pinned = ChatMessage(role="assistant", content="b0 b1 b2", additional_kwargs={"tokenbox": {"critical": True}})
+    history = [say("user", 20, "a"), pinned, say("assistant", 3, "c"), say("user", 3, "q")]
     memory = memory_with(history, cost(history) - 1)
     assert memory.get() == history[1:] and memory.last_start_on_removed == ()
 
@@ -521,3 +524,56 @@ def test_start_on_user_only_removes_leading_replies_and_accounts_them(turns: lis
         assert not gone
     elif any(m.role.value == "user" for m in kept):
         assert next(m for m in kept if m.role.value != "system").role.value == "user"
+
+
+# ---------------------------------------------------------------------------- construction, errors, serialisation
+
+
+def test_memory_round_trips_through_to_dict_and_from_dict() -> None:
+    """Issue 13's bug: TokenBoxMemory.from_dict(m.to_dict()) restores the settings, a named counter and the stored
+    messages (it raised "Can't instantiate abstract class BaseChatStore"); JSON too."""
+    history = [say("system", 3, "s"), call("c1", "a b"), result("c1", 3), say("user", 3, "q")]
+    memory = memory_with(history, 30, history_priority=-2)
+    for again in (TokenBoxMemory.from_dict(memory.to_dict()), TokenBoxMemory.from_json(memory.to_json())):
+        assert again.get_all() == history and again.counter == "whitespace"
+        assert (again.token_limit, again.history_priority) == (30, -2)
+        assert again.get() == memory.get()
+    assert TokenBoxMemory.from_dict(TokenBoxMemory.from_defaults().to_dict()).get_all() == []
+
+
+def test_serialisation_says_what_it_cannot_keep() -> None:
+    """An unnamed counter makes to_dict raise ValueError with the fix; memory blocks must be passed again."""
+    unnamed = TokenBoxMemory.from_defaults(counter=words)
+    with pytest.raises(ValueError, match=r"cannot serialise the counter .*from_dict\(data, counter=\.\.\.\)"):
+        unnamed.to_dict()
+    block = StaticMemoryBlock(name="rules", static_content="be kind", priority=0)
+    data = TokenBoxMemory.from_defaults(memory_blocks=[block], counter="whitespace").to_dict()
+    with pytest.raises(ValueError, match=r"memory blocks \['rules'\]; pass them again"):
+        TokenBoxMemory.from_dict(data)
+    assert TokenBoxMemory.from_dict(data, memory_blocks=[block]).memory_blocks == [block]
+
+
+def test_initial_token_count_over_the_limit_is_a_value_error() -> None:
+    """Issue 10 item 12: as ChatMemoryBuffer, initial_token_count > token_limit raises ValueError, empty or not."""
+    for history in ([], [say("user", 3)]):
+        memory = memory_with(history, 49)
+        with pytest.raises(ValueError, match="Initial token count exceeds token limit: .* 50 but token_limit is 49"):
+            memory.get(initial_token_count=50)
+    stock = ChatMemoryBuffer.from_defaults(chat_history=[say("user", 3)], token_limit=49)
+    with pytest.raises(ValueError, match="Initial token count exceeds token limit"):
+        stock.get(initial_token_count=50)
+
+
+def test_misspelt_arguments_are_rejected_with_a_hint() -> None:
+    """Issue 10 items 6 and 17: from_defaults(token_limt=...) and other budget names are rejected, naming the
+    memory's budget argument (token_limit, as ChatMemoryBuffer) or the closest argument."""
+    with pytest.raises(ValueError, match="'token_limt' \\(did you mean 'token_limit'\\?\\)"):
+        TokenBoxMemory.from_defaults(token_limt=100)
+    with pytest.raises(
+        ValueError, match="'max_tokens' \\(the token budget of TokenBoxMemory.from_defaults is 'token_limit'\\)"
+    ):
+        TokenBoxMemory.from_defaults(max_tokens=100)
+    with pytest.raises(ValueError, match="'budget' \\(the token budget of TokenBoxMemory is 'token_limit'\\)"):
+        TokenBoxMemory(budget=100)
+    with pytest.raises(TypeError, match="'start_on_usr' \\(did you mean 'start_on_user'\\?\\)"):
+        TokenBoxMemory(start_on_usr=False)

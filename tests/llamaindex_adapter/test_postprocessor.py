@@ -127,7 +127,7 @@ def test_budget_from_settings_llm(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_no_budget_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
     """Without token_budget, llm or Settings.llm the error says how to give a budget."""
     monkeypatch.setattr(Settings, "_llm", None)
-    with pytest.raises(BudgetError, match="pass token_budget=<tokens>, or llm=<LLM>"):
+    with pytest.raises(BudgetError, match="pass budget=<tokens>, or llm=<LLM>"):
         TokenBoxNodePostprocessor(counter="whitespace").postprocess_nodes([node(3, 0.5)])
 
 
@@ -241,10 +241,37 @@ def test_never_over_budget_best_scores_kept_deterministic(
 
 
 def test_serialises_like_a_llama_index_component() -> None:
-    """to_dict/from_dict round-trip the settings; the LLM, counter and policy objects are not serialised."""
+    """to_dict/from_dict round-trip the settings and a named counter; the LLM and policy objects are not
+    serialised."""
     post = TokenBoxNodePostprocessor(token_budget=10, truncation="sentences", counter="whitespace", policy=rag_policy())
     data = post.to_dict()
     assert data["class_name"] == "TokenBoxNodePostprocessor"
-    assert not {"llm", "counter", "policy"} & set(data)
+    assert not {"llm", "policy"} & set(data)
     again = TokenBoxNodePostprocessor.from_dict(data)
-    assert (again.token_budget, again.truncation) == (10, "sentences")
+    assert (again.budget, again.truncation, again.counter) == (10, "sentences", "whitespace")
+
+
+def test_named_counter_survives_serialisation_and_an_unnamed_one_says_it_cannot() -> None:
+    """Issue 10 item 14: from_dict(to_dict()) keeps a named counter; an unnamed counter makes to_dict raise
+    ValueError with the fix instead of silently going back to the default counter."""
+    post = TokenBoxNodePostprocessor(budget=10, counter="whitespace")
+    assert TokenBoxNodePostprocessor.from_json(post.to_json()).resolve_counter().name == "whitespace"
+    unnamed = TokenBoxNodePostprocessor(budget=10, counter=lambda text: len(text.split()))
+    with pytest.raises(ValueError, match="cannot serialise the counter .*from_dict\\(data, counter=...\\)"):
+        unnamed.to_dict()
+    restored = TokenBoxNodePostprocessor.from_dict(
+        TokenBoxNodePostprocessor(budget=10).to_dict(), counter=lambda text: len(text.split())
+    )
+    assert restored.resolve_counter().count("a b c") == 3
+
+
+def test_budget_names_misspellings_and_aliases() -> None:
+    """Issues 10 items 6 and 17: budget is the TokenBox name, token_budget a documented alias; a misspelt
+    argument is rejected with a "did you mean" instead of silently laying out into the LLM's window."""
+    assert TokenBoxNodePostprocessor(token_budget=7).budget == TokenBoxNodePostprocessor(budget=7).budget == 7
+    with pytest.raises(TypeError, match="'token_budgt' \\(did you mean 'token_budget'\\?\\)"):
+        TokenBoxNodePostprocessor(token_budgt=300)
+    with pytest.raises(ValueError, match="'conter' \\(did you mean 'counter'\\?\\)"):
+        TokenBoxNodePostprocessor(budget=3, conter="whitespace")
+    with pytest.raises(ValueError, match="budget must be a number of tokens"):
+        TokenBoxNodePostprocessor(budget=True)

@@ -44,12 +44,14 @@ def test_many_chunks_regression(n: int) -> None:
         assert {c.split()[0] for c in stock.truncate(QA, chunks)} == {"Fact"}  # every chunk is one word
     helper = TokenBoxPromptHelper(context_window=700, num_output=256)
     kept = helper.truncate(QA, chunks)
-    assert kept[:-1] == chunks[: len(kept) - 1]  # the best chunks, whole and in order
-    assert chunks[len(kept) - 1].startswith(kept[-1])  # the boundary chunk cut, never a later one
+    fragments = [f.id for f in helper.last_fragments]  # a boundary cut below min_fragment_tokens is left out
+    whole = len(kept) if fragments else len(kept) - 1
+    assert kept[:whole] == chunks[:whole]  # the best chunks, whole and in order
+    assert fragments == [f"chunk-{whole}"] or chunks[whole].startswith(kept[-1])  # only the boundary chunk cut
     assert len(kept) > 20
     layout = helper.last_layout
     assert layout.total_tokens <= layout.max_tokens == 700 - 256 - 5
-    assert [r.id for r in layout.removed] == [f"chunk-{i}" for i in range(n - 1, len(kept) - 1, -1)]
+    assert [r.id for r in layout.removed] == [f"chunk-{i}" for i in range(n - 1, whole, -1)]
 
 
 def test_tree_index_with_80_children_regression() -> None:
@@ -225,7 +227,7 @@ def test_cut_ending_in_whitespace_keeps_its_last_word_regression(window: int) ->
     """A token cut that ends in or just before whitespace keeps its last word, and the layout reports that text."""
     counter = get_counter("cl100k_base")
     assert counter.truncate(INCIDENT, 4) == "service: checkout\n\n"  # the core's 4-token cut ends at the blank line
-    helper = TokenBoxPromptHelper(context_window=window, num_output=0, counter="cl100k_base")
+    helper = TokenBoxPromptHelper(context_window=window, num_output=0, counter="cl100k_base", min_fragment_tokens=0)
     kept = helper.truncate(PromptTemplate("{context_str}"), [INCIDENT], padding=0)
     assert kept == ["service: checkout"]  # was 'service:' (only ' ' counted as a word boundary)
     chunks = helper.last_layout["chunks"]
@@ -238,13 +240,19 @@ def test_cut_at_a_paragraph_separator() -> None:
     text = "a b c\n\nd e f\n\ng h"
     prompt = PromptTemplate("{context_str}")
     for window in (3, 4, 5, 6):  # the whitespace counter cuts after 3, 4, 5 or 6 words
-        helper = TokenBoxPromptHelper(context_window=window, num_output=0, separator="\n\n", counter="whitespace")
+        helper = TokenBoxPromptHelper(
+            context_window=window, num_output=0, separator="\n\n", counter="whitespace", min_fragment_tokens=0
+        )
         kept = helper.truncate(prompt, [text], padding=0)
         assert kept == (["a b c\n\nd e f"] if window == 6 else ["a b c"])
         assert [item.content for item in helper.last_layout["chunks"].content] == kept
-    by_char = TokenBoxPromptHelper(context_window=7, num_output=0, separator="\n\n", counter=list)
+    by_char = TokenBoxPromptHelper(
+        context_window=7, num_output=0, separator="\n\n", counter=list, min_fragment_tokens=0
+    )
     assert by_char.truncate(prompt, [text], padding=0) == ["a b c"]  # the 6-character cut ends inside "\n\n"
-    helper = TokenBoxPromptHelper(context_window=7, num_output=0, separator="\n\n", counter="whitespace")
+    helper = TokenBoxPromptHelper(
+        context_window=7, num_output=0, separator="\n\n", counter="whitespace", min_fragment_tokens=0
+    )
     assert helper.repack(PromptTemplate("x y {context_str}"), [text], padding=0) == ["a b c", "d e f\n\ng h"]
 
 
@@ -261,7 +269,7 @@ texts = st.lists(st.tuples(st.text("ab", min_size=1, max_size=6), separators), m
 def test_boundary_cut_is_the_longest_whole_word_cut_and_is_reported(chunks: list[tuple[str, str]], window: int) -> None:
     """One token per character: the boundary cut is the longest whole-word cut that fits, and is what is reported."""
     full = [text + tail for text, tail in chunks]
-    helper = TokenBoxPromptHelper(context_window=window, num_output=0, counter=list)
+    helper = TokenBoxPromptHelper(context_window=window, num_output=0, counter=list, min_fragment_tokens=0)
     kept = helper.truncate(PromptTemplate("Ctx: {context_str}"), full, padding=0)
     layout = helper.last_layout
     assert [item.content for item in layout["chunks"].content] == kept
@@ -330,3 +338,29 @@ def test_prompt_overflow_counts_the_chat_format() -> None:
     helper = TokenBoxPromptHelper(context_window=30, num_output=0, counter="whitespace")
     with pytest.raises(BudgetError, match=r"the prompt needs 33 tokens .* leaves 25 \(over by 8\)"):
         helper.truncate(chat, ["x"])  # 20 words + 3 priming + 2 x 4 per message + 2 roles
+
+
+def test_boundary_fragment_below_the_minimum_is_left_out_and_reported() -> None:
+    """Issue 10 item 24: a boundary chunk cut to a few tokens is noise; below min_fragment_tokens it is left out
+    and listed in last_fragments (with the tokens it would have had); above it, it is sent."""
+    chunks = [" ".join(f"c{i}w{j}" for j in range(40)) for i in range(3)]
+    window = 10 + 40 + 5 + 6  # num_output, one chunk, padding, 6 tokens of the next chunk
+    short = TokenBoxPromptHelper(context_window=window, num_output=10, counter="whitespace")
+    prompt = PromptTemplate("{context_str}")
+    kept = short.truncate(prompt, chunks)
+    assert kept == chunks[:1]
+    [fragment] = short.last_fragments
+    assert (fragment.id, fragment.reason) == ("chunk-1", "fragment") and 0 < fragment.tokens < 16
+    loose = TokenBoxPromptHelper(context_window=window, num_output=10, counter="whitespace", min_fragment_tokens=0)
+    assert loose.truncate(prompt, chunks)[1] == " ".join(chunks[1].split()[: fragment.tokens])
+    assert loose.last_fragments == ()
+    with pytest.raises(ValueError, match="min_fragment_tokens must be an int >= 0"):
+        TokenBoxPromptHelper(min_fragment_tokens=-1)
+
+
+def test_misspelt_arguments_are_rejected_with_a_hint() -> None:
+    """Issue 10 items 6 and 17: the helper keeps PromptHelper's names (context_window); others get a hint."""
+    with pytest.raises(TypeError, match="'contex_window' \\(did you mean 'context_window'\\?\\)"):
+        TokenBoxPromptHelper(contex_window=100)
+    with pytest.raises(TypeError, match="'budget' \\(the token budget of TokenBoxPromptHelper is 'context_window'\\)"):
+        TokenBoxPromptHelper(budget=100)
