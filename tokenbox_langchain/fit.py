@@ -66,20 +66,12 @@ _ROLE_CLASSES: dict[str, type[BaseMessage]] = {"system": SystemMessage, "user": 
 class CriticalMessagesOverflow(ConversationOverflow):
     """The messages that must be kept (system, anchor, overrides) alone exceed the budget."""
 
+    limit_name = "max_tokens"
     hint = (
         "Raise max_tokens, shorten them, or let them go: keep_system=False / keep_last_human=False "
         "(TokenBoxMessages), include_system=False / start_on=None (trim_messages), or "
         f"additional_kwargs['{METADATA_KEY}'] = {{'critical': False}} on a message."
     )
-
-    def __init__(self, budget: int, required: int, section_ids: Sequence[str]) -> None:
-        super().__init__(budget, required, section_ids)
-        ids = ", ".join(repr(s) for s in self.section_ids) or "(none)"
-        Exception.__init__(
-            self,
-            f"the messages that must be kept need {required:,} tokens but max_tokens is {budget:,} "
-            f"(over by {required - budget:,}); they are: {ids}. {self.hint}",
-        )
 
 
 def matches(message: BaseMessage, types: MessageTypes) -> bool:
