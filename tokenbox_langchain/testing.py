@@ -62,31 +62,8 @@ def agent_transcript(
 
 
 def sequence_problems(messages: Sequence[BaseMessage], *, start_on_human: bool = True) -> list[str]:
-    """Everything a chat provider would reject in ``messages`` (an empty list means valid)."""
-    problems: list[str] = []
-    calls: dict[str, int] = {}
-    answered: set[str] = set()
-    seen_other = False
-    first_other: BaseMessage | None = None
-    for i, m in enumerate(messages):
-        if isinstance(m, SystemMessage):
-            if seen_other:
-                problems.append(f"system message at {i} after the conversation started")
-            continue
-        if not seen_other:
-            first_other = m
-        seen_other = True
-        if isinstance(m, AIMessage):
-            for c in m.tool_calls:
-                calls[str(c["id"])] = i
-        elif isinstance(m, ToolMessage):
-            if m.tool_call_id not in calls:
-                problems.append(f"tool message {m.id} at {i} answers no earlier tool call")
-            answered.add(m.tool_call_id)
-    for call_id, at in calls.items():
-        if call_id not in answered:
-            problems.append(f"tool call {call_id} at {at} has no result")
-    has_human = any(isinstance(m, HumanMessage) for m in messages)
-    if start_on_human and has_human and first_other is not None and not isinstance(first_other, HumanMessage):
-        problems.append(f"history starts on {first_other.type}, not human")
-    return problems
+    """Everything a chat provider would reject in ``messages`` (an empty list means valid): the core's check
+    (:func:`tokenbox_core.chat.transcripts.sequence_problems`) on the messages' neutral form."""
+    from tokenbox_langchain.fit import neutral
+
+    return transcripts.sequence_problems(neutral(messages), start_on_user=start_on_human)
