@@ -126,16 +126,18 @@ class _Bridge:
     def __init__(self, messages: Sequence[BaseMessage], marker_type: MarkerType) -> None:
         self.messages = list(messages)
         self.dicts = neutral(self.messages)
-        self.index = {id(d): i for i, d in enumerate(self.dicts)}
+        self._index: dict[int, int] | None = None  # id(dict) -> position, built only when a predicate needs it
         self.marker_type = marker_type
 
     def original(self, d: Mapping[str, Any], index: int | None) -> BaseMessage:
         """The LangChain message a dict stands for: the original, a copy with cut content, or a new message."""
-        i = self.index.get(id(d))
+        if index is not None:
+            return self.messages[index] if self.dicts[index] is d else self.variant(index, d)
+        if self._index is None:
+            self._index = {id(x): i for i, x in enumerate(self.dicts)}
+        i = self._index.get(id(d))
         if i is not None:
             return self.messages[i]
-        if index is not None:
-            return self.variant(index, d)
         return _ROLE_CLASSES.get(str(d.get("role")), HumanMessage)(content=content_text(d.get("content")))
 
     def variant(self, index: int, d: Mapping[str, Any]) -> BaseMessage:
