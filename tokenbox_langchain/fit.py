@@ -66,20 +66,12 @@ _ROLE_CLASSES: dict[str, type[BaseMessage]] = {"system": SystemMessage, "user": 
 class CriticalMessagesOverflow(ConversationOverflow):
     """The messages that must be kept (system, anchor, overrides) alone exceed the budget."""
 
+    limit_name = "max_tokens"
     hint = (
         "Raise max_tokens, shorten them, or let them go: keep_system=False / keep_last_human=False "
         "(TokenBoxMessages), include_system=False / start_on=None (trim_messages), or "
         f"additional_kwargs['{METADATA_KEY}'] = {{'critical': False}} on a message."
     )
-
-    def __init__(self, budget: int, required: int, section_ids: Sequence[str]) -> None:
-        super().__init__(budget, required, section_ids)
-        ids = ", ".join(repr(s) for s in self.section_ids) or "(none)"
-        Exception.__init__(
-            self,
-            f"the messages that must be kept need {required:,} tokens but max_tokens is {budget:,} "
-            f"(over by {required - budget:,}); they are: {ids}. {self.hint}",
-        )
 
 
 def matches(message: BaseMessage, types: MessageTypes) -> bool:
@@ -134,16 +126,18 @@ class _Bridge:
     def __init__(self, messages: Sequence[BaseMessage], marker_type: MarkerType) -> None:
         self.messages = list(messages)
         self.dicts = neutral(self.messages)
-        self.index = {id(d): i for i, d in enumerate(self.dicts)}
+        self._index: dict[int, int] | None = None  # id(dict) -> position, built only when a predicate needs it
         self.marker_type = marker_type
 
     def original(self, d: Mapping[str, Any], index: int | None) -> BaseMessage:
         """The LangChain message a dict stands for: the original, a copy with cut content, or a new message."""
-        i = self.index.get(id(d))
+        if index is not None:
+            return self.messages[index] if self.dicts[index] is d else self.variant(index, d)
+        if self._index is None:
+            self._index = {id(x): i for i, x in enumerate(self.dicts)}
+        i = self._index.get(id(d))
         if i is not None:
             return self.messages[i]
-        if index is not None:
-            return self.variant(index, d)
         return _ROLE_CLASSES.get(str(d.get("role")), HumanMessage)(content=content_text(d.get("content")))
 
     def variant(self, index: int, d: Mapping[str, Any]) -> BaseMessage:

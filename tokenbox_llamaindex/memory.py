@@ -126,6 +126,7 @@ class MemoryOverflow(ConversationOverflow, ValueError):
     """The messages the memory must keep (system messages, the latest user message, priority-0 blocks) alone
     exceed ``token_limit``; a ``ValueError`` as ``ChatMemoryBuffer``'s errors are (issue 10 item 12)."""
 
+    limit_name = "token_limit"
     hint = (
         "Raise token_limit, shorten them, lower initial_token_count, or give a memory block a priority above 0 "
         "so it may be dropped."

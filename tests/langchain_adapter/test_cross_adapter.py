@@ -7,37 +7,18 @@ import json
 from typing import Any
 
 import pytest
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from llama_index.core.base.llms.types import ChatMessage, TextBlock, ToolCallBlock
 
 from tokenbox_core import ContextCriticalOverflow, count_message_tokens
 from tokenbox_core.chat.transcripts import agent_transcript, sequence_problems
 from tokenbox_langchain import TokenBoxMessages
+from tokenbox_langchain.testing import from_neutral
 from tokenbox_llamaindex import TokenBoxMemory
 
 TRANSCRIPTS = [
     agent_transcript(turns=1 + seed % 7, seed=seed, max_parallel=1 + seed % 4, tool_rate=0.3 + (seed % 5) / 7)
     for seed in range(40)
 ]
-
-
-def to_langchain(messages: list[dict[str, Any]]) -> list[BaseMessage]:
-    out: list[BaseMessage] = []
-    for m in messages:
-        role, content, mid = m["role"], m["content"], m["id"]
-        if role == "system":
-            out.append(SystemMessage(content, id=mid))
-        elif role == "user":
-            out.append(HumanMessage(content, id=mid))
-        elif role == "tool":
-            out.append(ToolMessage(content, tool_call_id=m["tool_call_id"], id=mid))
-        else:
-            calls = [
-                {"name": c["function"]["name"], "args": json.loads(c["function"]["arguments"]), "id": c["id"]}
-                for c in m.get("tool_calls") or ()
-            ]
-            out.append(AIMessage(content, tool_calls=calls, id=mid))
-    return out
 
 
 def to_llamaindex(messages: list[dict[str, Any]]) -> list[ChatMessage]:
@@ -65,7 +46,7 @@ def test_same_messages_kept_by_both_adapters(seed: int) -> None:
     """40 agent transcripts (parallel tool calls included), each at a range of budgets: the LangChain Runnable
     and the LlamaIndex memory keep exactly the same messages, or both report the same overflow."""
     neutral = TRANSCRIPTS[seed]
-    lc, li = to_langchain(neutral), to_llamaindex(neutral)
+    lc, li = from_neutral(neutral), to_llamaindex(neutral)
     full = count_message_tokens(neutral, "whitespace")
     checked = 0
     for budget in range(20, full + 10, max(1, full // 12)):

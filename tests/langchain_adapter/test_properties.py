@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from tokenbox_core import ContextBudget
 from tokenbox_langchain import CriticalMessagesOverflow, TokenBoxMessages, trim_messages
 from tokenbox_langchain.counting import MessageCounter
-from tokenbox_langchain.fit import FitOptions, fit_messages
 from tokenbox_langchain.testing import agent_transcript, sequence_problems
 
 W = MessageCounter("whitespace")
@@ -62,22 +58,3 @@ def test_trim_never_over_budget_and_never_orphans(messages: list, budget: int, s
         raise AssertionError("nothing is critical without include_system or start_on") from None
     assert not out or W.count(out) <= budget
     assert [p for p in sequence_problems(out, start_on_human=False) if "system" not in p] == []
-
-
-@given(messages=transcripts, budget=st.integers(20, 400), eviction=st.sampled_from(["oldest", "newest"]))
-def test_horizon_is_invisible(messages: list, budget: int, eviction: str) -> None:
-    """Skipping messages beyond the horizon changes nothing: same messages, same removed set."""
-    options = FitOptions(
-        system="leading",
-        anchor="human" if eviction == "oldest" else None,
-        start_on="human" if eviction == "oldest" else None,
-        eviction=eviction,
-    )  # type: ignore[arg-type]
-    try:
-        fast = fit_messages(messages, W, ContextBudget(max_tokens=budget), options)
-    except CriticalMessagesOverflow:
-        return
-    slow = fit_messages(messages, W, ContextBudget(max_tokens=budget), dataclasses.replace(options, horizon=False))
-    assert fast.messages == slow.messages
-    assert fast.total_tokens == slow.total_tokens
-    assert [r.id for r in fast.all_removed()] == [r.id for r in slow.all_removed()]

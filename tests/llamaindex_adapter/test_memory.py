@@ -99,7 +99,7 @@ def test_critical_messages_over_the_limit_raise() -> None:
     assert ChatMemoryBuffer.from_defaults(chat_history=history, token_limit=100, tokenizer_fn=words).get() == [
         history[-1]
     ]
-    with pytest.raises(ContextCriticalOverflow, match="need 518 tokens but the budget is 100") as info:
+    with pytest.raises(ContextCriticalOverflow, match="need 518 tokens but token_limit is 100") as info:
         memory_with(history, 100).get()
     assert info.value.section_ids == ("system", "latest-user")
     assert isinstance(info.value, ValueError)  # as ChatMemoryBuffer's errors are (issue 10 item 12)

@@ -42,8 +42,10 @@ __all__ = ["ConversationFit", "ConversationOverflow", "fit_conversation", "shift
 
 class ConversationOverflow(ContextCriticalOverflow):
     """The messages that must be kept (system, the latest user message, overrides, their tool groups) alone
-    exceed the budget; ``budget`` and ``required`` are in the counter's units."""
+    exceed the budget; ``budget`` and ``required`` are in the counter's units.  Adapters subclass it to name
+    their own budget argument (``limit_name``) and options (``hint``)."""
 
+    limit_name = "the budget"
     hint = (
         "Raise the budget, shorten them, or let them go: include_system=False, keep_last=None, or "
         "{'tokenbox': {'critical': False}} on a message."
@@ -54,7 +56,7 @@ class ConversationOverflow(ContextCriticalOverflow):
         ids = ", ".join(repr(s) for s in self.section_ids) or "(none)"
         Exception.__init__(
             self,
-            f"the messages that must be kept need {required:,} tokens but the budget is {budget:,} "
+            f"the messages that must be kept need {required:,} tokens but {self.limit_name} is {budget:,} "
             f"(over by {required - budget:,}); they are: {ids}. {self.hint}",
         )
 

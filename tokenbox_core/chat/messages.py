@@ -19,6 +19,7 @@ from typing import Any
 from tokenbox_core.errors import CounterError, SectionError, TokenBoxError
 from tokenbox_core.tokens import (
     PRIMING_TOKENS,
+    TOKENS_PER_MESSAGE,
     TokenCounter,
     content_text,
     get_counter,
@@ -220,11 +221,17 @@ class ChatCounter:
             return spec
         if isinstance(spec, str) or (not callable(spec) or isinstance(spec, TokenCounter)):
             core = get_counter(spec)
-            if media_tokens is None:
-                return cls(lambda m, i: message_token_count(m, core), base=PRIMING_TOKENS, name=core.name, text=core)
+            count = core.count
             per = media_tokens
 
             def sized(m: Mapping[str, Any], i: int | None) -> int:
+                content = m.get("content")
+                if type(content) is str and not (m.get("name") or m.get("tool_calls") or m.get("tool_call_id")):
+                    # a plain message, the common case: message_token_count's sum, without its generic path
+                    role = m.get("role") or ""
+                    return TOKENS_PER_MESSAGE + (count(role) if role else 0) + (count(content) if content else 0)
+                if per is None:
+                    return message_token_count(m, core)
                 plain, media = _media_free(m)
                 return message_token_count(plain, core) + media * per
 

@@ -36,8 +36,8 @@ def agent_transcript(
         for s in range(steps):
             calls = []
             for _ in range(rng.randint(1, max_parallel)):
-                arguments = json.dumps({"q": _text(rng, 1, 3)})
                 name = rng.choice(["search", "lookup", "math"])
+                arguments = json.dumps({"q": _text(rng, 1, 3)})
                 calls.append(
                     {"id": f"call{call}", "type": "function", "function": {"name": name, "arguments": arguments}}
                 )

@@ -267,3 +267,12 @@ def test_media_parts_cost_media_tokens() -> None:
     image = {"role": "user", "content": parts}
     fit = fit_conversation([image], 1000, counter=W, media_tokens=200)
     assert fit.total_tokens == 3 + 4 + 1 + 1 + 200
+
+
+def test_sizes_are_count_message_tokens() -> None:
+    """The engine's sizes with a core counter are count_message_tokens' (plain, named, tool-call messages)."""
+    from tokenbox_core.chat import ChatCounter
+
+    chat = ChatCounter.of("o200k_base")
+    for m in [*agent_transcript(3, seed=5, tool_rate=1.0), msg("user", "hi", name="bob"), msg("assistant", "")]:
+        assert chat.size(m) + chat.base == count_message_tokens([m], "o200k_base")
