@@ -10,6 +10,7 @@
     │   └── TokenizerUnavailable     no local copy of a tiktoken encoding and no network
     ├── InvalidTextError (ValueError) text that cannot be counted (lone surrogates, not str)
     ├── LensError                    a lens raised, grew its input or is unknown
+    ├── MediaError (ValueError)      media that cannot be costed (sizes, headers, remote URLs)
     └── SelectionError               item selection failed (see ``tokenbox_core.select``)
 
 Every message names the numbers involved and how to fix the problem.  Errors
@@ -27,6 +28,7 @@ __all__ = [
     "CounterError",
     "InvalidTextError",
     "LensError",
+    "MediaError",
     "SectionError",
     "SelectionError",
     "TokenBoxError",
@@ -88,3 +90,8 @@ class LensError(TokenBoxError):
 
 class SelectionError(TokenBoxError):
     """Item selection could not satisfy its configuration."""
+
+
+class MediaError(TokenBoxError, ValueError):
+    """Media that cannot be costed: bad sizes, unreadable image headers, a remote URL under the
+    ``"error"`` policy, or a model without a published rule for the modality (issue 14)."""
