@@ -12,8 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tokenbox_core import CounterError, InvalidTextError, TokenizerUnavailable, count_message_tokens, get_counter
-from tokenbox_core import tokens as tokens_module
 from tokenbox_core.tokens import COUNT_CACHE, CallableCounter, count_concat, encoding_for_model
+from tokenbox_core.tokens import cache as cache_module
+from tokenbox_core.tokens import encodings as encodings_module
 
 TRICKY = st.lists(
     st.sampled_from(
@@ -109,7 +110,7 @@ def test_not_a_counter_is_rejected() -> None:
 def test_unknown_encoding_name_in_loader() -> None:
     """Asking the loader for an encoding tiktoken does not know names the known ones."""
     with pytest.raises(TokenizerUnavailable, match="unknown tiktoken encoding 'nope'"):
-        tokens_module._load_encoding("nope")
+        encodings_module._load_encoding("nope")
 
 
 @pytest.mark.parametrize("name", ["o200k_base", "bytes", "approximate", "whitespace"])
@@ -185,11 +186,11 @@ def test_counts_are_memoised() -> None:
 
 def test_cache_is_bounded() -> None:
     """The count cache never holds more than its bound."""
-    cache = tokens_module._CountCache(maxsize=10, max_chars=1_000)
+    cache = cache_module._CountCache(maxsize=10, max_chars=1_000)
     for i in range(50):
         cache.put(("k", f"text {i}"), i)
     assert len(cache) == 10
-    big = tokens_module._CountCache(maxsize=100, max_chars=50)
+    big = cache_module._CountCache(maxsize=100, max_chars=50)
     for i in range(20):
         big.put(("k", "x" * 20 + str(i)), i)
     assert big._chars <= 50
@@ -218,16 +219,16 @@ def test_tokenizer_unavailable_names_the_fix(monkeypatch: pytest.MonkeyPatch) ->
     """With no local copy and no network, the error names TIKTOKEN_CACHE_DIR and the extra to install."""
     import tiktoken.registry
 
-    monkeypatch.setattr(tokens_module, "_local_cache_dirs", lambda: [])
+    monkeypatch.setattr(encodings_module, "_local_cache_dirs", lambda: [])
     monkeypatch.delenv("TOKENBOX_OFFLINE", raising=False)
 
     def no_network(name: str) -> None:
         raise ConnectionError("network is unreachable")
 
-    monkeypatch.setattr(tokens_module, "_fetch_from_network", no_network)
+    monkeypatch.setattr(encodings_module, "_fetch_from_network", no_network)
     monkeypatch.setattr(tiktoken.registry, "ENCODINGS", {})
     with pytest.raises(TokenizerUnavailable) as info:
-        tokens_module._load_encoding("o200k_base")
+        encodings_module._load_encoding("o200k_base")
     message = str(info.value)
     assert "TIKTOKEN_CACHE_DIR" in message
     assert "tokenbox-context[llamaindex]" in message
@@ -238,12 +239,12 @@ def test_offline_flag_skips_the_network(monkeypatch: pytest.MonkeyPatch) -> None
     """TOKENBOX_OFFLINE=1 never calls the network and says so."""
     import tiktoken.registry
 
-    monkeypatch.setattr(tokens_module, "_local_cache_dirs", lambda: [])
+    monkeypatch.setattr(encodings_module, "_local_cache_dirs", lambda: [])
     monkeypatch.setenv("TOKENBOX_OFFLINE", "1")
-    monkeypatch.setattr(tokens_module, "_fetch_from_network", lambda name: pytest.fail("network used"))
+    monkeypatch.setattr(encodings_module, "_fetch_from_network", lambda name: pytest.fail("network used"))
     monkeypatch.setattr(tiktoken.registry, "ENCODINGS", {})
     with pytest.raises(TokenizerUnavailable, match="TOKENBOX_OFFLINE is set"):
-        tokens_module._load_encoding("cl100k_base")
+        encodings_module._load_encoding("cl100k_base")
 
 
 def test_encodings_load_offline_from_llama_index_copy(tmp_path: object) -> None:

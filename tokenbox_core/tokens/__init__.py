@@ -1,0 +1,64 @@
+"""Token counting: the ``TokenCounter`` protocol, built-in counters and the count cache.
+
+A counter does two things: it *counts* text in its unit, and it *cuts* text to
+at most N units at a boundary that decodes to valid text.  Built-in counters:
+
+- tiktoken encodings by name (``"o200k_base"``, ``"cl100k_base"``, ...) and by
+  model name (``"gpt-4o"`` → o200k_base, ``"gpt-4"`` → cl100k_base; an unknown
+  model falls back to cl100k_base and never raises);
+- ``"bytes"``: FACET units, UTF-8 bytes after NFC and LF normalisation;
+- ``"approximate"``: ``ceil(chars / 4)``, meant to pair with a safety margin;
+- ``"whitespace"``: whitespace-separated words (a fast fake for tests and docs);
+- any callable returning an ``int`` or a list of token ids (the shape of
+  LlamaIndex's ``Settings.tokenizer``).
+
+Counts are memoised per counter by a digest of the text in a bounded,
+thread-safe LRU cache, so the same text is never tokenised twice in a process.
+Encodings load offline first (:mod:`tokenbox_core.tokens.encodings`).
+
+The package's modules, one idea each: ``base`` (the protocol and text checks),
+``cache`` (the count cache), ``counters`` (counters that need no files),
+``encodings`` (offline loading), ``tiktoken_counter``, ``registry`` (names to
+counters), ``concat`` (batch and exact-join counting), ``messages`` (chat
+message costs).  Every public name is importable from ``tokenbox_core.tokens``.
+"""
+
+from tokenbox_core.tokens.base import Keep, TokenCounter, validate_text
+from tokenbox_core.tokens.cache import COUNT_CACHE
+from tokenbox_core.tokens.concat import count_concat, count_many
+from tokenbox_core.tokens.counters import ApproximateCounter, BytesCounter, CallableCounter, WhitespaceCounter
+from tokenbox_core.tokens.messages import (
+    PRIMING_TOKENS,
+    TOKENS_PER_MESSAGE,
+    TOKENS_PER_NAME,
+    canonical_json,
+    content_text,
+    count_message_tokens,
+    message_token_count,
+)
+from tokenbox_core.tokens.registry import encoding_for_model, get_counter, register_model_encoding
+from tokenbox_core.tokens.tiktoken_counter import TiktokenCounter
+
+__all__ = [
+    "COUNT_CACHE",
+    "PRIMING_TOKENS",
+    "TOKENS_PER_MESSAGE",
+    "TOKENS_PER_NAME",
+    "ApproximateCounter",
+    "BytesCounter",
+    "CallableCounter",
+    "Keep",
+    "TiktokenCounter",
+    "TokenCounter",
+    "WhitespaceCounter",
+    "canonical_json",
+    "content_text",
+    "count_concat",
+    "count_many",
+    "count_message_tokens",
+    "encoding_for_model",
+    "get_counter",
+    "message_token_count",
+    "register_model_encoding",
+    "validate_text",
+]

@@ -1,0 +1,209 @@
+"""The built-in counters that need no files: shared machinery, ``bytes``, ``approximate``, ``whitespace``, callables."""
+
+from __future__ import annotations
+
+import itertools
+import re
+import unicodedata
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from tokenbox_core.errors import CounterError
+from tokenbox_core.tokens.base import Keep, _checked, validate_text
+from tokenbox_core.tokens.cache import COUNT_CACHE
+
+__all__ = ["ApproximateCounter", "BytesCounter", "CallableCounter", "WhitespaceCounter"]
+
+_instance_ids = itertools.count()
+_WORD = re.compile(r"\S+")
+
+
+class _CachedCounter:
+    """Shared machinery: cached counting, batch counting, exact concatenation."""
+
+    name: str = "counter"
+    additive: bool = False
+    """True when count(a + b) == count(a) + count(b) for all a, b (bytes counts are)."""
+
+    def __init__(self) -> None:
+        self._cache_key = f"{type(self).__name__}:{self.name}:{next(_instance_ids)}"
+
+    # subclasses implement _raw_count and truncate
+    def _raw_count(self, text: str) -> int:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _raw_count_many(self, texts: Sequence[str]) -> list[int]:
+        return [self._raw_count(t) for t in texts]
+
+    def count(self, text: str) -> int:
+        """Count ``text`` (memoised)."""
+        if not isinstance(text, str):
+            validate_text(text)
+        key = COUNT_CACHE.key(self._cache_key, text)
+        cached = COUNT_CACHE.get(key)
+        if cached is not None:
+            return cached
+        validate_text(text)
+        value = _checked(self._raw_count(text), self.name)
+        COUNT_CACHE.put(key, value)
+        return value
+
+    def count_many(self, texts: Sequence[str]) -> list[int]:
+        """Count many texts, tokenising only the ones not cached (in parallel where supported)."""
+        cache_key = self._cache_key
+        keys = []
+        out: list[int | None] = []
+        for t in texts:
+            if not isinstance(t, str):
+                validate_text(t)
+            k = COUNT_CACHE.key(cache_key, t)
+            keys.append(k)
+            out.append(COUNT_CACHE.get(k))
+        missing = [i for i, v in enumerate(out) if v is None]
+        if missing:
+            for i in missing:
+                validate_text(texts[i])
+            values = self._raw_count_many([texts[i] for i in missing])
+            for i, v in zip(missing, values, strict=True):
+                checked = _checked(v, self.name)
+                out[i] = checked
+                COUNT_CACHE.put(keys[i], checked)
+        return [v if v is not None else 0 for v in out]
+
+    def count_concat(self, parts: Sequence[str]) -> int:
+        """The exact count of ``"".join(parts)``.
+
+        The default re-counts the joined text; counters that know where joins
+        cannot change a count override this to reuse the per-part counts.
+        """
+        if self.additive:
+            return sum(self.count_many(parts))
+        return self.count("".join(parts))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.name!r})"
+
+
+def _cut_chars(text: str, n_keep: int, keep: Keep, total: int) -> str:
+    """Keep ``n_keep`` of ``total`` characters as ``keep`` says."""
+    if n_keep >= total:
+        return text
+    if n_keep <= 0:
+        return ""
+    if keep == "head":
+        return text[:n_keep]
+    if keep == "tail":
+        return text[total - n_keep :]
+    head = (n_keep + 1) // 2
+    return text[:head] + text[total - (n_keep - head) :]
+
+
+class _SearchTruncateMixin:
+    """Truncation by binary search over character prefixes: works for any monotone counter."""
+
+    def truncate(self, text: str, limit: int, *, keep: Keep = "head") -> str:
+        limit = max(0, int(limit))
+        count = self.count  # type: ignore[attr-defined]
+        if count(text) <= limit:
+            return text
+        lo, hi = 0, len(text)
+        while lo < hi:  # largest n with count(cut(n)) <= limit
+            mid = (lo + hi + 1) // 2
+            if count(_cut_chars(text, mid, keep, len(text))) <= limit:
+                lo = mid
+            else:
+                hi = mid - 1
+        return _cut_chars(text, lo, keep, len(text))
+
+
+class BytesCounter(_CachedCounter):
+    """FACET units: UTF-8 bytes after NFC and LF normalisation (``\\r\\n`` and ``\\r`` become ``\\n``)."""
+
+    name = "bytes"
+    additive = False  # NFC can compose across a join
+
+    def neutral_join(self, left_end: str, right_start: str) -> bool:
+        """NFC cannot compose across a join before an ASCII character; CR LF would fold to one LF."""
+        return right_start.isascii() and not (left_end == "\r" and right_start == "\n")
+
+    @staticmethod
+    def normalise(text: str) -> str:
+        return unicodedata.normalize("NFC", text.replace("\r\n", "\n").replace("\r", "\n"))
+
+    def _raw_count(self, text: str) -> int:
+        return len(self.normalise(text).encode("utf-8"))
+
+    def truncate(self, text: str, limit: int, *, keep: Keep = "head") -> str:
+        limit = max(0, int(limit))
+        norm = self.normalise(text)
+        data = norm.encode("utf-8")
+        if len(data) <= limit:
+            return norm
+        if keep == "head":
+            return data[:limit].decode("utf-8", "ignore")
+        if keep == "tail":
+            return data[len(data) - limit :].decode("utf-8", "ignore")
+        head = (limit + 1) // 2
+        return data[:head].decode("utf-8", "ignore") + data[len(data) - (limit - head) :].decode("utf-8", "ignore")
+
+
+class ApproximateCounter(_CachedCounter):
+    """``ceil(len(text) / 4)``: fast, model-free, pair it with a safety margin."""
+
+    name = "approximate"
+
+    def _raw_count(self, text: str) -> int:
+        return -(-len(text) // 4)
+
+    def truncate(self, text: str, limit: int, *, keep: Keep = "head") -> str:
+        return _cut_chars(text, max(0, int(limit)) * 4, keep, len(text))
+
+
+class WhitespaceCounter(_CachedCounter):
+    """Counts whitespace-separated words; a fast, exact-by-construction fake for tests and docs."""
+
+    name = "whitespace"
+
+    def neutral_join(self, left_end: str, right_start: str) -> bool:
+        """Words cannot merge across whitespace."""
+        return left_end.isspace() or right_start.isspace()
+
+    def _raw_count(self, text: str) -> int:
+        return len(text.split())
+
+    def truncate(self, text: str, limit: int, *, keep: Keep = "head") -> str:
+        """Cut at word boundaries, keeping the original whitespace between kept words."""
+        limit = max(0, int(limit))
+        spans = [m.span() for m in _WORD.finditer(text)]
+        if len(spans) <= limit:
+            return text
+        if limit == 0:
+            return ""
+        if keep == "head":
+            return text[: spans[limit - 1][1]]
+        if keep == "tail":
+            return text[spans[len(spans) - limit][0] :]
+        head = (limit + 1) // 2
+        tail = limit - head
+        out = text[: spans[head - 1][1]]
+        if tail:
+            out += " " + text[spans[len(spans) - tail][0] :]
+        return out
+
+
+class CallableCounter(_SearchTruncateMixin, _CachedCounter):
+    """Wraps a callable that returns an int or a list of token ids for a text."""
+
+    def __init__(self, fn: Callable[[str], Any], name: str | None = None) -> None:
+        if not callable(fn):
+            raise CounterError(f"expected a callable counter but got {type(fn).__name__}")
+        self.fn = fn
+        self.name = name or getattr(fn, "__qualname__", None) or type(fn).__name__
+        super().__init__()
+
+    def _raw_count(self, text: str) -> int:
+        try:
+            value = self.fn(text)
+        except Exception as exc:  # a user callable: report it as a counter error
+            raise CounterError(f"counter {self.name!r} raised {type(exc).__name__}: {exc}") from exc
+        return _checked(value, self.name)
