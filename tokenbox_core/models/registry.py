@@ -39,9 +39,11 @@ __all__ = [
     "normalise_model_name",
     "register_profile",
     "registered_names",
+    "warn_unknown",
 ]
 
 logger = logging.getLogger("tokenbox")
+logger.addHandler(logging.NullHandler())  # a library logs; the application decides what is shown
 
 DEFAULT_CONTEXT_WINDOW = 8_192
 """The calculator seed's conservative fallback window for unknown models."""
@@ -130,26 +132,26 @@ def find_model_profile(name: str) -> ModelProfile | None:
     return None
 
 
-def fallback_profile(name: str) -> ModelProfile:
+def fallback_profile(name: str, *, encoding: str = FALLBACK_ENCODING) -> ModelProfile:
     """The seed's fallback for an unknown model: 8,192 tokens, cl100k_base, marked as a fallback."""
     return ModelProfile(
         name=name if isinstance(name, str) and name.strip() else "unknown",
         provider="unknown",
         context_window=DEFAULT_CONTEXT_WINDOW,
-        counting=CountingRule("tiktoken", encoding=FALLBACK_ENCODING),
+        counting=CountingRule("tiktoken", encoding=encoding),
         window_source="fallback",
         sources=("seed token-budget-calculator.txt",),
         notes="unknown model: the calculator seed's fallback window and encoding",
     )
 
 
-def fallback_message(name: str) -> str:
+def fallback_message(name: str, *, encoding: str = FALLBACK_ENCODING) -> str:
     """The warning text for an unknown model: what was assumed and how to register it."""
     suggestion = difflib.get_close_matches(normalise_model_name(name), list(_BUILTIN) + registered_names(), n=1)
     hint = f" Did you mean {suggestion[0]!r}?" if suggestion else ""
     return (
         f"unknown model {name!r}: using the {DEFAULT_CONTEXT_WINDOW:,}-token fallback window and the "
-        f"{FALLBACK_ENCODING} encoding.{hint} Register it with "
+        f"{encoding} encoding.{hint} Register it with "
         f"tokenbox_core.register_model({name!r}, context_window=..., encoding=...)"
     )
 
@@ -170,12 +172,17 @@ def get_model_profile(name: str, *, warn: bool = True) -> ModelProfile:
     if found is not None:
         return found
     if warn:
-        with _LOCK:
-            first = name not in _WARNED
-            _WARNED.add(name)
-        if first:
-            logger.warning(fallback_message(name))
+        warn_unknown(name)
     return fallback_profile(name)
+
+
+def warn_unknown(name: str, *, encoding: str = FALLBACK_ENCODING) -> None:
+    """Log the fallback warning for ``name`` under the ``tokenbox`` logger, once per name and process."""
+    with _LOCK:
+        first = name not in _WARNED
+        _WARNED.add(name)
+    if first:
+        logger.warning(fallback_message(name, encoding=encoding))
 
 
 def register_profile(profile: ModelProfile, *names: str) -> None:

@@ -91,8 +91,12 @@ def get_counter(name: str | TokenCounter | Callable[[str], Any] = "o200k_base") 
         else:
             import tiktoken
 
-            encoding = name if name in tiktoken.list_encoding_names() else encoding_for_model(name)
-            counter = TiktokenCounter(encoding)
+            if name in tiktoken.list_encoding_names():
+                counter = TiktokenCounter(name)
+            else:  # issue 14 hook: a model name counts by its profile (exact, or a stated estimate)
+                from tokenbox_core.models.counting import counter_for_model
+
+                counter = counter_for_model(name)
         with _COUNTERS_LOCK:
             return _COUNTERS.setdefault(name, counter)
     if isinstance(name, _CachedCounter):
