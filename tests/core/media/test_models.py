@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import uuid
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
@@ -204,7 +205,7 @@ def test_profiles_from_llamaindex_metadata_and_langchain_models() -> None:
 
     class ChatModel:  # the shape of a LangChain chat model with a 1.1+ profile
         model_name = "claude-3-5-haiku-20241022"
-        profile = {"max_input_tokens": 100_000, "max_output_tokens": 4_096}
+        profile: ClassVar[dict[str, int]] = {"max_input_tokens": 100_000, "max_output_tokens": 4_096}
 
     lc = profile_from_object(ChatModel())
     assert (lc.context_window, lc.name, lc.approximate) == (100_000, "claude-3-5-haiku", True)
