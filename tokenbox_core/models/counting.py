@@ -24,7 +24,14 @@ from tokenbox_core.tokens.base import Keep, TokenCounter
 from tokenbox_core.tokens.counters import _CachedCounter
 from tokenbox_core.tokens.tiktoken_counter import TiktokenCounter
 
-__all__ = ["HFTokenizerCounter", "MarginApproximateCounter", "counter_for_model", "counter_for_profile", "profile_of"]
+__all__ = [
+    "HFTokenizerCounter",
+    "MarginApproximateCounter",
+    "counter_for_model",
+    "counter_for_profile",
+    "counting_note",
+    "profile_of",
+]
 
 
 class MarginApproximateCounter(_CachedCounter):
@@ -163,3 +170,26 @@ def profile_of(counter: object) -> ModelProfile | None:
     """The model profile a counter was made for (``None`` for encodings, built-in counters, callables)."""
     profile = getattr(counter, "profile", None)
     return profile if isinstance(profile, ModelProfile) else None
+
+
+def counting_note(counter: object) -> str:
+    """A sentence for people when a model's counts are not exact or its window is a fallback; else ``""``.
+
+    >>> from tokenbox_core import get_counter
+    >>> counting_note(get_counter("claude-sonnet-4-5"))[:60]
+    'counts for claude-sonnet-4-5 are estimates: chars/4 plus a 3'
+    """
+    profile = profile_of(counter)
+    if profile is None:
+        return ""
+    if profile.is_fallback:
+        from tokenbox_core.models.registry import fallback_message
+
+        return fallback_message(profile.name, encoding=profile.counting.encoding or "cl100k_base")
+    if profile.approximate:
+        return (
+            f"counts for {profile.name} are estimates: chars/4 plus a {profile.counting.error_bound:.0%} safety "
+            f"margin ({getattr(counter, 'name', 'approximate')}; its tokenizer is not published). For exact counts "
+            f"register a local tokenizer.json: register_model({profile.name!r}, tokenizer_file=...)"
+        )
+    return ""
