@@ -9,6 +9,7 @@
 (True, 'kept', 'truncated')
 """
 
+import tokenbox_core.structured  # noqa: F401  (registers the "structured" lens)
 from tokenbox_core.box import TokenBox
 from tokenbox_core.budget import (
     MODEL_CONTEXT_WINDOWS,
@@ -24,6 +25,7 @@ from tokenbox_core.errors import (
     CounterError,
     InvalidTextError,
     LensError,
+    MediaError,
     SectionError,
     SelectionError,
     TokenBoxError,
@@ -31,6 +33,8 @@ from tokenbox_core.errors import (
 )
 from tokenbox_core.layout import Action, LaidOutSection, Layout, RemovedItem
 from tokenbox_core.lenses import register_lens
+from tokenbox_core.media import audio_tokens, image_tokens, video_tokens
+from tokenbox_core.models import ModelProfile, get_model_profile
 from tokenbox_core.report import LayoutDiff
 from tokenbox_core.sections import Item, Section
 from tokenbox_core.select import SelectionPolicy
@@ -54,6 +58,8 @@ __all__ = [
     "LayoutSpec",
     "LensError",
     "MODEL_CONTEXT_WINDOWS",
+    "MediaError",
+    "ModelProfile",
     "RemovedItem",
     "Section",
     "SectionError",
@@ -67,9 +73,13 @@ __all__ = [
     "TokenCounter",
     "TokenizerUnavailable",
     "__version__",
+    "audio_tokens",
     "count_message_tokens",
     "get_counter",
+    "get_model_profile",
+    "image_tokens",
     "load_spec",
     "register_lens",
     "register_model",
+    "video_tokens",
 ]
