@@ -95,7 +95,7 @@ def _summaries(data: list[Row], top: int, skip: str | None = None) -> dict[str, 
     out: dict[str, Any] = {}
     for c in columns:
         values = [r.get(c) for r in data if c in r]
-        numbers: list[float] = [v for v in values if _is_number(v)]
+        numbers: list[float] = [v for v in values if isinstance(v, int | float) and _is_number(v)]
         if values and len(numbers) == len(values):
             total = sum(numbers)
             out[c] = {
