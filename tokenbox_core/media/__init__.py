@@ -10,14 +10,31 @@ sets the explicit policy for images TokenBox never fetches.
 """
 
 from tokenbox_core.media.costs import audio_tokens, image_tokens, max_image_tokens, video_tokens
+from tokenbox_core.media.image_lenses import (
+    ImageFit,
+    OcrChoice,
+    choose_detail,
+    choose_ocr,
+    crop_image,
+    downscale_to_fit,
+    fit_size,
+    substitute_ocr,
+)
 from tokenbox_core.media.parts import RemotePolicy, media_part_tokens, remote_images, split_media
 from tokenbox_core.media.sizes import image_size, wav_seconds
 from tokenbox_core.models import ModelProfile, get_model_profile
 
 __all__ = [
+    "ImageFit",
     "ModelProfile",
+    "OcrChoice",
     "RemotePolicy",
     "audio_tokens",
+    "choose_detail",
+    "choose_ocr",
+    "crop_image",
+    "downscale_to_fit",
+    "fit_size",
     "get_model_profile",
     "image_size",
     "image_tokens",
@@ -25,6 +42,7 @@ __all__ = [
     "media_part_tokens",
     "remote_images",
     "split_media",
+    "substitute_ocr",
     "video_tokens",
     "wav_seconds",
 ]
