@@ -12,7 +12,8 @@ Recognised parts (everything else is text or counted as its JSON):
 Image sizes come from the bytes' headers (:func:`~tokenbox_core.media.sizes.image_size`).  A remote URL
 or file id is never fetched: its cost follows the explicit policy set with :func:`remote_images` — the
 detail level's maximum (default), a caller-given size, or an error.  A part may also give its size itself
-(``"width"``/``"height"`` or ``"size": [w, h]``) or its cost (``"tokens"``), which wins.
+(``"width"``/``"height"`` or ``"size": [w, h]``) or its cost (``"tokens"``), which wins.  An image part with no
+data at all (a placeholder such as ``{"type": "image"}``) is costed like a remote one.
 """
 
 from __future__ import annotations
@@ -102,7 +103,8 @@ def _image_cost(part: Mapping[str, Any], profile: ModelProfile) -> int:
     ref, detail, holder = _image_ref(part)
     size = _given_size(part, holder)
     if size is None:
-        if isinstance(ref, str) and is_remote(ref):
+        if not ref or (isinstance(ref, str) and is_remote(ref)):  # a URL, a file id, or a bare placeholder
+            ref = ref or "(an image part without data)"
             policy = _REMOTE.get()
             if policy == "error":
                 raise MediaError(
@@ -114,8 +116,6 @@ def _image_cost(part: Mapping[str, Any], profile: ModelProfile) -> int:
                 logger.debug("remote image %.60s costed at its detail maximum: %d tokens", ref, cost)
                 return cost
             size = policy
-        elif ref is None:
-            raise MediaError(f"an image part without data, URL or size: {dict(part)!r:.120}")
         else:
             size = image_size(ref)
     return image_tokens(size[0], size[1], model=profile, detail=detail)
