@@ -16,8 +16,8 @@ https://ai.google.dev/gemini-api/docs/tokens), so text is counted approximately 
 [cache]   https://ai.google.dev/gemini-api/docs/caching — implicit caching minimum 1,024 tokens for 2.5 Flash
           and 4,096 for 2.5 Pro (a later revision lists 2,048 for both); explicit caches live 1 hour unless a
           TTL is set.  The cached-token price multiplier was not found.
-Gemini 2.5 Pro: no page with its window was found; it is not in this table (register it with
-register_model("gemini-2.5-pro", ...) or it resolves to the 2.5 family fallback below only by name prefix).
+[2.5-pro] https://docs.cloud.jpsovereigncloud.jp/en-us/iaas/Content/generative-ai/google-gemini-2-5-pro.htm (Oracle's
+          page for google.gemini-2.5-pro) — maximum input tokens 1,048,576, maximum output 65,536
 """
 
 from __future__ import annotations
@@ -54,11 +54,13 @@ def _gemini(name: str, window: int, max_output: int | None, min_cache: int | Non
     )
 
 
+_ORACLE_25_PRO = "https://docs.cloud.jpsovereigncloud.jp/en-us/iaas/Content/generative-ai/google-gemini-2-5-pro.htm"
 _VERTEX_25 = "https://cloud.google.com/vertex-ai/generative-ai/docs/models/gemini/2-5-flash"
 _AI_DEV = "https://ai.google.dev/gemini-api/docs/models/"
 _ARENA = "https://huggingface.co/spaces/SE-Arena/Software-Engineering-Arena/blob/main/context_window.json"
 
 GOOGLE_PROFILES: tuple[ModelProfile, ...] = (
+    _gemini("gemini-2.5-pro", 1_048_576, 65_536, 4096, _ORACLE_25_PRO),
     _gemini("gemini-2.5-flash", 1_048_576, 65_535, 1024, _VERTEX_25),
     _gemini("gemini-2.0-flash", 1_048_576, 8_192, None, _AI_DEV + "gemini-2.0-flash"),
     _gemini("gemini-2.0-flash-lite", 1_048_576, 8_192, None, _AI_DEV + "gemini-2.0-flash-lite"),

@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import ClassVar
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from tokenbox_core import (
     MODEL_CONTEXT_WINDOWS,
@@ -223,3 +225,24 @@ def test_every_builtin_profile_names_a_source() -> None:
     for profile in profiles:
         assert profile.sources, profile.name
         assert profile.window_source == "registry"
+
+
+@given(
+    texts=st.lists(st.text(min_size=0, max_size=300), min_size=1, max_size=5),
+    budget=st.integers(min_value=10, max_value=400),
+)
+def test_layouts_with_an_approximate_model_counter_stay_within_budget(texts: list[str], budget: int) -> None:
+    """A Claude layout (approximate+30% counter) never exceeds its budget, counted the way it is emitted."""
+    from tokenbox_core import ContextCriticalOverflow, Section, TokenBox
+
+    counter = get_counter("claude-sonnet-4-5")
+    sections = [Section("task", "Answer briefly.")] + [
+        Section(f"s{i}", text, shrink=1, priority=i) for i, text in enumerate(texts)
+    ]
+    try:
+        layout = TokenBox(budget, counter=counter).layout(sections)
+    except ContextCriticalOverflow:
+        return
+    assert layout.total_tokens <= budget
+    assert layout.counter_name == "approximate+30%" and layout.trace["counter"] == "approximate+30%"
+    assert counter.count(layout.text) == layout.total_tokens
