@@ -1,6 +1,6 @@
 """The Token Box: a deterministic layout of sections into a fixed budget.
 
-The algorithm (seed ``token-box-model.txt`` with DESIGN.md's rules):
+The algorithm (the Token Box Model, ``docs/concepts.md#the-token-box``):
 
 1. **Measure** every section with the declared counter.  A section's size
    includes the separator that follows it, so sizes add up exactly wherever a
@@ -8,7 +8,7 @@ The algorithm (seed ``token-box-model.txt`` with DESIGN.md's rules):
 2. **Fixed load**: critical sections (``shrink == 0``) are kept whole.  If they
    alone exceed the capacity (``max_tokens - output_reserve - reserved``),
    :class:`~tokenbox_core.errors.ContextCriticalOverflow` is raised.  The
-   flexible budget is the seed's effective budget with the critical load as
+   flexible budget is Cupel's effective budget with the critical load as
    the pinned tokens.
 3. **Claims**: each flexible section claims ``min(basis, content, max_tokens)``.
 4. **Expansion**: free space up to the effective target is shared among
@@ -42,6 +42,7 @@ from tokenbox_core.budget import ContextBudget
 from tokenbox_core.errors import ContextCriticalOverflow, SectionError
 from tokenbox_core.layout import Action, LaidOutSection, Layout, RemovedItem, Status
 from tokenbox_core.lenses import LIST_LENSES, apply_lens, lens_name
+from tokenbox_core.logs import log_layout
 from tokenbox_core.sections import Item, Section, validate_sections
 from tokenbox_core.tokens import (
     PRIMING_TOKENS,
@@ -268,7 +269,7 @@ class TokenBox:
             raise ContextCriticalOverflow(capacity, total, critical_ids)
 
         laid_out = tuple(self._result(slot) for slot in slots)
-        return Layout(
+        result = Layout(
             sections=laid_out,
             total_tokens=total,
             budget=self.budget,
@@ -284,6 +285,8 @@ class TokenBox:
             trace_id=str(uuid.uuid4()),
             timestamp=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         )
+        log_layout(result)  # one DEBUG line under the "tokenbox" logger (tokenbox_core.logs)
+        return result
 
     # ------------------------------------------------------------------ sizes
 

@@ -1,5 +1,5 @@
-"""Budgets: ``ContextBudget`` (seed ``context-budget.txt``) and the model-aware
-``TokenBudgetCalculator`` (seed ``token-budget-calculator.txt``).
+"""Budgets: ``ContextBudget`` (Cupel's budget, ``docs/concepts.md#budgets``) and the model-aware
+``TokenBudgetCalculator`` (``docs/adr/0039-token-budget-allocation.md``).
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ class EffectiveBudget:
 
 @dataclass(frozen=True)
 class ContextBudget:
-    """Token budget constraints, validated at construction (seed rules 1-7).
+    """Token budget constraints, validated at construction by Cupel's seven rules (``docs/concepts.md#budgets``).
 
     ``target_tokens`` defaults to ``max_tokens``.  Instances are immutable.
 
@@ -104,7 +104,7 @@ class ContextBudget:
         return sum(self.reserved_slots.values())
 
     def effective(self, pinned_tokens: int = 0) -> EffectiveBudget:
-        """The seed's effective max and target, floors and clamps included."""
+        """Cupel's effective max and target (``docs/concepts.md#budgets``), floors and clamps included."""
         pinned_tokens = _int_field("pinned_tokens", pinned_tokens)
         if pinned_tokens < 0:
             raise BudgetError(f"pinned_tokens must be >= 0, got {pinned_tokens}")

@@ -4,14 +4,15 @@
 
     TokenBoxError
     ├── ContextCriticalOverflow      critical sections alone exceed the budget
-    ├── BudgetError (ValueError)     an invalid budget (seed rules 1-7) or budget argument
+    ├── BudgetError (ValueError)     an invalid budget (docs/concepts.md#budgets) or argument
     ├── SectionError (ValueError)    an invalid Section or Item, duplicate ids, bad weights
-    ├── CounterError                 a token counter misbehaved (negative / non-integer count)
+    ├── CounterError (ValueError)    a token counter misbehaved (raised, negative / non-integer count)
     │   └── TokenizerUnavailable     no local copy of a tiktoken encoding and no network
     ├── InvalidTextError (ValueError) text that cannot be counted (lone surrogates, not str)
     ├── LensError                    a lens raised, grew its input or is unknown
     ├── MediaError (ValueError)      media that cannot be costed (sizes, headers, remote URLs)
-    └── SelectionError               item selection failed (see ``tokenbox_core.select``)
+    ├── SelectionError               item selection failed (see ``tokenbox_core.select``)
+    └── SpecError (ValueError)       a layout spec file that cannot be read or is invalid
 
 Every message names the numbers involved and how to fix the problem.  Errors
 raised by dependencies (tiktoken, pydantic) are mapped onto this tree with
@@ -31,6 +32,7 @@ __all__ = [
     "MediaError",
     "SectionError",
     "SelectionError",
+    "SpecError",
     "TokenBoxError",
     "TokenizerUnavailable",
 ]
@@ -72,8 +74,12 @@ class SectionError(TokenBoxError, ValueError):
     """An invalid Section or Item (ids, weights, sizes, content)."""
 
 
-class CounterError(TokenBoxError):
-    """A token counter returned something that is not a non-negative integer."""
+class CounterError(TokenBoxError, ValueError):
+    """A token counter raised or returned something that is not a non-negative integer.
+
+    A ``ValueError`` like the error LangChain raises for a bad ``token_counter``,
+    so ``except ValueError`` around a drop-in keeps working.
+    """
 
 
 class TokenizerUnavailable(CounterError):
@@ -95,3 +101,7 @@ class SelectionError(TokenBoxError):
 class MediaError(TokenBoxError, ValueError):
     """Media that cannot be costed: bad sizes, unreadable image headers, a remote URL under the
     ``"error"`` policy, or a model without a published rule for the modality (issue 14)."""
+
+
+class SpecError(TokenBoxError, ValueError):
+    """A layout spec that cannot be read or is invalid; the message names the file and the field."""

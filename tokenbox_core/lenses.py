@@ -14,6 +14,11 @@ and must never grow its input.  Built-in lenses:
 ``truncate_middle``   keep both ends, cut the middle, mark the cut with ``…``
 ====================  =========================================================
 
+A lens that cannot apply leaves the text unchanged (``json_minify`` on text
+that is not JSON, or JSON nested deeper than the parser goes); the
+``truncate_*`` lenses add their marker only when it fits the target and the
+marked cut is smaller than the text (in ``bytes`` units ``…`` costs 3).
+
 and two list lenses that set a list section's eviction order:
 ``drop_oldest`` and ``drop_lowest_score`` (removed items leave an omission
 marker listing their ids).  Register your own with :func:`register_lens`.
@@ -21,14 +26,15 @@ marker listing their ids).  Register your own with :func:`register_lens`.
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 from collections.abc import Callable
 
 from tokenbox_core.errors import LensError
-from tokenbox_core.tokens import TokenCounter, canonical_json
+from tokenbox_core.tokens import Keep, TokenCounter, canonical_json
 
-__all__ = ["LIST_LENSES", "Lens", "apply_lens", "get_lens", "lens_name", "register_lens"]
+__all__ = ["LIST_LENSES", "Lens", "apply_lens", "check_lens_name", "get_lens", "lens_name", "register_lens"]
 
 TRUNCATION_MARKER = "…"
 
@@ -56,7 +62,7 @@ def json_minify(text: str, target: int, counter: TokenCounter) -> str:
         return text
     try:
         return canonical_json(json.loads(stripped))
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested deeper than the parser goes: leave it
         return text
 
 
@@ -89,19 +95,26 @@ def sentences(text: str, target: int, counter: TokenCounter) -> str:
     return "".join(pieces[:lo]).rstrip()
 
 
-def _marked_cut(keep: str) -> Callable[[str, int, TokenCounter], str]:
+def _marked_cut(keep: Keep) -> Callable[[str, int, TokenCounter], str]:
     def lens(text: str, target: int, counter: TokenCounter) -> str:
-        if counter.count(text) <= target:
+        size = counter.count(text)
+        if size <= target:
             return text
-        room = max(0, target - counter.count(TRUNCATION_MARKER))
+        room = target - counter.count(TRUNCATION_MARKER)
+        if room <= 0:  # the marker alone fills the target: cut without it (a marker is an aid, not content)
+            return counter.truncate(text, max(0, target), keep=keep)
         if keep == "head":
-            return counter.truncate(text, room, keep="head").rstrip() + TRUNCATION_MARKER
-        if keep == "tail":
-            return TRUNCATION_MARKER + counter.truncate(text, room, keep="tail").lstrip()
-        half = room // 2
-        head = counter.truncate(text, room - half, keep="head")
-        tail = counter.truncate(text, half, keep="tail") if half else ""
-        return head.rstrip() + TRUNCATION_MARKER + tail.lstrip()
+            out = counter.truncate(text, room, keep="head").rstrip() + TRUNCATION_MARKER
+        elif keep == "tail":
+            out = TRUNCATION_MARKER + counter.truncate(text, room, keep="tail").lstrip()
+        else:
+            half = room // 2
+            head = counter.truncate(text, room - half, keep="head")
+            tail = counter.truncate(text, half, keep="tail") if half else ""
+            out = head.rstrip() + TRUNCATION_MARKER + tail.lstrip()
+        if counter.count(out) >= size:  # the marker would cost what the cut saved: cut without it
+            return counter.truncate(text, max(0, target), keep=keep)
+        return out
 
     lens.__name__ = {"head": "truncate_tail", "tail": "truncate_head", "middle": "truncate_middle"}[keep]
     lens.__doc__ = f"Cut to ``target`` keeping the {keep}, marking the cut with an ellipsis."
@@ -133,12 +146,28 @@ def register_lens(name: str, lens: Lens, *, replace: bool = False) -> None:
     _REGISTRY[name] = lens
 
 
+def _unknown(name: str) -> LensError:
+    names = sorted([*_REGISTRY, *LIST_LENSES])
+    close = difflib.get_close_matches(name, names, n=1)
+    hint = f"did you mean {close[0]!r}? " if close else ""
+    return LensError(
+        f"unknown lens {name!r}; {hint}known lenses: {', '.join(names)}. Register your own with register_lens() "
+        f"before building the Section"
+    )
+
+
+def check_lens_name(name: str) -> None:
+    """Raise :class:`LensError` (with a "did you mean") unless ``name`` is a registered text or list lens."""
+    if name not in _REGISTRY and name not in LIST_LENSES:
+        raise _unknown(name)
+
+
 def get_lens(name: str) -> Lens:
+    """The text lens registered under ``name``."""
     try:
         return _REGISTRY[name]
     except KeyError:
-        known = ", ".join(sorted([*_REGISTRY, *LIST_LENSES]))
-        raise LensError(f"unknown lens {name!r}; known lenses: {known}. Register it with register_lens()") from None
+        raise _unknown(name) from None
 
 
 def lens_name(lens: str | Callable[..., str]) -> str:

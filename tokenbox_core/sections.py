@@ -1,7 +1,8 @@
 """Sections and Items: the typed blocks a Token Box lays out.
 
 A :class:`Section` holds either text or a list of :class:`Item` (messages,
-documents, memories).  Its layout constraints are the seed's: ``priority``
+documents, memories).  Its layout constraints are the Token Box Model's
+(``docs/concepts.md``, "Sections and items"): ``priority``
 (lower is lost first), ``min_tokens`` (guaranteed size), ``max_tokens`` (cap),
 ``basis`` (initial claim before expansion), ``grow`` and ``shrink`` weights and
 a ``strategy`` (lens pipeline).  ``shrink == 0`` (the default) makes a section
@@ -14,13 +15,15 @@ Both classes validate at construction and raise
 from __future__ import annotations
 
 import math
+import string
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
-from tokenbox_core.errors import SectionError
+from tokenbox_core.errors import LensError, SectionError
 from tokenbox_core.frozen import FrozenDict
+from tokenbox_core.lenses import check_lens_name
 
 __all__ = ["Eviction", "Item", "Section", "validate_sections"]
 
@@ -30,11 +33,75 @@ newest first, or lowest ``score`` first (evidence; ties lose the later item)."""
 
 _KEEPS = ("head", "tail", "middle")
 _EVICTIONS = ("oldest", "newest", "lowest_score")
+MARKER_FIELDS = ("count", "ids", "first", "last")
+"""The fields an omission-marker template may use: the number of removed items, their ids, the first and last id."""
+_MARKER_SAMPLE = {"count": 2, "ids": "a, b", "first": "a", "last": "b"}
+_checked_templates: set[str] = set()  # templates seen valid: the parse below runs once per distinct template
+
+
+def check_marker_template(owner: str, template: str) -> None:
+    """Reject an omission-marker template unless it formats with the documented fields only.
+
+    Allowed: ``{count}``, ``{ids}``, ``{first}``, ``{last}`` (with an optional
+    conversion or format spec) and literal braces written ``{{``/``}}``.
+    Rejected, with the fix: unknown names, positional fields (``{}``,
+    ``{0}``), attribute or index access (``{ids.__class__}``, ``{ids[0]}``),
+    nested fields and unbalanced braces.
+    """
+    if template in _checked_templates:
+        return
+    fields = ", ".join("{" + f + "}" for f in MARKER_FIELDS)
+    try:
+        parsed = list(string.Formatter().parse(template))
+    except ValueError as exc:
+        raise SectionError(
+            f"{owner}: omission_marker template {template!r} is malformed ({exc}); write literal braces as "
+            f"{{{{ and }}}} and fields as {fields}"
+        ) from None
+    for _, name, spec, _ in parsed:
+        if name is None:
+            continue
+        if name not in MARKER_FIELDS:
+            what = "a positional field" if name == "" or name.isdigit() else f"the field {{{name}}}"
+            raise SectionError(
+                f"{owner}: omission_marker template {template!r} uses {what}; a template may use only {fields}"
+            )
+        if spec and "{" in spec:
+            raise SectionError(f"{owner}: omission_marker template {template!r} nests a field in a format spec")
+    try:
+        template.format(**_MARKER_SAMPLE)
+    except (ValueError, TypeError) as exc:
+        raise SectionError(f"{owner}: omission_marker template {template!r} cannot be formatted: {exc}") from None
+    _checked_templates.add(template)
+
+
+def _check_number(owner: str, name: str, value: object) -> None:
+    """A real, finite-or-infinite number that converts to float (``10**400`` does not)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise SectionError(f"{owner}: {name} must be a number, got {value!r}")
+    if isinstance(value, int):
+        try:
+            float(value)
+        except OverflowError:
+            raise SectionError(
+                f"{owner}: {name} is too large to compare as a number ({len(str(abs(value)))} digits); "
+                f"use a value below 1e308"
+            ) from None
+    elif math.isnan(value):
+        raise SectionError(f"{owner}: {name} must not be NaN")
 
 
 def _check_id(owner: str, value: object) -> str:
     if not isinstance(value, str) or not value:
         raise SectionError(f"{owner} id must be a non-empty string, got {value!r}")
+    if not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise SectionError(
+                f"{owner} id {value!r} is not valid Unicode (a lone surrogate at index {exc.start}); "
+                f"decode your input with errors='replace' or remove the surrogate"
+            ) from None
     return value
 
 
@@ -101,17 +168,22 @@ class Item:
         if not isinstance(self.content, str):
             raise SectionError(f"{owner}: content must be a string, got {type(self.content).__name__}")
         if self.score is not None:
-            if isinstance(self.score, bool) or not isinstance(self.score, int | float):
-                raise SectionError(f"{owner}: score must be a number, got {self.score!r}")
-            if math.isnan(self.score):
-                raise SectionError(f"{owner}: score must not be NaN")
+            _check_number(owner, "score", self.score)
         if self.priority is not None and (isinstance(self.priority, bool) or not isinstance(self.priority, int)):
             raise SectionError(f"{owner}: priority must be an integer, got {self.priority!r}")
         if self.tokens is not None and (isinstance(self.tokens, bool) or not isinstance(self.tokens, int)):
             raise SectionError(f"{owner}: tokens must be an integer, got {self.tokens!r}")
-        if isinstance(self.tags, str):
-            raise SectionError(f"{owner}: tags must be a sequence of strings, not one string {self.tags!r}")
-        object.__setattr__(self, "tags", tuple(self.tags))
+        tags = self.tags
+        if isinstance(tags, str):
+            raise SectionError(f"{owner}: tags must be a sequence of strings, not one string {tags!r}")
+        if type(tags) is not tuple:
+            if not isinstance(tags, Sequence | set | frozenset):
+                raise SectionError(f"{owner}: tags must be a sequence of strings, got {type(tags).__name__}")
+            tags = tuple(sorted(tags) if isinstance(tags, set | frozenset) else tags)
+            object.__setattr__(self, "tags", tags)
+        for tag in tags:
+            if not isinstance(tag, str):
+                raise SectionError(f"{owner}: tags must be strings, got {tag!r} ({type(tag).__name__})")
         if not isinstance(self.metadata, Mapping):
             raise SectionError(f"{owner}: metadata must be a mapping, got {type(self.metadata).__name__}")
         object.__setattr__(self, "metadata", FrozenDict(dict(self.metadata)))
@@ -141,7 +213,8 @@ class Section:
         grow: expansion weight.
         shrink: compression weight; ``0`` (default) makes the section critical.
         strategy: the lens pipeline applied before truncation, by name
-            (see :mod:`tokenbox_core.lenses`) or as callables.
+            (see :mod:`tokenbox_core.lenses`; an unknown name is an error
+            here, with a suggestion) or as callables.
         keep: which part of text survives truncation: ``"head"`` (cut the
             tail, default), ``"tail"`` (cut the head) or ``"middle"`` (keep
             both ends, cut the middle).
@@ -149,7 +222,8 @@ class Section:
         eviction: order in which list items are removed (see :data:`Eviction`).
         partial: allow cutting the boundary item of a list instead of removing it.
         omission_marker: leave a marker listing removed item ids; ``True`` uses
-            the default template, a string is a template with ``{count}`` and ``{ids}``.
+            the default template, a string is a template using ``{count}``,
+            ``{ids}``, ``{first}`` and ``{last}`` only (checked here).
         item_separator: joins the items of a list section.
         policy: an item-selection policy (``tokenbox_core.select``) deciding
             which items fill the section's allocation and in which order.
@@ -193,13 +267,20 @@ class Section:
         strategy = (self.strategy,) if isinstance(self.strategy, str) or callable(self.strategy) else self.strategy
         strategy = tuple(strategy)
         for lens in strategy:
-            if not (isinstance(lens, str) or callable(lens)):
+            if isinstance(lens, str):
+                try:
+                    check_lens_name(lens)
+                except LensError as exc:
+                    raise SectionError(f"{owner}: {exc}") from None
+            elif not callable(lens):
                 raise SectionError(f"{owner}: strategy entries must be lens names or callables, got {lens!r}")
         object.__setattr__(self, "strategy", strategy)
         if not isinstance(self.item_separator, str):
             raise SectionError(f"{owner}: item_separator must be a string")
         if not isinstance(self.omission_marker, bool | str):
             raise SectionError(f"{owner}: omission_marker must be a bool or a template string")
+        if isinstance(self.omission_marker, str):
+            check_marker_template(owner, self.omission_marker)
         if isinstance(self.content, str):
             pass
         elif isinstance(self.content, Sequence):

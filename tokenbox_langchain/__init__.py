@@ -10,6 +10,14 @@ the core once; the core decides what is kept.  Each Runnable reports its
 layout to the callbacks as the custom event :data:`LAYOUT_EVENT`.
 """
 
+try:  # the extra this adapter needs: say which one, not a bare ModuleNotFoundError
+    import langchain_core  # noqa: F401
+except ModuleNotFoundError as exc:  # pragma: no cover - exercised in a subprocess (tests/core/test_packaging.py)
+    raise ModuleNotFoundError(
+        f"tokenbox_langchain needs langchain-core ({exc.name} is missing): pip install 'tokenbox-context[langchain]'",
+        name=exc.name,
+    ) from exc
+
 from tokenbox_langchain.compressor import TokenBoxCompressor
 from tokenbox_langchain.fit import METADATA_KEY, CriticalMessagesOverflow, FitResult, RemovedMessage
 from tokenbox_langchain.layout import TokenBoxLayout

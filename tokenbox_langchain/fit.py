@@ -1,6 +1,6 @@
 """Fitting a LangChain conversation into a budget: messages → Sections/Items → one core layout → messages.
 
-The mapping (DESIGN.md: adapters translate, the core decides):
+The mapping (adapters translate, the core decides):
 
 - each message becomes an :class:`~tokenbox_core.Item` whose ``tokens`` is
   its exact size (:class:`~tokenbox_langchain.counting.MessageCounter`);

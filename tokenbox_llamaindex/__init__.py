@@ -8,6 +8,15 @@ Each maps LlamaIndex objects onto TokenBox Sections and Items and calls the core
 once; ``last_layout`` on each holds the core's report of the last call.
 """
 
+try:  # the extra this adapter needs: say which one, not a bare ModuleNotFoundError
+    import llama_index.core  # noqa: F401
+except ModuleNotFoundError as exc:  # pragma: no cover - exercised in a subprocess (tests/core/test_packaging.py)
+    raise ModuleNotFoundError(
+        f"tokenbox_llamaindex needs llama-index-core ({exc.name} is missing): "
+        f"pip install 'tokenbox-context[llamaindex]'",
+        name=exc.name,
+    ) from exc
+
 from tokenbox_llamaindex.memory import TokenBoxMemory
 from tokenbox_llamaindex.postprocessor import TokenBoxNodePostprocessor
 from tokenbox_llamaindex.prompt_helper import TokenBoxPromptHelper

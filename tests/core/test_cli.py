@@ -174,10 +174,12 @@ def test_layout_json_and_html(capsys: pytest.CaptureFixture[str], tmp_path: Path
 
 
 def test_unknown_model_is_not_an_error(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    """A spec naming an unknown model lays out with the cl100k_base fallback."""
-    path = write(tmp_path, "s.json", dict(spec(), counter="acme-private-model"))
+    """A spec naming an unknown model lays out with the cl100k_base fallback, and a warning says so."""
+    path = write(tmp_path, "s.json", dict(spec(), counter="acme-private-model-cli"))
     code, out, err = run(capsys, "layout", path)
-    assert code == 0 and err == ""
+    assert code == 0
+    assert err.startswith("tokenbox: warning: unknown model 'acme-private-model-cli': counting with cl100k_base")
+    assert "register_model('acme-private-model-cli'" in err and err.count("\n") == 1  # (media: names the fallback window too)
     assert "counter cl100k_base" in out
 
 
@@ -267,7 +269,7 @@ def test_batch_reports_bad_specs_and_exits_2(capsys: pytest.CaptureFixture[str],
 def test_batch_progress_bar_only_on_a_terminal(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """When stderr is a terminal a text progress bar is drawn there, never on stdout."""
+    """When stderr is a terminal a tqdm progress bar (count, rate, ETA) is drawn there, never on stdout."""
 
     class Terminal(io.StringIO):
         def isatty(self) -> bool:
@@ -278,9 +280,9 @@ def test_batch_progress_bar_only_on_a_terminal(
     code = main(["layout", _batch(tmp_path, n=3)])
     out = capsys.readouterr().out
     assert code == 0
-    assert "\r[" in fake.getvalue() and "3/3 specs" in fake.getvalue()
+    assert "3/3 [" in fake.getvalue() and "spec/s]" in fake.getvalue()
     assert "summary: 3 specs" in fake.getvalue()
-    assert "[#" not in out
+    assert "spec/s" not in out
 
 
 def test_batch_errors(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
@@ -329,10 +331,12 @@ def test_count_stdin_and_json(capsys: pytest.CaptureFixture[str], monkeypatch: p
 
 
 def test_count_unknown_model_falls_back(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    """An unknown model counts with cl100k_base instead of failing."""
+    """An unknown model counts with cl100k_base instead of failing; stderr states the fallback."""
     path = write(tmp_path, "a.txt", "hello world")
-    code, out, err = run(capsys, "count", path, "--model", "acme-llm-7", "--json")
-    assert code == 0 and err == ""
+    code, out, err = run(capsys, "count", path, "--model", "acme-llm-7-count", "--json")
+    assert code == 0 and err.startswith(
+        "tokenbox: warning: unknown model 'acme-llm-7-count': counting with cl100k_base"
+    )
     assert json.loads(out)["counter"] == "cl100k_base"
 
 
@@ -456,3 +460,93 @@ def test_console_entry_point_bad_input_has_no_traceback(tmp_path: Path) -> None:
     assert proc.returncode == 2
     assert proc.stdout == ""
     assert proc.stderr.count("\n") == 1 and proc.stderr.startswith("tokenbox: error: ")
+
+
+def test_budget_help_prints_single_percent_signs(capsys: pytest.CaptureFixture[str]) -> None:
+    """`tokenbox budget --help` shows 15% and 5%, not argparse's escaped 15%% (issue 10 item 16)."""
+    assert main(["budget", "--help"]) == 0
+    out = capsys.readouterr().out
+    assert "(15%, 500-4,096)" in " ".join(out.split()) and "5% safety" in " ".join(out.split())
+    assert "%%" not in out
+
+
+def test_schema_command_prints_the_spec_json_schema(capsys: pytest.CaptureFixture[str]) -> None:
+    """`tokenbox schema` prints the JSON Schema of the spec format, which names every top-level field."""
+    assert main(["schema"]) == 0
+    schema = json.loads(capsys.readouterr().out)
+    assert schema["title"] == "TokenBox layout spec"
+    assert set(schema["properties"]) == {
+        "$schema",
+        "name",
+        "description",
+        "budget",
+        "counter",
+        "separator",
+        "mode",
+        "sections",
+    }
+    assert schema["required"] == ["budget", "sections"]
+
+
+@pytest.mark.parametrize(
+    ("content", "fragment"),
+    [
+        ('{"budget": 9, "sections": [{"id": "\\ud800", "content": "x"}]}', "id is not valid Unicode"),
+        (
+            '{"budget": 9, "sections": [{"id": "h", "shrink": 1, "items": [], "omission_marker": "{nope}"}]}',
+            "omission_marker template '{nope}' uses the field {nope}",
+        ),
+        ('{"budget": ' + "9" * 4301 + ', "sections": [{"id": "a"}]}', "invalid JSON: Exceeds the limit"),
+    ],
+)
+def test_layout_bad_records_are_one_line_errors_with_exit_2(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, content: str, fragment: str
+) -> None:
+    """Lone-surrogate ids, bad templates and 4,301-digit integers end in one error line and exit 2 (issue 10)."""
+    code, _, err = run(capsys, "layout", write(tmp_path, "s.json", content))
+    assert_one_line_error(code, err, fragment)
+
+
+def test_budget_tool_calls_that_are_not_a_list_are_one_line_errors(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """`tool_calls` that is not a list of objects is a one-line error naming the message, exit 2."""
+    path = write(tmp_path, "m.json", [{"role": "assistant", "content": "x", "tool_calls": 5}])
+    code, _, err = run(capsys, "budget", "-m", "gpt-4o", "--messages", path)
+    assert_one_line_error(code, err, "message 0: tool_calls must be a list of tool-call objects")
+    huge = write(tmp_path, "h.json", '[{"role": "user", "content": "x", "n": ' + "9" * 4301 + "}]")
+    code, _, err = run(capsys, "budget", "-m", "gpt-4o", "--messages", huge)
+    assert_one_line_error(code, err, "invalid JSON: Exceeds the limit")
+
+
+def test_batch_reports_every_bad_record_with_its_line_and_processes_the_rest(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Each bad record of a batch (of any kind) is one error line naming its line; good records are laid out."""
+    good = json.dumps(spec())
+    overflow = json.dumps({"budget": 2, "counter": "whitespace", "sections": [{"id": "a", "content": "x y z"}]})
+    lines = [
+        good,
+        '{"budget": 9, "sections": [{"id": "\\ud800", "content": "x"}]}',
+        overflow,
+        '{"budget": ' + "9" * 4301 + ', "sections": [{"id": "a"}]}',
+        '{"budget": 9, "sections": [{"id": "h", "shrink": 1, "items": [], "omission_marker": "{0}"}]}',
+        good,
+    ]
+    path = write(tmp_path, "b.jsonl", "\n".join(lines) + "\n")
+    code, out, err = run(capsys, "layout", path)
+    assert code == 2
+    assert [x.split(":")[0] for x in out.splitlines()] == ["line 1", "line 6"]
+    errors = [x for x in err.splitlines() if x.startswith("tokenbox: error:")]
+    assert [e.split(": ")[2] for e in errors] == [f"{path} line {n}" for n in (2, 3, 4, 5)]
+    assert "critical sections need 3 tokens" in errors[1]
+    assert "summary: 6 specs, 2 laid out, 4 failed" in err
+
+
+def test_verbose_flag_logs_a_layout_summary(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """`tokenbox -v layout` adds the tokenbox logger's one-line DEBUG summary of the layout on stderr."""
+    code, out, err = run(capsys, "-v", "layout", write(tmp_path, "s.json", spec()))
+    assert code == 0 and "fingerprint" in out
+    assert err.startswith("tokenbox: debug: layout: ") and "counter whitespace" in err
+    code, _, err = run(capsys, "layout", write(tmp_path, "s.json", spec()))
+    assert err == ""

@@ -79,9 +79,17 @@ def test_register_refuses_duplicates_and_bad_input() -> None:
 
 
 def test_unknown_lens_names_the_known_ones() -> None:
-    """An unknown lens name is a LensError listing the known lenses."""
+    """Asking the registry for an unknown lens is a LensError listing the known lenses."""
     with pytest.raises(LensError, match="unknown lens 'zip'.*whitespace"):
-        TokenBox(2, counter="whitespace").layout([Section("s", "a b c d", shrink=1, strategy=["zip"])])
+        get_lens("zip")
+
+
+def test_unknown_lens_name_is_rejected_when_the_section_is_built() -> None:
+    """A misspelt lens name fails where the Section is built, with a "did you mean" (issue 10 item 7)."""
+    with pytest.raises(SectionError, match=r"section 's': unknown lens 'whitepsace'; did you mean 'whitespace'\?"):
+        Section("s", "a b c d", shrink=1, strategy="whitepsace")
+    with pytest.raises(SectionError, match="unknown lens 'zip'; known lenses: dedupe_lines"):
+        Section("s", "a b c d", shrink=1, strategy=["whitespace", "zip"])
 
 
 def test_a_lens_that_grows_text_is_an_error() -> None:
@@ -114,3 +122,27 @@ def test_list_lens_on_text_section_is_an_error() -> None:
     """drop_oldest / drop_lowest_score apply to list sections only."""
     with pytest.raises(SectionError, match="applies to list sections only"):
         TokenBox(2, counter="whitespace").layout([Section("s", "a b c d", shrink=1, strategy=["drop_oldest"])])
+
+
+def test_truncate_lens_marker_that_does_not_fit_is_not_added() -> None:
+    """In bytes units (… costs 3) a cut to 2 bytes drops the marker instead of growing the text (issue 10 item 8)."""
+    counter = get_counter("bytes")
+    for name, expected in (("truncate_tail", "ab"), ("truncate_head", "ef"), ("truncate_middle", "af")):
+        assert get_lens(name)("abcdef", 2, counter) == expected
+    assert get_lens("truncate_tail")("abcdefghij", 5, counter) == "ab…"  # room for both: marked
+    layout = TokenBox(5, counter="bytes").layout(
+        [Section("sys", "abcd"), Section("note", "ok", shrink=1, strategy="truncate_tail")]
+    )
+    assert layout.total_tokens <= 5 and layout["sys"].status == "kept"
+    layout = TokenBox(7, counter="bytes").layout(
+        [Section("sys", "ab"), Section("note", "okay then", shrink=1, strategy="truncate_tail")]
+    )
+    assert layout.total_tokens <= 7 and layout["note"].status in {"compressed", "truncated"}
+
+
+def test_json_minify_leaves_deep_valid_json_unchanged() -> None:
+    """JSON nested deeper than the parser goes is left as it is, not a RecursionError (issue 10 item 8)."""
+    deep = "[ " * 50_000 + "] " * 50_000
+    assert get_lens("json_minify")(deep, 0, WS) == deep
+    layout = TokenBox(10, counter="whitespace").layout([Section("j", deep, shrink=1, strategy="json_minify")])
+    assert layout.total_tokens <= 10 and layout["j"].status in {"truncated", "dropped"}

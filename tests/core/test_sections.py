@@ -105,3 +105,47 @@ def test_item_separator_must_be_text() -> None:
     """A non-string item separator is rejected."""
     with pytest.raises(SectionError, match="item_separator must be a string"):
         Section("s", [], item_separator=None)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("template", "fragment"),
+    [
+        ("{nope}", "uses the field {nope}; a template may use only {count}, {ids}, {first}, {last}"),
+        ("{0}", "uses a positional field"),
+        ("{}", "uses a positional field"),
+        ("{", "is malformed"),
+        ("}", "is malformed"),
+        ("{ids.__class__.__mro__}", "uses the field {ids.__class__.__mro__}"),
+        ("{ids[0]}", "uses the field {ids[0]}"),
+        ("{count:{ids}}", "nests a field in a format spec"),
+        ("{ids:d}", "cannot be formatted"),
+    ],
+)
+def test_omission_marker_template_is_validated_when_the_section_is_built(template: str, fragment: str) -> None:
+    """A bad omission-marker template is a SectionError at construction, never a raw error at layout time."""
+    with pytest.raises(SectionError, match="section 'h': omission_marker template") as info:
+        Section("h", [Item("a", "x")], shrink=1, omission_marker=template)
+    assert fragment in str(info.value)
+
+
+def test_omission_marker_template_accepts_the_documented_fields() -> None:
+    """{count}, {ids}, {first}, {last}, format specs and doubled braces are accepted."""
+    for template in ("[{count} omitted: {ids}]", "{first}..{last} ({count:>3})", "{{literal}} {ids!r}", "no fields"):
+        assert Section("h", [Item("a", "x")], shrink=1, omission_marker=template).omission_marker == template
+
+
+@pytest.mark.parametrize("score", [10**400, -(10**400)])
+def test_item_score_too_large_for_a_float_is_a_section_error(score: int) -> None:
+    """Item(score=10**400) is a SectionError naming the digits, not an OverflowError."""
+    with pytest.raises(SectionError, match=r"item 'a': score is too large to compare as a number \(401 digits\)"):
+        Item("a", "x", score=score)
+
+
+def test_item_tags_must_be_a_sequence_of_strings() -> None:
+    """tags=None and non-string tags are SectionErrors; a set of tags is kept in sorted order."""
+    with pytest.raises(SectionError, match="item 'a': tags must be a sequence of strings, got NoneType"):
+        Item("a", "x", tags=None)  # type: ignore[arg-type]
+    with pytest.raises(SectionError, match=r"item 'a': tags must be strings, got 3 \(int\)"):
+        Item("a", "x", tags=["ok", 3])  # type: ignore[list-item]
+    assert Item("a", "x", tags={"b", "a"}).tags == ("a", "b")  # type: ignore[arg-type]
+    assert Item("a", "x", tags=["b", "a"]).tags == ("b", "a")  # type: ignore[arg-type]

@@ -298,3 +298,77 @@ def test_spec_layout_matches_a_direct_tokenbox_layout() -> None:
         ]
     )
     assert spec.layout().fingerprint == direct.fingerprint
+
+
+def test_json_schema_accepts_the_examples_and_rejects_a_typo() -> None:
+    """The published JSON Schema validates the example spec and rejects a misspelt field, as editors will."""
+    jsonschema = pytest.importorskip("jsonschema")
+    from tokenbox_core.spec import spec_json_schema
+
+    schema = spec_json_schema()
+    jsonschema.Draft202012Validator.check_schema(schema)
+    validator = jsonschema.Draft202012Validator(schema)
+    example = json.loads((EXAMPLES / "support_bot.json").read_text(encoding="utf-8"))
+    assert list(validator.iter_errors(example)) == []
+    typo = _spec(sections=[{"id": "a", "content": "x", "prority": 1}])
+    assert [e.validator for e in validator.iter_errors(typo)] == ["additionalProperties"]
+    assert list(validator.iter_errors(_spec(budget=-1)))
+
+
+def test_schema_key_is_allowed_for_editors() -> None:
+    """A "$schema" key (how editors find the schema) is accepted and ignored."""
+    spec = parse_spec({"$schema": "./tokenbox-spec.schema.json", **_spec()})
+    assert spec.layout().fingerprint == parse_spec(_spec()).layout().fingerprint
+
+
+def test_schema_documents_every_field() -> None:
+    """Every field of the spec, its sections, items and budget object carries a description for the editor."""
+    from tokenbox_core.spec import spec_json_schema
+
+    schema = spec_json_schema()
+    objects = [schema, *schema["$defs"].values()]
+    for obj in objects:
+        assert obj["additionalProperties"] is False
+        for name, prop in obj["properties"].items():
+            assert prop.get("description"), name
+
+
+def test_integral_floats_are_counts() -> None:
+    """A count written 5.0 (as some JSON writers do) is the count 5; 5.5 is an error naming the field."""
+    spec = parse_spec(_spec(sections=[{"id": "a", "content": "x y", "basis": 5.0, "shrink": 1}]))
+    assert spec.sections[0].basis == 5
+    assert "basis must be an integer number of tokens, got 5.5" in _error(
+        _spec(sections=[{"id": "a", "content": "x", "basis": 5.5}])
+    )
+
+
+def test_budget_object_errors_name_the_budget_field() -> None:
+    """An error inside the budget object names the budget field (and a reserved slot by its kind)."""
+    assert "s.json: budget: max_tokens must be >= 0, got -1" in _error(_spec(budget={"max_tokens": -1}))
+    message = _error(_spec(budget={"max_tokens": 10, "reserved_slots": {"Document": -2}}))
+    assert "s.json: budget: reserved_slots['Document'] must be >= 0, got -2" in message
+
+
+def test_strict_types_are_not_coerced() -> None:
+    """1 is not true and "5" is not 5: strict types, as the schema says."""
+    assert "pinned must be true or false, got 1" in _error(
+        _spec(sections=[{"id": "a", "items": [{"id": "i", "pinned": 1}]}])
+    )
+    assert "min_tokens must be an integer number of tokens, got '5'" in _error(
+        _spec(sections=[{"id": "a", "content": "x", "min_tokens": "5"}])
+    )
+    assert "omission_marker must be true, false or a template string" in _error(
+        _spec(sections=[{"id": "a", "items": [], "omission_marker": 3}])
+    )
+
+
+def test_bad_omission_template_in_a_spec_is_a_spec_error() -> None:
+    """A template using an undocumented field fails at parse time, naming the section and the fix."""
+    message = _error(_spec(sections=[{"id": "a", "items": [], "shrink": 1, "omission_marker": "{nope}"}]))
+    assert message.startswith("s.json: sections[0] ('a'): omission_marker template '{nope}' uses the field {nope}")
+
+
+def test_json_integer_over_the_digit_limit_is_a_spec_error() -> None:
+    """An integer of more than 4,300 digits is a SpecError naming the source, not a raw ValueError."""
+    with pytest.raises(SpecError, match=r"big\.json: invalid JSON: .*4300"):
+        loads_spec('{"budget": ' + "9" * 5000 + ', "sections": []}', source="big.json")

@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import threading
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -220,6 +221,7 @@ def test_tokenizer_unavailable_names_the_fix(monkeypatch: pytest.MonkeyPatch) ->
     import tiktoken.registry
 
     monkeypatch.setattr(encodings_module, "_local_cache_dirs", lambda: [])
+    monkeypatch.setattr(encodings_module, "_LOADED", {})
     monkeypatch.delenv("TOKENBOX_OFFLINE", raising=False)
 
     def no_network(name: str) -> None:
@@ -240,6 +242,7 @@ def test_offline_flag_skips_the_network(monkeypatch: pytest.MonkeyPatch) -> None
     import tiktoken.registry
 
     monkeypatch.setattr(encodings_module, "_local_cache_dirs", lambda: [])
+    monkeypatch.setattr(encodings_module, "_LOADED", {})
     monkeypatch.setenv("TOKENBOX_OFFLINE", "1")
     monkeypatch.setattr(encodings_module, "_fetch_from_network", lambda name: pytest.fail("network used"))
     monkeypatch.setattr(tiktoken.registry, "ENCODINGS", {})
@@ -293,3 +296,105 @@ def test_chat_messages_accept_objects_and_parts() -> None:
     assert count_message_tokens([Msg("user", "Hello world")], counter) == as_dict
     parts = [Msg("user", [{"type": "text", "text": "Hello world"}])]
     assert count_message_tokens(parts, counter) == as_dict
+
+
+class _BrokenCounter:
+    """A TokenCounter object whose count raises, like a tokenizer service that times out."""
+
+    name = "remote-tokenizer"
+
+    def count(self, text: str) -> int:
+        raise TimeoutError("tokenizer service did not answer")
+
+    def truncate(self, text: str, limit: int, *, keep: str = "head") -> str:
+        return text
+
+
+def test_counter_object_that_raises_is_wrapped_in_counter_error() -> None:
+    """A TokenCounter object that raises reaches the user as a CounterError naming it (issue 10 item 9)."""
+    from tokenbox_core import Section, TokenBox
+
+    with pytest.raises(CounterError, match=r"counter 'remote-tokenizer' \(_BrokenCounter.count\) raised TimeoutError"):
+        TokenBox(50, counter=_BrokenCounter()).layout([Section("a", "some text")])
+    with pytest.raises(CounterError, match="remote-tokenizer"):
+        count_message_tokens([{"role": "user", "content": "hi"}], _BrokenCounter())  # type: ignore[arg-type]
+
+
+def test_guarded_counter_forwards_and_compares_equal_to_the_same_counter() -> None:
+    """The guard keeps the counter's name and capabilities, and two guards of one counter are equal."""
+    inner = get_counter("whitespace")
+
+    class Mine:
+        name = "mine"
+
+        def count(self, text: str) -> int:
+            return inner.count(text)
+
+        def truncate(self, text: str, limit: int, *, keep: str = "head") -> str:
+            return inner.truncate(text, limit, keep=keep)  # type: ignore[arg-type]
+
+        def neutral_join(self, left: str, right: str) -> bool:
+            return left.isspace() or right.isspace()
+
+    mine = Mine()
+    a, b = get_counter(mine), get_counter(mine)  # type: ignore[arg-type]
+    assert a == b and hash(a) == hash(b) and a.name == "mine"
+    assert a.neutral_join(" ", "x") and a.count("one two") == 2  # type: ignore[attr-defined]
+    assert get_counter(a) is a
+
+
+def test_counter_error_is_a_value_error() -> None:
+    """CounterError is a ValueError, as LangChain raises for a bad token_counter (issue 10 item 11)."""
+    assert issubclass(CounterError, ValueError)
+    with pytest.raises(ValueError, match="cannot make a counter from dict"):
+        get_counter({})  # type: ignore[arg-type]
+
+
+def test_offline_loading_leaves_the_environment_and_tiktoken_alone(tmp_path: object) -> None:
+    """Encodings load from a local copy without touching os.environ or tiktoken's registry (issue 10 item 22)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("TIKTOKEN_CACHE_DIR", "DATA_GYM_CACHE_DIR")}
+    env["TOKENBOX_OFFLINE"] = "1"
+    env["TMPDIR"] = str(tmp_path)
+    code = (
+        "import os, threading, tiktoken.registry\n"
+        "from tokenbox_core.tokens.encodings import _load_encoding\n"
+        "seen = []\n"
+        "stop = threading.Event()\n"
+        "def watch():\n"
+        "    while not stop.is_set():\n"
+        "        seen.append(os.environ.get('TIKTOKEN_CACHE_DIR'))\n"
+        "t = threading.Thread(target=watch); t.start()\n"
+        "before = dict(os.environ)\n"
+        "a, b = _load_encoding('o200k_base'), _load_encoding('o200k_harmony')\n"
+        "stop.set(); t.join()\n"
+        "print(dict(os.environ) == before, set(seen) == {None}, sorted(tiktoken.registry.ENCODINGS))\n"
+        "print(a.encode_ordinary('Hello world'), b.encode('<|start|>', allowed_special='all'))\n"
+        "print(os.listdir(os.environ['TMPDIR']))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.splitlines() == ["True True []", "[13225, 2375] [200006]", "[]"]
+
+
+def test_local_copy_with_a_wrong_hash_is_skipped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A corrupt local copy (hash mismatch) is passed over for the next directory that holds a good one."""
+    import hashlib
+
+    url = "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken"
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / hashlib.sha1(url.encode()).hexdigest()).write_bytes(b"bm90IGEgdG9rZW4= 0\n")
+    real = encodings_module._local_cache_dirs()
+    monkeypatch.setattr(encodings_module, "_local_cache_dirs", lambda: [str(bad), *real])
+    monkeypatch.setattr(encodings_module, "_LOADED", {})
+    encoding = encodings_module._load_local("cl100k_base")
+    assert encoding is not None and encoding.encode_ordinary("Hello world") == [9906, 1917]
+    monkeypatch.setattr(encodings_module, "_LOADED", {})
+    monkeypatch.setattr(encodings_module, "_local_cache_dirs", lambda: [str(bad)])
+    assert encodings_module._load_local("cl100k_base") is None
+
+
+@pytest.mark.parametrize("calls", [5, "call", {"id": "c1"}])
+def test_tool_calls_that_are_not_a_list_are_an_invalid_text_error(calls: object) -> None:
+    """A message whose tool_calls is not a list is a ValueError naming the fix, not a raw TypeError."""
+    with pytest.raises(InvalidTextError, match="tool_calls must be a list of tool calls, got"):
+        count_message_tokens([{"role": "assistant", "content": "", "tool_calls": calls}], "whitespace")

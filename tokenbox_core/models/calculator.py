@@ -1,4 +1,4 @@
-"""The model-aware ``TokenBudgetCalculator`` (seed ``token-budget-calculator.txt``) on model profiles.
+"""The model-aware ``TokenBudgetCalculator`` (``docs/adr/0039-token-budget-allocation.md``) on model profiles.
 
 ``MODEL_CONTEXT_WINDOWS`` is a live view of the profile registry: dated
 snapshots resolve to their family (``gpt-4o-2024-08-06`` → 128,000), and an
@@ -156,7 +156,7 @@ def _forget_counter(name: str) -> None:
 
 @dataclass(frozen=True)
 class TokenBudget:
-    """How many tokens remain for memory injection (seed ``TokenBudget``).
+    """How many tokens remain for memory injection (``docs/adr/0039-token-budget-allocation.md``).
 
     ``window_source`` says where ``context_window`` comes from (``registry``,
     ``registered``, ``framework`` or ``fallback``) and ``counting`` how the
@@ -204,7 +204,7 @@ def _counting_label(counter: TokenCounter) -> str:
 
 
 class TokenBudgetCalculator:
-    """Calculates the exact token budget for memory injection (seed ADR-0039).
+    """Calculates the exact token budget for memory injection (``docs/adr/0039-token-budget-allocation.md``).
 
     Reserves 15% of the window for the response (min 500, max 4,096), 5% as a
     safety buffer, the directive in full, and the messages with their chat

@@ -146,6 +146,9 @@ def counter_for_profile(profile: ModelProfile) -> TokenCounter:
         counter = HFTokenizerCounter(rule.tokenizer_file or "", name=f"hf:{profile.name}")
     else:
         counter = MarginApproximateCounter(rule.error_bound)
+        from tokenbox_core.logs import warn_once
+
+        warn_once("approximate", profile.name, counting_note(counter, profile))
     counter.profile = profile
     return counter  # type: ignore[no-any-return]
 
@@ -172,14 +175,14 @@ def profile_of(counter: object) -> ModelProfile | None:
     return profile if isinstance(profile, ModelProfile) else None
 
 
-def counting_note(counter: object) -> str:
+def counting_note(counter: object, profile: ModelProfile | None = None) -> str:
     """A sentence for people when a model's counts are not exact or its window is a fallback; else ``""``.
 
     >>> from tokenbox_core import get_counter
     >>> counting_note(get_counter("claude-sonnet-4-5"))[:60]
     'counts for claude-sonnet-4-5 are estimates: chars/4 plus a 3'
     """
-    profile = profile_of(counter)
+    profile = profile or profile_of(counter)
     if profile is None:
         return ""
     if profile.is_fallback:

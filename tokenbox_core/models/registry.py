@@ -20,7 +20,6 @@ that names the model and how to register it.
 from __future__ import annotations
 
 import difflib
-import logging
 import re
 import threading
 
@@ -42,8 +41,6 @@ __all__ = [
     "warn_unknown",
 ]
 
-logger = logging.getLogger("tokenbox")
-logger.addHandler(logging.NullHandler())  # a library logs; the application decides what is shown
 
 DEFAULT_CONTEXT_WINDOW = 8_192
 """The calculator seed's conservative fallback window for unknown models."""
@@ -59,7 +56,6 @@ _FAMILIES = sorted(_BUILTIN, key=lambda k: (-len(k), k))  # longest first, deter
 
 _REGISTERED: dict[str, ModelProfile] = {}
 _LOCK = threading.Lock()
-_WARNED: set[str] = set()
 
 _PREFIXES = re.compile(
     r"^(?:openai|anthropic|google|gemini|models|meta-llama|meta|mistralai|mistral|deepseek-ai|deepseek|qwen|"
@@ -150,8 +146,8 @@ def fallback_message(name: str, *, encoding: str = FALLBACK_ENCODING) -> str:
     suggestion = difflib.get_close_matches(normalise_model_name(name), list(_BUILTIN) + registered_names(), n=1)
     hint = f" Did you mean {suggestion[0]!r}?" if suggestion else ""
     return (
-        f"unknown model {name!r}: using the {DEFAULT_CONTEXT_WINDOW:,}-token fallback window and the "
-        f"{encoding} encoding.{hint} Register it with "
+        f"unknown model {name!r}: counting with {encoding} and assuming the {DEFAULT_CONTEXT_WINDOW:,}-token "
+        f"fallback context window.{hint} Register it with "
         f"tokenbox_core.register_model({name!r}, context_window=..., encoding=...)"
     )
 
@@ -178,11 +174,9 @@ def get_model_profile(name: str, *, warn: bool = True) -> ModelProfile:
 
 def warn_unknown(name: str, *, encoding: str = FALLBACK_ENCODING) -> None:
     """Log the fallback warning for ``name`` under the ``tokenbox`` logger, once per name and process."""
-    with _LOCK:
-        first = name not in _WARNED
-        _WARNED.add(name)
-    if first:
-        logger.warning(fallback_message(name, encoding=encoding))
+    from tokenbox_core.logs import warn_once
+
+    warn_once("unknown-model", name, fallback_message(name, encoding=encoding))
 
 
 def register_profile(profile: ModelProfile, *names: str) -> None:
@@ -192,7 +186,6 @@ def register_profile(profile: ModelProfile, *names: str) -> None:
     with _LOCK:
         for key in (profile.name, *profile.aliases, *names):
             _REGISTERED[key.strip().lower()] = profile
-            _WARNED.discard(key)
 
 
 def registered_names() -> list[str]:

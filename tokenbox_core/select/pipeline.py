@@ -16,13 +16,13 @@ switches; ``policy.select(items, budget)`` runs the six stages and returns a
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from tokenbox_core.budget import ContextBudget, EffectiveBudget
 from tokenbox_core.errors import SelectionError
 from tokenbox_core.sections import Item
-from tokenbox_core.select.model import ScoredItem
+from tokenbox_core.select.model import ScoredItem, kind_key
 from tokenbox_core.select.placers import ChronologicalPlacer, Placer
 from tokenbox_core.select.quota import CapExclusion, Shortfall
 from tokenbox_core.select.report import ExcludedItem, IncludedItem, OverflowEvent, SelectionReport
@@ -260,6 +260,7 @@ class _Run:
                     f"a slicer must return a subset of its input"
                 )
             chosen_ids.add(id(s))
+        shortfalls += self.reserve(ordered, pinned, chosen_ids)
         sliced = [s for s in ordered if id(s) in chosen_ids]  # re-associated in score order
         available = budget.target_tokens - sum(s.tokens for s in sliced)
         room_without_pins = self.budget.effective(pinned_tokens=0).target_tokens - sum(s.tokens for s in sliced)
@@ -282,6 +283,46 @@ class _Run:
                 self.excluded.append(self.budget_exclusion(s, available, pinned, room_without_pins))
         self.stages.append(("Slice", len(ordered)))
         return sliced, shortfalls
+
+    def reserve(
+        self, ordered: list[ScoredItem], pinned: list[ScoredItem], chosen_ids: set[int]
+    ) -> tuple[Shortfall, ...]:
+        """Guarantee ``ContextBudget.reserved_slots``: at least N items of each reserved kind, whatever the slicer.
+
+        Cupel's budget subtracts the reserved values from the slicer's budget
+        "to reserve capacity for per-kind guarantees" and defines them as the
+        "minimum guaranteed items per kind", used by the quota slicer.  So after
+        any slicer has run on the reduced budget, each reserved kind (in sorted
+        order) whose selection is short gets its best-scored remaining items
+        while they fit the budget without the reservation.  A kind no item of
+        the list has is a plain token reservation (a tool schema, chat format)
+        and is skipped; a kind whose items do not fit is reported as a
+        :class:`Shortfall`.
+        """
+        slots = {kind_key(k): v for k, v in self.budget.reserved_slots.items() if v > 0}
+        if not slots:
+            return ()
+        unreserved = replace(self.budget, reserved_slots={})
+        limit = unreserved.effective(pinned_tokens=sum(p.tokens for p in pinned)).target_tokens
+        used = sum(s.tokens for s in ordered if id(s) in chosen_ids)
+        shortfalls = []
+        for kind in sorted(slots):
+            present = [p for p in pinned if p.kind == kind] + [s for s in ordered if s.kind == kind]
+            if not present:
+                continue
+            have = sum(1 for p in pinned if p.kind == kind) + sum(
+                1 for s in ordered if s.kind == kind and id(s) in chosen_ids
+            )
+            for candidate in ordered:  # score order: the best-scored first
+                if have >= slots[kind]:
+                    break
+                if candidate.kind == kind and id(candidate) not in chosen_ids and used + candidate.tokens <= limit:
+                    chosen_ids.add(id(candidate))
+                    used += candidate.tokens
+                    have += 1
+            if have < slots[kind]:
+                shortfalls.append(Shortfall(kind, slots[kind], have))
+        return tuple(shortfalls)
 
     def budget_exclusion(
         self, s: ScoredItem, available: int, pinned: list[ScoredItem], room_without_pins: int

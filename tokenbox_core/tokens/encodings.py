@@ -3,18 +3,23 @@
 tiktoken downloads encodings on first use.  To work offline, the counter first
 looks for a local copy: ``TIKTOKEN_CACHE_DIR`` (or ``DATA_GYM_CACHE_DIR``),
 tiktoken's default cache, then the cl100k/o200k files that llama-index-core
-ships.  Only when none exists does tiktoken try the network; if that fails the
-error is :class:`~tokenbox_core.errors.TokenizerUnavailable`, naming the fix.
+ships, and builds the encoding from that file directly (checked against the
+registry's hash; the process environment is never modified).  Only when none
+exists does tiktoken try the network; if that fails the error is
+:class:`~tokenbox_core.errors.TokenizerUnavailable`, naming the fix.
 """
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import os
 import sys
 import tempfile
 import threading
-from typing import TYPE_CHECKING
+import types
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from tokenbox_core.errors import TokenizerUnavailable
 
@@ -24,15 +29,12 @@ if TYPE_CHECKING:
 __all__: list[str] = []
 
 
-_ENCODING_URLS = {
-    "cl100k_base": "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken",
-    "o200k_base": "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken",
-    "o200k_harmony": "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken",
-    "p50k_base": "https://openaipublic.blob.core.windows.net/encodings/p50k_base.tiktoken",
-    "p50k_edit": "https://openaipublic.blob.core.windows.net/encodings/p50k_base.tiktoken",
-    "r50k_base": "https://openaipublic.blob.core.windows.net/encodings/r50k_base.tiktoken",
-}
 _load_lock = threading.Lock()
+_LOADED: dict[str, tiktoken.Encoding] = {}  # encodings built here from local files (tiktoken's registry untouched)
+
+
+class _NoLocalCopy(Exception):
+    """No local file holds the encoding (or none matches its expected hash)."""
 
 
 def _llama_index_cache_dirs() -> list[str]:
@@ -62,33 +64,88 @@ def _fetch_from_network(name: str) -> tiktoken.Encoding:
     return tiktoken.get_encoding(name)
 
 
+def _read_local_bpe(url: str, expected_hash: str | None = None) -> dict[bytes, int]:
+    """``load_tiktoken_bpe`` for a local copy: the first file named like tiktoken's cache key that matches the hash.
+
+    The format is tiktoken's (one ``base64-token rank`` per line).  The file is
+    read here rather than through ``tiktoken.load.load_tiktoken_bpe(path)``
+    because that would copy it into tiktoken's cache directory.
+    """
+    key = hashlib.sha1(url.encode()).hexdigest()
+    for directory in _local_cache_dirs():
+        path = os.path.join(directory, key)
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read()
+        except OSError:
+            continue
+        if expected_hash is not None and hashlib.sha256(data).hexdigest() != expected_hash:
+            continue  # a corrupt or different copy: try the next one
+        ranks: dict[bytes, int] = {}
+        for line in data.splitlines():
+            if line:
+                token, rank = line.split()
+                ranks[base64.b64decode(token)] = int(rank)
+        return ranks
+    raise _NoLocalCopy(url)
+
+
+def _local_constructor(name: str) -> Callable[[], dict[str, Any]] | None:
+    """The registry's constructor for ``name``, reading its BPE file with :func:`_read_local_bpe`.
+
+    tiktoken's constructors (``tiktoken_ext.openai_public``) hold each
+    encoding's pattern and special tokens and fetch the ranks with
+    ``load_tiktoken_bpe(url, expected_hash=...)``.  The constructor is rebound
+    to a copy of its module's namespace in which that loader reads local files,
+    so the pattern and special tokens stay the registry's, and neither the
+    environment nor tiktoken's modules are modified.
+    """
+    import tiktoken.registry
+
+    constructors = tiktoken.registry.ENCODING_CONSTRUCTORS or {}
+    original = constructors.get(name)
+    if not isinstance(original, types.FunctionType) or "load_tiktoken_bpe" not in original.__globals__:
+        return None
+    namespace = dict(original.__globals__)
+    namespace["load_tiktoken_bpe"] = _read_local_bpe
+    for key, value in original.__globals__.items():  # o200k_harmony calls o200k_base: rebind them all
+        if isinstance(value, types.FunctionType) and value.__globals__ is original.__globals__:
+            namespace[key] = types.FunctionType(value.__code__, namespace, value.__name__, value.__defaults__)
+    rebound = namespace[original.__name__]
+    return rebound if callable(rebound) else None
+
+
+def _load_local(name: str) -> tiktoken.Encoding | None:
+    """Build ``name`` from a local copy of its file, or ``None`` when there is none."""
+    import tiktoken
+
+    with _load_lock:
+        if name in _LOADED:
+            return _LOADED[name]
+        constructor = _local_constructor(name)
+        if constructor is None:
+            return None
+        try:
+            encoding = tiktoken.Encoding(**constructor())
+        except _NoLocalCopy:
+            return None
+        _LOADED[name] = encoding
+        return encoding
+
+
 def _load_encoding(name: str) -> tiktoken.Encoding:
     import tiktoken
     import tiktoken.registry
 
-    if name in tiktoken.registry.ENCODINGS:
+    if name in tiktoken.registry.ENCODINGS:  # the host already loaded it
         return tiktoken.registry.ENCODINGS[name]
     if name not in tiktoken.list_encoding_names():
         raise TokenizerUnavailable(
             f"unknown tiktoken encoding {name!r}; known encodings: {', '.join(tiktoken.list_encoding_names())}"
         )
-    url = _ENCODING_URLS.get(name)
-    if url is not None:
-        key = hashlib.sha1(url.encode()).hexdigest()
-        for directory in _local_cache_dirs():
-            if os.path.exists(os.path.join(directory, key)):
-                with _load_lock:
-                    saved = os.environ.get("TIKTOKEN_CACHE_DIR")
-                    os.environ["TIKTOKEN_CACHE_DIR"] = directory
-                    try:
-                        return tiktoken.get_encoding(name)
-                    except Exception:  # a corrupt local copy: try the next one
-                        continue
-                    finally:
-                        if saved is None:
-                            os.environ.pop("TIKTOKEN_CACHE_DIR", None)
-                        else:
-                            os.environ["TIKTOKEN_CACHE_DIR"] = saved
+    local = _load_local(name)
+    if local is not None:
+        return local
     if os.environ.get("TOKENBOX_OFFLINE"):
         reason = "TOKENBOX_OFFLINE is set"
     else:

@@ -6,6 +6,7 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from tokenbox_core.errors import InvalidTextError
 from tokenbox_core.tokens.base import TokenCounter
 from tokenbox_core.tokens.concat import count_many
 from tokenbox_core.tokens.registry import get_counter
@@ -61,6 +62,11 @@ def content_text(content: Any) -> str:
 def _tool_calls_text(tool_calls: Any) -> str:
     if not tool_calls:
         return ""
+    if isinstance(tool_calls, str | bytes | Mapping) or not isinstance(tool_calls, Iterable):
+        raise InvalidTextError(
+            f"a message's tool_calls must be a list of tool calls, got {type(tool_calls).__name__}; "
+            f"wrap a single call in a list"
+        )
     calls = []
     for call in tool_calls:
         fn = _field(call, "function") or call
@@ -106,7 +112,7 @@ def count_message_tokens(messages: Iterable[Any], counter: TokenCounter | str = 
 
     3 priming tokens, 4 per message, plus role, content, names (+1 each) and
     tool-call payloads (function names and arguments) and tool-call ids, which
-    the seed's code forgets.
+    the calculator milestone's code forgets (``docs/adr/0039-token-budget-allocation.md``).
 
     >>> count_message_tokens([{"role": "user", "content": "hi"}], "whitespace")
     9

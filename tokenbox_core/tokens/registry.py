@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tokenbox_core.errors import CounterError
+from tokenbox_core.logs import warn_once
 from tokenbox_core.tokens.base import TokenCounter
 from tokenbox_core.tokens.counters import (
     ApproximateCounter,
@@ -15,6 +16,7 @@ from tokenbox_core.tokens.counters import (
     WhitespaceCounter,
     _CachedCounter,
 )
+from tokenbox_core.tokens.guard import GuardedCounter
 from tokenbox_core.tokens.tiktoken_counter import TiktokenCounter
 
 __all__ = ["encoding_for_model", "get_counter", "register_model_encoding"]
@@ -46,8 +48,8 @@ def register_model_encoding(model: str, encoding: str) -> None:
     _COUNTERS.pop(model, None)
 
 
-def encoding_for_model(model: str) -> str:
-    """The tiktoken encoding name for a model; unknown models get cl100k_base, never an error."""
+def known_encoding_for_model(model: str) -> str | None:
+    """The tiktoken encoding of a model TokenBox or tiktoken knows, else ``None``."""
     if model in _MODEL_ENCODINGS:
         return _MODEL_ENCODINGS[model]
     bare = model.rsplit("/", 1)[-1]  # "openai/gpt-4o" → "gpt-4o"
@@ -61,7 +63,12 @@ def encoding_for_model(model: str) -> str:
 
         return tiktoken.model.encoding_name_for_model(bare)
     except (KeyError, ImportError):
-        return _DEFAULT_ENCODING
+        return None
+
+
+def encoding_for_model(model: str) -> str:
+    """The tiktoken encoding name for a model; unknown models get cl100k_base, never an error."""
+    return known_encoding_for_model(model) or _DEFAULT_ENCODING
 
 
 _COUNTERS: dict[str, TokenCounter] = {}
@@ -76,6 +83,10 @@ _NAMED: dict[str, Callable[[], TokenCounter]] = {
 def get_counter(name: str | TokenCounter | Callable[[str], Any] = "o200k_base") -> TokenCounter:
     """Return a counter for a name, an encoding, a model, a counter or a callable.
 
+    A ``TokenCounter`` object of your own comes back wrapped in a
+    :class:`~tokenbox_core.tokens.guard.GuardedCounter`, so that whatever it
+    raises reaches you as a ``CounterError`` naming it.
+
     >>> get_counter("bytes").count("héllo")
     6
     >>> get_counter("approximate").count("twelve chars")
@@ -88,6 +99,13 @@ def get_counter(name: str | TokenCounter | Callable[[str], Any] = "o200k_base") 
             return counter
         if name in _NAMED:
             counter = _NAMED[name]()
+            if name == "approximate":
+                warn_once(
+                    "approximate",
+                    name,
+                    "counting with 'approximate' (ceil(chars / 4)): sizes are estimates, off by up to 30% for code "
+                    "and non-English text; pair it with estimation_safety_margin_percent or use the model's encoding",
+                )
         else:
             import tiktoken
 
@@ -101,8 +119,10 @@ def get_counter(name: str | TokenCounter | Callable[[str], Any] = "o200k_base") 
             return _COUNTERS.setdefault(name, counter)
     if isinstance(name, _CachedCounter):
         return name
-    if hasattr(name, "count") and hasattr(name, "truncate") and hasattr(name, "name"):
+    if isinstance(name, GuardedCounter):
         return name
+    if hasattr(name, "count") and hasattr(name, "truncate") and hasattr(name, "name"):
+        return GuardedCounter(name)
     if callable(name):
         return CallableCounter(name)
     raise CounterError(

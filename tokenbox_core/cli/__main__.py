@@ -1,0 +1,7 @@
+"""``python -m tokenbox_core.cli``: the ``tokenbox`` command."""
+
+import sys
+
+from tokenbox_core.cli import main
+
+sys.exit(main())
