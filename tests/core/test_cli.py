@@ -179,7 +179,7 @@ def test_unknown_model_is_not_an_error(capsys: pytest.CaptureFixture[str], tmp_p
     code, out, err = run(capsys, "layout", path)
     assert code == 0
     assert err.startswith("tokenbox: warning: unknown model 'acme-private-model-cli': counting with cl100k_base")
-    assert "register_model('acme-private-model-cli'" in err and err.count("\n") == 1  # (media: names the fallback window too)
+    assert "register_model('acme-private-model-cli'" in err and err.count("\n") == 1
     assert "counter cl100k_base" in out
 
 

@@ -20,7 +20,7 @@ def test_count_with_a_typo_states_the_fallback(capsys: pytest.CaptureFixture[str
     """`tokenbox count --model gpt4o` counts with cl100k_base and says so, suggesting gpt-4o."""
     path = tmp_path / "a.txt"
     path.write_text("hello world", encoding="utf-8")
-    code, out, err = _run(capsys, "count", "--model", "gpt4o", str(path))
+    code, out, _ = _run(capsys, "count", "--model", "gpt4o", str(path))
     assert code == 0  # (the warning may also go to stderr, once per process)
     assert "note: unknown model 'gpt4o'" in out and "Did you mean 'gpt-4o'" in out and "register_model" in out
 
