@@ -18,6 +18,14 @@ from tokenbox_core.budget import (
     TokenBudgetCalculator,
     register_model,
 )
+from tokenbox_core.compiler import (
+    CompilationError,
+    CompiledContext,
+    CompilerConfig,
+    ContextCompiler,
+    Evidence,
+    ablate,
+)
 from tokenbox_core.errors import (
     BudgetError,
     ContextCriticalOverflow,
@@ -42,10 +50,15 @@ __version__ = "0.1.0"
 __all__ = [
     "Action",
     "BudgetError",
+    "CompilationError",
+    "CompiledContext",
+    "CompilerConfig",
     "ContextBudget",
+    "ContextCompiler",
     "ContextCriticalOverflow",
     "CounterError",
     "EffectiveBudget",
+    "Evidence",
     "InvalidTextError",
     "Item",
     "LaidOutSection",
@@ -67,6 +80,7 @@ __all__ = [
     "TokenCounter",
     "TokenizerUnavailable",
     "__version__",
+    "ablate",
     "count_message_tokens",
     "get_counter",
     "load_spec",
