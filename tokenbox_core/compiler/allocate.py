@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from tokenbox_core.compiler.errors import CompilerInputError
 from tokenbox_core.compiler.utility import BoundedLogUtility, UtilityFunction, marginal_utility
 
-__all__ = ["Allocation", "Demand", "water_fill"]
+__all__ = ["Allocation", "Demand", "priority_fill", "water_fill"]
 
 
 @dataclass(frozen=True)
@@ -124,3 +124,28 @@ def water_fill(
         unspent=surplus,
         quantum=quantum,
     )
+
+
+def priority_fill(demands: Sequence[Demand], budget: int, priorities: Sequence[int]) -> Allocation:
+    """The ``priority`` allocator's caps: minimums first, then the rest in protection order (FACET's rule).
+
+    Protection order is the reverse of the Token Box's loss order (priority ascending, then declaration
+    order): the highest-priority section is filled to its ``t_max`` first, the next one from what is left,
+    and so on.  With no minimums this is exactly what the Token Box does on its own; with minimums it
+    guarantees every section its ``t_min`` (the box alone would drop a lower-priority section whole).
+    """
+    minimum = sum(d.low for d in demands)
+    if minimum > budget:
+        raise CompilerInputError(
+            f"minimum allocations need {minimum:,} tokens but the elastic budget is {budget:,}; "
+            f"resolve the overflow first (CompilerConfig.overflow)"
+        )
+    alloc = {d.id: d.low for d in demands}
+    rest = budget - minimum
+    order = sorted(range(len(demands)), key=lambda i: (-priorities[i], -i))
+    for i in order:
+        d = demands[i]
+        give = min(d.high - d.low, rest)
+        alloc[d.id] += give
+        rest -= give
+    return Allocation(allocations=alloc, shadow_price=0.0, marginal_utilities={}, unspent=rest, quantum=0)

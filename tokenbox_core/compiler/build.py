@@ -173,6 +173,7 @@ def build_plan(ranked: Ranked, config: CompilerConfig, counter: TokenCounter) ->
         )
     priorities = config.priorities
     if c.evidence:
+        cut = config.overflow_policy != "paginate"  # pages hold whole passages; elsewhere the boundary one is cut
         scores = ranked.scores.get("evidence", {})
         items = [
             Item(
@@ -186,7 +187,13 @@ def build_plan(ranked: Ranked, config: CompilerConfig, counter: TokenCounter) ->
             for e in c.evidence
         ]
         section = Section(
-            "evidence", items, role="user", priority=priorities["evidence"], shrink=1, eviction="lowest_score"
+            "evidence",
+            items,
+            role="user",
+            priority=priorities["evidence"],
+            shrink=1,
+            eviction="lowest_score",
+            partial=cut,
         )
         plans.append(
             SectionPlan(
@@ -206,7 +213,7 @@ def build_plan(ranked: Ranked, config: CompilerConfig, counter: TokenCounter) ->
             for m in c.memory
         ]
         section = Section(
-            "memory", items, role="user", priority=priorities["memory"], shrink=1, eviction="lowest_score"
+            "memory", items, role="user", priority=priorities["memory"], shrink=1, eviction="lowest_score", partial=True
         )
         plans.append(
             SectionPlan(

@@ -319,7 +319,7 @@ class ContextCompiler:
             capacity=effective.max_tokens,
             prefill_budget=effective.max_tokens,
             used={row: summary[row]["used"] for row in summary},
-            allocations=compressed.allocations if config.allocator == "utility" else {},
+            allocations=compressed.allocations,
             pointer_targets=pointer_targets,
             policy_tokens=policy_tokens,
             metrics=metrics,

@@ -22,13 +22,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
 from tokenbox_core.box import TokenBox
 from tokenbox_core.budget import ContextBudget
-from tokenbox_core.compiler.allocate import Demand, water_fill
+from tokenbox_core.compiler.allocate import Demand, priority_fill, water_fill
 from tokenbox_core.compiler.build import SectionPlan
 from tokenbox_core.compiler.config import CompilerConfig
 from tokenbox_core.compiler.errors import CompilationError, Violation
@@ -76,13 +75,6 @@ def measure(section: Section, counter: TokenCounter) -> int:
     return total + (counter.count(SEPARATOR) if section.items else 0)
 
 
-def _bounds(plan: SectionPlan, config: CompilerConfig, minimums: Mapping[str, int]) -> Section:
-    section = plan.section
-    low = minimums.get(plan.id, 0)
-    high = config.maximums.get(plan.id)
-    return replace(section, min_tokens=low, max_tokens=None if high is None else max(high, low))
-
-
 def compress(
     plans: tuple[SectionPlan, ...],
     *,
@@ -115,37 +107,34 @@ def compress(
     shadow: float | None = None
     marginals: dict[str, float] = {}
     caps: dict[str, int] = {}
-    if config.allocator == "utility":
-        elastic = [p for p in plans if p.elastic]
-        result = water_fill(
-            [
-                Demand(
-                    p.id,
-                    demands[p.id],
-                    t_min=minimums.get(p.id, 0),
-                    t_max=config.maximums.get(p.id),
-                    weight=config.weights[p.id],
-                    utility=config.utilities[p.id],
-                    cost=config.cost_coefficients[p.id],
-                )
-                for p in elastic
-            ],
-            max(0, elastic_budget),
-            quantum=config.quantum,
-            cost_sensitivity=config.cost_sensitivity,
+    elastic = [p for p in plans if p.elastic]
+    wanted = [
+        Demand(
+            p.id,
+            demands[p.id],
+            t_min=minimums.get(p.id, 0),
+            t_max=config.maximums.get(p.id),
+            weight=config.weights[p.id],
+            utility=config.utilities[p.id],
+            cost=config.cost_coefficients[p.id],
         )
-        caps = result.allocations
+        for p in elastic
+    ]
+    room = max(0, elastic_budget)
+    if config.allocator == "utility":
+        result = water_fill(wanted, room, quantum=config.quantum, cost_sensitivity=config.cost_sensitivity)
         shadow = result.shadow_price
         marginals = result.marginal_utilities
+        caps = result.allocations
+    elif any(d.low for d in wanted) or any(d.t_max is not None for d in wanted):
+        caps = priority_fill(wanted, room, [p.section.priority for p in elastic]).allocations
     sections = []
     for plan in plans:
-        if not plan.elastic:
-            sections.append(plan.section)
-        elif plan.id in caps:
+        if plan.id in caps:
             cap = caps[plan.id]
             sections.append(replace(plan.section, min_tokens=min(minimums.get(plan.id, 0), cap), max_tokens=cap))
         else:
-            sections.append(_bounds(plan, config, minimums))
+            sections.append(plan.section)
     box_budget = ContextBudget(max_tokens=max(0, capacity), target_tokens=max(0, min(target, capacity)))
     box = TokenBox(box_budget, counter=counter, separator=SEPARATOR, config_version=config.version)
     try:

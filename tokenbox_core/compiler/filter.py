@@ -35,6 +35,7 @@ from tokenbox_core.compiler.inputs import Evidence, Memory, Tool
 __all__ = ["Exclusion", "filter_candidates", "freshness", "reference_time", "tool_relevance"]
 
 _WORD = re.compile(r"[a-z0-9]+")
+_STOPWORDS = frozenset("a an and are as at be by for from in is it of on or that the this to with".split())
 
 
 @dataclass(frozen=True)
@@ -79,12 +80,12 @@ def freshness(moment: datetime | None, now: datetime | None, config: CompilerCon
 
 
 def tool_relevance(tool: Tool, step: str | None) -> float:
-    """The tool's own relevance, else the share of the step's words found in its name and description."""
+    """The tool's own relevance, else the share of the step's words (stopwords aside) in its name and description."""
     if tool.relevance is not None:
         return tool.relevance
     if not step:
         return 1.0
-    wanted = set(_WORD.findall(step.lower()))
+    wanted = set(_WORD.findall(step.lower())) - _STOPWORDS
     if not wanted:
         return 1.0
     have = set(_WORD.findall(f"{tool.name.replace('_', ' ')} {tool.description}".lower()))
