@@ -18,6 +18,7 @@ from tokenbox_core.budget import (
     TokenBudgetCalculator,
     register_model,
 )
+from tokenbox_core.chat import ConversationFit, fit_conversation
 from tokenbox_core.compiler import (
     CompilationError,
     CompiledContext,
@@ -56,6 +57,7 @@ __all__ = [
     "ContextBudget",
     "ContextCompiler",
     "ContextCriticalOverflow",
+    "ConversationFit",
     "CounterError",
     "EffectiveBudget",
     "Evidence",
@@ -82,6 +84,7 @@ __all__ = [
     "__version__",
     "ablate",
     "count_message_tokens",
+    "fit_conversation",
     "get_counter",
     "load_spec",
     "register_lens",
