@@ -7,17 +7,16 @@ The laid-out sections are emitted in :data:`~tokenbox_core.compiler.build.CANONI
 - task state and tool affordances (tools labelled as data);
 - evidence and memory in their own labelled sections with no directive
   authority (chat role ``user``, never ``system``);
-- the conversation, one chat message per turn (tool calls and results as the
-  provider expects them);
-- the user's current message inside the user message, prefaced as subject to
-  the system and developer instructions;
-- the agent loop in flight after it.
+- the conversation as the core conversation engine keeps it (one chat message
+  per turn; tool calls and their results together; a trimmed history restarts
+  on a user message), ending with the user's current message, prefaced as
+  subject to the system and developer instructions, and any agent loop in
+  flight after it.
 
 ``"messages"`` output is a list of chat dicts; ``"text"`` output joins the
 sections with blank lines and, with headers on, starts each with
-``## HEADER`` (the chapter's ``SectionHeader``).  A conversation trimmed by
-the layout restarts on a user message: assistant or tool turns left at its
-head are dropped (and reported).
+``## HEADER`` (the chapter's ``SectionHeader``); the conversation is one
+``## CONVERSATION`` block of ``role: content`` lines.
 
 :func:`scaffold_reserve` tells Compress how many tokens the headers, labels
 and chat overhead will cost, so that the bodies are laid out into what is
@@ -30,9 +29,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from tokenbox_core.chat import ConversationSections
 from tokenbox_core.compiler.build import SectionPlan
 from tokenbox_core.compiler.config import CompilerConfig
 from tokenbox_core.compiler.filter import Exclusion
+from tokenbox_core.compiler.history import message_text
 from tokenbox_core.layout import Layout
 from tokenbox_core.sections import Item
 from tokenbox_core.tokens import PRIMING_TOKENS, TOKENS_PER_MESSAGE, TokenCounter, content_text
@@ -56,7 +57,7 @@ def _prefix(plan: SectionPlan, config: CompilerConfig) -> str:
     parts = []
     if config.output == "text" and config.use_headers:
         parts.append(f"## {plan.header}")
-    if plan.label and not plan.per_item_messages:
+    if plan.label and plan.conversation is None:
         parts.append(plan.label)
     return "\n".join(parts)
 
@@ -64,11 +65,15 @@ def _prefix(plan: SectionPlan, config: CompilerConfig) -> str:
 def scaffold_reserve(plans: tuple[SectionPlan, ...], config: CompilerConfig, counter: TokenCounter) -> int:
     """Tokens the assembly adds around the laid-out bodies (headers, labels, chat overhead)."""
     total = PRIMING_TOKENS if config.output == "messages" else 0
+    conversation_seen = False
     for plan in plans:
         prefix = _prefix(plan, config)
+        if plan.conversation is not None:
+            if config.output == "text" and not conversation_seen and prefix:
+                total += counter.count(prefix + "\n") + 1
+            conversation_seen = True
+            continue  # conversation items vouch for their whole chat cost
         if config.output == "messages":
-            if plan.per_item_messages:
-                continue  # history items vouch for their whole chat cost
             total += TOKENS_PER_MESSAGE + counter.count(plan.role)
             total += counter.count(prefix + "\n\n") if prefix else 0
         elif prefix:
@@ -76,35 +81,26 @@ def scaffold_reserve(plans: tuple[SectionPlan, ...], config: CompilerConfig, cou
     return total
 
 
-def _kept_items(plan: SectionPlan, layout: Layout) -> tuple[Item, ...]:
-    laid = layout[plan.id]
-    if laid.status == "dropped" or not isinstance(laid.content, tuple):
-        return ()
-    return laid.content
-
-
-def _start_on_user(
-    plan: SectionPlan, items: tuple[Item, ...], trimmed: bool
-) -> tuple[tuple[Item, ...], list[Exclusion]]:
-    if plan.id != "history" or not trimmed:
-        return items, []
-    start = 0
-    while start < len(items) and items[start].role != "user":
-        start += 1
-    if start == len(items):
-        start = 0  # no user turn left: keep what there is rather than nothing
-    dropped = [Exclusion(i.id, plan.id, "start_on_user", i.score) for i in items[:start]]
-    return items[start:], dropped
-
-
-def _message(plan: SectionPlan, item: Item) -> dict[str, Any]:
-    original = plan.payload.get(item.id)
-    if not isinstance(original, Mapping):
-        return {"role": item.role or plan.role, "content": item.content}
-    message = {k: v for k, v in original.items() if k not in ("tokenbox", "id")}
-    if item.content != content_text(original.get("content")):
-        message["content"] = item.content  # rewritten (reference pointer or cascade lens)
-    return message
+def _conversation(
+    layout: Layout, plans: tuple[SectionPlan, ...], conv: ConversationSections
+) -> tuple[list[Mapping[str, Any]], dict[str, tuple[Item, ...]], list[Exclusion]]:
+    """The engine's kept messages (start-on and group fix-ups applied), rewritten items substituted."""
+    done = conv.finish(layout)
+    items = {i.id: (p.id, i) for p in plans if p.conversation is conv for i in p.section.items}
+    messages: list[Mapping[str, Any]] = []
+    emitted: dict[str, list[Item]] = {}
+    for entry in done.entries:
+        message = dict(conv.output(entry, done))
+        if isinstance(entry, int):
+            found = items.get(conv.ids[entry])
+            if found is not None:
+                sid, item = found
+                if entry not in done.replaced and item.content != content_text(message.get("content")):
+                    message["content"] = item.content  # rewritten: a reference pointer or a cascade lens
+                emitted.setdefault(sid, []).append(item)
+        messages.append(message)
+    excluded = [Exclusion(r.id, "history", r.reason, None) for r in done.removed if r.reason in ("group", "start_on")]
+    return messages, {k: tuple(v) for k, v in emitted.items()}, excluded
 
 
 def assemble(layout: Layout, plans: tuple[SectionPlan, ...], config: CompilerConfig) -> Assembled:
@@ -113,29 +109,38 @@ def assemble(layout: Layout, plans: tuple[SectionPlan, ...], config: CompilerCon
     blocks: list[str] = []
     emitted: dict[str, tuple[Item, ...] | str] = {}
     excluded: list[Exclusion] = []
+    done: set[int] = set()
     for plan in plans:
         laid = layout[plan.id]
+        prefix = _prefix(plan, config)
+        conv = plan.conversation
+        if conv is not None:
+            if id(conv) in done:
+                continue
+            done.add(id(conv))
+            kept, items, dropped = _conversation(layout, plans, conv)
+            emitted.update(items)
+            excluded += dropped
+            if kept:
+                messages.extend(kept)
+                lines = "\n".join(message_text(m) for m in kept)
+                blocks.append(f"{prefix}\n{lines}" if prefix else lines)
+            continue
         if laid.status == "dropped":
             continue
-        prefix = _prefix(plan, config)
         if plan.section.is_list:
-            items, dropped = _start_on_user(plan, _kept_items(plan, layout), bool(laid.removed))
-            excluded += dropped
-            if not items:
+            if not isinstance(laid.content, tuple) or not laid.content:
                 continue
-            emitted[plan.id] = items
-            body = plan.section.item_separator.join(i.content for i in items)
+            emitted[plan.id] = laid.content
+            body = plan.section.item_separator.join(i.content for i in laid.content)
             if laid.marker:
                 body = f"{laid.marker}{plan.section.item_separator}{body}"
         else:
             body = laid.text
-            if not body and plan.id != "user":
+            if not body:
                 continue
             emitted[plan.id] = body
-        if config.output == "messages" and plan.per_item_messages:
-            messages.extend(_message(plan, i) for i in items)
-        else:
-            content = f"{prefix}\n\n{body}" if prefix else body
-            messages.append({"role": plan.role, "content": content})
+        messages.append({"role": plan.role, "content": f"{prefix}\n\n{body}" if prefix else body})
         blocks.append(f"{prefix}\n{body}" if prefix else body)
-    return Assembled(tuple(messages), _TEXT_JOIN.join(blocks), emitted, tuple(excluded))
+    ordered = {p.id: emitted[p.id] for p in plans if p.id in emitted}
+    return Assembled(tuple(messages), _TEXT_JOIN.join(blocks), ordered, tuple(excluded))

@@ -7,10 +7,11 @@ authority the section has.  The canonical order (chapter §6.4.1 stage 5,
 §6.4.2 "Fixed section ordering") is :data:`CANONICAL_ORDER`.
 
 Sections: ``policy`` (Tier 0), ``developer`` (Tier 0), ``task`` and
-``tools`` (Tier 1) are critical; ``evidence`` (2), ``memory`` (3) and
-``history`` (4) are elastic; ``history.pinned`` (leading system messages of
-the conversation), ``user`` (the current turn) and ``turn`` (the agent loop
-after it) are critical.
+``tools`` (Tier 1) are critical; ``evidence`` (2) and ``memory`` (3) are
+elastic; the conversation (4) comes as the core conversation engine's
+sections (ids prefixed ``history/``): its flexible runs are the elastic
+``history`` tier, its critical ones (leading system messages, the current
+user turn, tool groups they belong to) are kept whole.
 """
 
 from __future__ import annotations
@@ -19,12 +20,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from tokenbox_core.chat import ConversationSections
 from tokenbox_core.compiler.config import CompilerConfig
-from tokenbox_core.compiler.history import split_history
+from tokenbox_core.compiler.history import history_sections
 from tokenbox_core.compiler.inputs import Evidence, Memory, Tier, Trust
 from tokenbox_core.compiler.rank import Ranked
 from tokenbox_core.sections import Item, Section
-from tokenbox_core.tokens import TokenCounter, content_text
+from tokenbox_core.tokens import TokenCounter
 
 __all__ = [
     "CANONICAL_ORDER",
@@ -37,18 +39,8 @@ __all__ = [
     "evidence_tag",
 ]
 
-CANONICAL_ORDER = (
-    "policy",
-    "developer",
-    "task",
-    "tools",
-    "evidence",
-    "memory",
-    "history.pinned",
-    "history",
-    "user",
-    "turn",
-)
+CANONICAL_ORDER = ("policy", "developer", "task", "tools", "evidence", "memory", "history")
+"""Sections in the order they are emitted; ``history`` stands for the conversation's sections, in its order."""
 ELASTIC_SECTIONS = ("evidence", "memory", "history")
 HEADERS = {
     "policy": "SYSTEM_POLICY",
@@ -57,10 +49,6 @@ HEADERS = {
     "tools": "TOOL_AFFORDANCES",
     "evidence": "EVIDENCE",
     "memory": "MEMORY",
-    "history.pinned": "HISTORY_PINNED",
-    "history": "HISTORY",
-    "user": "USER",
-    "turn": "CURRENT_TURN",
 }
 LABELS = {
     "developer": "Developer instructions. They are subordinate to the system policy above and cannot override it.",
@@ -90,8 +78,9 @@ class SectionPlan:
     source_type: str
     role: str
     label: str = ""
-    per_item_messages: bool = False  # history: each item is one chat message
-    payload: Mapping[str, Any] = field(default_factory=dict)  # item id -> Evidence/Memory/message
+    payload: Mapping[str, Any] = field(default_factory=dict)  # item id -> Evidence / Memory / Tool
+    elastic_tier: str | None = None  # "evidence", "memory" or "history" for the elastic sections
+    conversation: ConversationSections | None = None  # the engine's mapping back, for history sections
 
     @property
     def id(self) -> str:
@@ -99,11 +88,12 @@ class SectionPlan:
 
     @property
     def elastic(self) -> bool:
-        return self.id in ELASTIC_SECTIONS
+        """Whether the section belongs to an elastic tier (2–4) and competes for the elastic budget."""
+        return self.elastic_tier is not None
 
     @property
     def header(self) -> str:
-        return HEADERS.get(self.id, self.id.upper())
+        return "CONVERSATION" if self.conversation is not None else HEADERS.get(self.id, self.id.upper())
 
     def with_section(self, section: Section) -> SectionPlan:
         return replace(self, section=section)
@@ -204,6 +194,7 @@ def build_plan(ranked: Ranked, config: CompilerConfig, counter: TokenCounter) ->
                 "user",
                 LABELS["evidence"],
                 payload={e.id: e for e in c.evidence},
+                elastic_tier="evidence",
             )
         )
     if c.memory:
@@ -224,61 +215,33 @@ def build_plan(ranked: Ranked, config: CompilerConfig, counter: TokenCounter) ->
                 "user",
                 LABELS["memory"],
                 payload={m.id: m for m in c.memory},
+                elastic_tier="memory",
             )
         )
-    parts = split_history(c.history, user=c.user, counter=counter, output=config.output)
-    per_item = config.output == "messages"
-    if parts.pinned:
-        plans.append(
-            SectionPlan(
-                Section("history.pinned", parts.pinned, role="system"),
-                Tier.HISTORY,
-                Trust.TRUSTED,
-                "history",
-                "system",
-                per_item_messages=per_item,
-                payload={i.id: parts.messages[i.id] for i in parts.pinned},
+    history = history_sections(
+        c.history, user=c.user, counter=counter, priority=priorities["history"], preface=LABELS["user"]
+    )
+    if history is not None:
+        conv = history.conversation
+        for section in conv.sections:
+            if not section.items:
+                continue
+            roles = {item.role for item in section.items}
+            if section.id == history.anchor:
+                trust, source = Trust.SEMI_TRUSTED, "user"
+            elif section.critical and roles <= {"system", "developer"}:
+                trust, source = Trust.TRUSTED, "history"
+            else:
+                trust, source = (Trust.UNTRUSTED if "tool" in roles else Trust.SEMI_TRUSTED), "history"
+            plans.append(
+                SectionPlan(
+                    section,
+                    Tier.HISTORY,
+                    trust,
+                    source,
+                    "user",
+                    elastic_tier=None if section.critical else "history",
+                    conversation=conv,
+                )
             )
-        )
-    if parts.body:
-        section = Section(
-            "history", parts.body, role="user", priority=priorities["history"], shrink=1, eviction="oldest"
-        )
-        plans.append(
-            SectionPlan(
-                section,
-                Tier.HISTORY,
-                Trust.SEMI_TRUSTED,
-                "history",
-                "user",
-                per_item_messages=per_item,
-                payload={i.id: parts.messages[i.id] for i in parts.body},
-            )
-        )
-    user_text = c.user
-    if user_text is None and parts.current is not None:
-        user_text = content_text(parts.messages[parts.current.id].get("content"))
-    if user_text is not None:
-        plans.append(
-            SectionPlan(
-                Section("user", user_text, role="user"),
-                Tier.HISTORY,
-                Trust.SEMI_TRUSTED,
-                "user",
-                "user",
-                LABELS["user"],
-            )
-        )
-    if parts.loop:
-        plans.append(
-            SectionPlan(
-                Section("turn", parts.loop, role="assistant"),
-                Tier.HISTORY,
-                Trust.UNTRUSTED,
-                "history",
-                "assistant",
-                per_item_messages=per_item,
-                payload={i.id: parts.messages[i.id] for i in parts.loop},
-            )
-        )
     return tuple(plans)

@@ -22,6 +22,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -50,7 +51,8 @@ class Compressed:
 
     layout: Layout
     plans: tuple[SectionPlan, ...]
-    allocations: dict[str, int]
+    allocations: dict[str, int]  # elastic tier -> tokens
+    caps: dict[str, int]  # elastic section id -> tokens (a tier's allocation split over its sections)
     minimums: dict[str, int]
     demands: dict[str, int]
     elastic_budget: int
@@ -75,6 +77,28 @@ def measure(section: Section, counter: TokenCounter) -> int:
     return total + (counter.count(SEPARATOR) if section.items else 0)
 
 
+def _tier_demands(plans: tuple[SectionPlan, ...], demands: Mapping[str, int]) -> dict[str, int]:
+    tiers: dict[str, int] = {}
+    for plan in plans:
+        if plan.elastic_tier is not None:
+            tiers[plan.elastic_tier] = tiers.get(plan.elastic_tier, 0) + demands[plan.id]
+    return tiers
+
+
+def _section_caps(
+    plans: tuple[SectionPlan, ...], demands: Mapping[str, int], allocations: Mapping[str, int]
+) -> dict[str, int]:
+    """A tier's allocation split over its sections, newest first (a conversation loses its oldest turns first)."""
+    caps: dict[str, int] = {}
+    left = dict(allocations)
+    for plan in reversed(plans):
+        tier = plan.elastic_tier
+        if tier is not None and tier in left:
+            caps[plan.id] = min(demands[plan.id], left[tier])
+            left[tier] -= caps[plan.id]
+    return caps
+
+
 def compress(
     plans: tuple[SectionPlan, ...],
     *,
@@ -90,7 +114,8 @@ def compress(
     demands = {p.id: measure(p.section, counter) for p in plans}
     fixed = sum(demands[p.id] for p in plans if not p.elastic)
     elastic_budget = target - fixed
-    minimums = {p.id: min(config.minimums.get(p.id, 0), demands[p.id]) for p in plans if p.elastic}
+    tiers = _tier_demands(plans, demands)
+    minimums = {tier: min(config.minimums.get(tier, 0), size) for tier, size in tiers.items()}
     resolution = resolve_overflow(
         plans,
         minimums,
@@ -103,38 +128,33 @@ def compress(
     )
     plans = resolution.plans
     demands = {p.id: measure(p.section, counter) for p in plans}
+    tiers = _tier_demands(plans, demands)
     minimums = resolution.minimums
     shadow: float | None = None
     marginals: dict[str, float] = {}
-    caps: dict[str, int] = {}
-    elastic = [p for p in plans if p.elastic]
+    allocations: dict[str, int] = {}
     wanted = [
         Demand(
-            p.id,
-            demands[p.id],
-            t_min=minimums.get(p.id, 0),
-            t_max=config.maximums.get(p.id),
-            weight=config.weights[p.id],
-            utility=config.utilities[p.id],
-            cost=config.cost_coefficients[p.id],
+            tier,
+            size,
+            t_min=minimums.get(tier, 0),
+            t_max=config.maximums.get(tier),
+            weight=config.weights[tier],
+            utility=config.utilities[tier],
+            cost=config.cost_coefficients[tier],
         )
-        for p in elastic
+        for tier, size in tiers.items()
     ]
     room = max(0, elastic_budget)
     if config.allocator == "utility":
         result = water_fill(wanted, room, quantum=config.quantum, cost_sensitivity=config.cost_sensitivity)
         shadow = result.shadow_price
         marginals = result.marginal_utilities
-        caps = result.allocations
+        allocations = result.allocations
     elif any(d.low for d in wanted) or any(d.t_max is not None for d in wanted):
-        caps = priority_fill(wanted, room, [p.section.priority for p in elastic]).allocations
-    sections = []
-    for plan in plans:
-        if plan.id in caps:
-            cap = caps[plan.id]
-            sections.append(replace(plan.section, min_tokens=min(minimums.get(plan.id, 0), cap), max_tokens=cap))
-        else:
-            sections.append(plan.section)
+        allocations = priority_fill(wanted, room, [config.priorities[d.id] for d in wanted]).allocations
+    caps = _section_caps(plans, demands, allocations)
+    sections = [replace(p.section, max_tokens=caps[p.id]) if p.id in caps else p.section for p in plans]
     box_budget = ContextBudget(max_tokens=max(0, capacity), target_tokens=max(0, min(target, capacity)))
     box = TokenBox(box_budget, counter=counter, separator=SEPARATOR, config_version=config.version)
     try:
@@ -150,11 +170,18 @@ def compress(
                 )
             ]
         ) from exc
-    allocations = dict(caps) if caps else {p.id: layout[p.id].allocated_tokens for p in plans if p.elastic}
+    if not allocations:  # the Token Box decided alone: report what it granted each tier
+        for plan in plans:
+            if plan.elastic_tier is not None:
+                allocations[plan.elastic_tier] = (
+                    allocations.get(plan.elastic_tier, 0) + layout[plan.id].allocated_tokens
+                )
+        caps = {p.id: layout[p.id].allocated_tokens for p in plans if p.elastic}
     return Compressed(
         layout=layout,
         plans=plans,
         allocations=allocations,
+        caps=caps,
         minimums=dict(minimums),
         demands=demands,
         elastic_budget=elastic_budget,
@@ -172,7 +199,7 @@ def section_summary(compressed: Compressed) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for plan in compressed.plans:
         laid = compressed.layout[plan.id]
-        allocated = compressed.allocations.get(plan.id, laid.allocated_tokens)
+        allocated = compressed.caps.get(plan.id, laid.allocated_tokens)
         out[plan.id] = {
             "allocated": allocated,
             "used": laid.final_tokens,

@@ -1,55 +1,47 @@
-"""Tier 4 history: neutral chat messages → core Items (the compiler's one translation point).
+"""Tier 4 history through the core's conversation engine (:func:`tokenbox_core.chat.conversation_sections`).
 
-Messages are framework-neutral dicts in the OpenAI chat shape (``role``,
-``content`` as text or content parts, optional ``name``, ``tool_calls``,
-``tool_call_id``, ``id``).  :func:`split_history` applies the conversation
-rules of DESIGN.md:
+The compiler does not decide on its own what a conversation may lose: the
+engine's rules apply (DESIGN.md "Conversations") — leading system messages
+and the latest user message are critical, history is evicted oldest first by
+whole tool groups, a trimmed history restarts on a user message without
+emptying an agent loop.  The compiler puts the engine's Sections into its
+own single layout and maps the result back with
+:meth:`ConversationSections.finish`.
 
-- leading ``system``/``developer`` messages are pinned (critical);
-- the latest user message is the current turn (critical) unless the caller
-  passes ``user`` separately, and the messages after it (an agent loop in
-  flight: tool calls and their results) are kept with it;
-- everything before is elastic history, evicted oldest first, an assistant
-  tool call and all its results sharing one ``Item.group`` so they are kept
-  or removed together.
-
-This module is the only place the compiler translates conversations; it is
-meant to be replaced by the core's conversation engine
-(``tokenbox_core.chat.conversation_sections``) when that lands.
+The current user message (``user=``) is appended as the conversation's last
+user turn, so it is the engine's critical anchor; the §6.5.4 preface ("subject
+to the system and developer instructions") is written inside that message.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from tokenbox_core.sections import Item
-from tokenbox_core.tokens import TokenCounter, content_text, message_token_count
+from tokenbox_core.chat import ConversationSections, conversation_sections
+from tokenbox_core.tokens import TokenCounter, content_text
 
-__all__ = ["HistoryParts", "message_text", "split_history"]
+__all__ = ["PREFIX", "History", "history_sections", "message_text"]
 
-_PINNED_ROLES = ("system", "developer")
+PREFIX = "history/"
+"""Every conversation section id (and tool group) starts with this prefix in the compiler's layout."""
 
 
 @dataclass(frozen=True)
-class HistoryParts:
-    """A conversation split for compilation: items plus the original message of each item id."""
+class History:
+    """The conversation's sections and the engine's mapping back; ``anchor`` is the current turn's section."""
 
-    pinned: tuple[Item, ...] = ()
-    body: tuple[Item, ...] = ()
-    current: Item | None = None
-    loop: tuple[Item, ...] = ()
-    messages: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    conversation: ConversationSections
+    anchor: str | None
 
 
 def message_text(message: Mapping[str, Any]) -> str:
     """A message as one line of a text prompt: ``role: content`` plus its tool calls."""
     role = str(message.get("role") or "user")
     text = content_text(message.get("content"))
-    calls = message.get("tool_calls") or ()
     parts = [text] if text else []
-    for call in calls:
+    for call in message.get("tool_calls") or ():
         fn = call.get("function", call) if isinstance(call, Mapping) else {}
         name = fn.get("name", "?") if isinstance(fn, Mapping) else "?"
         args = fn.get("arguments", "") if isinstance(fn, Mapping) else ""
@@ -59,83 +51,30 @@ def message_text(message: Mapping[str, Any]) -> str:
     return f"{role}: {' '.join(parts)}"
 
 
-def _ids(messages: Sequence[Mapping[str, Any]]) -> list[str]:
-    out: list[str] = []
-    seen: set[str] = set()
-    for index, message in enumerate(messages):
-        raw = message.get("id")
-        base = f"history:{raw}" if isinstance(raw, str) and raw else f"history:{index}"
-        candidate = base if base not in seen else f"{base}#{index}"
-        seen.add(candidate)
-        out.append(candidate)
-    return out
-
-
-def _groups(messages: Sequence[Mapping[str, Any]]) -> list[str | None]:
-    """An assistant tool call and the tool results that answer it share a group."""
-    groups: list[str | None] = [None] * len(messages)
-    open_calls: dict[str, str] = {}
-    for index, message in enumerate(messages):
-        calls = message.get("tool_calls") or ()
-        if message.get("role") == "assistant" and calls:
-            group = f"tools@{index}"
-            groups[index] = group
-            for call in calls:
-                call_id = call.get("id") if isinstance(call, Mapping) else None
-                if isinstance(call_id, str):
-                    open_calls[call_id] = group
-        elif message.get("role") == "tool":
-            call_id = message.get("tool_call_id")
-            if isinstance(call_id, str) and call_id in open_calls:
-                groups[index] = open_calls[call_id]
-    return groups
-
-
-def split_history(
+def history_sections(
     messages: Sequence[Mapping[str, Any]],
     *,
     user: str | None,
     counter: TokenCounter,
-    output: str,
-) -> HistoryParts:
-    """Split a conversation into pinned, elastic, current-turn and agent-loop items (rules above).
-
-    In ``"messages"`` output each item vouches for its chat cost
-    (``Item.tokens`` = overhead + role + content + tool-call payloads); in
-    ``"text"`` output its content is the ``role: content`` line.
-    """
-    ids = _ids(messages)
-    groups = _groups(messages)
-    lead = 0
-    while lead < len(messages) and messages[lead].get("role") in _PINNED_ROLES:
-        lead += 1
-    latest_user = None
-    if user is None:
-        for index in range(len(messages) - 1, lead - 1, -1):
-            if messages[index].get("role") == "user":
-                latest_user = index
-                break
-    end = latest_user if latest_user is not None else len(messages)
-
-    def item(index: int) -> Item:
-        message = messages[index]
-        role = str(message.get("role") or "user")
-        if output == "messages":
-            text = content_text(message.get("content"))
-            return Item(
-                ids[index],
-                text,
-                role=role,
-                kind="Message",
-                group=groups[index],
-                tokens=message_token_count(message, counter),
-            )
-        return Item(ids[index], message_text(message), role=role, kind="Message", group=groups[index])
-
-    return HistoryParts(
-        pinned=tuple(item(i) for i in range(lead)),
-        body=tuple(item(i) for i in range(lead, end)),
-        current=item(latest_user) if latest_user is not None else None,
-        loop=tuple(item(i) for i in range(latest_user + 1, len(messages))) if latest_user is not None else (),
-        messages={ids[i]: messages[i] for i in range(len(messages))},
+    priority: int,
+    preface: str,
+) -> History | None:
+    """The conversation (plus the current user message) as engine Sections; ``None`` when there is none."""
+    msgs = [dict(m) for m in messages]
+    if user is not None:
+        msgs.append({"role": "user", "content": user})
+    if not msgs:
+        return None
+    anchor = next((i for i in range(len(msgs) - 1, -1, -1) if msgs[i].get("role") == "user"), None)
+    if anchor is not None and preface and isinstance(msgs[anchor].get("content"), str):
+        msgs[anchor]["content"] = f"{preface}\n\n{msgs[anchor]['content']}"
+    conversation = conversation_sections(
+        msgs, counter=counter, keep_last="user", start_on="user", history_priority=priority, prefix=PREFIX
     )
+    anchor_section = None
+    if anchor is not None:
+        anchor_id = conversation.ids.get(anchor)
+        for section in conversation.sections:
+            if any(item.id == anchor_id for item in section.items):
+                anchor_section = section.id
+    return History(conversation, anchor_section)

@@ -86,8 +86,9 @@ def _overflow_error(policy: str, minimum: int, budget: int, fixed: int, capacity
     )
 
 
-def _lowest(elastic: list[SectionPlan]) -> SectionPlan:
-    return min(enumerate(elastic), key=lambda p: (p[1].section.priority, -p[0]))[1]
+def _lowest(tiers: list[str], config: CompilerConfig) -> str:
+    """The tier lost first: lowest priority, ties the later tier (the Token Box's rule)."""
+    return min(enumerate(tiers), key=lambda p: (config.priorities[p[1]], -p[0]))[1]
 
 
 def _lens_item(item: Item, plan: SectionPlan, lenses: tuple[str, ...], ratio: float, counter: TokenCounter) -> Item:
@@ -180,46 +181,47 @@ def resolve_overflow(
     mins = dict(minimums)
     if policy == "truncate_lowest":
         while sum(mins.values()) > budget:
-            elastic = [p for p in current if p.elastic and p.id in mins]
-            victim = _lowest(elastic)
-            current.remove(victim)
-            need = mins.pop(victim.id)
+            tier = _lowest(list(mins), config)
+            need = mins.pop(tier)
+            victims = [p for p in current if p.elastic_tier == tier]
+            current = [p for p in current if p.elastic_tier != tier]
             events.append(
-                OverflowEvent(policy, "drop_section", victim.id, f"lowest priority; its minimum was {need:,}", numbers)
+                OverflowEvent(policy, "drop_tier", tier, f"lowest priority; its minimum was {need:,}", numbers)
             )
-            excluded += [Exclusion(i.id, victim.id, "overflow_truncate_lowest", i.score) for i in victim.section.items]
+            excluded += [
+                Exclusion(i.id, v.id, "overflow_truncate_lowest", i.score) for v in victims for i in v.section.items
+            ]
         return Resolution(tuple(current), mins, tuple(events), tuple(excluded))
     if policy == "cascade_compress":
         demand = sum(measure(p.section) for p in current if p.elastic)
         ratio = min(1.0, budget / demand) if demand else 1.0
+        sizes: dict[str, list[int]] = {}
         for index, plan in enumerate(current):
-            if plan.elastic:
+            if plan.elastic_tier is not None:
                 before = measure(plan.section)
                 current[index] = _cascade(plan, config, ratio, counter)
                 after = measure(current[index].section)
-                mins[plan.id] = min(mins.get(plan.id, 0), after)
-                events.append(
-                    OverflowEvent(
-                        policy, "lenses", plan.id, ", ".join(config.cascade_lenses), {"before": before, "after": after}
-                    )
-                )
+                sizes.setdefault(plan.elastic_tier, [0, 0])
+                sizes[plan.elastic_tier][0] += before
+                sizes[plan.elastic_tier][1] += after
+        for tier, (before, after) in sizes.items():
+            mins[tier] = min(mins.get(tier, 0), after)
+            lenses = ", ".join(config.cascade_lenses)
+            events.append(OverflowEvent(policy, "lenses", tier, lenses, {"before": before, "after": after}))
         if sum(mins.values()) > budget:
             scaled = _scaled(mins, budget)
             for key in mins:
                 if scaled[key] != mins[key]:
+                    numbers_scaled = {"before": mins[key], "after": scaled[key]}
                     events.append(
                         OverflowEvent(
-                            policy,
-                            "scale_minimum",
-                            key,
-                            "minimums scaled to the elastic budget",
-                            {"before": mins[key], "after": scaled[key]},
+                            policy, "scale_minimum", key, "minimum scaled to the elastic budget", numbers_scaled
                         )
                     )
             mins = scaled
         return Resolution(tuple(current), mins, tuple(events))
     if policy == "defer_retrieval":
-        evidence = [p for p in current if p.id == "evidence"]
+        evidence = [p for p in current if p.elastic_tier == "evidence"]
         pending: tuple[str, ...] = ()
         if evidence:
             current.remove(evidence[0])

@@ -1,6 +1,7 @@
 """Reference compression: pointer-based deduplication across sections (chapter §6.7.3).
 
-Segments are the items of the evidence, memory and conversation sections.
+Segments are the items of the elastic sections: evidence, memory and the
+conversation's history (never the current turn or pinned system messages).
 Two segments are duplicates when their normalised texts are equal, or the
 Jaccard similarity of their word shingles (``shingle_size`` words) reaches
 ``dedupe_threshold``, or — with an ``embedder`` configured — the cosine of
@@ -37,11 +38,10 @@ from tokenbox_core.compiler.build import SectionPlan, evidence_tag
 from tokenbox_core.compiler.config import CompilerConfig
 from tokenbox_core.compiler.inputs import Evidence, Memory
 from tokenbox_core.sections import Item
-from tokenbox_core.tokens import TokenCounter, content_text, message_token_count
+from tokenbox_core.tokens import TokenCounter, content_text
 
 __all__ = ["Reference", "compress_references", "find_duplicates", "jaccard", "normalise", "pointer_text", "shingles"]
 
-_DEDUPED = ("evidence", "memory", "history", "turn")
 _WORD = re.compile(r"[^\W_]+(?:[.,%'][^\W_]+)*%?", re.UNICODE)
 _COMMON = 64
 _SNIPPET_WORDS = 8
@@ -118,8 +118,8 @@ class _Segment:
 def _segments(plans: Sequence[SectionPlan]) -> list[_Segment]:
     out: list[_Segment] = []
     for p_index, plan in enumerate(plans):
-        if plan.id not in _DEDUPED:
-            continue
+        if plan.elastic_tier is None:
+            continue  # the current turn, pinned system messages and fixed tiers are never replaced
         for i_index, item in enumerate(plan.section.items):
             payload = plan.payload.get(item.id)
             if isinstance(payload, Evidence):
@@ -256,18 +256,15 @@ def compress_references(
 def _pointer_item(plan: SectionPlan, seg: _Segment, canon: _Segment, counter: TokenCounter) -> tuple[Item, int]:
     pointer = pointer_text(canon.item.id, canon.text)
     payload = plan.payload.get(seg.item.id)
-    if isinstance(payload, Evidence):
-        content = f"{evidence_tag(payload)}\n{pointer}"
-    elif seg.item.tokens is None and seg.section in ("history", "turn"):
-        content = f"{seg.item.role or 'user'}: {pointer}"  # text output: a turn is a "role: content" line
-    else:
-        content = pointer
-    tokens = None
-    if seg.item.tokens is not None and isinstance(payload, Mapping):
-        message = dict(payload)
+    content = f"{evidence_tag(payload)}\n{pointer}" if isinstance(payload, Evidence) else pointer
+    conv = plan.conversation
+    if conv is not None and seg.item.tokens is not None:
+        index = conv.index_of[seg.item.id]
+        message = dict(conv.messages[index])
         message["content"] = pointer
-        tokens = message_token_count(message, counter)
-        saved = seg.item.tokens - tokens
+        tokens: int | None = conv.counter.size(message, index)
+        saved = seg.item.tokens - (tokens or 0)
     else:
+        tokens = None
         saved = counter.count(seg.item.content) - counter.count(content)
     return replace(seg.item, content=content, tokens=tokens), saved

@@ -66,6 +66,10 @@ def check_invariants(
     elif total_tokens > capacity:
         out.append(Violation("window", f"{total_tokens:,} prefill tokens > effective capacity {capacity:,}"))
     emitted_sections = set(assembled.emitted)
+    for plan in plans:
+        if plan.id in assembled.emitted:
+            emitted_sections.add(plan.source_type)
+            emitted_sections.add(plan.elastic_tier or plan.source_type)
     for name in config.required_sections:
         if name not in emitted_sections:
             out.append(Violation("required_sections", f"required section {name!r} is not in the compiled context"))

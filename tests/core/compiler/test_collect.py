@@ -77,7 +77,7 @@ def test_acompile_inside_a_loop() -> None:
     async def main() -> None:
         compiler = ContextCompiler(2000, counter="whitespace")
         compiled = await compiler.acompile(policy=policy, user="hi")
-        assert compiled.sections == ("policy", "user")
+        assert compiled.sections == ("policy", "history/latest-user")
         with pytest.raises(CompilerInputError, match="acompile"):
             compiler.compile(policy=policy)
 

@@ -15,7 +15,16 @@ from tokenbox_core.tokens import count_message_tokens, get_counter
 def test_compile_emits_every_tier_in_canonical_order(turn: dict[str, Any]) -> None:
     """With room for everything, every tier is emitted once, in the chapter's order."""
     compiled = ContextCompiler(4000).compile(**turn)
-    assert compiled.sections == ("policy", "developer", "task", "tools", "evidence", "memory", "history", "user")
+    assert compiled.sections == (
+        "policy",
+        "developer",
+        "task",
+        "tools",
+        "evidence",
+        "memory",
+        "history/history",
+        "history/latest-user",
+    )
     roles = [m["role"] for m in compiled.messages]
     assert roles == ["system", "system", "system", "system", "user", "user", "user", "assistant", "user"]
     assert compiled.messages[0]["content"].endswith(PRECEDENCE_STATEMENT)
@@ -43,11 +52,12 @@ def test_same_inputs_same_output_and_hashes(turn: dict[str, Any]) -> None:
 def test_pressure_drops_lowest_priority_first(turn: dict[str, Any]) -> None:
     """Under the priority allocator history (priority 1) is lost before memory (2) and evidence (3)."""
     full = ContextCompiler(4000).compile(**turn)
-    fixed = sum(full.layout[s].final_tokens for s in ("policy", "developer", "task", "tools", "user"))
-    tight = ContextCompiler(full.total_tokens - full.layout["history"].final_tokens + 2).compile(**turn)
-    assert "history" not in tight.sections
+    fixed = sum(full.layout[s].final_tokens for s in ("policy", "developer", "task", "tools", "history/latest-user"))
+    budget = full.total_tokens - full.layout["history/history"].final_tokens + 2
+    tight = ContextCompiler(budget).compile(**turn)
+    assert "history/history" not in tight.sections
     assert "evidence" in tight.sections and "memory" in tight.sections
-    assert tight.total_tokens <= full.total_tokens - full.layout["history"].final_tokens + 2
+    assert tight.total_tokens <= budget
     assert fixed < tight.total_tokens
 
 

@@ -55,10 +55,11 @@ def test_truncate_lowest_drops_whole_sections_lowest_priority_first() -> None:
     minimums = {"evidence": 150, "memory": 100, "history": 100}
     compiled = compiler(overflow="truncate_lowest", minimums=minimums).compile(**material())
     events = compiled.trace.overflow_events
-    assert [(e["action"], e["section"]) for e in events] == [("drop_section", "history")]
-    assert "history" not in compiled.sections and "evidence" in compiled.sections and "memory" in compiled.sections
+    assert [(e["action"], e["section"]) for e in events] == [("drop_tier", "history")]
+    assert "history/history" not in compiled.sections
+    assert "evidence" in compiled.sections and "memory" in compiled.sections
     assert compiled.layout["evidence"].final_tokens >= 150 and compiled.layout["memory"].final_tokens >= 100
-    assert {x.reason for x in compiled.excluded if x.section == "history"} == {"overflow_truncate_lowest"}
+    assert {x.reason for x in compiled.excluded if x.section == "history/history"} == {"overflow_truncate_lowest"}
     assert compiled.total_tokens <= BUDGET
 
 
@@ -72,7 +73,7 @@ def test_cascade_compress_lenses_everything_before_dropping() -> None:
     assert ("scale_minimum", "evidence") in actions
     lensed = compiled.trace.overflow_events[0]["numbers"]
     assert lensed["after"] < lensed["before"]
-    assert {"evidence", "memory", "history"} <= set(compiled.sections)
+    assert {"evidence", "memory", "history/history"} <= set(compiled.sections)
     assert compiled.total_tokens <= BUDGET
 
 
@@ -99,7 +100,7 @@ def test_paginate_splits_evidence_across_pages_with_all_fixed_tiers() -> None:
     seen: list[str] = []
     for number, page in enumerate(pages, 1):
         assert page.trace.page == number and page.trace.pages == len(pages)
-        assert page.sections[0] == "policy" and page.sections[-1] == "user"
+        assert page.sections[0] == "policy" and page.sections[-1] == "history/latest-user"
         assert page.total_tokens <= BUDGET
         seen += [i.id for i in page.layout["evidence"].content if page.layout["evidence"].status != "dropped"]
     assert sorted(seen) == [f"e{i}" for i in range(6)]
