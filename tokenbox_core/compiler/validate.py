@@ -14,8 +14,8 @@ each with its numbers:
   emitted canonical item it names;
 - ``constraint_density``: the policy tier (policy + developer) uses at most
   ``constraint_density_limit`` of the prefill budget (§6.6.5);
-- ``check:NAME``: a user check returned a message;
-- ``metric:NAME``: a metric is outside its ``min_metrics``/``max_metrics`` gate.
+- ``metric:NAME``: a metric is outside its ``min_metrics``/``max_metrics`` gate;
+- ``check:NAME``: a user check returned a message (checks see the finished context).
 """
 
 from __future__ import annotations
