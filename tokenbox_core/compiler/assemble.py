@@ -30,10 +30,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from tokenbox_core.chat import ConversationSections
-from tokenbox_core.compiler.build import SectionPlan
+from tokenbox_core.compiler.build import SectionPlan, evidence_tag
 from tokenbox_core.compiler.config import CompilerConfig
 from tokenbox_core.compiler.filter import Exclusion
 from tokenbox_core.compiler.history import message_text
+from tokenbox_core.compiler.inputs import Evidence
 from tokenbox_core.layout import Layout
 from tokenbox_core.sections import Item
 from tokenbox_core.tokens import PRIMING_TOKENS, TOKENS_PER_MESSAGE, TokenCounter, content_text
@@ -103,6 +104,21 @@ def _conversation(
     return messages, {k: tuple(v) for k, v in emitted.items()}, excluded
 
 
+def _whole_tags(plan: SectionPlan, content: Any) -> tuple[tuple[Item, ...], list[Exclusion]]:
+    """Kept items, less evidence passages cut into their provenance tag (never emitted without provenance)."""
+    if not isinstance(content, tuple):
+        return (), []
+    kept: list[Item] = []
+    cut: list[Exclusion] = []
+    for item in content:
+        payload = plan.payload.get(item.id)
+        if isinstance(payload, Evidence) and not item.content.startswith(evidence_tag(payload)):
+            cut.append(Exclusion(item.id, plan.id, "compress:cut_into_provenance", item.score))
+        else:
+            kept.append(item)
+    return tuple(kept), cut
+
+
 def assemble(layout: Layout, plans: tuple[SectionPlan, ...], config: CompilerConfig) -> Assembled:
     """Emit the laid-out sections in canonical order as messages and as text."""
     messages: list[Mapping[str, Any]] = []
@@ -118,21 +134,23 @@ def assemble(layout: Layout, plans: tuple[SectionPlan, ...], config: CompilerCon
             if id(conv) in done:
                 continue
             done.add(id(conv))
-            kept, items, dropped = _conversation(layout, plans, conv)
+            turns, items, dropped = _conversation(layout, plans, conv)
             emitted.update(items)
             excluded += dropped
-            if kept:
-                messages.extend(kept)
-                lines = "\n".join(message_text(m) for m in kept)
+            if turns:
+                messages.extend(turns)
+                lines = "\n".join(message_text(m) for m in turns)
                 blocks.append(f"{prefix}\n{lines}" if prefix else lines)
             continue
         if laid.status == "dropped":
             continue
         if plan.section.is_list:
-            if not isinstance(laid.content, tuple) or not laid.content:
+            kept, cut = _whole_tags(plan, laid.content)
+            excluded += cut
+            if not kept:
                 continue
-            emitted[plan.id] = laid.content
-            body = plan.section.item_separator.join(i.content for i in laid.content)
+            emitted[plan.id] = kept
+            body = plan.section.item_separator.join(i.content for i in kept)
             if laid.marker:
                 body = f"{laid.marker}{plan.section.item_separator}{body}"
         else:

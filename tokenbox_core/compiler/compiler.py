@@ -210,12 +210,16 @@ class ContextCompiler:
     def _fit(
         self, plans: tuple[SectionPlan, ...], refs: tuple[Reference, ...], base_plans: tuple[SectionPlan, ...]
     ) -> tuple[Compressed, Assembled, int, tuple[Reference, ...]]:
-        reserve = scaffold_reserve(plans, self.config, self.counter)
         limit = self.budget.effective().max_tokens
         correction = 0
         for _ in range(_FIT_PASSES):
             compressed = compress(
-                plans, budget=self.budget, reserve=reserve + correction, config=self.config, counter=self.counter
+                plans,
+                budget=self.budget,
+                scaffold=lambda ps: scaffold_reserve(ps, self.config, self.counter),
+                correction=correction,
+                config=self.config,
+                counter=self.counter,
             )
             assembled = assemble(compressed.layout, compressed.plans, self.config)
             total = self._count(assembled)

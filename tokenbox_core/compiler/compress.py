@@ -22,7 +22,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -103,12 +103,18 @@ def compress(
     plans: tuple[SectionPlan, ...],
     *,
     budget: ContextBudget,
-    reserve: int,
+    scaffold: Callable[[tuple[SectionPlan, ...]], int],
+    correction: int,
     config: CompilerConfig,
     counter: TokenCounter,
 ) -> Compressed:
-    """Allocate the elastic budget and lay out every section (see the module docstring)."""
+    """Allocate the elastic budget and lay out every section (see the module docstring).
+
+    ``scaffold(plans)`` is what assembly adds around the bodies (re-evaluated once the overflow policy has
+    dropped sections); ``correction`` is taken off too (the fit loop's excess from an earlier pass).
+    """
     effective = budget.effective()
+    reserve = scaffold(plans) + correction
     capacity = effective.max_tokens - reserve
     target = effective.target_tokens - reserve
     demands = {p.id: measure(p.section, counter) for p in plans}
@@ -126,6 +132,11 @@ def compress(
         counter=counter,
         measure=lambda s: measure(s, counter),
     )
+    if resolution.plans != plans:  # sections left: their headers and chat overhead are not needed
+        reserve = scaffold(resolution.plans) + correction
+        capacity = effective.max_tokens - reserve
+        target = effective.target_tokens - reserve
+        elastic_budget = target - fixed
     plans = resolution.plans
     demands = {p.id: measure(p.section, counter) for p in plans}
     tiers = _tier_demands(plans, demands)
@@ -206,5 +217,6 @@ def section_summary(compressed: Compressed) -> dict[str, Any]:
             "demand": compressed.demands.get(plan.id, 0),
             "overflow": laid.final_tokens > allocated,
             "status": laid.status,
+            "tier": plan.elastic_tier,
         }
     return out
