@@ -256,7 +256,7 @@ class ContextCompiler:
         config = self.config
         layout = compressed.layout
         effective = self.budget.effective()
-        pointer_targets = {r.item_id: r.canonical_id for r in refs}
+        pointer_targets = {(r.section, r.item_id): (r.canonical_section, r.canonical_id) for r in refs}
         lost = tuple(Exclusion(r.id, r.section, f"compress:{r.reason}", r.score) for r in layout.removed)
         all_excluded = excluded + compressed.excluded + lost + assembled.excluded
         metrics = compute_metrics(
@@ -402,9 +402,9 @@ def _paged_out(compressed: Compressed) -> bool:
 def _dangling(assembled: Assembled, refs: tuple[Reference, ...]) -> set[tuple[str, str]]:
     if not refs:
         return set()
-    seen: set[str] = set()
+    seen: set[tuple[str, str]] = set()
     bad: set[tuple[str, str]] = set()
-    targets = {(r.section, r.item_id): r.canonical_id for r in refs}
+    targets = {(r.section, r.item_id): (r.canonical_section, r.canonical_id) for r in refs}
     for sid, body in assembled.emitted.items():
         if isinstance(body, str):
             continue
@@ -412,7 +412,7 @@ def _dangling(assembled: Assembled, refs: tuple[Reference, ...]) -> set[tuple[st
             target = targets.get((sid, item.id))
             if target is not None and target not in seen:
                 bad.add((sid, item.id))
-            seen.add(item.id)
+            seen.add((sid, item.id))
     return bad
 
 

@@ -97,7 +97,7 @@ def compute_metrics(
     config: CompilerConfig,
     now: datetime | None,
     candidate_scores: Mapping[str, Mapping[str, float]],
-    pointer_targets: Mapping[str, str],
+    pointer_targets: Mapping[tuple[str, str], tuple[str, str]],
 ) -> Metrics:
     """Compute every metric for an assembled context (see :data:`DEFINITIONS`)."""
     by_id = {p.id: p for p in plans}
@@ -106,7 +106,7 @@ def compute_metrics(
     ev_items = ev_tagged = 0
     stale_num = stale_den = 0.0
     segments: list[str] = []
-    emitted_ids: set[str] = set()
+    emitted_ids: set[tuple[str, str]] = set()
     for sid, body in assembled.emitted.items():
         plan = by_id[sid]
         if isinstance(body, str):
@@ -117,11 +117,11 @@ def compute_metrics(
             continue
         size = 0
         for item in body:
-            emitted_ids.add(item.id)
+            emitted_ids.add((sid, item.id))
             tokens = counter.count(item.content)
             size += tokens
             payload = plan.payload.get(item.id)
-            is_pointer = item.id in pointer_targets
+            is_pointer = (sid, item.id) in pointer_targets
             if isinstance(payload, Evidence):
                 ev_items += 1
                 tag = evidence_tag(payload)
@@ -153,8 +153,8 @@ def compute_metrics(
             weight = scores.get(item.id, 1.0) if scores else 1.0
             weight = max(weight, 1e-9)
             mass += weight
-            target = pointer_targets.get(item.id)
-            if item.id in emitted_ids and (target is None or target in emitted_ids):
+            target = pointer_targets.get((plan.id, item.id))
+            if (plan.id, item.id) in emitted_ids and (target is None or target in emitted_ids):
                 kept += weight
     return Metrics(
         budget_utilization=_ratio(total_tokens, capacity),

@@ -11,7 +11,8 @@ In each cluster of duplicates the **canonical** instance is the one with the
 highest authority (evidence authority; memory authority, 0.5 when unknown;
 conversation turns 0.0), ties going to the earliest in canonical order.
 Every duplicate that comes *after* the canonical is replaced by a pointer
-``[REF: canonical_id — "first words…"]`` (an evidence pointer keeps its
+``[REF: id — "first words…"]`` (an evidence id; ``section:id`` for a memory or a
+turn, whose ids are only unique within their section; an evidence pointer keeps its
 provenance tag); duplicates placed before the canonical stay verbatim, since
 a pointer must never precede what it points to (referential integrity, which
 Validate checks on the emitted context).
@@ -254,7 +255,8 @@ def compress_references(
 
 
 def _pointer_item(plan: SectionPlan, seg: _Segment, canon: _Segment, counter: TokenCounter) -> tuple[Item, int]:
-    pointer = pointer_text(canon.item.id, canon.text)
+    label = canon.item.id if canon.section == "evidence" else f"{canon.section}:{canon.item.id}"
+    pointer = pointer_text(label, canon.text)
     payload = plan.payload.get(seg.item.id)
     content = f"{evidence_tag(payload)}\n{pointer}" if isinstance(payload, Evidence) else pointer
     conv = plan.conversation

@@ -49,7 +49,7 @@ def check_invariants(
     prefill_budget: int,
     used: Mapping[str, int],
     allocations: Mapping[str, int],
-    pointer_targets: Mapping[str, str],
+    pointer_targets: Mapping[tuple[str, str], tuple[str, str]],
     policy_tokens: int,
     metrics: Metrics,
 ) -> list[Violation]:
@@ -87,7 +87,7 @@ def check_invariants(
         if count > 1:
             out.append(Violation("duplicate_evidence", f"evidence id {eid!r} appears {count} times in the context"))
     by_id = {p.id: p for p in plans}
-    order: dict[str, int] = {}
+    order: dict[tuple[str, str], int] = {}
     position = 0
     for sid, body in assembled.emitted.items():
         if isinstance(body, str):
@@ -95,18 +95,19 @@ def check_invariants(
         plan = by_id[sid]
         for item in body:
             position += 1
-            order.setdefault(item.id, position)
+            order.setdefault((sid, item.id), position)
             payload = plan.payload.get(item.id)
             if sid == "evidence" and not (
                 isinstance(payload, Evidence) and item.content.startswith(evidence_tag(payload))
             ):
                 out.append(Violation("provenance", f"evidence item {item.id!r} is emitted without its provenance tag"))
-            target = pointer_targets.get(item.id)
+            target = pointer_targets.get((sid, item.id))
             if target is not None and order.get(target, position) >= position:
                 out.append(
                     Violation(
                         "referential_integrity",
-                        f"pointer {item.id!r} in {sid!r} names {target!r}, which is not emitted before it",
+                        f"pointer {item.id!r} in {sid!r} names {target[1]!r} in {target[0]!r}, which is not "
+                        f"emitted before it",
                     )
                 )
     limit = config.constraint_density_limit

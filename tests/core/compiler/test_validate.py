@@ -60,7 +60,7 @@ def test_every_violation_is_listed_with_numbers() -> None:
         output_reserve=100,
         used={"evidence": 60},
         allocations={"evidence": 50},
-        pointer_targets={"m1": "kb-9"},
+        pointer_targets={("memory", "m1"): ("evidence", "kb-9")},
         policy_tokens=200,
     )
     assert found == [
@@ -69,7 +69,7 @@ def test_every_violation_is_listed_with_numbers() -> None:
         "[section_allocation] section 'evidence' uses 60 tokens, over its allocation 50",
         "[duplicate_evidence] evidence id 'kb-7' appears 2 times in the context",
         "[provenance] evidence item 'kb-1' is emitted without its provenance tag",
-        "[referential_integrity] pointer 'm1' in 'memory' names 'kb-9', which is not emitted before it",
+        "[referential_integrity] pointer 'm1' in 'memory' names 'kb-9' in 'evidence', which is not emitted before it",
         "[constraint_density] the policy tier uses 200 tokens, over 15% of the 1,000-token prefill budget (150); "
         "shorten the policy or raise CompilerConfig.constraint_density_limit",
     ]
