@@ -28,6 +28,7 @@ from concurrent.futures import ProcessPoolExecutor
 from typing import Any, NoReturn, TextIO
 
 from tokenbox_core import __version__
+from tokenbox_core.compiler.command import add_compile_command, run_compile_command
 from tokenbox_core.errors import TokenBoxError
 from tokenbox_core.spec import SpecError, decode_utf8, load_spec, loads_spec, read_text
 
@@ -453,6 +454,7 @@ def build_parser() -> argparse.ArgumentParser:
     diff.add_argument("b", metavar="B", help="the second spec")
     diff.add_argument("--json", action="store_true", help="print the diff as JSON")
     diff.add_argument("--html", metavar="FILE", help="also write the diff as HTML to FILE")
+    add_compile_command(commands)  # hook: `tokenbox compile SPEC` lives in tokenbox_core.compiler.command
     return parser
 
 
@@ -467,6 +469,8 @@ def _dispatch(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return _cmd_budget(args, out)
     if args.command == "diff":
         return _cmd_diff(args, out)
+    if args.command == "compile":
+        return run_compile_command(args, out, err)
     raise UsageError("missing command; start with 'tokenbox demo' or see 'tokenbox --help'")
 
 

@@ -101,7 +101,7 @@ class CompiledContext:
             f"allocator {t.allocator}, overflow policy {t.overflow_policy}"
         ]
         for sid, row in t.section_allocations.items():
-            lines.append(f"  {sid:<15} {row['status']:<10} used {row['used']:>7,} / allocated {row['allocated']:>7,}")
+            lines.append(f"  {sid:<20} {row['status']:<10} used {row['used']:>7,} / allocated {row['allocated']:>7,}")
         if t.shadow_price is not None:
             lines.append(f"  shadow price λ = {t.shadow_price:.6g}")
         for event in t.overflow_events:
