@@ -32,6 +32,7 @@ compilation prints every violation and exits with status 1.
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import sys
 from collections.abc import Mapping
@@ -52,6 +53,14 @@ _TOP = ("budget", "counter", "config", "name", *_INPUTS)
 _UNSUPPORTED = ("utilities", "checks", "embedder", "defense")
 
 
+def _toml() -> Any:
+    """``tomllib`` (Python 3.11+), else its backport ``tomli`` (a dependency on Python 3.10)."""
+    try:
+        return importlib.import_module("tomllib")
+    except ModuleNotFoundError:  # pragma: no cover - Python 3.10
+        return importlib.import_module("tomli")
+
+
 def _read(path: Path) -> dict[str, Any]:
     try:
         text = path.read_text(encoding="utf-8")
@@ -59,11 +68,7 @@ def _read(path: Path) -> dict[str, Any]:
         raise CompilerInputError(f"cannot read compile spec {str(path)!r}: {exc.strerror}") from exc
     try:
         if path.suffix == ".toml":
-            try:
-                import tomllib
-            except ModuleNotFoundError:  # Python 3.10
-                import tomli as tomllib
-            data = tomllib.loads(text)
+            data = _toml().loads(text)
         else:
             data = json.loads(text)
     except ValueError as exc:
