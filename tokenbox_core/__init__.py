@@ -19,6 +19,15 @@ from tokenbox_core.budget import (
     TokenBudgetCalculator,
     register_model,
 )
+from tokenbox_core.chat import ConversationFit, fit_conversation
+from tokenbox_core.compiler import (
+    CompilationError,
+    CompiledContext,
+    CompilerConfig,
+    ContextCompiler,
+    Evidence,
+    ablate,
+)
 from tokenbox_core.errors import (
     BudgetError,
     ContextCriticalOverflow,
@@ -46,10 +55,16 @@ __version__ = "0.1.0"
 __all__ = [
     "Action",
     "BudgetError",
+    "CompilationError",
+    "CompiledContext",
+    "CompilerConfig",
     "ContextBudget",
+    "ContextCompiler",
     "ContextCriticalOverflow",
+    "ConversationFit",
     "CounterError",
     "EffectiveBudget",
+    "Evidence",
     "InvalidTextError",
     "Item",
     "LaidOutSection",
@@ -73,8 +88,10 @@ __all__ = [
     "TokenCounter",
     "TokenizerUnavailable",
     "__version__",
+    "ablate",
     "audio_tokens",
     "count_message_tokens",
+    "fit_conversation",
     "get_counter",
     "get_model_profile",
     "image_tokens",

@@ -7,11 +7,17 @@ import sys
 
 import tokenbox_llamaindex
 
-EXPECTED_ALL = ["TokenBoxMemory", "TokenBoxNodePostprocessor", "TokenBoxPromptHelper"]
+EXPECTED_ALL = [
+    "TokenBoxChatEngine",
+    "TokenBoxMemory",
+    "TokenBoxNodePostprocessor",
+    "TokenBoxPromptHelper",
+    "TokenBoxQueryEngine",
+]
 
 
 def test_all_is_exactly_the_expected_names() -> None:
-    """__all__ lists the three adapter classes, sorted, and each exists."""
+    """__all__ lists the adapter classes, sorted, and each exists."""
     assert tokenbox_llamaindex.__all__ == EXPECTED_ALL
     assert sorted(EXPECTED_ALL) == EXPECTED_ALL
     for name in EXPECTED_ALL:
