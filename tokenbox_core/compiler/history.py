@@ -1,7 +1,7 @@
 """Tier 4 history through the core's conversation engine (:func:`tokenbox_core.chat.conversation_sections`).
 
 The compiler does not decide on its own what a conversation may lose: the
-engine's rules apply (DESIGN.md "Conversations") — leading system messages
+engine's rules apply — leading system messages
 and the latest user message are critical, history is evicted oldest first by
 whole tool groups, a trimmed history restarts on a user message without
 emptying an agent loop.  The compiler puts the engine's Sections into its
