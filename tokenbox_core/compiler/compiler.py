@@ -194,13 +194,24 @@ class ContextCompiler:
         if not plans:
             raise CompilationError([Violation("required_sections", "nothing to compile: every source is empty")])
         base_plans = plans
-        plans, refs = compress_references(plans, config, self.counter)
+        dedup = compress_references(plans, config, self.counter)
         clock.lap("build")
-        compressed, assembled, total, refs = self._fit(plans, refs, base_plans)
+        compressed, assembled, total, refs = self._fit(dedup.plans, dedup.references, base_plans)
         clock.lap("compress+assemble")
         pages: tuple[CompiledContext, ...] = ()
         result = self._finish(
-            candidates, ranked, compressed, assembled, total, refs, excluded, now, digest, started, stages
+            candidates,
+            ranked,
+            compressed,
+            assembled,
+            total,
+            refs,
+            dedup.clusters,
+            excluded,
+            now,
+            digest,
+            started,
+            stages,
         )
         if config.overflow_policy == "paginate" and _paged_out(compressed):
             pages = self._paginate(filtered, result, compressed)
@@ -246,6 +257,7 @@ class ContextCompiler:
         assembled: Assembled,
         total: int,
         refs: tuple[Reference, ...],
+        clusters: tuple[tuple[tuple[str, str], ...], ...],
         excluded: tuple[Exclusion, ...],
         now: datetime | None,
         digest: str,
@@ -269,6 +281,7 @@ class ContextCompiler:
             now=now,
             candidate_scores=ranked.scores,
             pointer_targets=pointer_targets,
+            clusters=clusters,
         )
         summary = section_summary(compressed)
         ratios = {sid: (row["used"] / row["demand"] if row["demand"] else 1.0) for sid, row in summary.items()}

@@ -82,6 +82,8 @@ _API_KEY = re.compile(
     r"|xox[abposr]-[A-Za-z0-9-]{10,}|AIza[0-9A-Za-z_-]{35})"
 )
 _PRIVATE_KEY = re.compile(r"-----BEGIN (?:[A-Z]+ )*PRIVATE KEY-----")
+_TRIGGER = re.compile(r"@|\d{3}|\d[ -]\d|-----BEGIN|sk-|AKIA|gh[pousr]_|xox[abposr]-|AIza")
+"""Something every kind needs (an @, a digit run, a key prefix): texts without it are skipped at C speed."""
 
 
 @dataclass(frozen=True)
@@ -94,6 +96,8 @@ class RegexPIIDetector:
     kinds: tuple[str, ...] = ("email", "phone", "card", "iban", "api_key", "private_key")
 
     def find(self, text: str) -> list[PIIMatch]:
+        if _TRIGGER.search(text) is None:
+            return []
         found: list[PIIMatch] = []
         taken: list[tuple[int, int]] = []
 

@@ -29,7 +29,6 @@ from tokenbox_core.select import (
     CompositeScorer,
     DecayScorer,
     ExponentialDecay,
-    FunctionScorer,
     MetadataTrustScorer,
     ReflexiveScorer,
 )
@@ -52,9 +51,13 @@ class Ranked:
     scores: dict[str, dict[str, float]]
 
 
-def _cost_inverse(item: Item, items: Sequence[Item]) -> float:
-    smallest = min(max(1, int(i.metadata[_TOKENS])) for i in items)
-    return smallest / max(1, int(item.metadata[_TOKENS]))
+class _CostInverse:
+    """Token-cost inverse ``min_tokens / tokens`` over the candidates (1.0 for the shortest item)."""
+
+    def scores(self, items: Sequence[Item]) -> list[float]:
+        sizes = [max(1, int(i.metadata[_TOKENS])) for i in items]
+        smallest = min(sizes, default=1)
+        return [smallest / size for size in sizes]
 
 
 def composite_scores(
@@ -73,7 +76,7 @@ def composite_scores(
     if weights.utility > 0:
         entries.append((MetadataTrustScorer(default_score=0.5, key=_UTILITY), weights.utility))
     if weights.cost > 0:
-        entries.append((FunctionScorer(_cost_inverse), weights.cost))
+        entries.append((_CostInverse(), weights.cost))
     if not entries:
         return [0.0] * len(rows)
     return CompositeScorer(entries).scores(list(rows))

@@ -29,7 +29,8 @@ near-linear in the material rather than quadratic.
 from __future__ import annotations
 
 import math
-import re
+import string
+import zlib
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -41,9 +42,22 @@ from tokenbox_core.compiler.inputs import Evidence, Memory
 from tokenbox_core.sections import Item
 from tokenbox_core.tokens import TokenCounter, content_text
 
-__all__ = ["Reference", "compress_references", "find_duplicates", "jaccard", "normalise", "pointer_text", "shingles"]
+__all__ = [
+    "Deduplication",
+    "Reference",
+    "compress_references",
+    "find_duplicates",
+    "jaccard",
+    "normalise",
+    "pointer_text",
+    "shingles",
+]
 
-_WORD = re.compile(r"[^\W_]+(?:[.,%'][^\W_]+)*%?", re.UNICODE)
+_PUNCTUATION = str.maketrans({c: " " for c in string.punctuation if c != "%"})
+_ANCHORS: dict[str, bool] = {}
+_ANCHOR_MEMO = 200_000
+_SAMPLE = 4
+_FULL = 32
 _COMMON = 64
 _SNIPPET_WORDS = 8
 
@@ -71,16 +85,33 @@ class Reference:
 
 
 def normalise(text: str) -> list[str]:
-    """Lower-cased words (numbers and percentages kept whole), punctuation and spacing ignored."""
-    return _WORD.findall(text.lower())
+    """Lower-cased words, punctuation (except ``%``) and spacing ignored."""
+    return text.lower().translate(_PUNCTUATION).split()
+
+
+def _anchor(word: str) -> bool:
+    hit = _ANCHORS.get(word)
+    if hit is None:
+        if len(_ANCHORS) > _ANCHOR_MEMO:  # a memo, not a store: the vocabulary of a deployment is bounded
+            _ANCHORS.clear()
+        hit = _ANCHORS[word] = zlib.crc32(word.encode("utf-8", "surrogatepass")) % _SAMPLE == 0
+    return hit
 
 
 def shingles(text: str, size: int) -> frozenset[tuple[str, ...]]:
-    """The set of ``size``-word shingles of the normalised text (the whole text when shorter)."""
+    """The ``size``-word shingles of the normalised text (the whole text when shorter).
+
+    Texts longer than ``_FULL`` words keep only the shingles that start at an *anchor* word (a stable
+    quarter of the vocabulary, by CRC32): the same shingle is kept or skipped in every text, so Jaccard
+    similarities are estimated on consistent samples at a quarter of the cost.
+    """
     words = normalise(text)
     if len(words) <= size:
         return frozenset([tuple(words)]) if words else frozenset()
-    return frozenset(tuple(words[i : i + size]) for i in range(len(words) - size + 1))
+    last = len(words) - size + 1
+    if len(words) <= _FULL:
+        return frozenset(tuple(words[i : i + size]) for i in range(last))
+    return frozenset(tuple(words[i : i + size]) for i in range(last) if _anchor(words[i]))
 
 
 def jaccard(a: frozenset[Any], b: frozenset[Any]) -> float:
@@ -210,25 +241,34 @@ def _union(n: int, pairs: list[tuple[int, int, float]]) -> list[int]:
     return [find(x) for x in range(n)]
 
 
-def compress_references(
-    plans: tuple[SectionPlan, ...], config: CompilerConfig, counter: TokenCounter
-) -> tuple[tuple[SectionPlan, ...], tuple[Reference, ...]]:
+@dataclass(frozen=True)
+class Deduplication:
+    """Reference compression's result: the rewritten plans, the pointers, and every duplicate cluster.
+
+    ``clusters`` lists each group of duplicates as ``(section, item_id)`` pairs in canonical order (found
+    whether or not ``dedupe`` replaced them: the duplication-rate metric reads them).
+    """
+
+    plans: tuple[SectionPlan, ...]
+    references: tuple[Reference, ...]
+    clusters: tuple[tuple[tuple[str, str], ...], ...]
+
+
+def compress_references(plans: tuple[SectionPlan, ...], config: CompilerConfig, counter: TokenCounter) -> Deduplication:
     """Replace later duplicates with pointers to their canonical instance (see the module docstring)."""
-    if not config.dedupe:
-        return plans, ()
     segments = _segments(plans)
     pairs = _clusters(segments, config)
     if not pairs:
-        return plans, ()
+        return Deduplication(plans, (), ())
     similarity = {j: sim for _, j, sim in pairs}
     roots = _union(len(segments), pairs)
     members: dict[int, list[int]] = {}
     for index, root in enumerate(roots):
         members.setdefault(root, []).append(index)
+    groups = [g for g in members.values() if len(g) > 1]
+    clusters = tuple(tuple((segments[k].section, segments[k].item.id) for k in g) for g in groups)
     replaced: dict[tuple[int, int], tuple[Item, Reference]] = {}
-    for group in members.values():
-        if len(group) < 2:
-            continue
+    for group in groups if config.dedupe else ():
         canonical = max(group, key=lambda k: (segments[k].authority, -segments[k].order))
         canon = segments[canonical]
         for k in group:
@@ -241,7 +281,7 @@ def compress_references(
             ref = Reference(seg.section, seg.item.id, canon.section, canon.item.id, similarity.get(k, 1.0), saved)
             replaced[(seg.plan_index, seg.item_index)] = (item, ref)
     if not replaced:
-        return plans, ()
+        return Deduplication(plans, (), clusters)
     out = list(plans)
     for p_index, plan in enumerate(plans):
         hits = [(i, replaced[(p_index, i)][0]) for i in range(len(plan.section.items)) if (p_index, i) in replaced]
@@ -251,7 +291,7 @@ def compress_references(
                 items[i] = item
             out[p_index] = plan.with_section(replace(plan.section, content=tuple(items)))
     refs = tuple(ref for _, ref in sorted(((k, v[1]) for k, v in replaced.items()), key=lambda kv: kv[0]))
-    return tuple(out), refs
+    return Deduplication(tuple(out), refs, clusters)
 
 
 def _pointer_item(plan: SectionPlan, seg: _Segment, canon: _Segment, counter: TokenCounter) -> tuple[Item, int]:
