@@ -46,7 +46,7 @@ from tokenbox_core.compiler.refs import Reference, compress_references
 from tokenbox_core.compiler.trace import CompilationTrace, input_hash, output_hash
 from tokenbox_core.compiler.validate import check_invariants, run_checks
 from tokenbox_core.layout import Layout
-from tokenbox_core.tokens import TokenCounter, count_message_tokens, get_counter
+from tokenbox_core.tokens import TokenCounter, get_counter
 
 __all__ = ["CompiledContext", "ContextCompiler"]
 
@@ -245,9 +245,7 @@ class ContextCompiler:
         return compressed, assembled, total, refs
 
     def _count(self, assembled: Assembled) -> int:
-        if self.config.output == "messages":
-            return count_message_tokens(list(assembled.messages), self.counter)
-        return self.counter.count(assembled.text)
+        return assembled.count(self.counter, self.config.output)
 
     def _finish(
         self,
