@@ -83,7 +83,7 @@ _API_KEY = re.compile(
 )
 _PRIVATE_KEY = re.compile(r"-----BEGIN (?:[A-Z]+ )*PRIVATE KEY-----")
 _DIGIT = re.compile(r"[0-9]")
-_KEY_MARKS = ("-----BEGIN", "sk-", "AKIA", "gh", "xox", "AIza")
+_KEY_MARKS = ("-----BEGIN", "sk-", "AKIA", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "xox", "AIza")
 
 
 def _may_hold_pii(text: str) -> bool:
