@@ -30,11 +30,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from tokenbox_core.chat import ConversationSections
-from tokenbox_core.compiler.build import SectionPlan, evidence_tag
+from tokenbox_core.compiler.build import SectionPlan
 from tokenbox_core.compiler.config import CompilerConfig
 from tokenbox_core.compiler.filter import Exclusion
 from tokenbox_core.compiler.history import message_text
 from tokenbox_core.compiler.inputs import Evidence
+from tokenbox_core.compiler.render import evidence_tag
 from tokenbox_core.layout import Layout
 from tokenbox_core.sections import Item
 from tokenbox_core.tokens import PRIMING_TOKENS, TOKENS_PER_MESSAGE, TokenCounter, content_text, message_token_count

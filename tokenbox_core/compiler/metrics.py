@@ -20,10 +20,11 @@ from datetime import datetime
 from typing import Any
 
 from tokenbox_core.compiler.assemble import Assembled
-from tokenbox_core.compiler.build import SectionPlan, evidence_tag
+from tokenbox_core.compiler.build import SectionPlan
 from tokenbox_core.compiler.config import CompilerConfig
 from tokenbox_core.compiler.filter import freshness
 from tokenbox_core.compiler.inputs import Evidence, Memory, Trust
+from tokenbox_core.compiler.render import evidence_tag
 from tokenbox_core.tokens import TokenCounter
 
 __all__ = ["DEFINITIONS", "Metrics", "compute_metrics", "isolation_strength"]

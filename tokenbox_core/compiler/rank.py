@@ -24,6 +24,7 @@ from typing import Any, TypeVar
 from tokenbox_core.compiler.collect import Candidates
 from tokenbox_core.compiler.config import CompilerConfig, RankingWeights
 from tokenbox_core.compiler.filter import tool_relevance
+from tokenbox_core.compiler.render import evidence_content, memory_content
 from tokenbox_core.sections import Item
 from tokenbox_core.select import (
     CompositeScorer,
@@ -113,12 +114,12 @@ def rank_candidates(
     weights = config.ranking_weights
 
     ev_rows = [
-        _row(e.id, e.text, counter, relevance=e.relevance, authority=e.authority, timestamp=e.retrieved_at)
+        _row(e.id, evidence_content(e), counter, relevance=e.relevance, authority=e.authority, timestamp=e.retrieved_at)
         for e in candidates.evidence
     ]
     ev_scores = composite_scores(ev_rows, weights["evidence"], now, half_life)
     mem_rows = [
-        _row(m.id, m.text, counter, relevance=m.relevance, authority=m.authority, timestamp=m.created_at)
+        _row(m.id, memory_content(m), counter, relevance=m.relevance, authority=m.authority, timestamp=m.created_at)
         for m in candidates.memory
     ]
     mem_scores = composite_scores(mem_rows, weights["memory"], now, half_life)

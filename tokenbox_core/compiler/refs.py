@@ -41,9 +41,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from tokenbox_core.compiler.build import SectionPlan, evidence_tag
+from tokenbox_core.compiler.build import SectionPlan
 from tokenbox_core.compiler.config import CompilerConfig
 from tokenbox_core.compiler.inputs import Evidence, Memory
+from tokenbox_core.compiler.render import evidence_tag
 from tokenbox_core.sections import Item
 from tokenbox_core.tokens import TokenCounter, content_text
 

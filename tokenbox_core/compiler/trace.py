@@ -42,15 +42,18 @@ def _plain(value: Any) -> Any:
 
 
 def _feed(h: Any, value: Any) -> None:
-    """Stream a value into the hash: long texts as raw bytes (length-prefixed), the rest as canonical JSON."""
-    if isinstance(value, str) and len(value) > 256:
-        data = value.encode("utf-8", "surrogatepass")
-        h.update(b"s%d:" % len(data))
-        h.update(data)
+    """Stream a value into the hash, typed and length-prefixed: texts as raw bytes, scalars by repr, the rest
+    as canonical JSON."""
+    if isinstance(value, str):
+        tag, data = b"s", value.encode("utf-8", "surrogatepass")
+    elif value is None or isinstance(value, bool | int | float):
+        tag, data = b"n", repr(value).encode()
+    elif isinstance(value, datetime):
+        tag, data = b"t", value.isoformat().encode()
     else:
-        data = canonical_json(_plain(value)).encode("utf-8", "surrogatepass")
-        h.update(b"j%d:" % len(data))
-        h.update(data)
+        tag, data = b"j", canonical_json(_plain(value)).encode("utf-8", "surrogatepass")
+    h.update(b"%s%d:" % (tag, len(data)))
+    h.update(data)
 
 
 def input_hash(
