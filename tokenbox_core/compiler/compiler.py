@@ -24,7 +24,6 @@ it over, laid out again with the excess taken off (at most a few passes).
 
 from __future__ import annotations
 
-import asyncio
 import time
 import uuid
 from collections.abc import Mapping
@@ -156,6 +155,8 @@ class ContextCompiler:
         sources = _sources(policy, developer, task, tools, evidence, memory, history, user)
         started = time.perf_counter()
         if has_async_sources(sources):
+            import asyncio  # only for async sources: importing tokenbox_core stays light
+
             try:
                 asyncio.get_running_loop()
             except RuntimeError:
