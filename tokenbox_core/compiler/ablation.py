@@ -25,7 +25,6 @@ evaluations concurrently; results never depend on completion order.
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import itertools
 from collections.abc import Callable, Mapping, Sequence
@@ -72,6 +71,8 @@ def _compile(
 
 
 async def _gather(evaluate: Evaluate, contexts: list[CompiledContext]) -> list[Any]:
+    import asyncio  # only for async evaluation functions: importing tokenbox_core stays light
+
     return list(await asyncio.gather(*(evaluate(c) for c in contexts)))
 
 
@@ -100,6 +101,8 @@ def ablate(
         raise results[0]
     contexts = [r for r in results if isinstance(r, CompiledContext)]
     if inspect.iscoroutinefunction(evaluate):
+        import asyncio
+
         scores = asyncio.run(_gather(evaluate, contexts))
     else:
         scores = [evaluate(c) for c in contexts]

@@ -25,20 +25,21 @@ left.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from tokenbox_core.chat import ConversationSections
-from tokenbox_core.compiler.build import SectionPlan, evidence_tag
+from tokenbox_core.compiler.build import SectionPlan
 from tokenbox_core.compiler.config import CompilerConfig
 from tokenbox_core.compiler.filter import Exclusion
 from tokenbox_core.compiler.history import message_text
 from tokenbox_core.compiler.inputs import Evidence
+from tokenbox_core.compiler.render import evidence_tag
 from tokenbox_core.layout import Layout
 from tokenbox_core.media.evidence import with_media_parts
 from tokenbox_core.sections import Item
-from tokenbox_core.tokens import PRIMING_TOKENS, TOKENS_PER_MESSAGE, TokenCounter, content_text
+from tokenbox_core.tokens import PRIMING_TOKENS, TOKENS_PER_MESSAGE, TokenCounter, content_text, message_token_count
 
 __all__ = ["Assembled", "assemble", "scaffold_reserve"]
 
@@ -53,6 +54,25 @@ class Assembled:
     text: str
     emitted: dict[str, tuple[Item, ...] | str]  # section id -> kept items (lists) or text
     excluded: tuple[Exclusion, ...]
+    parts: tuple[tuple[str, ...] | None, ...] = ()  # per message: the pieces its content joins (None: a turn)
+    text_parts: tuple[str, ...] = ()  # the pieces ``text`` joins
+
+    def count(self, counter: TokenCounter, output: str) -> int:
+        """The exact size of the output as sent, re-using cached piece counts where joins are neutral."""
+        concat = getattr(counter, "count_concat", None)
+
+        def joined(pieces: Sequence[str]) -> int:
+            return int(concat(pieces)) if concat is not None else counter.count("".join(pieces))
+
+        if output == "text":
+            return joined(self.text_parts) if self.text_parts else counter.count(self.text)
+        total = PRIMING_TOKENS
+        for message, pieces in zip(self.messages, self.parts or (None,) * len(self.messages), strict=True):
+            if pieces is None:
+                total += message_token_count(message, counter)
+            else:
+                total += TOKENS_PER_MESSAGE + counter.count(str(message["role"])) + joined(pieces)
+        return total
 
 
 def _prefix(plan: SectionPlan, config: CompilerConfig) -> str:
@@ -123,7 +143,8 @@ def _whole_tags(plan: SectionPlan, content: Any) -> tuple[tuple[Item, ...], list
 def assemble(layout: Layout, plans: tuple[SectionPlan, ...], config: CompilerConfig) -> Assembled:
     """Emit the laid-out sections in canonical order as messages and as text."""
     messages: list[Mapping[str, Any]] = []
-    blocks: list[str] = []
+    parts: list[tuple[str, ...] | None] = []
+    blocks: list[list[str]] = []
     emitted: dict[str, tuple[Item, ...] | str] = {}
     excluded: list[Exclusion] = []
     done: set[int] = set()
@@ -140,8 +161,9 @@ def assemble(layout: Layout, plans: tuple[SectionPlan, ...], config: CompilerCon
             excluded += dropped
             if turns:
                 messages.extend(turns)
-                lines = "\n".join(message_text(m) for m in turns)
-                blocks.append(f"{prefix}\n{lines}" if prefix else lines)
+                parts.extend([None] * len(turns))
+                lines = _joined([message_text(m) for m in turns], "\n")
+                blocks.append([prefix, "\n", *lines] if prefix else lines)
             continue
         if laid.status == "dropped":
             continue
@@ -151,18 +173,36 @@ def assemble(layout: Layout, plans: tuple[SectionPlan, ...], config: CompilerCon
             if not kept:
                 continue
             emitted[plan.id] = kept
-            body = plan.section.item_separator.join(i.content for i in kept)
-            if laid.marker:
-                body = f"{laid.marker}{plan.section.item_separator}{body}"
+            body = _joined(
+                [*([laid.marker] if laid.marker else []), *(i.content for i in kept)], plan.section.item_separator
+            )
         else:
-            body = laid.text
-            if not body:
+            if not laid.text:
                 continue
-            emitted[plan.id] = body
-        content: Any = f"{prefix}\n\n{body}" if prefix else body
-        if plan.section.is_list:  # issue 14 hook: media evidence carries its image/audio part into the messages
-            content = with_media_parts(content, emitted[plan.id], plan.payload)
-        messages.append({"role": plan.role, "content": content})
-        blocks.append(f"{prefix}\n{body}" if prefix else body)
+            emitted[plan.id] = laid.text
+            body = [laid.text]
+        content = [prefix, "\n\n", *body] if prefix else body
+        text = "".join(content)
+        sent: Any = text
+        if plan.section.is_list:  # issue 14 hook: media evidence carries its image/audio parts into the messages
+            sent = with_media_parts(text, emitted[plan.id], plan.payload)
+        messages.append({"role": plan.role, "content": sent})
+        parts.append(tuple(content) if sent is text else None)  # a message with media parts is counted whole
+        blocks.append([prefix, "\n", *body] if prefix else body)
     ordered = {p.id: emitted[p.id] for p in plans if p.id in emitted}
-    return Assembled(tuple(messages), _TEXT_JOIN.join(blocks), ordered, tuple(excluded))
+    flat: list[str] = []
+    for index, block in enumerate(blocks):
+        if index:
+            flat.append(_TEXT_JOIN)
+        flat.extend(block)
+    return Assembled(tuple(messages), "".join(flat), ordered, tuple(excluded), tuple(parts), tuple(flat))
+
+
+def _joined(pieces: list[str], separator: str) -> list[str]:
+    """``pieces`` with ``separator`` between them, as a list of pieces (``"".join`` gives the joined text)."""
+    out: list[str] = []
+    for index, piece in enumerate(pieces):
+        if index and separator:
+            out.append(separator)
+        out.append(piece)
+    return out

@@ -23,8 +23,9 @@ from typing import Any
 from tokenbox_core.chat import ConversationSections
 from tokenbox_core.compiler.config import CompilerConfig
 from tokenbox_core.compiler.history import history_sections
-from tokenbox_core.compiler.inputs import Evidence, Memory, Tier, Trust
+from tokenbox_core.compiler.inputs import Tier, Trust
 from tokenbox_core.compiler.rank import Ranked
+from tokenbox_core.compiler.render import evidence_content, evidence_tag, memory_content
 from tokenbox_core.media.evidence import media_item_tokens
 from tokenbox_core.sections import Item, Section
 from tokenbox_core.tokens import TokenCounter
@@ -100,26 +101,6 @@ class SectionPlan:
         return replace(self, section=section)
 
 
-def evidence_tag(e: Evidence) -> str:
-    """The provenance tag written before a passage (chapter §6.3.3); Validate checks it is emitted."""
-    parts = [
-        f"[evidence {e.id}",
-        f"source: {e.source}",
-        f"retrieved: {e.retrieved_at.isoformat()}",
-        f"authority: {e.authority:g}",
-        f"relevance: {e.relevance:g}",
-    ]
-    if e.span is not None:
-        parts.append(f"span: {e.span[0]}-{e.span[1]}")
-    if e.lineage is not None:
-        parts.append(f"lineage: {e.lineage}")
-    return " | ".join(parts) + "]"
-
-
-def _memory_text(m: Memory) -> str:
-    return f"[memory {m.id} ({m.kind})] {m.text}"
-
-
 def build_plan(ranked: Ranked, config: CompilerConfig, counter: TokenCounter) -> tuple[SectionPlan, ...]:
     """Lower ranked candidates to section plans in canonical order (empty parts are left out)."""
     c = ranked.candidates
@@ -169,12 +150,12 @@ def build_plan(ranked: Ranked, config: CompilerConfig, counter: TokenCounter) ->
         items = [
             Item(
                 e.id,
-                f"{evidence_tag(e)}\n{e.text}",
+                evidence_content(e),
                 kind="Document",
                 score=scores.get(e.id, e.relevance),
                 source=e.source,
                 timestamp=e.retrieved_at,
-                tokens=media_item_tokens(e, f"{evidence_tag(e)}\n{e.text}", counter),  # issue 14 hook
+                tokens=media_item_tokens(e, evidence_content(e), counter),  # issue 14 hook
             )
             for e in c.evidence
         ]
@@ -202,7 +183,7 @@ def build_plan(ranked: Ranked, config: CompilerConfig, counter: TokenCounter) ->
     if c.memory:
         scores = ranked.scores.get("memory", {})
         items = [
-            Item(m.id, _memory_text(m), kind="Memory", score=scores.get(m.id, 0.0), timestamp=m.created_at)
+            Item(m.id, memory_content(m), kind="Memory", score=scores.get(m.id, 0.0), timestamp=m.created_at)
             for m in c.memory
         ]
         section = Section(

@@ -22,7 +22,6 @@ values or sources (several retrievers).
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -120,6 +119,8 @@ async def collect_async(sources: Mapping[str, Any]) -> Candidates:
             else:
                 resolved.append(leaf)
         leaves[name] = resolved
+    import asyncio  # only for async sources: importing tokenbox_core stays light
+
     results = await asyncio.gather(*pending)
     for (name, index), result in zip(slots, results, strict=True):
         leaves[name][index] = result

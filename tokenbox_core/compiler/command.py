@@ -66,13 +66,11 @@ def _read(path: Path) -> dict[str, Any]:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise CompilerInputError(f"cannot read compile spec {str(path)!r}: {exc.strerror}") from exc
+    kind = "TOML" if path.suffix == ".toml" else "JSON"
     try:
-        if path.suffix == ".toml":
-            data = _toml().loads(text)
-        else:
-            data = json.loads(text)
+        data = _toml().loads(text) if kind == "TOML" else json.loads(text)
     except ValueError as exc:
-        raise CompilerInputError(f"compile spec {str(path)!r} is not valid {path.suffix[1:] or 'JSON'}: {exc}") from exc
+        raise CompilerInputError(f"compile spec {str(path)!r} is not valid {kind}: {exc}") from exc
     if not isinstance(data, dict):
         raise CompilerInputError(f"compile spec {str(path)!r} must hold an object, got {type(data).__name__}")
     return data

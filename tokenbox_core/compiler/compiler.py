@@ -24,7 +24,6 @@ it over, laid out again with the excess taken off (at most a few passes).
 
 from __future__ import annotations
 
-import asyncio
 import time
 import uuid
 from collections.abc import Mapping
@@ -46,7 +45,7 @@ from tokenbox_core.compiler.refs import Reference, compress_references
 from tokenbox_core.compiler.trace import CompilationTrace, input_hash, output_hash
 from tokenbox_core.compiler.validate import check_invariants, run_checks
 from tokenbox_core.layout import Layout
-from tokenbox_core.tokens import TokenCounter, count_message_tokens, get_counter
+from tokenbox_core.tokens import TokenCounter, get_counter
 
 __all__ = ["CompiledContext", "ContextCompiler"]
 
@@ -156,6 +155,8 @@ class ContextCompiler:
         sources = _sources(policy, developer, task, tools, evidence, memory, history, user)
         started = time.perf_counter()
         if has_async_sources(sources):
+            import asyncio  # only for async sources: importing tokenbox_core stays light
+
             try:
                 asyncio.get_running_loop()
             except RuntimeError:
@@ -194,13 +195,24 @@ class ContextCompiler:
         if not plans:
             raise CompilationError([Violation("required_sections", "nothing to compile: every source is empty")])
         base_plans = plans
-        plans, refs = compress_references(plans, config, self.counter)
+        dedup = compress_references(plans, config, self.counter)
         clock.lap("build")
-        compressed, assembled, total, refs = self._fit(plans, refs, base_plans)
+        compressed, assembled, total, refs = self._fit(dedup.plans, dedup.references, base_plans)
         clock.lap("compress+assemble")
         pages: tuple[CompiledContext, ...] = ()
         result = self._finish(
-            candidates, ranked, compressed, assembled, total, refs, excluded, now, digest, started, stages
+            candidates,
+            ranked,
+            compressed,
+            assembled,
+            total,
+            refs,
+            dedup.clusters,
+            excluded,
+            now,
+            digest,
+            started,
+            stages,
         )
         if config.overflow_policy == "paginate" and _paged_out(compressed):
             pages = self._paginate(filtered, result, compressed)
@@ -234,9 +246,7 @@ class ContextCompiler:
         return compressed, assembled, total, refs
 
     def _count(self, assembled: Assembled) -> int:
-        if self.config.output == "messages":
-            return count_message_tokens(list(assembled.messages), self.counter)
-        return self.counter.count(assembled.text)
+        return assembled.count(self.counter, self.config.output)
 
     def _finish(
         self,
@@ -246,6 +256,7 @@ class ContextCompiler:
         assembled: Assembled,
         total: int,
         refs: tuple[Reference, ...],
+        clusters: tuple[tuple[tuple[str, str], ...], ...],
         excluded: tuple[Exclusion, ...],
         now: datetime | None,
         digest: str,
@@ -269,6 +280,7 @@ class ContextCompiler:
             now=now,
             candidate_scores=ranked.scores,
             pointer_targets=pointer_targets,
+            clusters=clusters,
         )
         summary = section_summary(compressed)
         ratios = {sid: (row["used"] / row["demand"] if row["demand"] else 1.0) for sid, row in summary.items()}

@@ -14,18 +14,17 @@ defence configured every untrusted token counts fully.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from tokenbox_core.compiler.assemble import Assembled
-from tokenbox_core.compiler.build import SectionPlan, evidence_tag
+from tokenbox_core.compiler.build import SectionPlan
 from tokenbox_core.compiler.config import CompilerConfig
 from tokenbox_core.compiler.filter import freshness
 from tokenbox_core.compiler.inputs import Evidence, Memory, Trust
-from tokenbox_core.compiler.refs import find_duplicates
-from tokenbox_core.sections import Item
+from tokenbox_core.compiler.render import evidence_tag
 from tokenbox_core.tokens import TokenCounter
 
 __all__ = ["DEFINITIONS", "Metrics", "compute_metrics", "isolation_strength"]
@@ -41,8 +40,9 @@ DEFINITIONS: Mapping[str, str] = {
     ),
     "constraint_density": "tokens of the policy tier (policy + developer instructions) / total tokens (§6.6.5)",
     "duplication_rate": (
-        "emitted segments (items and text sections) that duplicate an earlier emitted segment (normalised "
-        "shingle Jaccard >= dedupe_threshold) / emitted segments; pointers are not segments"
+        "emitted items of the elastic sections (passages, memories, turns) that duplicate an earlier emitted one "
+        "(reference compression's clusters: normalised shingle Jaccard >= dedupe_threshold) / those items; "
+        "pointers are not counted"
     ),
     "staleness_index": (
         "token-weighted mean of 1 − freshness over emitted evidence and memories with a timestamp (0 if none)"
@@ -98,6 +98,7 @@ def compute_metrics(
     now: datetime | None,
     candidate_scores: Mapping[str, Mapping[str, float]],
     pointer_targets: Mapping[tuple[str, str], tuple[str, str]],
+    clusters: Sequence[Sequence[tuple[str, str]]] = (),
 ) -> Metrics:
     """Compute every metric for an assembled context (see :data:`DEFINITIONS`)."""
     by_id = {p.id: p for p in plans}
@@ -105,7 +106,7 @@ def compute_metrics(
     section_tokens: dict[str, int] = {}
     ev_items = ev_tagged = 0
     stale_num = stale_den = 0.0
-    segments: list[str] = []
+    segments = 0
     emitted_ids: set[tuple[str, str]] = set()
     for sid, body in assembled.emitted.items():
         plan = by_id[sid]
@@ -113,7 +114,6 @@ def compute_metrics(
             size = counter.count(body)
             section_tokens[sid] = size
             signal += size
-            segments.append(body)
             continue
         size = 0
         for item in body:
@@ -130,14 +130,17 @@ def compute_metrics(
                     signal += max(0, tokens - counter.count(tag))
             elif not is_pointer:
                 signal += tokens
-            if not is_pointer:
-                segments.append(_segment_text(item, payload))
+            if not is_pointer and plan.elastic:
+                segments += 1
             stamp = payload.retrieved_at if isinstance(payload, Evidence) else getattr(payload, "created_at", None)
             if isinstance(payload, Evidence | Memory) and stamp is not None:
                 stale_num += tokens * (1.0 - freshness(stamp, now, config))
                 stale_den += tokens
         section_tokens[sid] = size
-    duplicates = len({j for _, j, _ in find_duplicates(segments, config.dedupe_threshold, config.shingle_size)})
+    duplicates = 0
+    for cluster in clusters:
+        present = sum(1 for key in cluster if key in emitted_ids and key not in pointer_targets)
+        duplicates += max(0, present - 1)
     policy_tokens = section_tokens.get("policy", 0) + section_tokens.get("developer", 0)
     exposed = 0.0
     for sid, size in section_tokens.items():
@@ -161,14 +164,8 @@ def compute_metrics(
         signal_density=_ratio(min(signal, total_tokens), total_tokens),
         provenance_coverage=_ratio(ev_tagged, ev_items, empty=1.0),
         constraint_density=_ratio(policy_tokens, total_tokens),
-        duplication_rate=_ratio(duplicates, len(segments)),
+        duplication_rate=_ratio(duplicates, segments),
         staleness_index=_ratio(stale_num, stale_den),
         injection_vulnerability_surface=_ratio(exposed, total_tokens),
         compression_fidelity=_ratio(kept, mass, empty=1.0),
     )
-
-
-def _segment_text(item: Item, payload: Any) -> str:
-    if isinstance(payload, Evidence | Memory):
-        return payload.text
-    return item.content

@@ -24,12 +24,12 @@ from typing import Any, TypeVar
 from tokenbox_core.compiler.collect import Candidates
 from tokenbox_core.compiler.config import CompilerConfig, RankingWeights
 from tokenbox_core.compiler.filter import tool_relevance
+from tokenbox_core.compiler.render import evidence_content, memory_content
 from tokenbox_core.sections import Item
 from tokenbox_core.select import (
     CompositeScorer,
     DecayScorer,
     ExponentialDecay,
-    FunctionScorer,
     MetadataTrustScorer,
     ReflexiveScorer,
 )
@@ -52,9 +52,13 @@ class Ranked:
     scores: dict[str, dict[str, float]]
 
 
-def _cost_inverse(item: Item, items: Sequence[Item]) -> float:
-    smallest = min(max(1, int(i.metadata[_TOKENS])) for i in items)
-    return smallest / max(1, int(item.metadata[_TOKENS]))
+class _CostInverse:
+    """Token-cost inverse ``min_tokens / tokens`` over the candidates (1.0 for the shortest item)."""
+
+    def scores(self, items: Sequence[Item]) -> list[float]:
+        sizes = [max(1, int(i.metadata[_TOKENS])) for i in items]
+        smallest = min(sizes, default=1)
+        return [smallest / size for size in sizes]
 
 
 def composite_scores(
@@ -73,7 +77,7 @@ def composite_scores(
     if weights.utility > 0:
         entries.append((MetadataTrustScorer(default_score=0.5, key=_UTILITY), weights.utility))
     if weights.cost > 0:
-        entries.append((FunctionScorer(_cost_inverse), weights.cost))
+        entries.append((_CostInverse(), weights.cost))
     if not entries:
         return [0.0] * len(rows)
     return CompositeScorer(entries).scores(list(rows))
@@ -110,12 +114,12 @@ def rank_candidates(
     weights = config.ranking_weights
 
     ev_rows = [
-        _row(e.id, e.text, counter, relevance=e.relevance, authority=e.authority, timestamp=e.retrieved_at)
+        _row(e.id, evidence_content(e), counter, relevance=e.relevance, authority=e.authority, timestamp=e.retrieved_at)
         for e in candidates.evidence
     ]
     ev_scores = composite_scores(ev_rows, weights["evidence"], now, half_life)
     mem_rows = [
-        _row(m.id, m.text, counter, relevance=m.relevance, authority=m.authority, timestamp=m.created_at)
+        _row(m.id, memory_content(m), counter, relevance=m.relevance, authority=m.authority, timestamp=m.created_at)
         for m in candidates.memory
     ]
     mem_scores = composite_scores(mem_rows, weights["memory"], now, half_life)

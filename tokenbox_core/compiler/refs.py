@@ -17,8 +17,13 @@ provenance tag); duplicates placed before the canonical stay verbatim, since
 a pointer must never precede what it points to (referential integrity, which
 Validate checks on the emitted context).
 
-Candidate pairs come from an inverted index of shingles (shingles shared by
-more than ``_COMMON`` segments are ignored as boilerplate), so the cost is
+Words are mapped to stable integers (CRC32, memoised per word) and shingles
+are tuples of those integers, built and hashed at C speed; integer tuples
+hash identically in every process (no hash-seed dependence).  Candidate
+pairs come from a bottom-k sketch (the ``_SKETCH`` smallest shingle hashes of
+each segment) and an inverted index over sketch values: segments sharing at
+least ``k·threshold/3`` sketch values (near-duplicates share about
+``k·Jaccard``) are verified with the exact Jaccard of the full shingle sets.  The cost is
 near-linear in the material rather than quadratic.
 
 >>> a = shingles("Quarterly revenue grew 12% year over year.", 3)
@@ -29,22 +34,38 @@ near-linear in the material rather than quadratic.
 from __future__ import annotations
 
 import math
-import re
-from collections import Counter
+import string
+import zlib
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from tokenbox_core.compiler.build import SectionPlan, evidence_tag
+from tokenbox_core.compiler.build import SectionPlan
 from tokenbox_core.compiler.config import CompilerConfig
 from tokenbox_core.compiler.inputs import Evidence, Memory
+from tokenbox_core.compiler.render import evidence_tag
 from tokenbox_core.sections import Item
 from tokenbox_core.tokens import TokenCounter, content_text
 
-__all__ = ["Reference", "compress_references", "find_duplicates", "jaccard", "normalise", "pointer_text", "shingles"]
+__all__ = [
+    "Deduplication",
+    "Reference",
+    "compress_references",
+    "find_duplicates",
+    "jaccard",
+    "normalise",
+    "pointer_text",
+    "shingles",
+]
 
-_WORD = re.compile(r"[^\W_]+(?:[.,%'][^\W_]+)*%?", re.UNICODE)
-_COMMON = 64
+_PUNCTUATION = str.maketrans({c: " " for c in string.punctuation if c != "%"})
+_WORD_IDS: dict[str, int] = {}
+_SHINGLES: OrderedDict[tuple[str, int], frozenset[tuple[int, ...]]] = OrderedDict()
+_SHINGLE_CACHE_BYTES = 16 * 1024 * 1024
+_SHINGLE_BYTES = 0
+_WORD_MEMO = 500_000
+_SKETCH = 16
 _SNIPPET_WORDS = 8
 
 
@@ -71,16 +92,50 @@ class Reference:
 
 
 def normalise(text: str) -> list[str]:
-    """Lower-cased words (numbers and percentages kept whole), punctuation and spacing ignored."""
-    return _WORD.findall(text.lower())
+    """Lower-cased words, punctuation (except ``%``) and spacing ignored."""
+    return text.lower().translate(_PUNCTUATION).split()
 
 
-def shingles(text: str, size: int) -> frozenset[tuple[str, ...]]:
-    """The set of ``size``-word shingles of the normalised text (the whole text when shorter)."""
-    words = normalise(text)
-    if len(words) <= size:
-        return frozenset([tuple(words)]) if words else frozenset()
-    return frozenset(tuple(words[i : i + size]) for i in range(len(words) - size + 1))
+def _word_ids(words: list[str]) -> list[int]:
+    missing = set(words).difference(_WORD_IDS)
+    if missing:
+        if len(_WORD_IDS) + len(missing) > _WORD_MEMO:  # a memo, not a store: bounded whatever the traffic
+            _WORD_IDS.clear()
+            missing = set(words)
+        for word in missing:
+            _WORD_IDS[word] = zlib.crc32(word.encode("utf-8", "surrogatepass"))
+    return list(map(_WORD_IDS.__getitem__, words))
+
+
+def shingles(text: str, size: int) -> frozenset[tuple[int, ...]]:
+    """The ``size``-word shingles of the normalised text (the whole text when shorter), words as stable ints."""
+    key = (text, size)
+    found = _SHINGLES.get(key)
+    if found is not None:
+        _SHINGLES.move_to_end(key)
+        return found
+    ids = _word_ids(normalise(text))
+    if len(ids) <= size:
+        out = frozenset([tuple(ids)]) if ids else frozenset()
+    else:
+        out = frozenset(zip(*(ids[i:] for i in range(size)), strict=False))
+    # Why a cache: a conversation's next turn re-compiles mostly the same passages, memories and turns, and
+    # shingling is the costliest step of reference compression.  Bounded by the bytes of the texts it keys.
+    global _SHINGLE_BYTES
+    _SHINGLES[key] = out
+    _SHINGLE_BYTES += len(text)
+    while _SHINGLE_BYTES > _SHINGLE_CACHE_BYTES and _SHINGLES:
+        (old, _), _ = _SHINGLES.popitem(last=False)
+        _SHINGLE_BYTES -= len(old)
+    return out
+
+
+def clear_caches() -> None:
+    """Forget memoised shingles and word ids (benchmarks measuring a cold compile call this)."""
+    global _SHINGLE_BYTES
+    _SHINGLES.clear()
+    _WORD_IDS.clear()
+    _SHINGLE_BYTES = 0
 
 
 def jaccard(a: frozenset[Any], b: frozenset[Any]) -> float:
@@ -140,36 +195,35 @@ def find_duplicates(texts: Sequence[str], threshold: float, shingle_size: int) -
     """Duplicate pairs ``(earlier, later, similarity)``: each later text paired with its most similar earlier one.
 
     Exact duplicates (equal normalised words) have similarity 1.0; near-duplicates need a shingle Jaccard
-    >= ``threshold``.  Candidates come from an inverted shingle index, so unrelated texts are never compared.
+    >= ``threshold``.  Candidates share a bottom-k sketch value; each is verified exactly.
     """
     sets = [shingles(t, shingle_size) for t in texts]
-    exact: dict[tuple[str, ...], int] = {}
-    postings: dict[tuple[str, ...], list[int]] = {}
+    exact: dict[frozenset[tuple[int, ...]], int] = {}
+    index: dict[int, list[int]] = {}
     pairs: list[tuple[int, int, float]] = []
-    for j, text in enumerate(texts):
-        key = tuple(normalise(text))
-        if not key:
+    for j, current in enumerate(sets):
+        if not current:
             continue
-        if key in exact:
-            pairs.append((exact[key], j, 1.0))
+        if current in exact and tuple(normalise(texts[j])) == tuple(normalise(texts[exact[current]])):
+            pairs.append((exact[current], j, 1.0))
             continue
-        exact[key] = j
-        shared: Counter[int] = Counter()
-        for sh in sets[j]:
-            posting = postings.get(sh)
-            if posting is not None and len(posting) <= _COMMON:
-                shared.update(posting)
+        exact.setdefault(current, j)
+        sketch = sorted(map(hash, current))[:_SKETCH]
+        shared = Counter(i for value in sketch for i in index.get(value, ()))
+        need = max(1, math.floor(len(sketch) * threshold / 3))  # near-duplicates share ~Jaccard x k values
+        candidates = sorted(i for i, n in shared.items() if n >= need)
         best: tuple[float, int] | None = None
-        for i, count in sorted(shared.items()):
-            if count / max(len(sets[i]), len(sets[j])) < threshold:
-                continue  # Jaccard <= |a ∩ b| / max(|a|, |b|): cannot reach the threshold
-            sim = jaccard(sets[i], sets[j])
+        for i in candidates:
+            other = sets[i]
+            if min(len(other), len(current)) < threshold * max(len(other), len(current)):
+                continue  # Jaccard <= |smaller| / |larger|: cannot reach the threshold
+            sim = jaccard(other, current)
             if sim >= threshold and (best is None or sim > best[0]):
                 best = (sim, i)
         if best is not None:
             pairs.append((best[1], j, best[0]))
-        for sh in sets[j]:
-            postings.setdefault(sh, []).append(j)
+        for value in sketch:
+            index.setdefault(value, []).append(j)
     return pairs
 
 
@@ -210,25 +264,34 @@ def _union(n: int, pairs: list[tuple[int, int, float]]) -> list[int]:
     return [find(x) for x in range(n)]
 
 
-def compress_references(
-    plans: tuple[SectionPlan, ...], config: CompilerConfig, counter: TokenCounter
-) -> tuple[tuple[SectionPlan, ...], tuple[Reference, ...]]:
+@dataclass(frozen=True)
+class Deduplication:
+    """Reference compression's result: the rewritten plans, the pointers, and every duplicate cluster.
+
+    ``clusters`` lists each group of duplicates as ``(section, item_id)`` pairs in canonical order (found
+    whether or not ``dedupe`` replaced them: the duplication-rate metric reads them).
+    """
+
+    plans: tuple[SectionPlan, ...]
+    references: tuple[Reference, ...]
+    clusters: tuple[tuple[tuple[str, str], ...], ...]
+
+
+def compress_references(plans: tuple[SectionPlan, ...], config: CompilerConfig, counter: TokenCounter) -> Deduplication:
     """Replace later duplicates with pointers to their canonical instance (see the module docstring)."""
-    if not config.dedupe:
-        return plans, ()
     segments = _segments(plans)
     pairs = _clusters(segments, config)
     if not pairs:
-        return plans, ()
+        return Deduplication(plans, (), ())
     similarity = {j: sim for _, j, sim in pairs}
     roots = _union(len(segments), pairs)
     members: dict[int, list[int]] = {}
     for index, root in enumerate(roots):
         members.setdefault(root, []).append(index)
+    groups = [g for g in members.values() if len(g) > 1]
+    clusters = tuple(tuple((segments[k].section, segments[k].item.id) for k in g) for g in groups)
     replaced: dict[tuple[int, int], tuple[Item, Reference]] = {}
-    for group in members.values():
-        if len(group) < 2:
-            continue
+    for group in groups if config.dedupe else ():
         canonical = max(group, key=lambda k: (segments[k].authority, -segments[k].order))
         canon = segments[canonical]
         for k in group:
@@ -241,7 +304,7 @@ def compress_references(
             ref = Reference(seg.section, seg.item.id, canon.section, canon.item.id, similarity.get(k, 1.0), saved)
             replaced[(seg.plan_index, seg.item_index)] = (item, ref)
     if not replaced:
-        return plans, ()
+        return Deduplication(plans, (), clusters)
     out = list(plans)
     for p_index, plan in enumerate(plans):
         hits = [(i, replaced[(p_index, i)][0]) for i in range(len(plan.section.items)) if (p_index, i) in replaced]
@@ -251,7 +314,7 @@ def compress_references(
                 items[i] = item
             out[p_index] = plan.with_section(replace(plan.section, content=tuple(items)))
     refs = tuple(ref for _, ref in sorted(((k, v[1]) for k, v in replaced.items()), key=lambda kv: kv[0]))
-    return tuple(out), refs
+    return Deduplication(tuple(out), refs, clusters)
 
 
 def _pointer_item(plan: SectionPlan, seg: _Segment, canon: _Segment, counter: TokenCounter) -> tuple[Item, int]:

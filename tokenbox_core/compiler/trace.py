@@ -41,18 +41,42 @@ def _plain(value: Any) -> Any:
     return repr(value)
 
 
+def _feed(h: Any, value: Any) -> None:
+    """Stream a value into the hash, typed and length-prefixed: texts as raw bytes, scalars by repr, the rest
+    as canonical JSON."""
+    if isinstance(value, str):
+        tag, data = b"s", value.encode("utf-8", "surrogatepass")
+    elif value is None or isinstance(value, bool | int | float):
+        tag, data = b"n", repr(value).encode()
+    elif isinstance(value, datetime):
+        tag, data = b"t", value.isoformat().encode()
+    else:
+        tag, data = b"j", canonical_json(_plain(value)).encode("utf-8", "surrogatepass")
+    h.update(b"%s%d:" % (tag, len(data)))
+    h.update(data)
+
+
 def input_hash(
     candidates: Candidates, config: CompilerConfig, budget: ContextBudget, counter_name: str, now: datetime | None
 ) -> str:
     """sha256 over every input that can change the output (see the module docstring)."""
-    payload = {
-        "candidates": _plain(candidates),
-        "config": config.describe(),
-        "budget": budget.to_dict(),
-        "counter": counter_name,
-        "now": None if now is None else now.isoformat(),
-    }
-    return hashlib.sha256(canonical_json(payload).encode("utf-8", "surrogatepass")).hexdigest()
+    h = hashlib.sha256()
+    _feed(h, {"config": config.describe(), "budget": budget.to_dict(), "counter": counter_name})
+    _feed(h, None if now is None else now.isoformat())
+    for slot in dataclasses.fields(candidates):
+        value = getattr(candidates, slot.name)
+        h.update(slot.name.encode())
+        for entry in value if isinstance(value, tuple) else (value,):
+            if dataclasses.is_dataclass(entry) and not isinstance(entry, type):
+                for f in dataclasses.fields(entry):
+                    _feed(h, getattr(entry, f.name))
+            elif isinstance(entry, Mapping):
+                for key in sorted(entry, key=str):
+                    _feed(h, str(key))
+                    _feed(h, entry[key])
+            else:
+                _feed(h, entry)
+    return h.hexdigest()
 
 
 def output_hash(messages: Any, text: str, output: str) -> str:

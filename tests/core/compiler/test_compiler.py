@@ -85,3 +85,13 @@ def test_config_must_be_a_compiler_config() -> None:
     """A wrong config type fails at construction."""
     with pytest.raises(CompilerInputError, match="CompilerConfig"):
         ContextCompiler(100, config={"allocator": "utility"})  # type: ignore[arg-type]
+
+
+def test_importing_the_core_does_not_load_asyncio() -> None:
+    """The compiler imports asyncio only when a source or an evaluation is async."""
+    import subprocess
+    import sys
+
+    code = "import sys, tokenbox_core; print('asyncio' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"

@@ -7,7 +7,7 @@ from datetime import datetime, timezone
 import pytest
 
 from tokenbox_core.compiler import CompilerInputError, Evidence, Memory, TaskState, Tier, Tool, Trust
-from tokenbox_core.compiler.build import evidence_tag
+from tokenbox_core.compiler.render import evidence_tag
 
 NOW = datetime(2025, 1, 1, tzinfo=timezone.utc)
 
