@@ -58,3 +58,25 @@ def test_trim_messages_drops_the_screenshot_turn_by_its_real_cost() -> None:
     assert len(roomy) == 4
     tight = trim_messages(history, max_tokens=400, token_counter="gpt-4o", include_system=True)
     assert all(not isinstance(m.content, list) for m in tight) and tight[-1].content == "Why?"
+
+
+def test_llamaindex_image_blocks_reach_the_core_with_their_data() -> None:
+    """The LlamaIndex adapter's neutral messages carry ImageBlock data: by the model's rule they cost 765 on gpt-4o
+    (ChatCounter without media_tokens); with media_tokens (TokenBoxMemory's default, 256) every media block keeps the
+    flat charge."""
+    from llama_index.core.base.llms.types import ChatMessage, DocumentBlock, ImageBlock, TextBlock
+
+    from tokenbox_core.chat.messages import ChatCounter
+    from tokenbox_llamaindex._messages import neutral
+
+    data = base64.b64decode(_png_b64((1024, 1024)))
+    text_only = ChatMessage(role="user", blocks=[TextBlock(text="Describe.")])
+    with_image = ChatMessage(role="user", blocks=[TextBlock(text="Describe."), ImageBlock(image=data, detail="high")])
+    pdf = DocumentBlock(data=b"%PDF-1.4", document_mimetype="application/pdf")
+    with_doc = ChatMessage(role="user", blocks=[TextBlock(text="Describe."), pdf])
+    messages = neutral([text_only, with_image, with_doc])
+    by_rule = ChatCounter.of("gpt-4o")
+    assert by_rule.size(messages[1]) == by_rule.size(messages[0]) + 765
+    flat = ChatCounter.of("gpt-4o", media_tokens=256)
+    base, image, doc = (flat.size(m) for m in messages)
+    assert image == doc == base + 256
