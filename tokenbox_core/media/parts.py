@@ -31,7 +31,7 @@ from tokenbox_core.models.counting import profile_of
 from tokenbox_core.models.profile import ModelProfile
 from tokenbox_core.models.registry import get_model_profile
 
-__all__ = ["RemotePolicy", "costed_by_rule", "media_part_tokens", "remote_images", "split_media"]
+__all__ = ["RemotePolicy", "media_part_tokens", "remote_images", "split_media"]
 
 logger = logging.getLogger("tokenbox")
 
@@ -171,18 +171,6 @@ def media_part_tokens(part: Any, model: Any = None) -> int | None:
         f"no published token rule for {mime or 'this'} file input; extract its text and send that, or give "
         f"the part a 'tokens' count"
     )
-
-
-def costed_by_rule(part: Any) -> bool:
-    """True for an image or audio part that carries data or a reference (costed by the model's rule);
-    False for other parts and for bare placeholders such as ``{"type": "image"}``."""
-    if not isinstance(part, Mapping) or part.get("type") not in ("image_url", "input_image", "image", "input_audio"):
-        return False
-    if part.get("type") == "input_audio":
-        inner = part.get("input_audio")
-        return isinstance(inner, Mapping) and bool(inner.get("data"))
-    ref, _, _ = _image_ref(part)
-    return bool(ref) or _given_size(part, part.get("image_url")) is not None
 
 
 def split_media(content: Sequence[Any], counter: Any) -> tuple[list[Any], int]:
