@@ -9,6 +9,7 @@
 (True, 'kept', 'truncated')
 """
 
+import tokenbox_core.structured  # noqa: F401  (registers the "structured" lens)
 from tokenbox_core.box import TokenBox
 from tokenbox_core.budget import (
     MODEL_CONTEXT_WINDOWS,
@@ -19,12 +20,21 @@ from tokenbox_core.budget import (
     register_model,
 )
 from tokenbox_core.chat import ConversationFit, fit_conversation
+from tokenbox_core.compiler import (
+    CompilationError,
+    CompiledContext,
+    CompilerConfig,
+    ContextCompiler,
+    Evidence,
+    ablate,
+)
 from tokenbox_core.errors import (
     BudgetError,
     ContextCriticalOverflow,
     CounterError,
     InvalidTextError,
     LensError,
+    MediaError,
     SectionError,
     SelectionError,
     TokenBoxError,
@@ -32,6 +42,8 @@ from tokenbox_core.errors import (
 )
 from tokenbox_core.layout import Action, LaidOutSection, Layout, RemovedItem
 from tokenbox_core.lenses import register_lens
+from tokenbox_core.media import audio_tokens, image_tokens, video_tokens
+from tokenbox_core.models import ModelProfile, get_model_profile
 from tokenbox_core.report import LayoutDiff
 from tokenbox_core.sections import Item, Section
 from tokenbox_core.select import SelectionPolicy
@@ -43,11 +55,16 @@ __version__ = "0.1.0"
 __all__ = [
     "Action",
     "BudgetError",
+    "CompilationError",
+    "CompiledContext",
+    "CompilerConfig",
     "ContextBudget",
+    "ContextCompiler",
     "ContextCriticalOverflow",
     "ConversationFit",
     "CounterError",
     "EffectiveBudget",
+    "Evidence",
     "InvalidTextError",
     "Item",
     "LaidOutSection",
@@ -56,6 +73,8 @@ __all__ = [
     "LayoutSpec",
     "LensError",
     "MODEL_CONTEXT_WINDOWS",
+    "MediaError",
+    "ModelProfile",
     "RemovedItem",
     "Section",
     "SectionError",
@@ -69,10 +88,15 @@ __all__ = [
     "TokenCounter",
     "TokenizerUnavailable",
     "__version__",
+    "ablate",
+    "audio_tokens",
     "count_message_tokens",
     "fit_conversation",
     "get_counter",
+    "get_model_profile",
+    "image_tokens",
     "load_spec",
     "register_lens",
     "register_model",
+    "video_tokens",
 ]

@@ -5,19 +5,18 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from tokenbox_core.errors import BudgetError
 from tokenbox_core.frozen import FrozenDict
-from tokenbox_core.logs import warn_once
-from tokenbox_core.tokens import (
-    PRIMING_TOKENS,
-    TokenCounter,
-    get_counter,
-    message_token_count,
-    register_model_encoding,
+from tokenbox_core.models.calculator import (  # the model-aware calculator, re-exported from its documented home
+    DEFAULT_CONTEXT_WINDOW,
+    MODEL_CONTEXT_WINDOWS,
+    TokenBudget,
+    TokenBudgetCalculator,
+    register_model,
 )
 
 __all__ = [
@@ -138,112 +137,3 @@ class ContextBudget:
         if isinstance(budget, float) and not math.isfinite(budget):
             raise BudgetError(f"the budget must be a finite number of tokens, got {budget}")
         return cls(max_tokens=_int_field("budget", budget))
-
-
-# --------------------------------------------------------------------------- calculator
-
-MODEL_CONTEXT_WINDOWS: dict[str, int] = {
-    "gpt-4o": 128_000,
-    "gpt-4o-mini": 128_000,
-    "gpt-4-turbo": 128_000,
-    "gpt-4": 8_192,
-    "gpt-3.5-turbo": 16_385,
-    "gpt-3.5-turbo-16k": 16_385,
-}
-"""Context windows by model (``docs/adr/0039-token-budget-allocation.md``). Extend with :func:`register_model`."""
-
-DEFAULT_CONTEXT_WINDOW = 8_192
-"""Conservative fallback for unknown models."""
-
-RESPONSE_RESERVE_RATIO = 0.15
-RESPONSE_RESERVE_MIN = 500
-RESPONSE_RESERVE_MAX = 4_096
-SAFETY_BUFFER_RATIO = 0.05
-
-
-def register_model(name: str, context_window: int, encoding: str | None = None) -> None:
-    """Teach TokenBox a model's window (and tiktoken encoding) without editing the library.
-
-    >>> register_model("acme-llm", 32_000, encoding="cl100k_base")
-    >>> MODEL_CONTEXT_WINDOWS["acme-llm"]
-    32000
-    """
-    window = _int_field("context_window", context_window)
-    if window <= 0:
-        raise BudgetError(f"context_window must be > 0, got {window}")
-    MODEL_CONTEXT_WINDOWS[name] = window
-    if encoding is not None:
-        register_model_encoding(name, encoding)
-
-
-@dataclass(frozen=True)
-class TokenBudget:
-    """How many tokens remain for memory injection (``docs/adr/0039-token-budget-allocation.md``)."""
-
-    model: str
-    context_window: int
-    messages_tokens: int
-    directive_tokens: int
-    response_reserve: int
-    safety_buffer: int
-    memory_tokens: int
-    is_constrained: bool
-
-    def to_context_budget(self) -> ContextBudget:
-        """The same reserves as a ``ContextBudget`` for a Token Box layout."""
-        return ContextBudget(
-            max_tokens=self.context_window,
-            output_reserve=min(self.context_window, self.response_reserve + self.safety_buffer),
-        )
-
-
-class TokenBudgetCalculator:
-    """Calculates the exact token budget for memory injection (``docs/adr/0039-token-budget-allocation.md``).
-
-    Reserves 15% of the window for the response (min 500, max 4,096), 5% as a
-    safety buffer, the directive in full, and the messages with their chat
-    overhead; what remains is ``memory_tokens``.  Messages may be dicts or
-    objects with ``.role``/``.content``.  Unknown models use the 8,192-token
-    fallback window and the cl100k_base encoding, without raising.
-    """
-
-    def __init__(self, counter: str | TokenCounter | None = None) -> None:
-        self._counter = counter
-
-    def _counter_for(self, model: str) -> TokenCounter:
-        return get_counter(self._counter if self._counter is not None else model)
-
-    def count_tokens(self, text: str, model: str) -> int:
-        return self._counter_for(model).count(text)
-
-    def count_messages_tokens(self, messages: Iterable[Any], model: str) -> int:
-        counter = self._counter_for(model)
-        return PRIMING_TOKENS + sum(message_token_count(m, counter) for m in messages)
-
-    def calculate(self, model: str, messages: Iterable[Any], directive: str = "") -> TokenBudget:
-        context_window = MODEL_CONTEXT_WINDOWS.get(model, DEFAULT_CONTEXT_WINDOW)
-        if model not in MODEL_CONTEXT_WINDOWS:
-            warn_once(
-                "unknown-window",
-                model,
-                f"unknown model {model!r}: assuming the {DEFAULT_CONTEXT_WINDOW:,}-token fallback context window "
-                f"(register it with register_model(name, window))",
-            )
-        messages_tokens = self.count_messages_tokens(messages, model)
-        directive_tokens = self.count_tokens(directive, model) if directive else 0
-        response_reserve = max(
-            RESPONSE_RESERVE_MIN, min(RESPONSE_RESERVE_MAX, int(context_window * RESPONSE_RESERVE_RATIO))
-        )
-        safety_buffer = int(context_window * SAFETY_BUFFER_RATIO)
-        consumed = messages_tokens + directive_tokens + response_reserve + safety_buffer
-        memory_tokens = max(0, context_window - consumed)
-        return TokenBudget(
-            model=model,
-            context_window=context_window,
-            messages_tokens=messages_tokens,
-            directive_tokens=directive_tokens,
-            response_reserve=response_reserve,
-            safety_buffer=safety_buffer,
-            memory_tokens=memory_tokens,
-            is_constrained=memory_tokens < 1_000,
-        )

@@ -10,6 +10,7 @@
     │   └── TokenizerUnavailable     no local copy of a tiktoken encoding and no network
     ├── InvalidTextError (ValueError) text that cannot be counted (lone surrogates, not str)
     ├── LensError                    a lens raised, grew its input or is unknown
+    ├── MediaError (ValueError)      media that cannot be costed (sizes, headers, remote URLs)
     ├── SelectionError               item selection failed (see ``tokenbox_core.select``)
     └── SpecError (ValueError)       a layout spec file that cannot be read or is invalid
 
@@ -28,6 +29,7 @@ __all__ = [
     "CounterError",
     "InvalidTextError",
     "LensError",
+    "MediaError",
     "SectionError",
     "SelectionError",
     "SpecError",
@@ -94,6 +96,11 @@ class LensError(TokenBoxError):
 
 class SelectionError(TokenBoxError):
     """Item selection could not satisfy its configuration."""
+
+
+class MediaError(TokenBoxError, ValueError):
+    """Media that cannot be costed: bad sizes, unreadable image headers, a remote URL under the
+    ``"error"`` policy, or a model without a published rule for the modality (issue 14)."""
 
 
 class SpecError(TokenBoxError, ValueError):

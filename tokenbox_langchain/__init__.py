@@ -3,7 +3,8 @@
 - :class:`TokenBoxMessages`: a Runnable fitting a conversation (``prompt | TokenBoxMessages(...) | model``);
 - :class:`TokenBoxLayout`: a Runnable fitting named prompt parts together, optionally rendering a template;
 - :class:`TokenBoxCompressor`: a ``BaseDocumentCompressor`` fitting retrieved documents;
-- :func:`trim_messages`: a drop-in for ``langchain_core.messages.trim_messages``.
+- :func:`trim_messages`: a drop-in for ``langchain_core.messages.trim_messages``;
+- :class:`TokenBoxCompiler`: the prefill compiler over named sources (retrievers allowed) → ``ChatPromptValue``.
 
 The adapter maps LangChain objects to TokenBox Sections and Items and calls
 the core once; the core decides what is kept.  Each Runnable reports its
@@ -25,6 +26,7 @@ import importlib as _importlib
 import typing as _typing
 
 if _typing.TYPE_CHECKING:
+    from tokenbox_langchain.compiler import COMPILE_EVENT, TokenBoxCompiler
     from tokenbox_langchain.compressor import TokenBoxCompressor
     from tokenbox_langchain.fit import METADATA_KEY, CriticalMessagesOverflow, FitResult, RemovedMessage
     from tokenbox_langchain.layout import TokenBoxLayout
@@ -32,11 +34,13 @@ if _typing.TYPE_CHECKING:
     from tokenbox_langchain.trim import trim_messages
 
 __all__ = [
+    "COMPILE_EVENT",
     "CriticalMessagesOverflow",
     "FitResult",
     "LAYOUT_EVENT",
     "METADATA_KEY",
     "RemovedMessage",
+    "TokenBoxCompiler",
     "TokenBoxCompressor",
     "TokenBoxLayout",
     "TokenBoxMessages",
@@ -46,6 +50,8 @@ __all__ = [
 # Each public name is imported from its module on first use (PEP 562), so importing the package costs
 # almost nothing and a user pays only for the framework modules the names they use need (issue 16).
 _MODULES = {
+    "COMPILE_EVENT": "tokenbox_langchain.compiler",
+    "TokenBoxCompiler": "tokenbox_langchain.compiler",
     "CriticalMessagesOverflow": "tokenbox_langchain.fit",
     "FitResult": "tokenbox_langchain.fit",
     "LAYOUT_EVENT": "tokenbox_langchain.messages",

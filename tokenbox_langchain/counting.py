@@ -307,7 +307,8 @@ class MessageCounter:
         return message_token_count(
             {
                 "role": openai_role(message),
-                "content": content_text(message.content),
+                # issue 14 hook: a list keeps its media parts, which the core costs by the model's rules
+                "content": message.content if isinstance(message.content, list) else content_text(message.content),
                 "name": message.name,
                 "tool_calls": getattr(message, "tool_calls", None),
                 "tool_call_id": getattr(message, "tool_call_id", None),

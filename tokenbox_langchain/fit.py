@@ -1,6 +1,6 @@
 """LangChain messages through the core's conversation engine, and back.
 
-The adapter only translates (DESIGN.md): each message becomes the neutral
+The adapter only translates (the core decides): each message becomes the neutral
 OpenAI-shaped dict (``langchain_core.messages.convert_to_openai_messages``,
 plus its ``id`` and the per-message overrides of
 ``additional_kwargs["tokenbox"]``), sizes come from a

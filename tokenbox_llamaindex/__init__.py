@@ -3,6 +3,8 @@
 - :class:`TokenBoxNodePostprocessor` keeps the best retrieved nodes that fit a budget.
 - :class:`TokenBoxPromptHelper` replaces ``PromptHelper``'s equal-share truncation and repacking.
 - :class:`TokenBoxMemory` is a chat memory whose ``get`` is a layout of the history.
+- :class:`TokenBoxQueryEngine` / :class:`TokenBoxChatEngine` put the prefill compiler behind a query or chat
+  engine: the whole prompt is compiled, and shown in each response's metadata.
 
 Each maps LlamaIndex objects onto TokenBox Sections and Items and calls the core
 once; ``last_layout`` on each holds the core's report of the last call (a
@@ -29,6 +31,7 @@ import importlib as _importlib
 import typing as _typing
 
 if _typing.TYPE_CHECKING:
+    from tokenbox_llamaindex.compiler import TokenBoxChatEngine, TokenBoxQueryEngine
     from tokenbox_llamaindex.events import TokenBoxLayoutEvent
     from tokenbox_llamaindex.memory import MemoryOverflow, TokenBoxMemory
     from tokenbox_llamaindex.postprocessor import TokenBoxNodePostprocessor
@@ -36,15 +39,19 @@ if _typing.TYPE_CHECKING:
 
 __all__ = [
     "MemoryOverflow",
+    "TokenBoxChatEngine",
     "TokenBoxLayoutEvent",
     "TokenBoxMemory",
     "TokenBoxNodePostprocessor",
     "TokenBoxPromptHelper",
+    "TokenBoxQueryEngine",
 ]
 
 # Each public name is imported from its module on first use (PEP 562), so importing the package costs
 # almost nothing and a user pays only for the framework modules the names they use need (issue 16).
 _MODULES = {
+    "TokenBoxChatEngine": "tokenbox_llamaindex.compiler",
+    "TokenBoxQueryEngine": "tokenbox_llamaindex.compiler",
     "MemoryOverflow": "tokenbox_llamaindex.memory",
     "TokenBoxLayoutEvent": "tokenbox_llamaindex.events",
     "TokenBoxMemory": "tokenbox_llamaindex.memory",

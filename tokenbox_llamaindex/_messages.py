@@ -3,10 +3,11 @@
 LlamaIndex core ships no OpenAI converter (``to_openai_message_dicts`` lives
 in the ``llama-index-llms-openai`` integration), so this is the one mapping:
 ``role``; ``content`` (the text and thinking blocks joined by newlines, or,
-when the message has media blocks, a list of text parts and one
-``{"type": <media>}`` part per image, audio, video or document block, which
-the core charges ``media_tokens`` each); ``name``; ``tool_calls`` in the
-OpenAI shape, read from both places LlamaIndex keeps them
+when the message has media blocks, a list of text parts and, per image or
+audio block, an OpenAI-shaped part with its data that the core costs by the
+model's rule (:func:`tokenbox_core.media.blocks.media_part`), per video or
+document block a ``{"type": <media>}`` placeholder charged ``media_tokens``);
+``name``; ``tool_calls`` in the OpenAI shape, read from both places LlamaIndex keeps them
 (``additional_kwargs["tool_calls"]``, OpenAI objects or dicts, and
 ``ToolCallBlock`` blocks); ``tool_call_id`` of a tool result; and the
 per-message overrides of ``additional_kwargs["tokenbox"]`` (``{"critical":
@@ -33,6 +34,7 @@ from llama_index.core.base.llms.types import (
 )
 
 from tokenbox_core.chat import OVERRIDE_KEY
+from tokenbox_core.media.blocks import media_part
 
 __all__ = ["DEFAULT_MEDIA_TOKENS", "message_role", "neutral", "tool_calls"]
 
@@ -92,7 +94,9 @@ def _content(message: ChatMessage) -> str | list[dict[str, Any]]:
                 parts.append({"type": "text", "text": block.content})
         elif isinstance(block, _MEDIA):
             media = True
-            parts.append({"type": block.block_type})
+            # issue 14 hook: image and audio blocks as OpenAI-shaped parts with their data (costed by the model's
+            # rule); video and document blocks stay placeholders charged media_tokens each
+            parts.append(media_part(block) or {"type": block.block_type})
         else:
             text = getattr(block, "text", None)
             if isinstance(text, str):

@@ -178,10 +178,8 @@ def test_unknown_model_is_not_an_error(capsys: pytest.CaptureFixture[str], tmp_p
     path = write(tmp_path, "s.json", dict(spec(), counter="acme-private-model-cli"))
     code, out, err = run(capsys, "layout", path)
     assert code == 0
-    assert err == (
-        "tokenbox: warning: unknown model 'acme-private-model-cli': counting with cl100k_base (register it with "
-        "register_model(name, window, encoding=...) or pass an encoding name)\n"
-    )
+    assert err.startswith("tokenbox: warning: unknown model 'acme-private-model-cli': counting with cl100k_base")
+    assert "register_model('acme-private-model-cli'" in err and err.count("\n") == 1
     assert "counter cl100k_base" in out
 
 

@@ -9,11 +9,13 @@ import types
 import tokenbox_langchain
 
 EXPECTED_ALL = [
+    "COMPILE_EVENT",
     "CriticalMessagesOverflow",
     "FitResult",
     "LAYOUT_EVENT",
     "METADATA_KEY",
     "RemovedMessage",
+    "TokenBoxCompiler",
     "TokenBoxCompressor",
     "TokenBoxLayout",
     "TokenBoxMessages",

@@ -9,10 +9,12 @@ import tokenbox_llamaindex
 
 EXPECTED_ALL = [
     "MemoryOverflow",
+    "TokenBoxChatEngine",
     "TokenBoxLayoutEvent",
     "TokenBoxMemory",
     "TokenBoxNodePostprocessor",
     "TokenBoxPromptHelper",
+    "TokenBoxQueryEngine",
 ]
 COMPONENTS = ["TokenBoxLayoutEvent", "TokenBoxMemory", "TokenBoxNodePostprocessor", "TokenBoxPromptHelper"]
 

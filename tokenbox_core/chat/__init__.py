@@ -1,7 +1,7 @@
 """Conversations: framework-neutral chat messages fitted into a token budget (chapter §6.2.4, multi-turn).
 
 One implementation of what a chat conversation may lose and how, for every
-adapter (DESIGN.md "Conversations"): leading system messages and the latest
+adapter (the conversation rules): leading system messages and the latest
 user message are critical; history is evicted oldest first, an assistant tool
 call and all its results as one atomic group (parallel calls too, across
 sections); the trimmed history starts on a user message without ever emptying

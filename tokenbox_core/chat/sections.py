@@ -1,6 +1,6 @@
 """A conversation as core Sections and Items, and the way back from a layout (chapter §6.2.4, multi-turn).
 
-The mapping (DESIGN.md "Conversations"):
+The mapping (the conversation rules):
 
 - each message is an :class:`~tokenbox_core.Item` whose ``tokens`` is its
   exact size (:class:`~tokenbox_core.chat.messages.ChatCounter`);

@@ -52,6 +52,10 @@ def _dispatch(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return commands.cmd_diff(args, out)
     if args.command == "schema":
         return commands.cmd_schema(args, out)
+    if args.command == "compile":  # compiler hook (ported at the media merge)
+        from tokenbox_core.compiler.command import run_compile_command
+
+        return run_compile_command(args, out, err)
     raise UsageError("missing command; start with 'tokenbox demo' or see 'tokenbox --help'")
 
 

@@ -127,9 +127,14 @@ def cmd_count(args: argparse.Namespace, out: TextIO) -> int:
         text = decode_utf8(_read_bytes(path), name)
         rows.append((name, counter.count(text)))
     total = sum(n for _, n in rows)
+    from tokenbox_core.models.counting import counting_note  # issue 14 hook: state fallbacks and estimates
+
+    note = counting_note(counter)
     if args.json:
         files = [{"path": name, "tokens": n} for name, n in rows]
         payload = {"model": args.model, "counter": counter.name, "files": files, "total": total}
+        if note:
+            payload["note"] = note
         out.write(json.dumps(payload, indent=2) + "\n")
         return EXIT_OK
     width = max(len(f"{n:,}") for n in [total, *(n for _, n in rows)])
@@ -137,6 +142,8 @@ def cmd_count(args: argparse.Namespace, out: TextIO) -> int:
         out.write(f"{n:>{width},}  {name}\n")
     if len(rows) > 1:
         out.write(f"{total:>{width},}  total ({counter.name})\n")
+    if note:
+        out.write(f"note: {note}\n")
     return EXIT_OK
 
 
@@ -206,6 +213,8 @@ def cmd_budget(args: argparse.Namespace, out: TextIO) -> int:
             f"note: unknown model {args.model!r}: using the {DEFAULT_CONTEXT_WINDOW:,}-token fallback window and "
             f"{encoding_for_model(args.model)}\n"
         )
+    elif result.counting.startswith("approximate"):  # issue 14 hook
+        out.write(f"note: {result.note}\n")
     return EXIT_OK
 
 

@@ -153,4 +153,7 @@ def build_parser() -> argparse.ArgumentParser:
         'tokenbox-spec.schema.json) and point your editor at it, or name it in a spec\'s "$schema" key, for '
         "completion and checking while you write specs.",
     )
+    from tokenbox_core.compiler.command import add_compile_command  # compiler hook (ported at the media merge)
+
+    add_compile_command(commands)  # `tokenbox compile SPEC` lives in tokenbox_core.compiler.command
     return parser

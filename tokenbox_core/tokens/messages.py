@@ -86,8 +86,14 @@ def message_token_count(message: Any, counter: TokenCounter) -> int:
     Messages are dicts or objects with ``role``/``content`` (and optionally
     ``name``, ``tool_calls``, ``tool_call_id``).
     """
-    texts = [str(_field(message, "role") or ""), content_text(_field(message, "content"))]
+    content = _field(message, "content")
     total = TOKENS_PER_MESSAGE
+    if isinstance(content, list | tuple):  # issue 14 hook: media parts cost by the model's rules, not as JSON
+        from tokenbox_core.media.parts import split_media
+
+        content, media = split_media(content, counter)
+        total += media
+    texts = [str(_field(message, "role") or ""), content_text(content)]
     name = _field(message, "name")
     if name:
         texts.append(str(name))

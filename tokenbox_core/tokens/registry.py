@@ -108,18 +108,14 @@ def get_counter(name: str | TokenCounter | Callable[[str], Any] = "o200k_base") 
         else:
             import tiktoken
 
-            encoding = name if name in tiktoken.list_encoding_names() else known_encoding_for_model(name)
-            if encoding is None:
-                encoding = _DEFAULT_ENCODING
-                warn_once(
-                    "unknown-model",
-                    name,
-                    f"unknown model {name!r}: counting with {_DEFAULT_ENCODING} (register it with "
-                    f"register_model(name, window, encoding=...) or pass an encoding name)",
-                )
-            from tokenbox_core.tokens.fast import tiktoken_counter  # issue 16: the fast exact counter where proven
+            if name in tiktoken.list_encoding_names():
+                from tokenbox_core.tokens.fast import tiktoken_counter  # issue 16: the fast exact counter
 
-            counter = tiktoken_counter(encoding)
+                counter = tiktoken_counter(name)
+            else:  # issue 14: a model name counts by its profile (exact, or a stated estimate)
+                from tokenbox_core.models.counting import counter_for_model
+
+                counter = counter_for_model(name)
         with _COUNTERS_LOCK:
             return _COUNTERS.setdefault(name, counter)
     if isinstance(name, _CachedCounter):

@@ -1,0 +1,176 @@
+"""Prefill compiler benchmark: a full compile against a Token Box layout of the same material (issue 11).
+
+Run on purpose: ``PYTHONPATH=. .venv/bin/python benchmarks/bench_compiler.py [--trials N]``.  Prints a
+table; asserts nothing.
+
+Material: a policy, developer instructions, a task state, 30 tool schemas, 200 evidence chunks, 50
+memories and a 400-message history with tool calls — about 150k tokens — into a 128k gpt-4o budget with a
+4k generation reserve, so every elastic tier is under pressure.
+
+Peer: one ``TokenBox.layout`` of the same texts as hand-built Sections (policy, tools, evidence, memory,
+the conversation's sections from ``tokenbox_core.chat.conversation_sections``), in the same budget — what a
+caller did before the compiler existed.  The compile does strictly more (Filter with the PII gate, Rank,
+reference compression, assembly, an exact re-count of what is sent, metrics, validation); the target is
+at most 1.2x the layout.
+
+Both run side by side in each trial, in alternating order, each with the count cache cleared ("cold": every
+text is encoded) and again with it warm (a second turn over the same material).  Reported: the median of
+each and the median, min and max of the per-trial ratios (the machine is shared and noisy).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import random
+import statistics
+import sys
+import time
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from corpus import WORDS
+
+from tokenbox_core import CompilerConfig, ContextBudget, ContextCompiler, Evidence, Item, Section, TokenBox
+from tokenbox_core.chat import conversation_sections
+from tokenbox_core.compiler import Memory, Tool
+from tokenbox_core.compiler.refs import clear_caches
+from tokenbox_core.tokens import COUNT_CACHE, get_counter
+
+NOW = datetime(2025, 6, 1, tzinfo=timezone.utc)
+BUDGET = ContextBudget(max_tokens=128_000, output_reserve=4_000)
+
+
+def text(rng: random.Random, n_words: int) -> str:
+    words = [rng.choice(WORDS) for _ in range(n_words)]
+    return " ".join(" ".join(words[i : i + 16]) + "." for i in range(0, n_words, 16))
+
+
+def material(seed: int = 11) -> dict[str, Any]:
+    rng = random.Random(seed)
+    tools = [
+        Tool(
+            f"tool_{i}",
+            text(rng, 30),
+            {
+                "type": "object",
+                "properties": {f"arg{j}": {"type": "string", "description": text(rng, 8)} for j in range(4)},
+            },
+        )
+        for i in range(30)
+    ]
+    evidence = [
+        Evidence(
+            f"doc-{i}",
+            text(rng, 520),
+            source=f"kb://doc/{i // 4}",
+            retrieved_at=NOW - timedelta(hours=rng.randint(0, 500)),
+            authority=round(rng.random(), 3),
+            relevance=round(rng.random(), 3),
+            span=(i * 1000, i * 1000 + 999),
+            lineage=f"q{i % 3}",
+        )
+        for i in range(200)
+    ]
+    memory = [Memory(f"mem-{i}", text(rng, 45), relevance=round(rng.random(), 3)) for i in range(50)]
+    history: list[dict[str, Any]] = []
+    i = 0
+    while len(history) < 400:
+        history.append({"role": "user", "content": text(rng, 60)})
+        if i % 5 == 4:
+            call = {"id": f"call{i}", "type": "function", "function": {"name": "tool_1", "arguments": '{"arg0": "x"}'}}
+            history.append({"role": "assistant", "content": "", "tool_calls": [call]})
+            history.append({"role": "tool", "tool_call_id": f"call{i}", "content": text(rng, 80)})
+        history.append({"role": "assistant", "content": text(rng, 70)})
+        i += 1
+    history = history[:399]
+    return {
+        "policy": text(rng, 300),
+        "developer": text(rng, 80),
+        "task": {"objective": text(rng, 20), "plan": [text(rng, 8) for _ in range(5)], "step": 3},
+        "tools": tools,
+        "evidence": evidence,
+        "memory": memory,
+        "history": history,
+        "user": text(rng, 40),
+    }
+
+
+def peer_sections(data: dict[str, Any]) -> list[Section]:
+    """The same material as hand-built sections, laid out by one Token Box (the pre-compiler way)."""
+    conversation = conversation_sections(
+        [*data["history"], {"role": "user", "content": data["user"]}], counter="o200k_base", prefix="history/"
+    )
+    return [
+        Section("policy", data["policy"], role="system"),
+        Section("developer", data["developer"], role="system"),
+        Section("task", str(data["task"]), role="system"),
+        Section("tools", [Item(t.id, t.text) for t in data["tools"]], role="system"),
+        Section(
+            "evidence",
+            [Item(e.id, e.text, score=e.relevance) for e in data["evidence"]],
+            priority=3,
+            shrink=1,
+            eviction="lowest_score",
+        ),
+        Section("memory", [Item(m.id, m.text, score=m.relevance) for m in data["memory"]], priority=2, shrink=1),
+        *conversation.sections,
+    ]
+
+
+def timed(fn: Any) -> tuple[float, Any]:
+    gc.collect()
+    start = time.perf_counter()
+    result = fn()
+    return time.perf_counter() - start, result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--trials", type=int, default=7)
+    args = parser.parse_args()
+    data = material()
+    counter = get_counter("o200k_base")
+    compiler = ContextCompiler(BUDGET, counter=counter, config=CompilerConfig(clock=NOW, constraint_density_limit=None))
+    box = TokenBox(BUDGET, counter=counter)
+    raw = sum(counter.count(s) for s in [data["policy"], *[e.text for e in data["evidence"]]])
+    print(f"material: {raw:,}+ tokens of policy and evidence alone; budget {BUDGET.max_tokens:,} (reserve 4,000)")
+
+    rows: dict[str, list[float]] = {"layout cold": [], "compile cold": [], "layout warm": [], "compile warm": []}
+    ratios: dict[str, list[float]] = {"cold": [], "warm": []}
+    compiled = layout = None
+    for trial in range(args.trials):
+        order = ("layout", "compile") if trial % 2 == 0 else ("compile", "layout")
+        for phase in ("cold", "warm"):
+            times = {}
+            for which in order:
+                if phase == "cold":
+                    COUNT_CACHE.clear()
+                    clear_caches()
+                if which == "layout":  # building the sections (the conversation counted) is part of the work
+                    times[which], layout = timed(lambda: box.layout(peer_sections(data)))
+                else:
+                    times[which], compiled = timed(lambda: compiler.compile(**data))
+            rows[f"layout {phase}"].append(times["layout"])
+            rows[f"compile {phase}"].append(times["compile"])
+            ratios[phase].append(times["compile"] / times["layout"])
+    assert compiled is not None and layout is not None
+    print(f"compiled: {compiled.total_tokens:,} tokens sent; layout: {layout.total_tokens:,} tokens")
+    print(f"{'run':<14}{'median ms':>12}{'min ms':>10}{'max ms':>10}")
+    for name, values in rows.items():
+        ms = [v * 1000 for v in values]
+        print(f"{name:<14}{statistics.median(ms):>12.1f}{min(ms):>10.1f}{max(ms):>10.1f}")
+    for phase, values in ratios.items():
+        print(
+            f"compile / layout ({phase}): median {statistics.median(values):.2f}x, "
+            f"min {min(values):.2f}x, max {max(values):.2f}x over {len(values)} trials (target <= 1.2x)"
+        )
+    stages = compiled.trace.stage_latency_ms
+    print("last compile by stage (ms): " + ", ".join(f"{k} {v:.1f}" for k, v in stages.items()))
+
+
+if __name__ == "__main__":
+    main()

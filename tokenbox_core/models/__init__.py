@@ -1,0 +1,44 @@
+"""Model profiles: context windows, counting, media and prompt-cache rules per model family (issue 14 §1).
+
+>>> from tokenbox_core.models import get_model_profile
+>>> get_model_profile("o3-mini").context_window
+200000
+"""
+
+from tokenbox_core.models.profile import CacheRule, CountingRule, ModelProfile, Pricing, WindowSource
+from tokenbox_core.models.registry import (
+    DEFAULT_CONTEXT_WINDOW,
+    builtin_profiles,
+    fallback_message,
+    fallback_profile,
+    find_model_profile,
+    get_model_profile,
+    normalise_model_name,
+    register_profile,
+    registered_names,
+)
+from tokenbox_core.models.rules import AreaRule, AudioRule, GeminiTileRule, ImageRule, PatchRule, TileRule, VideoRule
+
+__all__ = [
+    "DEFAULT_CONTEXT_WINDOW",
+    "AreaRule",
+    "AudioRule",
+    "CacheRule",
+    "CountingRule",
+    "GeminiTileRule",
+    "ImageRule",
+    "ModelProfile",
+    "PatchRule",
+    "Pricing",
+    "TileRule",
+    "VideoRule",
+    "WindowSource",
+    "builtin_profiles",
+    "fallback_message",
+    "fallback_profile",
+    "find_model_profile",
+    "get_model_profile",
+    "normalise_model_name",
+    "register_profile",
+    "registered_names",
+]

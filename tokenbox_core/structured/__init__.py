@@ -1,0 +1,34 @@
+"""Structured data in the context: cheapest lossless rendering, filtering, aggregation, sampling.
+
+Chapter §6.12.1 (relative costs of pretty/minified JSON, CSV, Markdown, compact
+formats) and §6.12.3 (schema-aware filtering, aggregation, sampling).  Importing
+this package registers the ``structured`` lens.
+
+>>> from tokenbox_core.structured import cheapest
+>>> cheapest({"name": "Ada", "born": 1815}, "o200k_base").format
+'kv'
+"""
+
+from tokenbox_core.lenses import register_lens
+from tokenbox_core.structured.lens import structured_lens
+from tokenbox_core.structured.reduce import TableFit, aggregate, fit_table, sample_rows, select_columns, select_rows
+from tokenbox_core.structured.render import FORMATS, Format, Rendering, applicable_formats, cheapest, parse, render
+
+register_lens("structured", structured_lens, replace=True)
+
+__all__ = [
+    "FORMATS",
+    "Format",
+    "Rendering",
+    "TableFit",
+    "aggregate",
+    "applicable_formats",
+    "cheapest",
+    "fit_table",
+    "parse",
+    "render",
+    "sample_rows",
+    "select_columns",
+    "select_rows",
+    "structured_lens",
+]
