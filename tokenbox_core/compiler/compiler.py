@@ -305,7 +305,6 @@ class ContextCompiler:
             page=page[0],
             pages=page[1],
             stage_latency_ms=dict(stages),
-            layout_trace=layout.trace,
         )
         compiled = CompiledContext(
             messages=assembled.messages,
