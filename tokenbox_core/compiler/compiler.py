@@ -199,7 +199,6 @@ class ContextCompiler:
         clock.lap("build")
         compressed, assembled, total, refs = self._fit(dedup.plans, dedup.references, base_plans)
         clock.lap("compress+assemble")
-        pages: tuple[CompiledContext, ...] = ()
         result = self._finish(
             candidates,
             ranked,
@@ -215,8 +214,7 @@ class ContextCompiler:
             stages,
         )
         if config.overflow_policy == "paginate" and _paged_out(compressed):
-            pages = self._paginate(filtered, result, compressed)
-            result = replace(result, pages=pages)
+            result = replace(result, pages=self._paginate(filtered, result))
         return result
 
     def _fit(
@@ -344,14 +342,12 @@ class ContextCompiler:
             raise CompilationError(violations, trace.to_dict())
         return compiled
 
-    def _paginate(
-        self, filtered: Candidates, first: CompiledContext, compressed: Compressed
-    ) -> tuple[CompiledContext, ...]:
+    def _paginate(self, filtered: Candidates, first: CompiledContext) -> tuple[CompiledContext, ...]:
         """Under ``paginate``: further pages carry every fixed tier and the evidence earlier pages could not hold."""
         pages = [first]
         remaining = [e for e in filtered.evidence if e.id not in _emitted_evidence(first)]
         while remaining:
-            page = self.compile_candidates_page(replace(filtered, evidence=tuple(remaining)))
+            page = self._page(replace(filtered, evidence=tuple(remaining)))
             kept = _emitted_evidence(page)
             if not kept:
                 break  # nothing more fits a page: the rest stays excluded (in each page's trace)
@@ -360,8 +356,8 @@ class ContextCompiler:
         total = len(pages)
         return tuple(replace(p, trace=replace(p.trace, page=i + 1, pages=total)) for i, p in enumerate(pages))
 
-    def compile_candidates_page(self, candidates: Candidates) -> CompiledContext:
-        """One page of a paginated compile: the same pipeline, without further pagination."""
+    def _page(self, candidates: Candidates) -> CompiledContext:
+        """One further page of a paginated compile: the same pipeline, without further pagination."""
         single = ContextCompiler(
             self.budget, counter=self.counter, config=replace(self.config, overflow="truncate_lowest")
         )
