@@ -221,8 +221,8 @@ class ContextCompiler:
         self, plans: tuple[SectionPlan, ...], refs: tuple[Reference, ...], base_plans: tuple[SectionPlan, ...]
     ) -> tuple[Compressed, Assembled, int, tuple[Reference, ...]]:
         limit = self.budget.effective().max_tokens
-        correction = 0
-        for _ in range(_FIT_PASSES):
+        correction = passes = 0
+        while True:  # ends: each restore removes pointers for good, and over-budget passes are bounded
             compressed = compress(
                 plans,
                 budget=self.budget,
@@ -238,9 +238,10 @@ class ContextCompiler:
                 refs = tuple(r for r in refs if (r.section, r.item_id) not in dangling)
                 plans = _restore(plans, base_plans, dangling)
                 continue
-            if total <= limit:
+            if total <= limit or passes >= _FIT_PASSES:
                 break
             correction += total - limit
+            passes += 1
         return compressed, assembled, total, refs
 
     def _count(self, assembled: Assembled) -> int:
@@ -293,6 +294,7 @@ class ContextCompiler:
             excluded_items=all_excluded,
             compression_ratios=ratios,
             latency_ms=(time.perf_counter() - started) * 1000.0,
+            policy_version=candidates.policy.version if candidates.policy is not None else None,
             allocator=config.allocator,
             overflow_policy=config.overflow_policy,
             overflow_events=tuple(e.to_dict() for e in compressed.events),

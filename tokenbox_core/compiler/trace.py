@@ -110,6 +110,7 @@ class CompilationTrace:
     excluded_items: tuple[Exclusion, ...]
     compression_ratios: Mapping[str, float]
     latency_ms: float
+    policy_version: str | None = None
     allocator: str = "priority"
     overflow_policy: str = "fail_loud"
     overflow_events: tuple[Mapping[str, Any], ...] = ()
