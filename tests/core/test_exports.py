@@ -6,6 +6,12 @@ import tokenbox_core
 
 DESIGN_NAMES = {
     "BudgetError",
+    "CompilationError",
+    "CompiledContext",
+    "CompilerConfig",
+    "ContextCompiler",
+    "Evidence",
+    "ablate",
     "ContextBudget",
     "ContextCriticalOverflow",
     "Item",

@@ -22,7 +22,6 @@ from tokenbox_core.compiler.trace import CompilationTrace
 from tokenbox_core.compiler.utility import BoundedLogUtility, UtilityFunction
 
 __all__ = [
-    "DEFINITIONS",
     "AblationReport",
     "Allocation",
     "BoundedLogUtility",
@@ -33,6 +32,7 @@ __all__ = [
     "CompilerConfig",
     "CompilerInputError",
     "ContextCompiler",
+    "DEFINITIONS",
     "Demand",
     "Developer",
     "Evidence",

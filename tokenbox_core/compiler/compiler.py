@@ -199,7 +199,6 @@ class ContextCompiler:
         clock.lap("build")
         compressed, assembled, total, refs = self._fit(dedup.plans, dedup.references, base_plans)
         clock.lap("compress+assemble")
-        pages: tuple[CompiledContext, ...] = ()
         result = self._finish(
             candidates,
             ranked,
@@ -215,16 +214,15 @@ class ContextCompiler:
             stages,
         )
         if config.overflow_policy == "paginate" and _paged_out(compressed):
-            pages = self._paginate(filtered, result, compressed)
-            result = replace(result, pages=pages)
+            result = replace(result, pages=self._paginate(filtered, result))
         return result
 
     def _fit(
         self, plans: tuple[SectionPlan, ...], refs: tuple[Reference, ...], base_plans: tuple[SectionPlan, ...]
     ) -> tuple[Compressed, Assembled, int, tuple[Reference, ...]]:
         limit = self.budget.effective().max_tokens
-        correction = 0
-        for _ in range(_FIT_PASSES):
+        correction = passes = 0
+        while True:  # ends: each restore removes pointers for good, and over-budget passes are bounded
             compressed = compress(
                 plans,
                 budget=self.budget,
@@ -240,9 +238,10 @@ class ContextCompiler:
                 refs = tuple(r for r in refs if (r.section, r.item_id) not in dangling)
                 plans = _restore(plans, base_plans, dangling)
                 continue
-            if total <= limit:
+            if total <= limit or passes >= _FIT_PASSES:
                 break
             correction += total - limit
+            passes += 1
         return compressed, assembled, total, refs
 
     def _count(self, assembled: Assembled) -> int:
@@ -295,6 +294,7 @@ class ContextCompiler:
             excluded_items=all_excluded,
             compression_ratios=ratios,
             latency_ms=(time.perf_counter() - started) * 1000.0,
+            policy_version=candidates.policy.version if candidates.policy is not None else None,
             allocator=config.allocator,
             overflow_policy=config.overflow_policy,
             overflow_events=tuple(e.to_dict() for e in compressed.events),
@@ -305,7 +305,6 @@ class ContextCompiler:
             page=page[0],
             pages=page[1],
             stage_latency_ms=dict(stages),
-            layout_trace=layout.trace,
         )
         compiled = CompiledContext(
             messages=assembled.messages,
@@ -345,14 +344,12 @@ class ContextCompiler:
             raise CompilationError(violations, trace.to_dict())
         return compiled
 
-    def _paginate(
-        self, filtered: Candidates, first: CompiledContext, compressed: Compressed
-    ) -> tuple[CompiledContext, ...]:
+    def _paginate(self, filtered: Candidates, first: CompiledContext) -> tuple[CompiledContext, ...]:
         """Under ``paginate``: further pages carry every fixed tier and the evidence earlier pages could not hold."""
         pages = [first]
         remaining = [e for e in filtered.evidence if e.id not in _emitted_evidence(first)]
         while remaining:
-            page = self.compile_candidates_page(replace(filtered, evidence=tuple(remaining)))
+            page = self._page(replace(filtered, evidence=tuple(remaining)))
             kept = _emitted_evidence(page)
             if not kept:
                 break  # nothing more fits a page: the rest stays excluded (in each page's trace)
@@ -361,8 +358,8 @@ class ContextCompiler:
         total = len(pages)
         return tuple(replace(p, trace=replace(p.trace, page=i + 1, pages=total)) for i, p in enumerate(pages))
 
-    def compile_candidates_page(self, candidates: Candidates) -> CompiledContext:
-        """One page of a paginated compile: the same pipeline, without further pagination."""
+    def _page(self, candidates: Candidates) -> CompiledContext:
+        """One further page of a paginated compile: the same pipeline, without further pagination."""
         single = ContextCompiler(
             self.budget, counter=self.counter, config=replace(self.config, overflow="truncate_lowest")
         )

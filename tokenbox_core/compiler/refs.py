@@ -61,8 +61,8 @@ __all__ = [
 
 _PUNCTUATION = str.maketrans({c: " " for c in string.punctuation if c != "%"})
 _WORD_IDS: dict[str, int] = {}
-_SHINGLES: OrderedDict[tuple[str, int], frozenset[tuple[int, ...]]] = OrderedDict()
-_SHINGLE_CACHE_BYTES = 16 * 1024 * 1024
+_SHINGLES: OrderedDict[tuple[str, int], tuple[frozenset[tuple[int, ...]], list[int]]] = OrderedDict()
+_SHINGLE_CACHE_BYTES = 2 * 1024 * 1024
 _SHINGLE_BYTES = 0
 _WORD_MEMO = 500_000
 _SKETCH = 16
@@ -109,6 +109,12 @@ def _word_ids(words: list[str]) -> list[int]:
 
 def shingles(text: str, size: int) -> frozenset[tuple[int, ...]]:
     """The ``size``-word shingles of the normalised text (the whole text when shorter), words as stable ints."""
+    return _shingled(text, size)[0]
+
+
+def _shingled(text: str, size: int) -> tuple[frozenset[tuple[int, ...]], list[int]]:
+    """The shingle set and its bottom-k sketch (the ``_SKETCH`` smallest shingle hashes; integer tuples hash
+    the same in every process)."""
     key = (text, size)
     found = _SHINGLES.get(key)
     if found is not None:
@@ -116,18 +122,20 @@ def shingles(text: str, size: int) -> frozenset[tuple[int, ...]]:
         return found
     ids = _word_ids(normalise(text))
     if len(ids) <= size:
-        out = frozenset([tuple(ids)]) if ids else frozenset()
+        out: frozenset[tuple[int, ...]] = frozenset([tuple(ids)]) if ids else frozenset()
     else:
         out = frozenset(zip(*(ids[i:] for i in range(size)), strict=False))
+    entry = (out, sorted(map(hash, out))[:_SKETCH])
     # Why a cache: a conversation's next turn re-compiles mostly the same passages, memories and turns, and
-    # shingling is the costliest step of reference compression.  Bounded by the bytes of the texts it keys.
+    # shingling is the costliest step of reference compression.  Bounded by the bytes of the texts it keys
+    # (shingle sets take about 15x their text).
     global _SHINGLE_BYTES
-    _SHINGLES[key] = out
+    _SHINGLES[key] = entry
     _SHINGLE_BYTES += len(text)
     while _SHINGLE_BYTES > _SHINGLE_CACHE_BYTES and _SHINGLES:
         (old, _), _ = _SHINGLES.popitem(last=False)
         _SHINGLE_BYTES -= len(old)
-    return out
+    return entry
 
 
 def clear_caches() -> None:
@@ -197,7 +205,8 @@ def find_duplicates(texts: Sequence[str], threshold: float, shingle_size: int) -
     Exact duplicates (equal normalised words) have similarity 1.0; near-duplicates need a shingle Jaccard
     >= ``threshold``.  Candidates share a bottom-k sketch value; each is verified exactly.
     """
-    sets = [shingles(t, shingle_size) for t in texts]
+    shingled = [_shingled(t, shingle_size) for t in texts]
+    sets = [entry[0] for entry in shingled]
     exact: dict[frozenset[tuple[int, ...]], int] = {}
     index: dict[int, list[int]] = {}
     pairs: list[tuple[int, int, float]] = []
@@ -208,7 +217,7 @@ def find_duplicates(texts: Sequence[str], threshold: float, shingle_size: int) -
             pairs.append((exact[current], j, 1.0))
             continue
         exact.setdefault(current, j)
-        sketch = sorted(map(hash, current))[:_SKETCH]
+        sketch = shingled[j][1]
         shared = Counter(i for value in sketch for i in index.get(value, ()))
         need = max(1, math.floor(len(sketch) * threshold / 3))  # near-duplicates share ~Jaccard x k values
         candidates = sorted(i for i, n in shared.items() if n >= need)

@@ -110,6 +110,7 @@ class CompilationTrace:
     excluded_items: tuple[Exclusion, ...]
     compression_ratios: Mapping[str, float]
     latency_ms: float
+    policy_version: str | None = None
     allocator: str = "priority"
     overflow_policy: str = "fail_loud"
     overflow_events: tuple[Mapping[str, Any], ...] = ()
@@ -120,7 +121,6 @@ class CompilationTrace:
     page: int = 1
     pages: int = 1
     stage_latency_ms: Mapping[str, float] = field(default_factory=dict)
-    layout_trace: Mapping[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-able dict (excluded items as dicts)."""
@@ -131,6 +131,6 @@ class CompilationTrace:
     def decisions(self) -> dict[str, Any]:
         """The deterministic part: everything except the run id, the timestamp and the latencies."""
         out = self.to_dict()
-        for key in ("trace_id", "timestamp", "latency_ms", "stage_latency_ms", "layout_trace"):
+        for key in ("trace_id", "timestamp", "latency_ms", "stage_latency_ms"):
             out.pop(key, None)
         return out

@@ -95,3 +95,18 @@ def test_importing_the_core_does_not_load_asyncio() -> None:
     code = "import sys, tokenbox_core; print('asyncio' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
+
+
+def test_compiler_package_exports() -> None:
+    """tokenbox_core.compiler's __all__ is sorted, complete, and re-exports the public names of tokenbox_core."""
+    import types
+
+    import tokenbox_core
+    import tokenbox_core.compiler as compiler
+
+    names = list(compiler.__all__)
+    assert names == sorted(names) and len(names) == len(set(names))
+    public = {n for n, v in vars(compiler).items() if not n.startswith("_") and not isinstance(v, types.ModuleType)}
+    assert public == set(names)
+    for name in ("CompilationError", "CompiledContext", "CompilerConfig", "ContextCompiler", "Evidence", "ablate"):
+        assert getattr(tokenbox_core, name) is getattr(compiler, name)

@@ -30,6 +30,7 @@ def test_trace_has_the_chapter_fields(turn: dict[str, Any]) -> None:
     ):
         assert key in trace
     assert trace["config_version"] == "2.1.0" and trace["total_tokens"] == compiled.total_tokens
+    assert trace["policy_version"] == "1"
     assert trace["section_allocations"]["evidence"]["used"] == compiled.layout["evidence"].final_tokens
     assert set(trace["section_allocations"]["evidence"]) >= {"allocated", "used", "overflow"}
     assert len(trace["input_hash"]) == len(trace["output_hash"]) == 64
