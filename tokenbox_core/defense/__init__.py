@@ -1,0 +1,1 @@
+"""Defensive compilation (chapter §6.9): untrusted text stays data."""
