@@ -24,7 +24,8 @@ __all__ = ["CASED_RULES", "META", "RULES", "Rule"]
 _S = r"[^.!?;\n]"  # one character of the same sentence
 _AI = (
     r"(?:ai|a\.i\.|llm|llms|language models?|assistants?|chatbots?|bots?|agents?|models?|gpt|chatgpt|claude|"
-    r"gemini|copilot|ai[- ][a-z]+)"
+    r"gemini|copilot|automated agents?|ai[- ](?:assistants?|agents?|models?|systems?|reviewers?|bots?|tools?|"
+    r"readers?|crawlers?|screeners?))"
 )
 _SECRET_STRONG = (
     r"(?:(?:your|the|my)\s+(?:\w+\s+)?(?:system prompt|system message|initial (?:prompt|instructions)|"
