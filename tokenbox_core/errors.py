@@ -10,7 +10,8 @@
     │   └── TokenizerUnavailable     no local copy of a tiktoken encoding and no network
     ├── InvalidTextError (ValueError) text that cannot be counted (lone surrogates, not str)
     ├── LensError                    a lens raised, grew its input or is unknown
-    └── SelectionError               item selection failed (see ``tokenbox_core.select``)
+    ├── SelectionError               item selection failed (see ``tokenbox_core.select``)
+    └── SecurityError                defensive compilation refused an input or a compile
 
 Every message names the numbers involved and how to fix the problem.  Errors
 raised by dependencies (tiktoken, pydantic) are mapped onto this tree with
@@ -28,6 +29,7 @@ __all__ = [
     "InvalidTextError",
     "LensError",
     "SectionError",
+    "SecurityError",
     "SelectionError",
     "TokenBoxError",
     "TokenizerUnavailable",
@@ -88,3 +90,36 @@ class LensError(TokenBoxError):
 
 class SelectionError(TokenBoxError):
     """Item selection could not satisfy its configuration."""
+
+
+class SecurityError(TokenBoxError):
+    """Defensive compilation refused an input or a compile (chapter §6.9.3, Algorithm 6.6).
+
+    Raised when a source's policy is ``reject`` and its injection score reaches
+    the threshold, when phase-4 validation finds a violated invariant, or when
+    the injection vulnerability surface exceeds the configured gate.
+
+    Attributes:
+        source: the source type of the offending input, if one input is at fault.
+        section_id: its section (or item) id.
+        score: its detection score.
+        findings: the detector's evidence (``Finding`` objects).
+        violations: the violated invariants, for validation failures.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        source: str | None = None,
+        section_id: str | None = None,
+        score: float | None = None,
+        findings: Sequence[object] = (),
+        violations: Sequence[str] = (),
+    ) -> None:
+        super().__init__(message)
+        self.source = source
+        self.section_id = section_id
+        self.score = score
+        self.findings = tuple(findings)
+        self.violations = tuple(violations)
