@@ -292,6 +292,8 @@ class CompositeDetector:
         else:
             score = sum(w * r.score for w, r in zip(self.weights, results, strict=True)) / sum(self.weights)
         findings = tuple(
-            Finding(f"{r.detector}:{f.rule}", f.family, f.weight, f.match, f.offset) for r in results for f in r.findings
+            Finding(f"{r.detector}:{f.rule}", f.family, f.weight, f.match, f.offset)
+            for r in results
+            for f in r.findings
         )
         return Detection(round(score, 6), findings, "+".join(r.detector for r in results))

@@ -158,10 +158,9 @@ def _text_section(d: _Defender, section: Section, source: str, out: list[Section
     d.report.events.append(event)
     open_id, close_id = f"{section.id}::open", f"{section.id}::close"
     marker = {"source_type": source, "defense": "boundary"}
-    common = {"priority": section.priority, "role": section.role}
-    out.append(Section(open_id, opening, metadata=marker, **common))
+    out.append(Section(open_id, opening, priority=section.priority, role=section.role, metadata=marker))
     out.append(replace(section, content=content, metadata={**section.metadata, "trust": event.trust}))
-    out.append(Section(close_id, closing, metadata=marker, **common))
+    out.append(Section(close_id, closing, priority=section.priority, role=section.role, metadata=marker))
     d.report.wrapped.append(Wrapped(event, "text", section.id, open_id, close_id, opening, closing, body))
 
 

@@ -103,9 +103,11 @@ def test_sanitisation_neutralisation_and_length_limit_are_traced() -> None:
 def test_boundaries_are_hmac_derived_and_deterministic(monkeypatch: pytest.MonkeyPatch) -> None:
     """Same inputs and secret: identical bytes; another secret or another input: other boundaries."""
     monkeypatch.delenv("TOKENBOX_DEFENSE_SECRET", raising=False)
-    run = lambda secret, doc=ATTACK: defensive_layout(  # noqa: E731
-        _sections(doc), 500, policy=DefensePolicy(secret=secret), counter="whitespace"
-    ).text
+
+    def run(secret: str, doc: str = ATTACK) -> str:
+        policy = DefensePolicy(secret=secret)
+        return defensive_layout(_sections(doc), 500, policy=policy, counter="whitespace").text
+
     assert run(SECRET) == run(SECRET)
     assert run(SECRET) != run("another secret of 16+ chars")
     first, second = run(SECRET), run(SECRET, ATTACK + " More.")
@@ -135,11 +137,14 @@ def test_spotlighting_costs_are_inside_the_budget(mode: str) -> None:
     budget = full.layout.total_tokens - 5  # the untrusted content must give way, the markers stay
     d = defensive_layout(_sections(), budget, policy=policy, counter="o200k_base")
     assert d.layout.total_tokens <= budget
-    assert full.layout["clean"].text == {
-        "delimit": "Orders ship in two days.",
-        "datamark": "Ordersˆshipˆinˆtwoˆdays.",
-        "encode": "T3JkZXJzIHNoaXAgaW4gdHdvIGRheXMu",
-    }[mode]
+    assert (
+        full.layout["clean"].text
+        == {
+            "delimit": "Orders ship in two days.",
+            "datamark": "Ordersˆshipˆinˆtwoˆdays.",
+            "encode": "T3JkZXJzIHNoaXAgaW4gdHdvIGRheXMu",
+        }[mode]
+    )
 
 
 def test_list_items_carry_their_boundaries_whole() -> None:
