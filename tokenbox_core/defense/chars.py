@@ -57,9 +57,22 @@ CHAR_CLASSES: dict[str, frozenset[int]] = {
 
 _CLASS_OF: dict[int, str] = {cp: name for name, cps in CHAR_CLASSES.items() for cp in cps}
 
-REMOVABLE = re.compile(
-    "[" + "".join(re.escape(chr(cp)) for cp in sorted(_CLASS_OF)) + "]",
-)
+
+def _class_pattern(cps: list[int]) -> str:
+    # Ranges, not a list of code points: a long list makes every position slow for non-BMP sets.
+    parts: list[str] = []
+    i = 0
+    while i < len(cps):
+        j = i
+        while j + 1 < len(cps) and cps[j + 1] == cps[j] + 1:
+            j += 1
+        lo, hi = re.escape(chr(cps[i])), re.escape(chr(cps[j]))
+        parts.append(lo if i == j else f"{lo}-{hi}")
+        i = j + 1
+    return "[" + "".join(parts) + "]"
+
+
+REMOVABLE = re.compile(_class_pattern(sorted(_CLASS_OF)))
 """One character class matching every removable code point."""
 
 

@@ -18,7 +18,7 @@ from typing import Literal, Protocol, runtime_checkable
 from tokenbox_core.defense.analyzers import decoded_blobs, exfiltration_urls, hidden_spans, rot13_candidate
 from tokenbox_core.defense.chars import CHAR_CLASSES
 from tokenbox_core.defense.homoglyphs import fold_mixed_words
-from tokenbox_core.defense.lexicon import OVERRIDE, QUALIFIER, QUALIFIER_REACH
+from tokenbox_core.defense.lexicon import find_overrides
 from tokenbox_core.defense.rules import CASED_RULES, META, RULES, Rule
 from tokenbox_core.defense.sanitize import detection_view
 
@@ -31,7 +31,6 @@ _TAGS = "".join(chr(c) for c in sorted(CHAR_CLASSES["tag"]))
 _TAG_RUN = re.compile(f"[{_TAGS}]{{4,}}")
 _SPLIT_WORD = re.compile("\\w[\u200b\u200c\u200d\u2060\u00ad\ufeff]+\\w")
 _BIDI_OVERRIDE = re.compile("[\u202a-\u202e\u2066-\u2069]")
-_SENTENCE_END = re.compile(r"[.!?;。！？\n]")
 
 
 @dataclass(frozen=True)
@@ -112,13 +111,35 @@ def _quoted_spans(low: str) -> tuple[list[int], list[int]]:
     starts: list[int] = []
     ends: list[int] = []
     for m in _QUOTED.finditer(low):
-        before = low[: m.start()].rstrip()[-1:]
-        after = low[m.end() :].lstrip()[:1]
+        before = low[max(0, m.start() - 8) : m.start()].rstrip()[-1:]
+        after = low[m.end() : m.end() + 8].lstrip()[:1]
         if before in (":", "[", "{", ",", "=") or after == ":":
             continue
         starts.append(m.start())
         ends.append(m.end())
     return starts, ends
+
+
+class _Discounter:
+    """Quotation and discussion discounts, computed only when a linguistic finding needs them."""
+
+    def __init__(self, low: str, quote: float, meta: float) -> None:
+        self.low, self.quote, self.meta = low, quote, meta
+        self.spans: tuple[list[int], list[int]] | None = None
+        self.discusses: bool | None = None
+
+    def __call__(self, linguistic: bool, offset: int, weight: float) -> float:
+        if not linguistic:
+            return weight
+        if self.spans is None:
+            self.spans = _quoted_spans(self.low)
+        starts, ends = self.spans
+        i = bisect.bisect_right(starts, offset) - 1
+        if i >= 0 and offset < ends[i]:
+            return weight * self.quote
+        if self.discusses is None:
+            self.discusses = META.search(self.low) is not None
+        return weight * self.meta if self.discusses else weight
 
 
 class HeuristicDetector:
@@ -189,28 +210,14 @@ class HeuristicDetector:
 
     def _scan(self, view: str, depth: int) -> list[Finding]:
         low, mixed = fold_mixed_words(view.casefold())
-        starts, ends = _quoted_spans(low)
-        meta = META.search(low) is not None
+        discounted = _Discounter(low, self.quote_discount, self.meta_discount)
         findings: list[Finding] = []
         if mixed:
             findings.append(Finding("mixed_script", "homoglyph", 0.45 if mixed >= 3 else 0.3, f"{mixed} words", 0))
-
-        def discounted(rule_linguistic: bool, offset: int, weight: float) -> float:
-            if not rule_linguistic:
-                return weight
-            i = bisect.bisect_right(starts, offset) - 1
-            if i >= 0 and offset < ends[i]:
-                return weight * self.quote_discount
-            return weight * self.meta_discount if meta else weight
-
-        for m in list(OVERRIDE.finditer(low))[:_PER_RULE]:
-            tail = low[m.end() : m.end() + QUALIFIER_REACH]
-            cut = _SENTENCE_END.search(tail)
-            reach = m.group() + (tail[: cut.start()] if cut else tail)
-            strong = QUALIFIER.search(reach) is not None
-            weight = 0.6 if strong else (0.35 if m.group().isascii() else 0.5)
-            findings.append(Finding("override_phrase", "override", discounted(True, m.start(), weight),
-                                    _snippet(m.group()), m.start()))  # fmt: skip
+        for o in find_overrides(low)[:_PER_RULE]:
+            weight = 0.6 if o.strong else (0.35 if o.text.isascii() else 0.5)
+            findings.append(Finding("override_phrase", "override", discounted(True, o.start, weight),
+                                    _snippet(o.text), o.start))  # fmt: skip
         for rules, text in ((RULES, low), (CASED_RULES, view)):
             findings.extend(self._apply(rules, text, discounted))
         for offset, url, weight in exfiltration_urls(view):
@@ -235,19 +242,23 @@ class HeuristicDetector:
         return findings
 
     @staticmethod
-    def _apply(rules: Sequence[Rule], text: str, discounted: _Discount) -> list[Finding]:
+    def _apply(rules: Sequence[Rule], text: str, discounted: _Discounter) -> list[Finding]:
         out: list[Finding] = []
+        seen: dict[str, bool] = {}
         for rule in rules:
-            for k, m in enumerate(rule.pattern.finditer(text)):
+            if not rule.opens(text, seen):
+                continue
+            k = 0
+            for m in rule.pattern.finditer(text):
                 if k >= _PER_RULE:
                     break
-                weight = discounted(rule.linguistic, m.start(), rule.weight)
-                out.append(Finding(rule.name, rule.family, weight, _snippet(m.group()), m.start()))
+                start = m.start()
+                if rule.lead is not None and rule.lead.search(text, max(0, start - 12), start) is None:
+                    continue
+                k += 1
+                weight = discounted(rule.linguistic, start, rule.weight)
+                out.append(Finding(rule.name, rule.family, weight, _snippet(m.group()), start))
         return out
-
-
-class _Discount(Protocol):
-    def __call__(self, rule_linguistic: bool, offset: int, weight: float, /) -> float: ...
 
 
 class CompositeDetector:

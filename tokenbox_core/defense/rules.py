@@ -17,9 +17,9 @@ signals (a role label, "from now on", "your new task") need company.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-__all__ = ["CASED_RULES", "META", "RULES", "Rule"]
+__all__ = ["CASED_RULES", "GATES", "META", "RULES", "Rule"]
 
 _S = r"[^.!?;\n]"  # one character of the same sentence
 _AI = (
@@ -44,17 +44,67 @@ _EXTERNAL = r"(?:[\w.+-]+@[\w-]+\.[\w.]+|https?://\S+)"
 
 @dataclass(frozen=True)
 class Rule:
-    """One detection pattern: name, family, weight in 0..1, and whether it is linguistic."""
+    """One detection pattern: name, family, weight in 0..1, and whether it is linguistic.
+
+    ``gate`` makes the rule cheap on text it cannot match: groups of literal
+    substrings, each group needing one member present (``str.__contains__``
+    runs at memory speed, a regular expression does not), checked before the
+    pattern runs.  A gate is a necessary condition of a match; a test pins
+    that on the corpus.  ``lead``, when set, must match the few characters
+    just before a match (a look-behind Python's ``re`` cannot express).
+    """
 
     name: str
     family: str
     weight: float
     pattern: re.Pattern[str]
     linguistic: bool = True
+    gate: tuple[tuple[str, ...], ...] = ()
+    lead: re.Pattern[str] | None = None
+
+    def opens(self, text: str, seen: dict[str, bool] | None = None) -> bool:
+        """True when every gate group has a member in ``text`` (``seen`` memoises lookups per text)."""
+        if seen is None:
+            return all(any(k in text for k in group) for group in self.gate)
+        for group in self.gate:
+            for k in group:
+                hit = seen.get(k)
+                if hit is None:
+                    hit = seen[k] = k in text
+                if hit:
+                    break
+            else:
+                return False
+        return True
 
 
 def _r(name: str, family: str, weight: float, pattern: str, *, linguistic: bool = True) -> Rule:
-    return Rule(name, family, weight, re.compile(pattern, re.MULTILINE), linguistic)
+    # A leading \b stops ``re`` from skipping ahead on the first character; when the whole
+    # pattern is one alternative the boundary is checked by ``lead`` on the match instead.
+    lead = None
+    if pattern.startswith("\\b") and _top_level_single(pattern):
+        pattern, lead = pattern[2:], _WORD_START
+    return Rule(name, family, weight, re.compile(pattern, re.MULTILINE), linguistic, lead=lead)
+
+
+def _top_level_single(pattern: str) -> bool:
+    depth = 0
+    escaped = False
+    for ch in pattern:
+        if escaped:
+            escaped = False
+        elif ch == "\\":
+            escaped = True
+        elif ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        elif ch == "|" and depth == 0:
+            return False
+    return True
+
+
+_WORD_START = re.compile(r"(?:^|[^\w])$")
 
 
 RULES: tuple[Rule, ...] = (
@@ -134,7 +184,7 @@ RULES: tuple[Rule, ...] = (
        rf"\b{_AI}\s+(?:reading|processing|summari[sz]ing|evaluating|reviewing|parsing|analy[sz]ing|"
        rf"that reads?|who reads?)\b"),
     _r("address_vocative", "address", 0.5,
-       rf"(?:^|[.!?:;,(\[]\s*|\b(?:hi|hey|hello|please),?\s+|@){_AI}[\s,:\-]+(?:please\s+)?(?:ignore|disregard|"
+       rf"{_AI}[\s,:\-]+(?:please\s+)?(?:ignore|disregard|"
        rf"forget|you must|you should|you will|you are|do not|don't|send|forward|reveal|output|print|call|run|"
        rf"delete|rename|email|post|include|append|stop|when you|new instruction|instructions?:|approve|grant|rank|"
        rf"rate|recommend)"),
@@ -160,15 +210,74 @@ RULES: tuple[Rule, ...] = (
        rf"\byou are (?:now )?(?:authori[sz]ed|allowed|permitted) to\b|\b(?:has|have) authori[sz]ed you\b|"
        rf"\bgrant (?:\w+ )?(?:admin|root|full|elevated) (?:access|rights|privileges)\b"),
     _r("dangerous_tool", "tool_action", 0.35,
-       r"\b(?:call|invoke|use|run|execute)\s+(?:the\s+)?[`']?\w+[`']?\s+(?:tool|function)\b|"
-       r"curl[^|\n]{0,80}\|\s*(?:ba)?sh\b|\brm\s+-rf\b|\b(?:transfer_funds|delete_repository)\b|"
-       r"\bdownload\b[^.\n]{0,40}\.(?:exe|msi|apk|dmg|scr|bat|ps1)\b"),
+       r"\b(?:call|invoke|use|run|execute)\s+(?:the\s+)?[`']?\w+[`']?\s+(?:tool|function)\b"),
+    _r("dangerous_command", "tool_action", 0.35,
+       r"curl[^|\n]{0,80}\|\s*(?:ba)?sh\b|rm\s+-rf\b|(?:transfer_funds|delete_repository)\b|"
+       r"download\b[^.\n]{0,40}\.(?:exe|msi|apk|dmg|scr|bat|ps1)\b"),
     _r("authority_claim", "authority", 0.25,
        r"\b(?:instructions?|message|note|update|notice|override) from (?:the )?(?:developer|operator|openai|"
        r"anthropic|administrator|admin|system)\b|\bi am (?:your|the) (?:developer|creator|admin|operator|owner)\b|"
        r"\b(?:openai|anthropic|google) staff\b|\bcomes from the (?:developer|operator|system)\b"),
 )  # fmt: skip
-"""Rules over the case-folded view."""
+"""Rules over the case-folded view (gated below)."""
+
+_AI_WORDS = ("ai", "a.i.", "llm", "language model", "assistant", "chatbot", "bot", "agent", "model", "gpt", "claude",
+             "gemini", "copilot")  # fmt: skip
+_LEAD = re.compile(r"(?:^|\n|[.!?:;,(\[]\s*|\b(?:hi|hey|hello|please),?\s+|@)$")
+GATES: dict[str, tuple[tuple[str, ...], ...]] = {
+    "chat_template_token": (("<|", "[inst", "[/inst", "<<sys", "<</sys", "_of_turn>"),),
+    "markdown_role_header": (("##",),),
+    "bare_role_line": (("system", "developer", "admin"),),
+    "bracket_role": (("[system", "[admin", "[developer"),),
+    "xml_role_tag": (("<system", "</system", "<instructions", "</instructions", "<admin", "</admin", "<developer",
+                      "</developer"),),
+    "role_label_prose": (("system", "developer"),),
+    "transcript_turns": (("assistant", "system", "human"),),
+    "json_role_system": (("role",),),
+    "boundary_marker": (("<<<",),),
+    "boundary_token": (("boundary_",),),
+    "end_of_data": (("end of", "end untrusted", "end tool"),),
+    "closing_data_tag": (("</",),),
+    "trusted_block_opening": (("begin", "start"),),
+    "real_instructions": (("instructions", "policy", "directive"),),
+    "previous_void": (("void", "cancel", "revoked", "obsolete", "deprecated", "null", "no longer"),),
+    "ignore_the_above": (("above",),),
+    "disable_safety": (("filter", "moderation", "guardrail", "safety", "restriction"),),
+    "new_instructions": (("new ",),),
+    "temporal_switch": (("now on", "starting now", "as of now", "ab jetzt", "a partir de", "à partir de",
+                         "d'ora in poi", "теперь ты", "从现在开始"),),
+    "persona_switch": (("you are now", "you have been"),),
+    "mode_switch": ((" mode", "jailbroken"),),
+    "act_as": (("act as", "pretend", "roleplay", "you are now"),),
+    "no_limits": (("no ", "without", "unrestricted", "unfiltered", "have no rules"),),
+    "leak_request": (("prompt", "system message", "instructions", "rules", "configuration", "guidelines", "secret",
+                      "api", "password", "credential", "session token", "above", "developer message", "hidden",
+                      "every instruction"),),
+    "leak_mention": (("prompt", "hidden instructions", "secret key", "api", "password", "credential"),),
+    "address_note": (("note", "message", "instruction", "directive", "attention", "notice", "warning", "reminder",
+                      "request"), _AI_WORDS),
+    "address_salutation": (("attention", "dear", "hey", "to any", "to all", "to every"), _AI_WORDS),
+    "address_conditional": (("if", "when"), _AI_WORDS),
+    "address_processing": (("reading", "processing", "summaris", "summariz", "evaluating", "reviewing", "parsing",
+                            "analys", "analyz", "read"), _AI_WORDS),
+    "address_vocative": (_AI_WORDS,),
+    "address_as_the": (("as the ", "as an ", "as a "), _AI_WORDS),
+    "model_must": (_AI_WORDS, ("must", "shall", "should", "will", "needs to", "required to")),
+    "secrecy": (("do not", "don't", "never", "without"),),
+    "exfil_action": (("send", "forward", "email", "post", "upload", "transmit", "leak", "exfiltrate", "share"),),
+    "send_external": (("send", "forward", "email", "post", "upload", "transmit", "mail"), ("@", "http")),
+    "permission_grant": (("authori", "allowed", "permitted", "now free", "now required", "mode", "grant"),),
+    "dangerous_tool": (("call", "invoke", "use", "run", "execute"), ("tool", "function")),
+    "dangerous_command": (("curl", "rm -rf", "transfer_funds", "delete_repository", "download"),),
+    "authority_claim": (("from the", "from openai", "from anthropic", "from admin", "from system", "i am your",
+                         "i am the", "staff", "comes from"),),
+    "dan_persona": (("DAN", "Do Anything"),),
+    "shouted_directive": (("IMPORTANT", "URGENT", "ATTENTION", "NOTICE"),),
+}  # fmt: skip
+"""Per rule, the literal gate groups (see :class:`Rule`)."""
+
+_LEADS = {"address_vocative": _LEAD}
+RULES = tuple(replace(r, gate=GATES[r.name], lead=_LEADS.get(r.name, r.lead)) for r in RULES)
 
 CASED_RULES: tuple[Rule, ...] = (
     _r("dan_persona", "persona", 0.4, r"\bDAN\b|\bDo Anything Now\b"),
@@ -176,6 +285,7 @@ CASED_RULES: tuple[Rule, ...] = (
        r"\b(?:IMPORTANT|URGENT|ATTENTION|NOTICE)\b[^\n]{0,20}\b(?:INSTRUCTION|NOTE|SYSTEM)"),
 )  # fmt: skip
 """Rules that need the original case (an acronym, shouting)."""
+CASED_RULES = tuple(replace(r, gate=GATES[r.name]) for r in CASED_RULES)
 
 META = re.compile(
     r"\bprompt injections?\b|\bjailbreaks\b|\ba (?:classic )?jailbreak\b|\bjailbreak (?:prompts?|attempts?)\b|"

@@ -113,3 +113,18 @@ def test_bad_detector_configuration() -> None:
         CompositeDetector([D], weights=[1, 2])
     with pytest.raises(TypeError, match="is not an InjectionDetector"):
         CompositeDetector([object()])  # type: ignore[list-item]
+
+
+def test_gates_never_hide_a_match(attacks: list[dict[str, object]], benign: list[dict[str, object]]) -> None:
+    """A rule's literal gate is a necessary condition: with or without it, the same matches on the corpus."""
+    from tokenbox_core.defense import detection_view
+    from tokenbox_core.defense.homoglyphs import fold_mixed_words
+    from tokenbox_core.defense.rules import CASED_RULES, RULES
+
+    for row in attacks + benign:
+        view = detection_view(str(row["text"]))
+        low, _ = fold_mixed_words(view.casefold())
+        for rules, text in ((RULES, low), (CASED_RULES, view)):
+            for rule in rules:
+                if rule.pattern.search(text):
+                    assert rule.opens(text), (rule.name, row["id"])
