@@ -18,6 +18,15 @@ from tokenbox_core.budget import (
     TokenBudgetCalculator,
     register_model,
 )
+from tokenbox_core.chat import ConversationFit, fit_conversation
+from tokenbox_core.compiler import (
+    CompilationError,
+    CompiledContext,
+    CompilerConfig,
+    ContextCompiler,
+    Evidence,
+    ablate,
+)
 from tokenbox_core.errors import (
     BudgetError,
     ContextCriticalOverflow,
@@ -43,10 +52,16 @@ __version__ = "0.1.0"
 __all__ = [
     "Action",
     "BudgetError",
+    "CompilationError",
+    "CompiledContext",
+    "CompilerConfig",
     "ContextBudget",
+    "ContextCompiler",
     "ContextCriticalOverflow",
+    "ConversationFit",
     "CounterError",
     "EffectiveBudget",
+    "Evidence",
     "InvalidTextError",
     "Item",
     "LaidOutSection",
@@ -69,7 +84,9 @@ __all__ = [
     "TokenCounter",
     "TokenizerUnavailable",
     "__version__",
+    "ablate",
     "count_message_tokens",
+    "fit_conversation",
     "get_counter",
     "load_spec",
     "register_lens",

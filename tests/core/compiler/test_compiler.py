@@ -1,0 +1,87 @@
+"""End-to-end: the six stages produce a validated, traced, deterministic context."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tokenbox_core import CompilationError, CompilerConfig, ContextBudget, ContextCompiler
+from tokenbox_core.compiler import CompilerInputError
+from tokenbox_core.compiler.build import PRECEDENCE_STATEMENT
+from tokenbox_core.tokens import count_message_tokens, get_counter
+
+
+def test_compile_emits_every_tier_in_canonical_order(turn: dict[str, Any]) -> None:
+    """With room for everything, every tier is emitted once, in the chapter's order."""
+    compiled = ContextCompiler(4000).compile(**turn)
+    assert compiled.sections == (
+        "policy",
+        "developer",
+        "task",
+        "tools",
+        "evidence",
+        "memory",
+        "history/history",
+        "history/latest-user",
+    )
+    roles = [m["role"] for m in compiled.messages]
+    assert roles == ["system", "system", "system", "system", "user", "user", "user", "assistant", "user"]
+    assert compiled.messages[0]["content"].endswith(PRECEDENCE_STATEMENT)
+    assert compiled.messages[-1]["content"].endswith("Can I get a refund for order 1234?")
+
+
+def test_total_is_the_exact_count_of_what_is_sent(turn: dict[str, Any]) -> None:
+    """total_tokens is count_message_tokens of the messages, within the budget minus the reserve."""
+    budget = ContextBudget(max_tokens=4000, output_reserve=500)
+    compiled = ContextCompiler(budget).compile(**turn)
+    assert compiled.total_tokens == count_message_tokens(list(compiled.messages), get_counter("o200k_base"))
+    assert compiled.total_tokens + 500 <= 4000
+
+
+def test_same_inputs_same_output_and_hashes(turn: dict[str, Any]) -> None:
+    """Two compiles of the same inputs are byte-identical; only run id, timestamp and latency differ."""
+    compiler = ContextCompiler(4000)
+    a, b = compiler.compile(**turn), compiler.compile(**turn)
+    assert a.messages == b.messages and a.text == b.text
+    assert a.trace.input_hash == b.trace.input_hash and a.trace.output_hash == b.trace.output_hash
+    assert a.trace.trace_id != b.trace.trace_id
+    assert a.trace.decisions() == b.trace.decisions()
+
+
+def test_pressure_drops_lowest_priority_first(turn: dict[str, Any]) -> None:
+    """Under the priority allocator history (priority 1) is lost before memory (2) and evidence (3)."""
+    full = ContextCompiler(4000).compile(**turn)
+    fixed = sum(full.layout[s].final_tokens for s in ("policy", "developer", "task", "tools", "history/latest-user"))
+    budget = full.total_tokens - full.layout["history/history"].final_tokens + 2
+    tight = ContextCompiler(budget).compile(**turn)
+    assert "history/history" not in tight.sections
+    assert "evidence" in tight.sections and "memory" in tight.sections
+    assert tight.total_tokens <= budget
+    assert fixed < tight.total_tokens
+
+
+def test_text_output_has_headers_and_labels(turn: dict[str, Any]) -> None:
+    """Text output starts each section with ## HEADER; evidence is labelled without directive authority."""
+    compiled = ContextCompiler(4000, config=CompilerConfig(output="text")).compile(**turn)
+    text = compiled.text
+    headers = ["## SYSTEM_POLICY", "## DEVELOPER_INSTRUCTIONS", "## TASK_STATE", "## TOOL_AFFORDANCES", "## EVIDENCE"]
+    positions = [text.index(h) for h in headers]
+    assert positions == sorted(positions)
+    assert "no directive authority" in text
+    assert compiled.total_tokens == get_counter("o200k_base").count(text)
+
+
+def test_required_sections_missing_is_rejected(turn: dict[str, Any]) -> None:
+    """Without the policy the compile is rejected, naming the rule."""
+    turn.pop("policy")
+    with pytest.raises(CompilationError) as info:
+        ContextCompiler(4000).compile(**turn)
+    assert info.value.rules == ("required_sections",)
+    assert "'policy'" in str(info.value)
+
+
+def test_config_must_be_a_compiler_config() -> None:
+    """A wrong config type fails at construction."""
+    with pytest.raises(CompilerInputError, match="CompilerConfig"):
+        ContextCompiler(100, config={"allocator": "utility"})  # type: ignore[arg-type]

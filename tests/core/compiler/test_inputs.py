@@ -1,0 +1,71 @@
+"""Typed inputs validate at construction; evidence without provenance cannot be built."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import pytest
+
+from tokenbox_core.compiler import CompilerInputError, Evidence, Memory, TaskState, Tier, Tool, Trust
+from tokenbox_core.compiler.build import evidence_tag
+
+NOW = datetime(2025, 1, 1, tzinfo=timezone.utc)
+
+
+def make(**kw: object) -> Evidence:
+    fields: dict[str, object] = {"source": "kb://a", "retrieved_at": NOW, "authority": 0.5, "relevance": 0.5}
+    fields.update(kw)
+    return Evidence("e1", "text", **fields)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("source", "", "source must be a non-empty source identifier"),
+        ("retrieved_at", "2025-01-01", "retrieved_at must be a datetime"),
+        ("retrieved_at", datetime(2025, 1, 1), "timezone-aware"),
+        ("authority", 1.5, "authority must be in \\[0, 1\\]"),
+        ("relevance", float("nan"), "relevance must be a finite number"),
+        ("span", (5, 2), "span must be \\(start, end\\)"),
+    ],
+)
+def test_evidence_rejects_missing_or_bad_provenance(field: str, value: object, message: str) -> None:
+    """Each provenance field is checked where the evidence is built, naming the field."""
+    with pytest.raises(CompilerInputError, match=message):
+        make(**{field: value})
+
+
+def test_evidence_requires_provenance_keywords() -> None:
+    """Source, retrieval time, authority and relevance are required keyword arguments."""
+    with pytest.raises(TypeError):
+        Evidence("e1", "text")  # type: ignore[call-arg]
+
+
+def test_evidence_tier_trust_and_tag() -> None:
+    """Evidence is Tier 2, untrusted, and its tag carries every provenance field."""
+    e = make(span=(0, 40), lineage="subquery-2")
+    assert (e.tier, e.trust) == (Tier.EVIDENCE, Trust.UNTRUSTED)
+    assert evidence_tag(e) == (
+        "[evidence e1 | source: kb://a | retrieved: 2025-01-01T00:00:00+00:00 | authority: 0.5 | "
+        "relevance: 0.5 | span: 0-40 | lineage: subquery-2]"
+    )
+
+
+def test_task_state_is_canonical_json() -> None:
+    """Equal states serialise byte-identically whatever the key order."""
+    assert TaskState({"b": 1, "a": [2, {"d": 3, "c": 4}]}).text == '{"a":[2,{"c":4,"d":3}],"b":1}'
+
+
+def test_tool_text_and_trust() -> None:
+    """A tool renders as canonical JSON and is untrusted (schemas come from tool servers)."""
+    tool = Tool("search", "web search", {"type": "object"})
+    assert tool.text == '{"description":"web search","name":"search","parameters":{"type":"object"}}'
+    assert tool.trust is Trust.UNTRUSTED and tool.id == "tool:search"
+
+
+def test_memory_validates_scores_and_times() -> None:
+    """Memory scores must be in [0, 1] and times timezone-aware."""
+    with pytest.raises(CompilerInputError, match="relevance"):
+        Memory("m", "x", relevance=2.0)
+    with pytest.raises(CompilerInputError, match="timezone-aware"):
+        Memory("m", "x", expires_at=datetime(2025, 1, 1))

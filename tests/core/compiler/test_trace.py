@@ -1,0 +1,109 @@
+"""The trace of §6.4.2 and the input hash that covers every input."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import timedelta
+from typing import Any
+
+from tokenbox_core import CompilerConfig, ContextCompiler
+from tokenbox_core.compiler import Evidence
+
+from .conftest import evidence
+
+
+def test_trace_has_the_chapter_fields(turn: dict[str, Any]) -> None:
+    """Every field of the chapter's schema is present and consistent with the compile."""
+    compiled = ContextCompiler(4000, config=CompilerConfig(version="2.1.0")).compile(**turn)
+    trace = compiled.trace.to_dict()
+    for key in (
+        "trace_id",
+        "timestamp",
+        "config_version",
+        "input_hash",
+        "output_hash",
+        "total_tokens",
+        "section_allocations",
+        "excluded_items",
+        "compression_ratios",
+        "latency_ms",
+    ):
+        assert key in trace
+    assert trace["config_version"] == "2.1.0" and trace["total_tokens"] == compiled.total_tokens
+    assert trace["section_allocations"]["evidence"]["used"] == compiled.layout["evidence"].final_tokens
+    assert set(trace["section_allocations"]["evidence"]) >= {"allocated", "used", "overflow"}
+    assert len(trace["input_hash"]) == len(trace["output_hash"]) == 64
+
+
+def test_excluded_items_carry_reason_and_score(turn: dict[str, Any]) -> None:
+    """Filtered items and items lost to compression are all in excluded_items."""
+    turn["evidence"].append(evidence("weak", "low relevance", relevance=0.05))
+    compiled = ContextCompiler(470, config=CompilerConfig(evidence_threshold=0.1)).compile(**turn)
+    rows = {(e["item_id"], e["reason"]) for e in compiled.trace.to_dict()["excluded_items"]}
+    assert ("weak", "relevance") in rows
+    assert any(reason.startswith("compress:") for _, reason in rows)
+
+
+def test_input_hash_covers_timestamps_metadata_and_config(turn: dict[str, Any]) -> None:
+    """Changing a retrieval timestamp, evidence metadata, a span or the config changes input_hash."""
+    compiler = ContextCompiler(4000)
+    base = compiler.compile(**turn).trace.input_hash
+    first: Evidence = turn["evidence"][0]
+    variants = [
+        Evidence(
+            first.id,
+            first.text,
+            source=first.source,
+            retrieved_at=first.retrieved_at - timedelta(seconds=1),
+            authority=first.authority,
+            relevance=first.relevance,
+        ),
+        Evidence(
+            first.id,
+            first.text,
+            source=first.source,
+            retrieved_at=first.retrieved_at,
+            authority=first.authority,
+            relevance=first.relevance,
+            metadata={"k": "v"},
+        ),
+        Evidence(
+            first.id,
+            first.text,
+            source=first.source,
+            retrieved_at=first.retrieved_at,
+            authority=first.authority,
+            relevance=first.relevance,
+            span=(0, 5),
+        ),
+    ]
+    hashes = {base}
+    for variant in variants:
+        changed = dict(turn, evidence=[variant, *turn["evidence"][1:]])
+        hashes.add(compiler.compile(**changed).trace.input_hash)
+    hashes.add(ContextCompiler(4000, config=CompilerConfig(quantum=32)).compile(**turn).trace.input_hash)
+    assert len(hashes) == 5
+
+
+def test_input_hash_is_stable_across_processes(turn: dict[str, Any]) -> None:
+    """The hash has no addresses or hash-seed dependence: a config with callables hashes by name."""
+
+    def check(compiled: Any) -> None:
+        return None
+
+    a = ContextCompiler(4000, config=CompilerConfig(checks=(check,))).compile(**turn).trace.input_hash
+    b = ContextCompiler(4000, config=replace(CompilerConfig(checks=(check,)))).compile(**turn).trace.input_hash
+    assert a == b
+    assert "0x" not in repr(CompilerConfig(utilities={"history": check}).describe()["utilities"])
+
+
+def test_utility_allocator_reports_shadow_price_and_marginals(turn: dict[str, Any]) -> None:
+    """The utility allocator puts λ and each tier's marginal utility in the context and the trace."""
+    compiled = ContextCompiler(500, config=CompilerConfig(allocator="utility", quantum=16)).compile(**turn)
+    assert compiled.shadow_price is not None and compiled.shadow_price > 0
+    assert set(compiled.marginal_utilities) == {"evidence", "memory", "history"}
+    assert compiled.trace.shadow_price == compiled.shadow_price
+    for tier, allocated in compiled.allocations.items():
+        used = sum(row["used"] for row in compiled.trace.section_allocations.values() if row["tier"] == tier)
+        assert used <= allocated
+    assert "shadow price" in compiled.explain()

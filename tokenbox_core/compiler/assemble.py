@@ -1,0 +1,164 @@
+"""Stage 5, Assemble: canonical order, structural headers and the instruction hierarchy (chapter §6.4.1, §6.5.4).
+
+The laid-out sections are emitted in :data:`~tokenbox_core.compiler.build.CANONICAL_ORDER`:
+
+- the system policy first (with §6.5.5's precedence statement);
+- developer instructions next, labelled subordinate to the policy;
+- task state and tool affordances (tools labelled as data);
+- evidence and memory in their own labelled sections with no directive
+  authority (chat role ``user``, never ``system``);
+- the conversation as the core conversation engine keeps it (one chat message
+  per turn; tool calls and their results together; a trimmed history restarts
+  on a user message), ending with the user's current message, prefaced as
+  subject to the system and developer instructions, and any agent loop in
+  flight after it.
+
+``"messages"`` output is a list of chat dicts; ``"text"`` output joins the
+sections with blank lines and, with headers on, starts each with
+``## HEADER`` (the chapter's ``SectionHeader``); the conversation is one
+``## CONVERSATION`` block of ``role: content`` lines.
+
+:func:`scaffold_reserve` tells Compress how many tokens the headers, labels
+and chat overhead will cost, so that the bodies are laid out into what is
+left.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from tokenbox_core.chat import ConversationSections
+from tokenbox_core.compiler.build import SectionPlan, evidence_tag
+from tokenbox_core.compiler.config import CompilerConfig
+from tokenbox_core.compiler.filter import Exclusion
+from tokenbox_core.compiler.history import message_text
+from tokenbox_core.compiler.inputs import Evidence
+from tokenbox_core.layout import Layout
+from tokenbox_core.sections import Item
+from tokenbox_core.tokens import PRIMING_TOKENS, TOKENS_PER_MESSAGE, TokenCounter, content_text
+
+__all__ = ["Assembled", "assemble", "scaffold_reserve"]
+
+_TEXT_JOIN = "\n\n"
+
+
+@dataclass(frozen=True)
+class Assembled:
+    """The emitted context: messages and text, and which items each emitted section holds."""
+
+    messages: tuple[Mapping[str, Any], ...]
+    text: str
+    emitted: dict[str, tuple[Item, ...] | str]  # section id -> kept items (lists) or text
+    excluded: tuple[Exclusion, ...]
+
+
+def _prefix(plan: SectionPlan, config: CompilerConfig) -> str:
+    parts = []
+    if config.output == "text" and config.use_headers:
+        parts.append(f"## {plan.header}")
+    if plan.label and plan.conversation is None:
+        parts.append(plan.label)
+    return "\n".join(parts)
+
+
+def scaffold_reserve(plans: tuple[SectionPlan, ...], config: CompilerConfig, counter: TokenCounter) -> int:
+    """Tokens the assembly adds around the laid-out bodies (headers, labels, chat overhead)."""
+    total = PRIMING_TOKENS if config.output == "messages" else 0
+    conversation_seen = False
+    for plan in plans:
+        prefix = _prefix(plan, config)
+        if plan.conversation is not None:
+            if config.output == "text" and not conversation_seen and prefix:
+                total += counter.count(prefix + "\n") + 1
+            conversation_seen = True
+            continue  # conversation items vouch for their whole chat cost
+        if config.output == "messages":
+            total += TOKENS_PER_MESSAGE + counter.count(plan.role)
+            total += counter.count(prefix + "\n\n") if prefix else 0
+        elif prefix:
+            total += counter.count(prefix + "\n") + 1
+    return total
+
+
+def _conversation(
+    layout: Layout, plans: tuple[SectionPlan, ...], conv: ConversationSections
+) -> tuple[list[Mapping[str, Any]], dict[str, tuple[Item, ...]], list[Exclusion]]:
+    """The engine's kept messages (start-on and group fix-ups applied), rewritten items substituted."""
+    done = conv.finish(layout)
+    items = {i.id: (p.id, i) for p in plans if p.conversation is conv for i in p.section.items}
+    messages: list[Mapping[str, Any]] = []
+    emitted: dict[str, list[Item]] = {}
+    for entry in done.entries:
+        message = dict(conv.output(entry, done))
+        if isinstance(entry, int):
+            found = items.get(conv.ids[entry])
+            if found is not None:
+                sid, item = found
+                if entry not in done.replaced and item.content != content_text(message.get("content")):
+                    message["content"] = item.content  # rewritten: a reference pointer or a cascade lens
+                emitted.setdefault(sid, []).append(item)
+        messages.append(message)
+    excluded = [Exclusion(r.id, "history", r.reason, None) for r in done.removed if r.reason in ("group", "start_on")]
+    return messages, {k: tuple(v) for k, v in emitted.items()}, excluded
+
+
+def _whole_tags(plan: SectionPlan, content: Any) -> tuple[tuple[Item, ...], list[Exclusion]]:
+    """Kept items, less evidence passages cut into their provenance tag (never emitted without provenance)."""
+    if not isinstance(content, tuple):
+        return (), []
+    kept: list[Item] = []
+    cut: list[Exclusion] = []
+    for item in content:
+        payload = plan.payload.get(item.id)
+        if isinstance(payload, Evidence) and not item.content.startswith(evidence_tag(payload)):
+            cut.append(Exclusion(item.id, plan.id, "compress:cut_into_provenance", item.score))
+        else:
+            kept.append(item)
+    return tuple(kept), cut
+
+
+def assemble(layout: Layout, plans: tuple[SectionPlan, ...], config: CompilerConfig) -> Assembled:
+    """Emit the laid-out sections in canonical order as messages and as text."""
+    messages: list[Mapping[str, Any]] = []
+    blocks: list[str] = []
+    emitted: dict[str, tuple[Item, ...] | str] = {}
+    excluded: list[Exclusion] = []
+    done: set[int] = set()
+    for plan in plans:
+        laid = layout[plan.id]
+        prefix = _prefix(plan, config)
+        conv = plan.conversation
+        if conv is not None:
+            if id(conv) in done:
+                continue
+            done.add(id(conv))
+            turns, items, dropped = _conversation(layout, plans, conv)
+            emitted.update(items)
+            excluded += dropped
+            if turns:
+                messages.extend(turns)
+                lines = "\n".join(message_text(m) for m in turns)
+                blocks.append(f"{prefix}\n{lines}" if prefix else lines)
+            continue
+        if laid.status == "dropped":
+            continue
+        if plan.section.is_list:
+            kept, cut = _whole_tags(plan, laid.content)
+            excluded += cut
+            if not kept:
+                continue
+            emitted[plan.id] = kept
+            body = plan.section.item_separator.join(i.content for i in kept)
+            if laid.marker:
+                body = f"{laid.marker}{plan.section.item_separator}{body}"
+        else:
+            body = laid.text
+            if not body:
+                continue
+            emitted[plan.id] = body
+        messages.append({"role": plan.role, "content": f"{prefix}\n\n{body}" if prefix else body})
+        blocks.append(f"{prefix}\n{body}" if prefix else body)
+    ordered = {p.id: emitted[p.id] for p in plans if p.id in emitted}
+    return Assembled(tuple(messages), _TEXT_JOIN.join(blocks), ordered, tuple(excluded))

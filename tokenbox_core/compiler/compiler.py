@@ -1,0 +1,432 @@
+"""``ContextCompiler``: Collect → Filter → Rank → Compress → Assemble → Validate (chapter §6.4, Algorithm 6.1).
+
+The class is a thin conductor; each stage is a pure function in its own
+module over typed values (:class:`Candidates`, :class:`SectionPlan`,
+:class:`Compressed`, :class:`Assembled`), so stages can be inserted between
+them.  The defensive-compilation policy (``CompilerConfig.defense``) plugs
+in through optional methods, each called at one stage boundary:
+
+- ``screen(candidates) -> (candidates, exclusions)`` after Filter (sanitise, detect, drop);
+- ``isolate(plans) -> plans`` after the sections are built (boundaries around untrusted text);
+- ``isolation_strength(section_id, source_type) -> float`` for the injection-surface metric.
+
+Compile-then-fit: the bodies are laid out into the window minus the
+generation reserve and the assembly's scaffolding; the assembled output is
+then counted exactly as it is sent and, should BPE merges at the joins leave
+it over, laid out again with the excess taken off (at most a few passes).
+
+>>> from tokenbox_core import ContextCompiler
+>>> compiled = ContextCompiler(1000, counter="whitespace").compile(
+...     policy="Answer in one sentence.", user="What is TokenBox?")
+>>> [m["role"] for m in compiled.messages]
+['system', 'user']
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import Any
+
+from tokenbox_core.budget import ContextBudget
+from tokenbox_core.compiler.assemble import Assembled, assemble, scaffold_reserve
+from tokenbox_core.compiler.build import SectionPlan, build_plan
+from tokenbox_core.compiler.collect import Candidates, collect, collect_async, has_async_sources
+from tokenbox_core.compiler.compress import Compressed, compress, section_summary
+from tokenbox_core.compiler.config import CompilerConfig
+from tokenbox_core.compiler.errors import CompilationError, CompilerInputError, Violation
+from tokenbox_core.compiler.filter import Exclusion, filter_candidates, reference_time
+from tokenbox_core.compiler.metrics import Metrics, compute_metrics
+from tokenbox_core.compiler.rank import Ranked, rank_candidates
+from tokenbox_core.compiler.refs import Reference, compress_references
+from tokenbox_core.compiler.trace import CompilationTrace, input_hash, output_hash
+from tokenbox_core.compiler.validate import check_invariants, run_checks
+from tokenbox_core.layout import Layout
+from tokenbox_core.tokens import TokenCounter, count_message_tokens, get_counter
+
+__all__ = ["CompiledContext", "ContextCompiler"]
+
+_FIT_PASSES = 4
+
+
+@dataclass(frozen=True)
+class CompiledContext:
+    """A validated, traced context (chapter §6.4.1's ``ContextObject``).
+
+    Attributes:
+        messages: the chat messages to send (``"messages"`` output; also built for text output).
+        text: the whole context as one prompt string (headers per the config).
+        layout: the Token Box :class:`Layout` of the section bodies.
+        trace: the :class:`CompilationTrace` (``trace.to_dict()`` for JSON).
+        metrics: the §6.11.5 :class:`Metrics`.
+        pages: under ``paginate``, every page (this context is ``pages[0]``); else ``()``.
+        retrieval_pending: evidence ids deferred to a later turn (``defer_retrieval``), else ``()``.
+        shadow_price: λ of the utility allocator (§6.2.4); ``None`` for the priority allocator.
+        total_tokens: the output's exact size, counted the way it is sent.
+        allocations: elastic section id → allocated tokens.
+        marginal_utilities: elastic section id → marginal utility at its allocation (utility allocator).
+        references: the reference pointers that replaced duplicates (§6.7.3).
+        excluded: every item left out, with reason and score (also in the trace).
+    """
+
+    messages: tuple[Mapping[str, Any], ...]
+    text: str
+    layout: Layout
+    trace: CompilationTrace
+    metrics: Metrics
+    total_tokens: int
+    allocations: Mapping[str, int]
+    marginal_utilities: Mapping[str, float] = field(default_factory=dict)
+    shadow_price: float | None = None
+    references: tuple[Reference, ...] = ()
+    excluded: tuple[Exclusion, ...] = ()
+    retrieval_pending: tuple[str, ...] = ()
+    pages: tuple[CompiledContext, ...] = ()
+    sections: tuple[str, ...] = ()
+
+    @property
+    def fingerprint(self) -> str:
+        """The output hash: equal for byte-identical contexts."""
+        return self.trace.output_hash
+
+    def explain(self) -> str:
+        """A short human-readable account of the compile: sections, allocations, exclusions, metrics."""
+        t = self.trace
+        lines = [
+            f"compiled {self.total_tokens:,} tokens ({self.metrics.budget_utilization:.0%} of the prefill budget), "
+            f"allocator {t.allocator}, overflow policy {t.overflow_policy}"
+        ]
+        for sid, row in t.section_allocations.items():
+            lines.append(f"  {sid:<15} {row['status']:<10} used {row['used']:>7,} / allocated {row['allocated']:>7,}")
+        if t.shadow_price is not None:
+            lines.append(f"  shadow price λ = {t.shadow_price:.6g}")
+        for event in t.overflow_events:
+            lines.append(f"  overflow: {event['action']} {event['section']} ({event['detail']})")
+        if self.excluded:
+            reasons: dict[str, int] = {}
+            for e in self.excluded:
+                reasons[e.reason] = reasons.get(e.reason, 0) + 1
+            lines.append("  excluded: " + ", ".join(f"{n} {r}" for r, n in sorted(reasons.items())))
+        lines.append("  metrics: " + ", ".join(f"{k}={v:.3f}" for k, v in self.metrics.to_dict().items()))
+        return "\n".join(lines)
+
+
+class ContextCompiler:
+    """The prefill compiler (chapter §6.4): typed sources in, a validated, traced context out.
+
+    Args:
+        budget: the window as an int or a :class:`ContextBudget`; its
+            ``output_reserve`` is Tier 5, the generation reserve.
+        counter: any :func:`get_counter` spec (default o200k_base, gpt-4o's encoding).
+        config: a :class:`CompilerConfig` (default settings when omitted).
+    """
+
+    def __init__(
+        self, budget: int | ContextBudget, *, counter: Any = "o200k_base", config: CompilerConfig | None = None
+    ) -> None:
+        self.budget = ContextBudget.coerce(budget)
+        self.counter: TokenCounter = get_counter(counter)
+        if config is None:
+            config = CompilerConfig()
+        if not isinstance(config, CompilerConfig):
+            raise CompilerInputError(f"config must be a CompilerConfig, got {type(config).__name__}")
+        self.config = config
+
+    def __repr__(self) -> str:
+        budget, counter = self.budget.max_tokens, self.counter.name
+        return f"ContextCompiler(budget={budget}, counter={counter!r}, config={self.config.version})"
+
+    def compile(
+        self,
+        *,
+        policy: Any = None,
+        developer: Any = None,
+        task: Any = None,
+        tools: Any = (),
+        evidence: Any = (),
+        memory: Any = (),
+        history: Any = (),
+        user: Any = None,
+    ) -> CompiledContext:
+        """Compile the given sources (values, or sync/async callables returning them)."""
+        sources = _sources(policy, developer, task, tools, evidence, memory, history, user)
+        started = time.perf_counter()
+        if has_async_sources(sources):
+            try:
+                asyncio.get_running_loop()
+            except RuntimeError:
+                return asyncio.run(self.acompile(**sources))
+            raise CompilerInputError("async sources inside a running event loop: use `await compiler.acompile(...)`")
+        candidates = collect(sources)
+        return self.compile_candidates(candidates, started=started)
+
+    async def acompile(self, **sources: Any) -> CompiledContext:
+        """Like :meth:`compile`, awaiting async sources concurrently."""
+        started = time.perf_counter()
+        candidates = await collect_async({k: v for k, v in sources.items() if v is not None})
+        return self.compile_candidates(candidates, started=started)
+
+    # ------------------------------------------------------------------ the pipeline
+
+    def compile_candidates(self, candidates: Candidates, *, started: float | None = None) -> CompiledContext:
+        """Run Filter → Validate on collected candidates (the entry point for inserted stages and pages)."""
+        started = time.perf_counter() if started is None else started
+        config = self.config
+        stages: dict[str, float] = {}
+        clock = _Stopwatch(stages)
+        now = reference_time(candidates, config)
+        digest = input_hash(candidates, config, self.budget, self.counter.name, now)
+        filtered, excluded = filter_candidates(candidates, config, now)
+        defense = config.defense
+        if defense is not None and hasattr(defense, "screen"):
+            filtered, screened = defense.screen(filtered)
+            excluded += tuple(screened)
+        clock.lap("filter")
+        ranked = rank_candidates(filtered, config, self.counter, now)
+        clock.lap("rank")
+        plans = build_plan(ranked, config, self.counter)
+        if defense is not None and hasattr(defense, "isolate"):
+            plans = tuple(defense.isolate(plans))
+        if not plans:
+            raise CompilationError([Violation("required_sections", "nothing to compile: every source is empty")])
+        base_plans = plans
+        plans, refs = compress_references(plans, config, self.counter)
+        clock.lap("build")
+        compressed, assembled, total, refs = self._fit(plans, refs, base_plans)
+        clock.lap("compress+assemble")
+        pages: tuple[CompiledContext, ...] = ()
+        result = self._finish(
+            candidates, ranked, compressed, assembled, total, refs, excluded, now, digest, started, stages
+        )
+        if config.overflow_policy == "paginate" and _paged_out(compressed):
+            pages = self._paginate(filtered, result, compressed)
+            result = replace(result, pages=pages)
+        return result
+
+    def _fit(
+        self, plans: tuple[SectionPlan, ...], refs: tuple[Reference, ...], base_plans: tuple[SectionPlan, ...]
+    ) -> tuple[Compressed, Assembled, int, tuple[Reference, ...]]:
+        limit = self.budget.effective().max_tokens
+        correction = 0
+        for _ in range(_FIT_PASSES):
+            compressed = compress(
+                plans,
+                budget=self.budget,
+                scaffold=lambda ps: scaffold_reserve(ps, self.config, self.counter),
+                correction=correction,
+                config=self.config,
+                counter=self.counter,
+            )
+            assembled = assemble(compressed.layout, compressed.plans, self.config)
+            total = self._count(assembled)
+            dangling = _dangling(assembled, refs)
+            if dangling:  # a canonical instance was evicted: its pointers get their original text back
+                refs = tuple(r for r in refs if (r.section, r.item_id) not in dangling)
+                plans = _restore(plans, base_plans, dangling)
+                continue
+            if total <= limit:
+                break
+            correction += total - limit
+        return compressed, assembled, total, refs
+
+    def _count(self, assembled: Assembled) -> int:
+        if self.config.output == "messages":
+            return count_message_tokens(list(assembled.messages), self.counter)
+        return self.counter.count(assembled.text)
+
+    def _finish(
+        self,
+        candidates: Candidates,
+        ranked: Ranked,
+        compressed: Compressed,
+        assembled: Assembled,
+        total: int,
+        refs: tuple[Reference, ...],
+        excluded: tuple[Exclusion, ...],
+        now: datetime | None,
+        digest: str,
+        started: float,
+        stages: dict[str, float],
+        page: tuple[int, int] = (1, 1),
+    ) -> CompiledContext:
+        config = self.config
+        layout = compressed.layout
+        effective = self.budget.effective()
+        pointer_targets = {r.item_id: r.canonical_id for r in refs}
+        lost = tuple(Exclusion(r.id, r.section, f"compress:{r.reason}", r.score) for r in layout.removed)
+        all_excluded = excluded + compressed.excluded + lost + assembled.excluded
+        metrics = compute_metrics(
+            assembled,
+            compressed.plans,
+            total_tokens=total,
+            capacity=effective.max_tokens,
+            counter=self.counter,
+            config=config,
+            now=now,
+            candidate_scores=ranked.scores,
+            pointer_targets=pointer_targets,
+        )
+        summary = section_summary(compressed)
+        ratios = {sid: (row["used"] / row["demand"] if row["demand"] else 1.0) for sid, row in summary.items()}
+        trace = CompilationTrace(
+            trace_id=str(uuid.uuid4()),
+            timestamp=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            config_version=config.version,
+            input_hash=digest,
+            output_hash=output_hash(list(assembled.messages), assembled.text, config.output),
+            total_tokens=total,
+            section_allocations=summary,
+            excluded_items=all_excluded,
+            compression_ratios=ratios,
+            latency_ms=(time.perf_counter() - started) * 1000.0,
+            allocator=config.allocator,
+            overflow_policy=config.overflow_policy,
+            overflow_events=tuple(e.to_dict() for e in compressed.events),
+            shadow_price=compressed.shadow_price,
+            marginal_utilities=compressed.marginal_utilities,
+            references=tuple(r.to_dict() for r in refs),
+            retrieval_pending=compressed.retrieval_pending,
+            page=page[0],
+            pages=page[1],
+            stage_latency_ms=dict(stages),
+            layout_trace=layout.trace,
+        )
+        compiled = CompiledContext(
+            messages=assembled.messages,
+            text=assembled.text,
+            layout=layout,
+            trace=trace,
+            metrics=metrics,
+            total_tokens=total,
+            allocations=compressed.allocations,
+            marginal_utilities=compressed.marginal_utilities,
+            shadow_price=compressed.shadow_price,
+            references=refs,
+            excluded=all_excluded,
+            retrieval_pending=compressed.retrieval_pending,
+            sections=tuple(assembled.emitted),
+        )
+        policy_tokens = sum(
+            layout[s].final_tokens for s in ("policy", "developer") if any(p.id == s for p in compressed.plans)
+        )
+        violations = check_invariants(
+            assembled,
+            compressed.plans,
+            config=config,
+            total_tokens=total,
+            window=self.budget.max_tokens,
+            output_reserve=self.budget.output_reserve,
+            capacity=effective.max_tokens,
+            prefill_budget=effective.max_tokens,
+            used={row: summary[row]["used"] for row in summary},
+            allocations=compressed.allocations,
+            pointer_targets=pointer_targets,
+            policy_tokens=policy_tokens,
+            metrics=metrics,
+        )
+        violations += run_checks(compiled, config)
+        if violations:
+            raise CompilationError(violations, trace.to_dict())
+        return compiled
+
+    def _paginate(
+        self, filtered: Candidates, first: CompiledContext, compressed: Compressed
+    ) -> tuple[CompiledContext, ...]:
+        """Under ``paginate``: further pages carry every fixed tier and the evidence earlier pages could not hold."""
+        pages = [first]
+        remaining = [e for e in filtered.evidence if e.id not in _emitted_evidence(first)]
+        while remaining:
+            page = self.compile_candidates_page(replace(filtered, evidence=tuple(remaining)))
+            kept = _emitted_evidence(page)
+            if not kept:
+                break  # nothing more fits a page: the rest stays excluded (in each page's trace)
+            pages.append(page)
+            remaining = [e for e in remaining if e.id not in kept]
+        total = len(pages)
+        return tuple(replace(p, trace=replace(p.trace, page=i + 1, pages=total)) for i, p in enumerate(pages))
+
+    def compile_candidates_page(self, candidates: Candidates) -> CompiledContext:
+        """One page of a paginated compile: the same pipeline, without further pagination."""
+        single = ContextCompiler(
+            self.budget, counter=self.counter, config=replace(self.config, overflow="truncate_lowest")
+        )
+        page = single.compile_candidates(candidates)
+        return replace(page, trace=replace(page.trace, overflow_policy="paginate"))
+
+
+class _Stopwatch:
+    def __init__(self, laps: dict[str, float]) -> None:
+        self.laps = laps
+        self.last = time.perf_counter()
+
+    def lap(self, name: str) -> None:
+        now = time.perf_counter()
+        self.laps[name] = (now - self.last) * 1000.0
+        self.last = now
+
+
+def _sources(
+    policy: Any, developer: Any, task: Any, tools: Any, evidence: Any, memory: Any, history: Any, user: Any
+) -> dict[str, Any]:
+    raw = {
+        "policy": policy,
+        "developer": developer,
+        "task": task,
+        "tools": tools,
+        "evidence": evidence,
+        "memory": memory,
+        "history": history,
+        "user": user,
+    }
+    return {k: v for k, v in raw.items() if v is not None}
+
+
+def _emitted_evidence(compiled: CompiledContext) -> set[str]:
+    sections = {s.id: s for s in compiled.layout.sections}
+    laid = sections.get("evidence")
+    if laid is None or laid.status == "dropped" or not isinstance(laid.content, tuple):
+        return set()
+    return {i.id for i in laid.content}
+
+
+def _paged_out(compressed: Compressed) -> bool:
+    if not any(p.id == "evidence" for p in compressed.plans):
+        return False
+    return bool(compressed.layout["evidence"].removed) or compressed.layout["evidence"].status == "dropped"
+
+
+def _dangling(assembled: Assembled, refs: tuple[Reference, ...]) -> set[tuple[str, str]]:
+    if not refs:
+        return set()
+    seen: set[str] = set()
+    bad: set[tuple[str, str]] = set()
+    targets = {(r.section, r.item_id): r.canonical_id for r in refs}
+    for sid, body in assembled.emitted.items():
+        if isinstance(body, str):
+            continue
+        for item in body:
+            target = targets.get((sid, item.id))
+            if target is not None and target not in seen:
+                bad.add((sid, item.id))
+            seen.add(item.id)
+    return bad
+
+
+def _restore(
+    plans: tuple[SectionPlan, ...], base: tuple[SectionPlan, ...], dangling: set[tuple[str, str]]
+) -> tuple[SectionPlan, ...]:
+    """Give dangling pointers back their original items (from the plans before reference compression)."""
+    originals = {(p.id, i.id): i for p in base for i in p.section.items}
+    out = []
+    for plan in plans:
+        if any(key[0] == plan.id for key in dangling):
+            items = tuple(
+                originals.get((plan.id, i.id), i) if (plan.id, i.id) in dangling else i for i in plan.section.items
+            )
+            plan = plan.with_section(replace(plan.section, content=items))
+        out.append(plan)
+    return tuple(out)

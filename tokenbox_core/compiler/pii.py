@@ -1,0 +1,122 @@
+"""Personal-data detection for Filter's PII gate (chapter §6.4.1 stage 2).
+
+A detector is anything with ``find(text) -> list[PIIMatch]`` (the
+:class:`PIIDetector` protocol).  :class:`RegexPIIDetector`, the default,
+finds:
+
+- e-mail addresses;
+- phone numbers (international ``+`` form, or 10+ digits with separators);
+- payment-card numbers (13–19 digits) that pass the Luhn check;
+- IBANs whose mod-97 check digits verify (ISO 13616);
+- API-key shapes (``sk-…``, ``AKIA…``, ``ghp_…``, ``xox?-…``, ``AIza…``) and
+  private-key blocks (``-----BEGIN … PRIVATE KEY-----``).
+
+Card numbers and IBANs are verified, so order numbers and random digit runs
+do not trip the gate.
+
+>>> [m.kind for m in RegexPIIDetector().find("mail bob@example.com, card 4111 1111 1111 1111")]
+['email', 'card']
+>>> RegexPIIDetector().find("order 4111 1111 1111 1112")
+[]
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+__all__ = ["PIIDetector", "PIIMatch", "RegexPIIDetector", "iban_valid", "luhn_valid"]
+
+
+@dataclass(frozen=True)
+class PIIMatch:
+    """One finding: what kind of data, and where (``start``/``end`` offsets into the text)."""
+
+    kind: str
+    start: int
+    end: int
+
+
+@runtime_checkable
+class PIIDetector(Protocol):
+    """Finds personal or secret data in a text."""
+
+    def find(self, text: str) -> list[PIIMatch]: ...
+
+
+def luhn_valid(digits: str) -> bool:
+    """The Luhn checksum of a digit string (payment cards)."""
+    if not digits.isdigit():
+        return False
+    total = 0
+    for i, ch in enumerate(reversed(digits)):
+        d = int(ch)
+        if i % 2 == 1:
+            d *= 2
+            if d > 9:
+                d -= 9
+        total += d
+    return total % 10 == 0
+
+
+def iban_valid(iban: str) -> bool:
+    """ISO 13616 mod-97 check of an IBAN (spaces ignored)."""
+    s = iban.replace(" ", "").upper()
+    if not re.fullmatch(r"[A-Z]{2}\d{2}[A-Z0-9]{11,30}", s):
+        return False
+    moved = s[4:] + s[:4]
+    number = "".join(str(int(ch, 36)) for ch in moved)
+    return int(number) % 97 == 1
+
+
+_EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}")
+_CARD = re.compile(r"(?<!\d)(?:\d[ -]?){12,18}\d(?!\d)")
+_IBAN = re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30}\b")
+_PHONE = re.compile(
+    r"(?<![\w+])\+\d{1,3}(?:[ .-]?\(?\d{1,4}\)?){2,5}(?!\d)"  # international: +44 20 7946 0958
+    r"|(?<!\d)(?:\(\d{3}\) ?|\d{3}[-. ])\d{3}[-. ]\d{4}(?!\d)"  # North American: (555) 123-4567
+)
+_API_KEY = re.compile(
+    r"\b(?:sk-(?:proj-|ant-)?[A-Za-z0-9_-]{20,}|AKIA[0-9A-Z]{16}|gh[pousr]_[A-Za-z0-9]{36,}"
+    r"|xox[abposr]-[A-Za-z0-9-]{10,}|AIza[0-9A-Za-z_-]{35})"
+)
+_PRIVATE_KEY = re.compile(r"-----BEGIN (?:[A-Z]+ )*PRIVATE KEY-----")
+
+
+@dataclass(frozen=True)
+class RegexPIIDetector:
+    """The default detector: e-mail, phone, Luhn-valid cards, mod-97-valid IBANs, API and private keys.
+
+    ``kinds`` restricts what is reported (all by default).
+    """
+
+    kinds: tuple[str, ...] = ("email", "phone", "card", "iban", "api_key", "private_key")
+
+    def find(self, text: str) -> list[PIIMatch]:
+        found: list[PIIMatch] = []
+        taken: list[tuple[int, int]] = []
+
+        def add(kind: str, start: int, end: int) -> None:
+            if kind in self.kinds and not any(s < end and start < e for s, e in taken):
+                found.append(PIIMatch(kind, start, end))
+                taken.append((start, end))
+
+        for m in _PRIVATE_KEY.finditer(text):
+            add("private_key", m.start(), m.end())
+        for m in _API_KEY.finditer(text):
+            add("api_key", m.start(), m.end())
+        for m in _EMAIL.finditer(text):
+            add("email", m.start(), m.end())
+        for m in _IBAN.finditer(text):
+            if iban_valid(m.group()):
+                add("iban", m.start(), m.end())
+        for m in _CARD.finditer(text):
+            digits = re.sub(r"[ -]", "", m.group())
+            if 13 <= len(digits) <= 19 and luhn_valid(digits):
+                add("card", m.start(), m.end())
+        for m in _PHONE.finditer(text):
+            digits = re.sub(r"\D", "", m.group())
+            if 8 <= len(digits) <= 15:
+                add("phone", m.start(), m.end())
+        return sorted(found, key=lambda x: (x.start, x.end, x.kind))

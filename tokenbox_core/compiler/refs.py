@@ -1,0 +1,270 @@
+"""Reference compression: pointer-based deduplication across sections (chapter §6.7.3).
+
+Segments are the items of the elastic sections: evidence, memory and the
+conversation's history (never the current turn or pinned system messages).
+Two segments are duplicates when their normalised texts are equal, or the
+Jaccard similarity of their word shingles (``shingle_size`` words) reaches
+``dedupe_threshold``, or — with an ``embedder`` configured — the cosine of
+their embeddings reaches ``embedding_threshold``.
+
+In each cluster of duplicates the **canonical** instance is the one with the
+highest authority (evidence authority; memory authority, 0.5 when unknown;
+conversation turns 0.0), ties going to the earliest in canonical order.
+Every duplicate that comes *after* the canonical is replaced by a pointer
+``[REF: canonical_id — "first words…"]`` (an evidence pointer keeps its
+provenance tag); duplicates placed before the canonical stay verbatim, since
+a pointer must never precede what it points to (referential integrity, which
+Validate checks on the emitted context).
+
+Candidate pairs come from an inverted index of shingles (shingles shared by
+more than ``_COMMON`` segments are ignored as boilerplate), so the cost is
+near-linear in the material rather than quadratic.
+
+>>> a = shingles("Quarterly revenue grew 12% year over year.", 3)
+>>> jaccard(a, shingles("quarterly revenue  grew 12% year over year", 3))
+1.0
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from tokenbox_core.compiler.build import SectionPlan, evidence_tag
+from tokenbox_core.compiler.config import CompilerConfig
+from tokenbox_core.compiler.inputs import Evidence, Memory
+from tokenbox_core.sections import Item
+from tokenbox_core.tokens import TokenCounter, content_text
+
+__all__ = ["Reference", "compress_references", "find_duplicates", "jaccard", "normalise", "pointer_text", "shingles"]
+
+_WORD = re.compile(r"[^\W_]+(?:[.,%'][^\W_]+)*%?", re.UNICODE)
+_COMMON = 64
+_SNIPPET_WORDS = 8
+
+
+@dataclass(frozen=True)
+class Reference:
+    """One pointer: which item was replaced, by a pointer to which canonical item, and what it saved."""
+
+    section: str
+    item_id: str
+    canonical_section: str
+    canonical_id: str
+    similarity: float
+    saved_tokens: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "section": self.section,
+            "item_id": self.item_id,
+            "canonical_section": self.canonical_section,
+            "canonical_id": self.canonical_id,
+            "similarity": round(self.similarity, 6),
+            "saved_tokens": self.saved_tokens,
+        }
+
+
+def normalise(text: str) -> list[str]:
+    """Lower-cased words (numbers and percentages kept whole), punctuation and spacing ignored."""
+    return _WORD.findall(text.lower())
+
+
+def shingles(text: str, size: int) -> frozenset[tuple[str, ...]]:
+    """The set of ``size``-word shingles of the normalised text (the whole text when shorter)."""
+    words = normalise(text)
+    if len(words) <= size:
+        return frozenset([tuple(words)]) if words else frozenset()
+    return frozenset(tuple(words[i : i + size]) for i in range(len(words) - size + 1))
+
+
+def jaccard(a: frozenset[Any], b: frozenset[Any]) -> float:
+    """``|a ∩ b| / |a ∪ b|`` (0.0 when both are empty)."""
+    if not a and not b:
+        return 0.0
+    inter = len(a & b)
+    return inter / (len(a) + len(b) - inter)
+
+
+def _cosine(u: Sequence[float], v: Sequence[float]) -> float:
+    dot = sum(x * y for x, y in zip(u, v, strict=False))
+    nu = math.sqrt(sum(x * x for x in u))
+    nv = math.sqrt(sum(y * y for y in v))
+    return 0.0 if nu == 0 or nv == 0 else dot / (nu * nv)
+
+
+def pointer_text(canonical_id: str, canonical_text: str) -> str:
+    """``[REF: id — "first words…"]``: the pointer that replaces a duplicate."""
+    words = canonical_text.split()
+    snippet = " ".join(words[:_SNIPPET_WORDS]) + ("…" if len(words) > _SNIPPET_WORDS else "")
+    return f'[REF: {canonical_id} — "{snippet}"]'
+
+
+@dataclass(frozen=True)
+class _Segment:
+    order: int
+    plan_index: int
+    item_index: int
+    section: str
+    item: Item
+    text: str
+    authority: float
+
+
+def _segments(plans: Sequence[SectionPlan]) -> list[_Segment]:
+    out: list[_Segment] = []
+    for p_index, plan in enumerate(plans):
+        if plan.elastic_tier is None:
+            continue  # the current turn, pinned system messages and fixed tiers are never replaced
+        for i_index, item in enumerate(plan.section.items):
+            payload = plan.payload.get(item.id)
+            if isinstance(payload, Evidence):
+                text, authority = payload.text, payload.authority
+            elif isinstance(payload, Memory):
+                text, authority = payload.text, 0.5 if payload.authority is None else payload.authority
+            elif isinstance(payload, Mapping):
+                text, authority = content_text(payload.get("content")), 0.0
+            else:
+                text, authority = item.content, 0.0
+            if text.strip():
+                out.append(_Segment(len(out), p_index, i_index, plan.id, item, text, authority))
+    return out
+
+
+def find_duplicates(texts: Sequence[str], threshold: float, shingle_size: int) -> list[tuple[int, int, float]]:
+    """Duplicate pairs ``(earlier, later, similarity)``: each later text paired with its most similar earlier one.
+
+    Exact duplicates (equal normalised words) have similarity 1.0; near-duplicates need a shingle Jaccard
+    >= ``threshold``.  Candidates come from an inverted shingle index, so unrelated texts are never compared.
+    """
+    sets = [shingles(t, shingle_size) for t in texts]
+    exact: dict[tuple[str, ...], int] = {}
+    postings: dict[tuple[str, ...], list[int]] = {}
+    pairs: list[tuple[int, int, float]] = []
+    for j, text in enumerate(texts):
+        key = tuple(normalise(text))
+        if not key:
+            continue
+        if key in exact:
+            pairs.append((exact[key], j, 1.0))
+            continue
+        exact[key] = j
+        shared: Counter[int] = Counter()
+        for sh in sets[j]:
+            posting = postings.get(sh)
+            if posting is not None and len(posting) <= _COMMON:
+                shared.update(posting)
+        best: tuple[float, int] | None = None
+        for i, count in sorted(shared.items()):
+            if count / max(len(sets[i]), len(sets[j])) < threshold:
+                continue  # Jaccard <= |a ∩ b| / max(|a|, |b|): cannot reach the threshold
+            sim = jaccard(sets[i], sets[j])
+            if sim >= threshold and (best is None or sim > best[0]):
+                best = (sim, i)
+        if best is not None:
+            pairs.append((best[1], j, best[0]))
+        for sh in sets[j]:
+            postings.setdefault(sh, []).append(j)
+    return pairs
+
+
+def _clusters(segments: list[_Segment], config: CompilerConfig) -> list[tuple[int, int, float]]:
+    pairs = find_duplicates([s.text for s in segments], config.dedupe_threshold, config.shingle_size)
+    if config.embedder is not None:
+        pairs += _embedding_pairs(segments, config.embedder, config.embedding_threshold, {p[1] for p in pairs})
+    return pairs
+
+
+def _embedding_pairs(
+    segments: list[_Segment], embed: Callable[[str], Sequence[float]], threshold: float, done: set[int]
+) -> list[tuple[int, int, float]]:
+    vectors = [list(embed(s.text)) for s in segments]
+    out = []
+    for j in range(len(segments)):
+        if j in done:
+            continue
+        best = max(((_cosine(vectors[i], vectors[j]), i) for i in range(j)), default=None, key=lambda p: (p[0], -p[1]))
+        if best is not None and best[0] >= threshold:
+            out.append((best[1], j, best[0]))
+    return out
+
+
+def _union(n: int, pairs: list[tuple[int, int, float]]) -> list[int]:
+    parent = list(range(n))
+
+    def find(x: int) -> int:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for i, j, _ in pairs:
+        ri, rj = find(i), find(j)
+        if ri != rj:
+            parent[max(ri, rj)] = min(ri, rj)
+    return [find(x) for x in range(n)]
+
+
+def compress_references(
+    plans: tuple[SectionPlan, ...], config: CompilerConfig, counter: TokenCounter
+) -> tuple[tuple[SectionPlan, ...], tuple[Reference, ...]]:
+    """Replace later duplicates with pointers to their canonical instance (see the module docstring)."""
+    if not config.dedupe:
+        return plans, ()
+    segments = _segments(plans)
+    pairs = _clusters(segments, config)
+    if not pairs:
+        return plans, ()
+    similarity = {j: sim for _, j, sim in pairs}
+    roots = _union(len(segments), pairs)
+    members: dict[int, list[int]] = {}
+    for index, root in enumerate(roots):
+        members.setdefault(root, []).append(index)
+    replaced: dict[tuple[int, int], tuple[Item, Reference]] = {}
+    for group in members.values():
+        if len(group) < 2:
+            continue
+        canonical = max(group, key=lambda k: (segments[k].authority, -segments[k].order))
+        canon = segments[canonical]
+        for k in group:
+            seg = segments[k]
+            if seg.order <= canon.order:
+                continue
+            item, saved = _pointer_item(plans[seg.plan_index], seg, canon, counter)
+            if saved <= 0:
+                continue
+            ref = Reference(seg.section, seg.item.id, canon.section, canon.item.id, similarity.get(k, 1.0), saved)
+            replaced[(seg.plan_index, seg.item_index)] = (item, ref)
+    if not replaced:
+        return plans, ()
+    out = list(plans)
+    for p_index, plan in enumerate(plans):
+        hits = [(i, replaced[(p_index, i)][0]) for i in range(len(plan.section.items)) if (p_index, i) in replaced]
+        if hits:
+            items = list(plan.section.items)
+            for i, item in hits:
+                items[i] = item
+            out[p_index] = plan.with_section(replace(plan.section, content=tuple(items)))
+    refs = tuple(ref for _, ref in sorted(((k, v[1]) for k, v in replaced.items()), key=lambda kv: kv[0]))
+    return tuple(out), refs
+
+
+def _pointer_item(plan: SectionPlan, seg: _Segment, canon: _Segment, counter: TokenCounter) -> tuple[Item, int]:
+    pointer = pointer_text(canon.item.id, canon.text)
+    payload = plan.payload.get(seg.item.id)
+    content = f"{evidence_tag(payload)}\n{pointer}" if isinstance(payload, Evidence) else pointer
+    conv = plan.conversation
+    if conv is not None and seg.item.tokens is not None:
+        index = conv.index_of[seg.item.id]
+        message = dict(conv.messages[index])
+        message["content"] = pointer
+        tokens: int | None = conv.counter.size(message, index)
+        saved = seg.item.tokens - (tokens or 0)
+    else:
+        tokens = None
+        saved = counter.count(seg.item.content) - counter.count(content)
+    return replace(seg.item, content=content, tokens=tokens), saved

@@ -1,0 +1,112 @@
+"""The compilation trace of chapter §6.4.2, and the input hash behind it.
+
+``input_hash`` is a sha256 over *every* input that can change the output:
+each candidate with all its fields (timestamps, metadata, spans, lineage,
+tool schemas, message payloads), the configuration (:meth:`CompilerConfig.describe`),
+the budget, the counter's name and the compile's reference time.  ``output_hash``
+is the sha256 of the emitted messages (or text).  ``trace_id``, ``timestamp``
+and latencies are outside both, so two runs over the same inputs share their
+hashes and differ only in those fields.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from tokenbox_core.budget import ContextBudget
+from tokenbox_core.compiler.collect import Candidates
+from tokenbox_core.compiler.config import CompilerConfig
+from tokenbox_core.compiler.filter import Exclusion
+from tokenbox_core.tokens import canonical_json
+
+__all__ = ["CompilationTrace", "input_hash", "output_hash"]
+
+
+def _plain(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, tuple | list):
+        return [_plain(v) for v in value]
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    return repr(value)
+
+
+def input_hash(
+    candidates: Candidates, config: CompilerConfig, budget: ContextBudget, counter_name: str, now: datetime | None
+) -> str:
+    """sha256 over every input that can change the output (see the module docstring)."""
+    payload = {
+        "candidates": _plain(candidates),
+        "config": config.describe(),
+        "budget": budget.to_dict(),
+        "counter": counter_name,
+        "now": None if now is None else now.isoformat(),
+    }
+    return hashlib.sha256(canonical_json(payload).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def output_hash(messages: Any, text: str, output: str) -> str:
+    """sha256 of what is sent: the canonical JSON of the messages, or the text."""
+    data = canonical_json(_plain(messages)) if output == "messages" else text
+    return hashlib.sha256(data.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+@dataclass(frozen=True)
+class CompilationTrace:
+    """Every decision of one compile (chapter §6.4.2's ``CompilationTrace`` plus the allocator's numbers).
+
+    Fields of the chapter's schema: ``trace_id``, ``timestamp``,
+    ``config_version``, ``input_hash``, ``output_hash``, ``total_tokens``,
+    ``section_allocations`` (``{section: {allocated, used, overflow, demand,
+    status}}``), ``excluded_items`` (filtered items, items and sections lost
+    in compression, each with reason and score), ``compression_ratios``
+    (emitted / demanded tokens per section) and ``latency_ms``.  Beyond it:
+    the allocator, the overflow policy and its events, the shadow price and
+    marginal utilities (utility allocator), the reference pointers, the
+    pending retrieval, per-stage latencies and the Token Box's own trace.
+    """
+
+    trace_id: str
+    timestamp: str
+    config_version: str
+    input_hash: str
+    output_hash: str
+    total_tokens: int
+    section_allocations: Mapping[str, Mapping[str, Any]]
+    excluded_items: tuple[Exclusion, ...]
+    compression_ratios: Mapping[str, float]
+    latency_ms: float
+    allocator: str = "priority"
+    overflow_policy: str = "fail_loud"
+    overflow_events: tuple[Mapping[str, Any], ...] = ()
+    shadow_price: float | None = None
+    marginal_utilities: Mapping[str, float] = field(default_factory=dict)
+    references: tuple[Mapping[str, Any], ...] = ()
+    retrieval_pending: tuple[str, ...] = ()
+    page: int = 1
+    pages: int = 1
+    stage_latency_ms: Mapping[str, float] = field(default_factory=dict)
+    layout_trace: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-able dict (excluded items as dicts)."""
+        out = {f.name: _plain(getattr(self, f.name)) for f in dataclasses.fields(self)}
+        out["excluded_items"] = [e.to_dict() for e in self.excluded_items]
+        return out
+
+    def decisions(self) -> dict[str, Any]:
+        """The deterministic part: everything except the run id, the timestamp and the latencies."""
+        out = self.to_dict()
+        for key in ("trace_id", "timestamp", "latency_ms", "stage_latency_ms", "layout_trace"):
+            out.pop(key, None)
+        return out
