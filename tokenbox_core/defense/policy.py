@@ -14,11 +14,15 @@ import enum
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from tokenbox_core.defense.chars import REMOVABLE
 from tokenbox_core.defense.detector import HeuristicDetector, InjectionDetector
 from tokenbox_core.defense.sanitize import Emission
+from tokenbox_core.tokens import TokenCounter
+
+if TYPE_CHECKING:
+    from tokenbox_core.defense.session import DefenseSession
 
 __all__ = ["DEFAULT_TRUST", "SECRET_ENV", "DefensePolicy", "SourcePolicy", "Spotlight", "TrustLevel", "security_log"]
 
@@ -50,7 +54,7 @@ DEFAULT_TRUST: Mapping[str, TrustLevel] = {
     "policy": TrustLevel.TRUSTED,
     "developer": TrustLevel.TRUSTED,
     "task": TrustLevel.TRUSTED,
-    "tools": TrustLevel.TRUSTED,
+    "tools": TrustLevel.UNTRUSTED,
     "user": TrustLevel.SEMI_TRUSTED,
     "history": TrustLevel.SEMI_TRUSTED,
     "tool": TrustLevel.UNTRUSTED,
@@ -58,9 +62,9 @@ DEFAULT_TRUST: Mapping[str, TrustLevel] = {
     "evidence": TrustLevel.UNTRUSTED,
     "memory": TrustLevel.UNTRUSTED,
 }
-"""Source type -> trust.  Tool *schemas* (``tools``) are the developer's and trusted;
-tool *results* (``tool``) are not.  Memories are summaries of earlier tool and
-user text and are untrusted.  An unknown source type is untrusted."""
+"""Source type -> trust.  Tool schemas (``tools``) come from tool servers (MCP) and,
+like tool results (``tool``), are untrusted.  Memories are summaries of earlier tool
+and user text and are untrusted.  An unknown source type is untrusted."""
 
 
 @dataclass(frozen=True)
@@ -184,6 +188,12 @@ class DefensePolicy:
     def source_policy(self, source: str) -> SourcePolicy:
         """The :class:`SourcePolicy` for ``source`` (``default`` when not listed)."""
         return self.sources.get(source, self.default)
+
+    def begin(self, input_hash: str, counter: TokenCounter) -> DefenseSession:
+        """A per-compile session of the defensive stages (called by ``ContextCompiler``)."""
+        from tokenbox_core.defense.session import DefenseSession
+
+        return DefenseSession(self, input_hash, counter)
 
     def trust_of(self, source: str) -> TrustLevel:
         """Phase 2: the trust level of a source type (unknown types are untrusted)."""
