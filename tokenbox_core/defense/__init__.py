@@ -19,6 +19,7 @@ from tokenbox_core.defense.detector import (
     HeuristicDetector,
     InjectionDetector,
 )
+from tokenbox_core.defense.html import defense_html
 from tokenbox_core.defense.obfuscate import obfuscate
 from tokenbox_core.defense.output import OutputCheck, check_output
 from tokenbox_core.defense.pipeline import DefendedLayout, defensive_layout
@@ -51,6 +52,7 @@ __all__ = [
     "TrustLevel",
     "check_output",
     "defend_sections",
+    "defense_html",
     "defensive_layout",
     "detection_view",
     "finish",

@@ -131,6 +131,11 @@ class DefenseReport:
         """Input id -> trust level value (the layout carries these into the report)."""
         return {e.id: e.trust for e in self.events}
 
+    def _repr_html_(self) -> str:
+        from tokenbox_core.defense.html import defense_html
+
+        return defense_html(self)
+
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready form for the trace (no key, no canary value)."""
         return {
