@@ -251,7 +251,10 @@ class DefenseSession:
                 f"defensive compilation violated {len(violations)} invariant(s): " + "; ".join(violations),
                 violations=violations,
             )
-        return replace(compiled, defense=self.report)
+        trace = compiled.trace
+        if "defense" in {f.name for f in fields(trace)}:
+            trace = replace(trace, defense=self.report.to_dict())
+        return replace(compiled, defense=self.report, trace=trace)
 
 
 def _sent_text(compiled: Any) -> str:

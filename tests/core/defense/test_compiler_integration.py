@@ -53,6 +53,9 @@ def test_indirect_injection_in_evidence_is_quarantined_and_isolated() -> None:
     assert report.trust_levels()["evidence/kb-1"] == "untrusted"
     event = next(e for e in report.events if e.id == "evidence/web-7")
     assert {f.rule for f in event.findings} >= {"override_phrase", "hidden_instruction"}
+    traced = out.trace.to_dict()["defense"]
+    assert traced["quarantined"] == list(report.quarantined) and traced["key_origin"] == "config"
+    assert any(e["id"] == "evidence/web-7" and e["action"] == "quarantined" for e in traced["events"])
 
 
 def test_tool_results_are_sanitised_before_counting_and_wrapped() -> None:
