@@ -27,6 +27,12 @@ _AI = (
     r"gemini|copilot|automated agents?|ai[- ](?:assistants?|agents?|models?|systems?|reviewers?|bots?|tools?|"
     r"readers?|crawlers?|screeners?))"
 )
+_AI_BARE = (
+    r"(?:ai|a\.i\.|llms?|language models|assistants|chatbots?|bots|agents|models|gpt|chatgpt|claude|gemini|copilot|"
+    r"automated agents|ai[- ](?:assistants?|agents?|models?|systems?|reviewers?|bots?|tools?|readers?|crawlers?|"
+    r"screeners?))"
+)
+"""Addressees that need no article: acronyms, names and plurals ("note to assistants", not "request for model")."""
 _SECRET_STRONG = (
     r"(?:(?:your|the|my)\s+(?:\w+\s+)?(?:system prompt|system message|initial (?:prompt|instructions)|"
     r"hidden (?:instructions|prompt|rules|message|configuration)|developer message|confidential instructions|"
@@ -175,7 +181,7 @@ RULES: tuple[Rule, ...] = (
     # Text addressing the model from inside data (indirect injection).
     _r("address_note", "address", 0.5,
        rf"\b(?:note|message|instructions?|directive|attention|notice|warning|reminder|request)\s+(?:to|for)\s+"
-       rf"(?:the |any |all |every )?{_AI}\b"),
+       rf"(?:(?:the |any |all |every |an? ){_AI}|{_AI_BARE})\b"),
     _r("address_salutation", "address", 0.5,
        rf"\b(?:attention|dear|hey|to any|to all|to every)\s+(?:the |you )?{_AI}\b"),
     _r("address_conditional", "address", 0.5,
