@@ -121,9 +121,10 @@ def sanitize_report(text: str, *, form: Emission = "NFC") -> Sanitized:
     else:
         stripped = text
     out = _normalize(stripped, emission)
-    # Normalisation never creates removable characters; stripping again keeps the
-    # idempotence property unconditional should a future Unicode version disagree.
-    out = _strip(out)
+    if out is not stripped:
+        # Normalisation never creates removable characters; stripping again keeps the
+        # idempotence property unconditional should a future Unicode version disagree.
+        out = _strip(out)
     removals = tuple(
         Removal(kind, len(offsets), tuple(offsets[:_MAX_OFFSETS])) for kind, offsets in sorted(counts.items())
     )
@@ -169,7 +170,8 @@ def detection_view(text: str) -> str:
     >>> detection_view("&#105;gnore \\u0070revious %69nstructions%20%2E")
     'ignore previous instructions .'
     """
-    hidden = tag_payload(text) if REMOVABLE.search(text) else ""
+    removable = REMOVABLE.search(text) is not None
+    hidden = tag_payload(text) if removable else ""
     view = text
     if "&" in view:
         view = html.unescape(view)
@@ -179,12 +181,14 @@ def detection_view(text: str) -> str:
         view = _ESCAPE.sub(_decode_escape, view)
     if "%" in view and len(_PERCENT.findall(view, 0, 4096)) >= 3:
         view = _PERCENT_RUN.sub(_decode_percent, view)
-    if REMOVABLE.search(view):
+    if view != text:  # decoding can produce removable characters ("&#8203;")
+        removable = REMOVABLE.search(view) is not None
+    if removable:
         # An invisible character may split a word ("ig\u200bnore") or stand for a
-        # space ("ignore\ufeffprevious"): score both readings.
+        # space ("ignore\ufeffprevious"): score both readings.  Both are free of
+        # removable characters afterwards, so no further strip is needed here.
         spaced = REMOVABLE.sub(" ", view)
         view = REMOVABLE.sub("", view) + "\n" + spaced
-    view = _strip(view)
     if not view.isascii():
         view = unicodedata.normalize("NFKC", view)
         view = _strip(view)
