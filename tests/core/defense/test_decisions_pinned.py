@@ -14,9 +14,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from conftest import CORPUS, load_corpus  # noqa: E402
-
-from tokenbox_core.defense import HeuristicDetector  # noqa: E402
+from conftest import CORPUS, load_corpus
+from tokenbox_core.defense import HeuristicDetector
 
 PINNED = CORPUS / "decisions.json"
 SETS = ("attacks", "benign", "holdout_attacks", "holdout_benign", "heldout2_attacks", "heldout2_benign")
