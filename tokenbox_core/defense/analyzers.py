@@ -42,7 +42,8 @@ _BINDING = re.compile(
 )
 
 # No leading look-behind: a pattern that starts with a character class lets ``re`` skip ahead fast.
-_BASE64 = re.compile(r"[^A-Za-z0-9+/=_-]([A-Za-z0-9+/_-]{16,}={0,2})(?![A-Za-z0-9+/=_-])")
+_BASE64 = re.compile(r"(?:[^A-Za-z0-9+/=_-]|(?<=\w)=)([A-Za-z0-9+/_-]{16,}={0,2})(?![A-Za-z0-9+/=_-])")
+"""A run of 16+ base64 characters after a separator, ``key=`` included (query strings, env files)."""
 _HEX = re.compile(r"[^0-9A-Za-z]((?:[0-9a-fA-F]{2}[ :]?){8,})(?![0-9A-Za-z])")
 _HIDDEN_GATE = ("<!--", "[//]:", "[comment]:", "style", "alt", "title", "content", "aria-label")
 _ROT13_GATE = ("vtaber", "qvfertneq", "sbetrg", "vafgehpgvbaf", "cerivbhf", "cevbe", "flfgrz", "cebzcg", "erirny",

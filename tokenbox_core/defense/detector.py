@@ -31,6 +31,14 @@ _TAGS = "".join(chr(c) for c in sorted(CHAR_CLASSES["tag"]))
 _TAG_RUN = re.compile(f"[{_TAGS}]{{4,}}")
 _SPLIT_WORD = re.compile("\\w[\u200b\u200c\u200d\u2060\u00ad\ufeff]+\\w")
 _BIDI_OVERRIDE = re.compile("[\u202a-\u202e\u2066-\u2069]")
+_NEGATED = re.compile(r"(?:\bdo not|\bdon't|\bnever|\bnot to|\bshould not|\bshouldn't|\bmust not)\s+$")
+_NEGATABLE = frozenset({"leak", "exfil_action"})
+_LEET = str.maketrans("013457@$", "oieasta" + "s")
+_LEET_TOKEN = re.compile(r"[a-z0-9@$]*[0-9@$][a-z0-9@$]*")
+_LEET_WORDS = frozenset({
+    "ignore", "disregard", "forget", "previous", "prior", "instructions", "instruction", "rules", "prompt", "system",
+    "reveal", "secret", "password", "override", "guidelines", "above", "all",
+})  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -234,6 +242,11 @@ class HeuristicDetector:
             if inner >= 0.3:
                 findings.append(Finding(f"{encoding}_instruction", "encoded", min(1.0, inner + 0.15),
                                         _snippet(decoded), offset))  # fmt: skip
+        leet = _leet_candidate(low) if depth == 0 else None
+        if leet is not None:
+            inner = combine(self._scan(leet, depth + 1))
+            if inner >= 0.3:
+                findings.append(Finding("leetspeak_instruction", "encoded", min(1.0, inner + 0.1), _snippet(leet), 0))
         rot = rot13_candidate(view)
         if rot is not None:
             inner = combine(self._scan(rot, depth + 1))
@@ -257,8 +270,21 @@ class HeuristicDetector:
                     continue
                 k += 1
                 weight = discounted(rule.linguistic, start, rule.weight)
+                if rule.family in _NEGATABLE and _NEGATED.search(text, max(0, start - 16), start):
+                    weight *= 0.3  # "do not share your password": advice, not a request
                 out.append(Finding(rule.name, rule.family, weight, _snippet(m.group()), start))
         return out
+
+
+def _leet_candidate(low: str) -> str | None:
+    """``low`` with digits read as letters when two or more leetspeak tokens spell instruction keywords."""
+    hits = 0
+    for token in _LEET_TOKEN.findall(low):
+        if 3 <= len(token) <= 15 and not token.isdigit() and token.translate(_LEET) in _LEET_WORDS:
+            hits += 1
+            if hits >= 2:
+                return low.translate(_LEET)
+    return None
 
 
 class CompositeDetector:

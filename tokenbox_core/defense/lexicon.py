@@ -91,6 +91,10 @@ _WINDOW_BACK = 24
 _SENTENCE_END = re.compile(r"[.!?;。！？\n]")
 _OBJECT = re.compile(_alt(_OBJECTS))
 _MAX_HITS = 32
+_THING = re.compile(
+    r"[ \t]+(?:file|files|folder|page|pages|sheet|sheets|manual|section|doc|docs|document|leaflet|booklet|card|tab|"
+    r"template|link|pdf|txt|md)\b"
+)
 _WORDS = re.compile(r"\w+")
 _HEADS = {v: v.split(" ")[0] for v in _VERBS}
 _SPACED_VERBS = {v: (_spaced(v[0]), _spaced(v[-1])) for v in _VERBS}
@@ -153,6 +157,8 @@ def find_overrides(low: str) -> list[Override]:
             stop = max((m.end() for m in _SENTENCE_END.finditer(back)), default=0)
             back = back[stop:]
             obj = _OBJECT.search(fwd)
+            if obj is not None and _THING.match(fwd, obj.end()):
+                continue  # "discard the instructions file": the object names a thing, not guidance
             if obj is not None:
                 text = low[i : j + obj.end()]
                 tail = low[j + obj.end() : j + obj.end() + QUALIFIER_REACH]

@@ -33,6 +33,12 @@ _AI_BARE = (
     r"screeners?))"
 )
 """Addressees that need no article: acronyms, names and plurals ("note to assistants", not "request for model")."""
+_NOT_MODEL = (
+    r"(?![ -](?:team|teams|department|group|lab|labs|community|researchers?|engineers?|staff|committee|unit|"
+    r"division|company|companies|act|policy|policies|ethics|safety|research|industry|sector|market|strategy|"
+    r"news|newsletter|conference|council|office|board|project|program|programme|course|class|club)\b)"
+)
+"""After an addressee: a word that makes it a group of people or a topic ("note to the AI team")."""
 _SECRET_STRONG = (
     r"(?:(?:your|the|my)\s+(?:\w+\s+)?(?:system prompt|system message|initial (?:prompt|instructions)|"
     r"hidden (?:instructions|prompt|rules|message|configuration)|developer message|confidential instructions|"
@@ -161,7 +167,7 @@ RULES: tuple[Rule, ...] = (
        r"(?:filters?|moderation(?: layer)?|guardrails|safety (?:rules|policy|guidelines|checks)|restrictions)"),
     _r("new_instructions", "new_task", 0.3,
        r"\b(?:your |the )?new (?:instructions|task|rules|directive|objective|goal|role|policy|system prompt)"
-       r"(?: (?:is|are)|:| from)"),
+       r"(?: (?:is|are)|:| from|\s+[-–—]\s)"),
     _r("temporal_switch", "new_task", 0.25,
        r"\b(?:from now on|starting now|as of now|ab jetzt|a partir de ahora|à partir de maintenant|"
        r"d'ora in poi|a partir de agora|теперь ты|从现在开始)"),
@@ -181,9 +187,9 @@ RULES: tuple[Rule, ...] = (
     # Text addressing the model from inside data (indirect injection).
     _r("address_note", "address", 0.5,
        rf"\b(?:note|message|instructions?|directive|attention|notice|warning|reminder|request)\s+(?:to|for)\s+"
-       rf"(?:(?:the |any |all |every |an? ){_AI}|{_AI_BARE})\b"),
+       rf"(?:(?:the |any |all |every |an? ){_AI}|{_AI_BARE})\b{_NOT_MODEL}"),
     _r("address_salutation", "address", 0.5,
-       rf"\b(?:attention|dear|hey|to any|to all|to every)\s+(?:the |you )?{_AI}\b"),
+       rf"\b(?:attention|dear|hey|to any|to all|to every)\s+(?:the |you )?{_AI}\b{_NOT_MODEL}"),
     _r("address_conditional", "address", 0.5,
        rf"\b(?:if|when|whenever)\s+(?:you are|you're|an?)\s+(?:an? )?{_AI}\b|\bwhen an? {_AI} reads\b"),
     _r("address_processing", "address", 0.5,
@@ -199,7 +205,47 @@ RULES: tuple[Rule, ...] = (
     _r("model_must", "address", 0.4,
        rf"\b(?:the |any |every |all )?{_AI} (?:must|shall|should|will|needs to|is required to) (?:now |always |"
        rf"also |never )?(?:ignore|disregard|state|say|answer|respond|reveal|forward|send|include|recommend|"
-       rf"tell|insult|append|approve|rank|call|output|print|delete|grant)"),
+       rf"tell|insult|append|approve|rank|call|output|print|delete|grant|forget|obey|follow|comply|stop|transfer|disclose|"
+       rf"leak|execute|run|drop)"),
+    # Invalidating the model's earlier instructions, obedience to the data, authority by assertion.
+    _r("instructions_invalidated", "override", 0.5,
+       rf"\byour\s+(?:\w+\s+){{0,2}}?"
+       rf"(?:configuration|instructions|rules|guidelines|directives|prompt|programming|setup|guidance)\b"
+       rf"{_S}{{0,40}}?\b(?:(?:is|are|were|has been|have been)\s+(?:now\s+)?(?:void|invalid|outdated|obsolete|"
+       rf"cancel+ed|revoked|superseded|overridden|suspended|lifted|irrelevant|null)|no longer (?:matter|apply|"
+       rf"applies|valid|in effect|count|exist))"),
+    _r("instructions_outdated", "override", 0.3,
+       rf"\b(?:earlier|previous|prior|original|initial|old|existing|developer|system)\s+(?:\w+\s+){{0,2}}?"
+       rf"(?:configuration|instructions|rules|guidelines|directives|prompt|programming|setup|guidance)\b"
+       rf"{_S}{{0,40}}?\b(?:(?:is|are|were|has been|have been)\s+(?:now\s+)?(?:void|invalid|outdated|obsolete|"
+       rf"cancel+ed|revoked|superseded|overridden|suspended|lifted|irrelevant|null)|no longer (?:matter|apply|"
+       rf"applies|valid|in effect|count|exist))"),
+    _r("overrides_all", "override", 0.45,
+       r"\b(?:overrides?|supersedes?|replaces?|takes? precedence over) (?:all|any|every) (?:other|others|previous|"
+       r"prior|earlier|existing)\b"),
+    _r("exclusive_obedience", "authority", 0.45,
+       r"\b(?:obey|follow|listen to|take (?:orders|instructions) from)\s+only\s+(?:me|my|this|these|what i)\b|"
+       r"\bonly (?:obey|follow|listen to) (?:me|my|this|these|what i)\b|"
+       r"\b(?:obey|follow|listen to)\b[^.!?;\n]{0,30}?,?\s+not (?:the )?(?:user|operator|developer|system)\b"),
+    _r("instructs_you", "authority", 0.4,
+       r"\bi (?:hereby )?(?:instruct|order|command|direct) you\b|\bas (?:the|your) (?:system|developer|"
+       r"administrator|admin|operator|creator)\b[^.!?;\n]{0,20}?\bi (?:instruct|order|command|require)\b"),
+    _r("stop_being", "override", 0.45, rf"\bstop being (?:a |an |the |your )?(?:\w+ )?{_AI}\b"),
+    _r("leak_preamble", "leak", 0.55,
+       rf"{_LEAK_VERB}{_S}{{0,40}}?\b(?:text|message|messages|words|content|everything|instructions)\b{_S}{{0,30}}?"
+       rf"\b(?:before|above|prior to) (?:my|this|the|our) (?:first |opening )?(?:message|question|turn|input|"
+       rf"conversation|chat)|\bwhat (?:were|are|have) you (?:been )?(?:told|instructed|asked|programmed|configured) "
+       rf"(?:to (?:keep secret|keep (?:it )?hidden|hide|never (?:reveal|say|tell|share))|not to (?:say|reveal|tell|"
+       rf"share))"),
+    _r("money_transfer", "tool_action", 0.35,
+       r"\b(?:transfer|wire|send|pay)\s+(?:[$€£]\s?)?\d[\d,.]*\s*(?:\w+\s+)?(?:to|into)\s+(?:the\s+)?"
+       r"(?:account|iban|wallet|bank account)"),
+    # Forged delimiters on their own line ("-----END DOCUMENT-----", "[INSTRUCTIONS]").
+    _r("end_line", "delimiter", 0.45,
+       r"^[\s=\-*#_<>\[\]|]*end(?: of)?(?: the)? (?:document|data|context|input|content|article|file|text|"
+       r"results?|email|page|tool output)s?[\s=\-*#_<>\[\]|]*$", linguistic=False),
+    _r("bracket_instructions", "role", 0.45, r"\[/?(?:new |system |hidden |real )?instructions?\]",
+       linguistic=False),
     # Side effects and secrecy the user should not see.
     _r("secrecy", "secrecy", 0.3,
        r"\b(?:do not|don't|never) (?:tell|inform|notify|alert|mention (?:this|it) to) (?:the )?(?:user|anyone|"
@@ -280,6 +326,19 @@ GATES: dict[str, tuple[tuple[str, ...], ...]] = {
     "dangerous_command": (("curl", "rm -rf", "transfer_funds", "delete_repository", "download"),),
     "authority_claim": (("from the", "from openai", "from anthropic", "from admin", "from system", "i am your",
                          "i am the", "staff", "comes from"),),
+    "instructions_invalidated": (("void", "invalid", "outdated", "obsolete", "cancel", "revoked", "superseded",
+                                  "overridden", "suspended", "lifted", "irrelevant", "null", "no longer"),),
+    "instructions_outdated": (("void", "invalid", "outdated", "obsolete", "cancel", "revoked", "superseded",
+                               "overridden", "suspended", "lifted", "irrelevant", "null", "no longer"),),
+    "overrides_all": (("override", "supersede", "replace", "precedence over"),),
+    "exclusive_obedience": (("obey", "follow", "listen to", "take orders", "take instructions"),),
+    "instructs_you": (("instruct", "order", "command", "direct", "require"), ("i ",)),
+    "stop_being": (("stop being",),),
+    "leak_preamble": (("before", "above", "prior to", "told", "instructed", "asked", "programmed", "configured"),),
+    "money_transfer": (("transfer", "wire", "send", "pay"), ("account", "iban", "wallet")),
+    "end_line": (("end",),),
+    "bracket_instructions": (("instruction]", "instructions]"),),
+    "shouted_override": (("OVERRIDE", "DIRECTIVE", "COMMAND", "INSTRUCTION"),),
     "dan_persona": (("DAN", "Do Anything"),),
     "shouted_directive": (("IMPORTANT", "URGENT", "ATTENTION", "NOTICE"),),
 }  # fmt: skip
@@ -292,6 +351,9 @@ CASED_RULES: tuple[Rule, ...] = (
     _r("dan_persona", "persona", 0.4, r"\bDAN\b|\bDo Anything Now\b"),
     _r("shouted_directive", "new_task", 0.3,
        r"\b(?:IMPORTANT|URGENT|ATTENTION|NOTICE)\b[^\n]{0,20}\b(?:INSTRUCTION|NOTE|SYSTEM)"),
+    _r("shouted_override", "authority", 0.4,
+       r"\b(?:SYSTEM|ADMIN|ADMINISTRATOR|DEVELOPER|SECURITY|EMERGENCY|ROOT)\s+(?:OVERRIDE|DIRECTIVE|COMMAND|"
+       r"INSTRUCTION)S?\b"),
 )  # fmt: skip
 """Rules that need the original case (an acronym, shouting)."""
 CASED_RULES = tuple(replace(r, gate=GATES[r.name]) for r in CASED_RULES)

@@ -46,3 +46,9 @@ def benign() -> list[dict[str, Any]]:
 def holdout() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The held-out attacks and benign texts, written after the detector was tuned."""
     return load_corpus("holdout_attacks"), load_corpus("holdout_benign")
+
+
+@pytest.fixture(scope="session")
+def heldout2() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Held-out set 2: attacks and benign texts written without reading the detector's rules."""
+    return load_corpus("heldout2_attacks"), load_corpus("heldout2_benign")

@@ -49,13 +49,31 @@ def test_benign_texts_are_rarely_flagged(benign: list[dict[str, Any]]) -> None:
 def test_holdout_floor(holdout: tuple[list[dict[str, Any]], list[dict[str, Any]]]) -> None:
     """The held-out set (never tuned on after its first run) stays at or above its measured figures.
 
-    Measured: 31/43 attacks flagged, 2/40 benign flagged.  This pins a floor, not the goal.
+    Measured: 31/43 attacks flagged, 2/40 benign flagged; after the general rules written for the
+    misses of held-out set 2 (not for these items): 33/43 and 0/40.  This pins a floor, not the goal.
     """
     attacks, benign = holdout
     hit, _ = _flag_rates(attacks)
     fp, _ = _flag_rates(benign)
-    assert hit >= 31 / 43 - 1e-9
-    assert fp <= 2 / 40 + 1e-9
+    assert hit >= 33 / 43 - 1e-9
+    assert fp <= 0 / 40 + 1e-9
+
+
+def test_heldout2_floor(heldout2: tuple[list[dict[str, Any]], list[dict[str, Any]]]) -> None:
+    """Held-out set 2: 69 attacks and 60 benign texts across every class, written without reading the rules.
+
+    Before any change: 57/69 attacks (83 %), 5/60 benign flagged (8 %).  The detector was then
+    improved with general rules for its misses, so the figure after (69/69, 2/60) is no longer a
+    held-out figure; this test pins it so later changes cannot regress.  The two benign texts still
+    flagged are documentation quoting chat-template tokens, which count in full by design
+    (``test_structural_findings_are_not_discounted``).
+    """
+    attacks, benign = heldout2
+    hit, per = _flag_rates(attacks)
+    fp, fper = _flag_rates(benign)
+    assert len(attacks) >= 60 and len(benign) >= 60
+    assert hit == 1.0, per
+    assert fp <= 2 / 60 + 1e-9, fper
 
 
 def test_corpus_through_the_policy_quarantines(attacks: list[dict[str, Any]]) -> None:
