@@ -19,7 +19,7 @@ from tokenbox_core.defense.analyzers import decoded_blobs, exfiltration_urls, hi
 from tokenbox_core.defense.chars import CHAR_CLASSES
 from tokenbox_core.defense.homoglyphs import fold_mixed_words
 from tokenbox_core.defense.lexicon import find_overrides
-from tokenbox_core.defense.rules import CASED_RULES, META, RULES, Rule
+from tokenbox_core.defense.rules import CASED_RULES, META, RULES, Rule, word_runs
 from tokenbox_core.defense.sanitize import detection_view
 
 __all__ = ["CompositeDetector", "Detection", "Finding", "HeuristicDetector", "InjectionDetector", "combine"]
@@ -31,6 +31,7 @@ _TAGS = "".join(chr(c) for c in sorted(CHAR_CLASSES["tag"]))
 _TAG_RUN = re.compile(f"[{_TAGS}]{{4,}}")
 _SPLIT_WORD = re.compile("\\w[\u200b\u200c\u200d\u2060\u00ad\ufeff]+\\w")
 _BIDI_OVERRIDE = re.compile("[\u202a-\u202e\u2066-\u2069]")
+_WORD_RUN = re.compile(r"\w+")
 _NEGATED = re.compile(r"(?:\bdo not|\bdon't|\bnever|\bnot to|\bshould not|\bshouldn't|\bmust not)\s+$")
 _NEGATABLE = frozenset({"leak", "exfil_action"})
 _LEET = str.maketrans("013457@$", "oieasta" + "s")
@@ -222,12 +223,13 @@ class HeuristicDetector:
         findings: list[Finding] = []
         if mixed:
             findings.append(Finding("mixed_script", "homoglyph", 0.45 if mixed >= 3 else 0.3, f"{mixed} words", 0))
-        for o in find_overrides(low)[:_PER_RULE]:
+        runs = set(_WORD_RUN.findall(low))
+        for o in find_overrides(low, runs)[:_PER_RULE]:
             weight = 0.6 if o.strong else (0.35 if o.text.isascii() else 0.5)
             findings.append(Finding("override_phrase", "override", discounted(True, o.start, weight),
                                     _snippet(o.text), o.start))  # fmt: skip
-        for rules, text in ((RULES, low), (CASED_RULES, view)):
-            findings.extend(self._apply(rules, text, discounted))
+        findings.extend(self._apply(RULES, low, discounted, word_runs(runs)))
+        findings.extend(self._apply(CASED_RULES, view, discounted, None))
         for offset, url, weight in exfiltration_urls(view):
             findings.append(Finding("exfiltration_url", "exfil_url", weight, _snippet(url), offset))
         if depth >= self.max_depth:
@@ -255,11 +257,11 @@ class HeuristicDetector:
         return findings
 
     @staticmethod
-    def _apply(rules: Sequence[Rule], text: str, discounted: _Discounter) -> list[Finding]:
+    def _apply(rules: Sequence[Rule], text: str, discounted: _Discounter, words: str | None) -> list[Finding]:
         out: list[Finding] = []
         seen: dict[str, bool] = {}
         for rule in rules:
-            if not rule.opens(text, seen):
+            if not rule.opens(text, seen, words):
                 continue
             k = 0
             for m in rule.pattern.finditer(text):

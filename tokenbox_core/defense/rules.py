@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-__all__ = ["CASED_RULES", "GATES", "META", "RULES", "Rule"]
+__all__ = ["CASED_RULES", "GATES", "META", "RULES", "WORDLIKE", "Rule", "word_runs"]
 
 _S = r"[^.!?;\n]"  # one character of the same sentence
 _AI = (
@@ -74,15 +74,20 @@ class Rule:
     gate: tuple[tuple[str, ...], ...] = ()
     lead: re.Pattern[str] | None = None
 
-    def opens(self, text: str, seen: dict[str, bool] | None = None) -> bool:
-        """True when every gate group has a member in ``text`` (``seen`` memoises lookups per text)."""
+    def opens(self, text: str, seen: dict[str, bool] | None = None, words: str | None = None) -> bool:
+        """True when every gate group has a member in ``text`` (``seen`` memoises lookups per text).
+
+        ``words``, from :func:`word_runs`, answers for literals made only of word
+        characters: such a literal can only occur inside one ``\\w+`` run, so
+        searching the distinct runs gives the same answer on a shorter string.
+        """
         if seen is None:
             return all(any(k in text for k in group) for group in self.gate)
         for group in self.gate:
             for k in group:
                 hit = seen.get(k)
                 if hit is None:
-                    hit = seen[k] = k in text
+                    hit = seen[k] = k in (words if words is not None and k in WORDLIKE else text)
                 if hit:
                     break
             else:
@@ -365,3 +370,17 @@ META = re.compile(
     r"\bfor example\b|\be\.g\.|\bphrases? like\b|\bleakage\b|\bguardrail\b"
 )
 """Signs that a text discusses attacks rather than performing one."""
+
+_WORD_RUN = re.compile(r"\w+")
+WORDLIKE: frozenset[str] = frozenset(
+    k for rule in RULES + CASED_RULES for group in rule.gate for k in group if _WORD_RUN.fullmatch(k)
+)
+"""Gate literals made only of word characters (answered from :func:`word_runs`)."""
+
+
+def word_runs(runs: set[str]) -> str:
+    """The distinct ``\\w+`` runs of a text joined by NUL (not a word character), in sorted order.
+
+    For a literal ``k`` in :data:`WORDLIKE`, ``k in text`` equals ``k in word_runs(runs of text)``.
+    """
+    return "\0".join(sorted(runs))
