@@ -35,7 +35,7 @@ _WORD_RUN = re.compile(r"\w+")
 _NEGATED = re.compile(r"(?:\bdo not|\bdon't|\bnever|\bnot to|\bshould not|\bshouldn't|\bmust not)\s+$")
 _NEGATABLE = frozenset({"leak", "exfil_action"})
 _LEET = str.maketrans("013457@$", "oieasta" + "s")
-_LEET_TOKEN = re.compile(r"[a-z0-9@$]*[0-9@$][a-z0-9@$]*")
+_LEET_TOKEN = re.compile(r"[\w@$]+")
 _LEET_WORDS = frozenset({
     "ignore", "disregard", "forget", "previous", "prior", "instructions", "instruction", "rules", "prompt", "system",
     "reveal", "secret", "password", "override", "guidelines", "above", "all",
@@ -244,7 +244,7 @@ class HeuristicDetector:
             if inner >= 0.3:
                 findings.append(Finding(f"{encoding}_instruction", "encoded", min(1.0, inner + 0.15),
                                         _snippet(decoded), offset))  # fmt: skip
-        leet = _leet_candidate(low) if depth == 0 else None
+        leet = _leet_candidate(low, runs) if depth == 0 else None
         if leet is not None:
             inner = combine(self._scan(leet, depth + 1))
             if inner >= 0.3:
@@ -278,11 +278,21 @@ class HeuristicDetector:
         return out
 
 
-def _leet_candidate(low: str) -> str | None:
-    """``low`` with digits read as letters when two or more leetspeak tokens spell instruction keywords."""
+def _leet_candidate(low: str, runs: set[str]) -> str | None:
+    """``low`` with digits read as letters when two or more leetspeak tokens spell instruction keywords.
+
+    ``runs`` are the distinct ``\\w+`` runs of ``low``; ``@`` and ``$`` (not word characters) are
+    read as letters too, so tokens are re-cut only when one of them occurs.
+    """
+    tokens = set(_LEET_TOKEN.findall(low)) if ("@" in low or "$" in low) else runs
     hits = 0
-    for token in _LEET_TOKEN.findall(low):
-        if 3 <= len(token) <= 15 and not token.isdigit() and token.translate(_LEET) in _LEET_WORDS:
+    for token in tokens:
+        if (
+            3 <= len(token) <= 15
+            and not token.isalpha()
+            and not token.isdigit()
+            and token.translate(_LEET) in _LEET_WORDS
+        ):
             hits += 1
             if hits >= 2:
                 return low.translate(_LEET)
