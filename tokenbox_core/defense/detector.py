@@ -164,12 +164,16 @@ class HeuristicDetector:
     - fake roles and chat-template tokens (``<|im_start|>``, ``[INST]``,
       ``<<SYS>>``, ``### Instruction``, ``system:`` lines), forged section
       delimiters and boundary strings;
-    - text addressed to the model from inside data, persona switches,
-      requests to leak the system prompt or secrets, secrecy, tool abuse;
+    - text addressed to the model from inside data (not to an "AI team"),
+      persona switches, claims that its instructions are void or outdated,
+      demands of exclusive obedience, requests to leak the system prompt,
+      the preamble or secrets (discounted when negated: "never share your
+      password"), secrecy, tool abuse and money transfers;
     - instructions inside HTML/markdown comments and hidden elements;
     - markdown/HTML image and link URLs built to exfiltrate data;
-    - base64, hex and rot13 blobs that decode to instructions (scanned
-      recursively, ``max_depth`` levels);
+    - base64 (also after ``key=``), hex and rot13 blobs and leetspeak
+      ("1gn0re") that decode to instructions (scanned recursively,
+      ``max_depth`` levels);
     - smuggling: Unicode tag runs, zero-width characters inside words, bidi
       overrides, mixed-script (homoglyph) words.
 
