@@ -44,6 +44,7 @@ _BINDING = re.compile(
 # No leading look-behind: a pattern that starts with a character class lets ``re`` skip ahead fast.
 _BASE64 = re.compile(r"(?:[^A-Za-z0-9+/=_-]|(?<=\w)=)([A-Za-z0-9+/_-]{16,}={0,2})(?![A-Za-z0-9+/=_-])")
 """A run of 16+ base64 characters after a separator, ``key=`` included (query strings, env files)."""
+_BASE64_RUN = re.compile(r"[A-Za-z0-9+/_-]{16}")
 _HEX = re.compile(r"[^0-9A-Za-z]((?:[0-9a-fA-F]{2}[ :]?){8,})(?![0-9A-Za-z])")
 _HIDDEN_GATE = ("<!--", "[//]:", "[comment]:", "style", "alt", "title", "content", "aria-label")
 _ROT13_GATE = ("vtaber", "qvfertneq", "sbetrg", "vafgehpgvbaf", "cerivbhf", "cevbe", "flfgrz", "cebzcg", "erirny",
@@ -120,7 +121,9 @@ def decoded_blobs(view: str) -> list[tuple[int, str, str]]:
     """
     found: list[tuple[int, str, str]] = []
     padded = " " + view  # every pattern starts at a separator: offsets below are in ``view``
-    for match in _BASE64.finditer(padded):
+    # A match holds 16 base64 characters in a row, so none starts before the first such run.
+    run = _BASE64_RUN.search(padded)
+    for match in _BASE64.finditer(padded, max(0, run.start() - 1)) if run is not None else ():
         if len(found) >= _MAX_BLOBS:
             break
         blob = match.group(1).replace("-", "+").replace("_", "/").rstrip("=")

@@ -32,3 +32,23 @@ def test_gates_with_and_without_the_fast_path_agree(text: str) -> None:
     seen: dict[str, bool] = {}
     for rule in RULES:
         assert rule.opens(text, seen, runs) == rule.opens(text), rule.name
+
+
+_B64ISH = st.lists(
+    st.one_of(
+        st.sampled_from(["aWdub3JlIHRoZSBydWxlcw==", "SWdub3JlIGFsbCBydWxlcyBub3c", "k=", "=", " ", "\n", "x_y-z/+"]),
+        st.text(alphabet=st.sampled_from(list("Aa0+/=_- :.\n")), max_size=20),
+    ),
+    max_size=12,
+).map("".join)
+
+
+@given(_B64ISH)
+def test_base64_prefilter_finds_every_match(text: str) -> None:
+    """Starting the base64 scan at the first 16-character run finds exactly the matches of a full scan."""
+    from tokenbox_core.defense.analyzers import _BASE64, _BASE64_RUN
+
+    padded = " " + text
+    run = _BASE64_RUN.search(padded)
+    fast = [m.span(1) for m in _BASE64.finditer(padded, max(0, run.start() - 1))] if run else []
+    assert fast == [m.span(1) for m in _BASE64.finditer(padded)]
