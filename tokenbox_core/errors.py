@@ -12,6 +12,7 @@
     ├── LensError                    a lens raised, grew its input or is unknown
     ├── MediaError (ValueError)      media that cannot be costed (sizes, headers, remote URLs)
     ├── SelectionError               item selection failed (see ``tokenbox_core.select``)
+    ├── SecurityError                defensive compilation refused an input or a compile
     └── SpecError (ValueError)       a layout spec file that cannot be read or is invalid
 
 Every message names the numbers involved and how to fix the problem.  Errors
@@ -31,6 +32,7 @@ __all__ = [
     "LensError",
     "MediaError",
     "SectionError",
+    "SecurityError",
     "SelectionError",
     "SpecError",
     "TokenBoxError",
@@ -105,3 +107,36 @@ class MediaError(TokenBoxError, ValueError):
 
 class SpecError(TokenBoxError, ValueError):
     """A layout spec that cannot be read or is invalid; the message names the file and the field."""
+
+
+class SecurityError(TokenBoxError):
+    """Defensive compilation refused an input or a compile (chapter §6.9.3, Algorithm 6.6).
+
+    Raised when a source's policy is ``reject`` and its injection score reaches
+    the threshold, when phase-4 validation finds a violated invariant, or when
+    the injection vulnerability surface exceeds the configured gate.
+
+    Attributes:
+        source: the source type of the offending input, if one input is at fault.
+        section_id: its section (or item) id.
+        score: its detection score.
+        findings: the detector's evidence (``Finding`` objects).
+        violations: the violated invariants, for validation failures.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        source: str | None = None,
+        section_id: str | None = None,
+        score: float | None = None,
+        findings: Sequence[object] = (),
+        violations: Sequence[str] = (),
+    ) -> None:
+        super().__init__(message)
+        self.source = source
+        self.section_id = section_id
+        self.score = score
+        self.findings = tuple(findings)
+        self.violations = tuple(violations)

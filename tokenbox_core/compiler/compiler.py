@@ -70,6 +70,9 @@ class CompiledContext:
         marginal_utilities: elastic section id → marginal utility at its allocation (utility allocator).
         references: the reference pointers that replaced duplicates (§6.7.3).
         excluded: every item left out, with reason and score (also in the trace).
+        defense: with ``CompilerConfig(defense=DefensePolicy(...))``, the
+            :class:`~tokenbox_core.defense.DefenseReport` (trust levels, detections,
+            quarantines, boundaries, canary, injection surface); else ``None``.
     """
 
     messages: tuple[Mapping[str, Any], ...]
@@ -86,6 +89,7 @@ class CompiledContext:
     retrieval_pending: tuple[str, ...] = ()
     pages: tuple[CompiledContext, ...] = ()
     sections: tuple[str, ...] = ()
+    defense: Any = None
 
     @property
     def fingerprint(self) -> str:
@@ -183,6 +187,8 @@ class ContextCompiler:
         digest = input_hash(candidates, config, self.budget, self.counter.name, now)
         filtered, excluded = filter_candidates(candidates, config, now)
         defense = config.defense
+        if defense is not None and hasattr(defense, "begin"):  # a per-compile session (tokenbox_core.defense)
+            defense = defense.begin(digest, self.counter)
         if defense is not None and hasattr(defense, "screen"):
             filtered, screened = defense.screen(filtered)
             excluded += tuple(screened)
@@ -212,7 +218,10 @@ class ContextCompiler:
             digest,
             started,
             stages,
+            defense=defense,
         )
+        if defense is not None and hasattr(defense, "finish"):  # phase 4 of Algorithm 6.6, then `.defense`
+            result = defense.finish(result)
         if config.overflow_policy == "paginate" and _paged_out(compressed):
             result = replace(result, pages=self._paginate(filtered, result))
         return result
@@ -262,6 +271,7 @@ class ContextCompiler:
         started: float,
         stages: dict[str, float],
         page: tuple[int, int] = (1, 1),
+        defense: Any = None,
     ) -> CompiledContext:
         config = self.config
         layout = compressed.layout
@@ -280,6 +290,7 @@ class ContextCompiler:
             candidate_scores=ranked.scores,
             pointer_targets=pointer_targets,
             clusters=clusters,
+            defense=defense,
         )
         summary = section_summary(compressed)
         ratios = {sid: (row["used"] / row["demand"] if row["demand"] else 1.0) for sid, row in summary.items()}

@@ -99,6 +99,7 @@ def compute_metrics(
     candidate_scores: Mapping[str, Mapping[str, float]],
     pointer_targets: Mapping[tuple[str, str], tuple[str, str]],
     clusters: Sequence[Sequence[tuple[str, str]]] = (),
+    defense: Any = None,
 ) -> Metrics:
     """Compute every metric for an assembled context (see :data:`DEFINITIONS`)."""
     by_id = {p.id: p for p in plans}
@@ -146,7 +147,7 @@ def compute_metrics(
     for sid, size in section_tokens.items():
         plan = by_id[sid]
         if plan.trust == Trust.UNTRUSTED:
-            exposed += size * (1.0 - isolation_strength(plan, config.defense))
+            exposed += size * (1.0 - isolation_strength(plan, config.defense if defense is None else defense))
     mass = kept = 0.0
     for plan in plans:
         if not plan.elastic:

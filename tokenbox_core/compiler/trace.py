@@ -121,6 +121,7 @@ class CompilationTrace:
     page: int = 1
     pages: int = 1
     stage_latency_ms: Mapping[str, float] = field(default_factory=dict)
+    defense: Mapping[str, Any] | None = None  # DefenseReport.to_dict() when defence is on (issue 12)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-able dict (excluded items as dicts)."""

@@ -1,0 +1,143 @@
+"""Defence benchmark: sanitise + detect 1 MB of mixed text, side by side with one tiktoken pass.
+
+Run on purpose: ``.venv/bin/python benchmarks/bench_defense.py``.  Prints a table; asserts nothing.
+
+Issue 12 goal: sanitising and detecting 1 MB of mixed text costs at most 1x one tiktoken
+(o200k_base) encode pass over the same text.  The text is a deterministic mix of prose,
+code, JSON, base64 images, multilingual text, markdown/HTML and the attack corpus, cut
+into inputs of about 2 KB (the way a compile sees tool results and documents).  Each run
+times both sides in the same process, alternating, and reports medians, the ratio and the
+spread (min-max of the per-run ratios) because the machine is shared and noisy; the ratio is
+given in wall-clock and in CPU time (``time.process_time``), the latter being steadier when
+other processes compete for the cores.
+"""
+
+from __future__ import annotations
+
+import base64
+import gc
+import json
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+
+from corpus import WORDS
+
+from tokenbox_core.defense import HeuristicDetector, obfuscate, sanitize
+from tokenbox_core.tokens import get_counter
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = ROOT / "tests" / "core" / "defense" / "corpus"
+TARGET = 1_000_000
+CHUNK = 2_000
+
+
+def _corpus_texts() -> list[str]:
+    texts = []
+    for name in ("attacks", "benign"):
+        for line in (CORPUS / f"{name}.jsonl").read_text(encoding="utf-8").splitlines():
+            row = json.loads(line)
+            text = row["text"]
+            if "transform" in row:
+                text = text.replace("{payload}", obfuscate(row["payload"], row["transform"]))
+            texts.append(text)
+    return texts
+
+
+def mixed_text(seed: int = 12) -> list[str]:
+    """About 1 MB as a list of ~2 KB inputs: 60 % prose, then code, JSON, blobs, multilingual, corpus."""
+    rng = random.Random(seed)
+    corpus = _corpus_texts()
+    multilingual = [
+        "Die Anweisungen zur Installation finden Sie im Handbuch auf Seite vier. ",
+        "Las instrucciones del vuelo están en el correo anterior. ",
+        "Инструкция по сборке лежит в коробке вместе с деталями. ",
+        "请按照说明书上的指示安装软件，之前的版本可以卸载。",
+        "前回の会議の議事録を添付します。指示があれば修正します。",
+    ]
+    png = "data:image/png;base64," + base64.b64encode(bytes(rng.randrange(256) for _ in range(1200))).decode()
+    code = 'def handler(event):\n    return {"role": "system", "content": event["body"]}\n'
+    parts: list[str] = []
+    size = 0
+    while size < TARGET:
+        kind = rng.random()
+        if kind < 0.6:
+            words = [rng.choice(WORDS) for _ in range(300)]
+            chunk = " ".join(words) + ".\n"
+        elif kind < 0.7:
+            chunk = code * 12
+        elif kind < 0.78:
+            chunk = json.dumps(
+                {"results": [{"id": i, "snippet": " ".join(rng.choices(WORDS, k=20))} for i in range(8)]}
+            )
+        elif kind < 0.84:
+            chunk = f"![chart]({png})\n"
+        elif kind < 0.92:
+            chunk = "".join(rng.choice(multilingual) for _ in range(20))
+        else:
+            chunk = "\n".join(rng.choice(corpus) for _ in range(10))
+        parts.append(chunk[: CHUNK * 2])
+        size += len(chunk[: CHUNK * 2].encode("utf-8"))
+    return parts
+
+
+def main(runs: int = 7) -> None:
+    parts = mixed_text()
+    total_bytes = sum(len(p.encode("utf-8")) for p in parts)
+    encoding = get_counter("o200k_base").encoding  # type: ignore[attr-defined]
+    detector = HeuristicDetector()
+    flagged = sum(detector.detect(p, "tool").score >= 0.5 for p in parts)
+
+    def defence() -> None:
+        for p in parts:
+            sanitize(p)
+            detector.detect(p, "tool")
+
+    def sanitise_only() -> None:
+        for p in parts:
+            sanitize(p)
+
+    def tiktoken_pass() -> None:
+        for p in parts:
+            encoding.encode_ordinary(p)
+
+    defence()
+    tiktoken_pass()  # warm both
+    ours: list[float] = []
+    floor: list[float] = []
+    clean: list[float] = []
+    cpu: dict[str, list[float]] = {"defence": [], "tiktoken": []}
+    for _ in range(runs):
+        for fn, out in ((defence, ours), (tiktoken_pass, floor), (sanitise_only, clean)):
+            gc.collect()
+            c0 = time.process_time()
+            t0 = time.perf_counter()
+            fn()
+            out.append(time.perf_counter() - t0)
+            if fn is not sanitise_only:
+                cpu["defence" if fn is defence else "tiktoken"].append(time.process_time() - c0)
+    ratios = [a / b for a, b in zip(ours, floor, strict=True)]
+    print(f"python {sys.version.split()[0]}; {len(parts)} inputs, {total_bytes:,} bytes; {flagged} inputs flagged")
+    print(f"{'':<28}{'median s':>10}{'min s':>10}{'max s':>10}")
+    for name, xs in (("sanitize + detect", ours), ("sanitize alone", clean), ("tiktoken o200k encode", floor)):
+        print(f"{name:<28}{statistics.median(xs):>10.3f}{min(xs):>10.3f}{max(xs):>10.3f}")
+    print(
+        f"ratio defence / tiktoken: median {statistics.median(ratios):.2f}x, "
+        f"spread {min(ratios):.2f}x-{max(ratios):.2f}x over {runs} alternating runs (goal <= 1.00x)"
+    )
+    cpu_ratios = [a / b for a, b in zip(cpu["defence"], cpu["tiktoken"], strict=True)]
+    print(
+        f"ratio in CPU time (less sensitive to other processes on a shared machine): median "
+        f"{statistics.median(cpu_ratios):.2f}x, spread {min(cpu_ratios):.2f}x-{max(cpu_ratios):.2f}x"
+    )
+    alone = [a / b for a, b in zip(clean, floor, strict=True)]
+    print(
+        f"ratio sanitize alone / tiktoken: median {statistics.median(alone):.2f}x, "
+        f"spread {min(alone):.2f}x-{max(alone):.2f}x"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,65 @@
+"""Defensive compilation: untrusted text stays data (chapter §6.9, with §6.5).
+
+Algorithm 6.6 as stages: :func:`sanitize` (phase 1: invisible and smuggling
+characters, normalisation), an :class:`InjectionDetector` (the default
+:class:`HeuristicDetector`) and per-source policies in :class:`DefensePolicy`
+(reject, quarantine, allow), :class:`TrustLevel` (phase 2), HMAC-derived
+boundaries and spotlighting (phase 3), validation and the injection
+vulnerability surface (phase 4, §6.9.4), and :func:`check_output` (Layer 4).
+Turn it on in the compiler with ``CompilerConfig(defense=DefensePolicy(...))``
+or around one layout with :func:`defensive_layout`.  Security events are
+logged to the ``tokenbox.security`` logger.
+"""
+
+from tokenbox_core.defense.boundary import QUARANTINE_LABEL, BoundaryKey
+from tokenbox_core.defense.detector import (
+    CompositeDetector,
+    Detection,
+    Finding,
+    HeuristicDetector,
+    InjectionDetector,
+)
+from tokenbox_core.defense.html import defense_html
+from tokenbox_core.defense.obfuscate import obfuscate
+from tokenbox_core.defense.output import OutputCheck, check_output
+from tokenbox_core.defense.pipeline import DefendedLayout, defensive_layout
+from tokenbox_core.defense.policy import SECRET_ENV, DefensePolicy, SourcePolicy, TrustLevel
+from tokenbox_core.defense.sanitize import Sanitized, detection_view, sanitize, sanitize_report
+from tokenbox_core.defense.spotlight import hierarchy_statement
+from tokenbox_core.defense.stage import DefendedSections, defend_sections
+from tokenbox_core.defense.trace import DefenseReport, InputEvent
+from tokenbox_core.defense.validate import finish, isolation_strength, surface
+from tokenbox_core.errors import SecurityError
+
+__all__ = [
+    "QUARANTINE_LABEL",
+    "SECRET_ENV",
+    "BoundaryKey",
+    "CompositeDetector",
+    "DefendedLayout",
+    "DefendedSections",
+    "DefensePolicy",
+    "DefenseReport",
+    "Detection",
+    "Finding",
+    "HeuristicDetector",
+    "InjectionDetector",
+    "InputEvent",
+    "OutputCheck",
+    "Sanitized",
+    "SecurityError",
+    "SourcePolicy",
+    "TrustLevel",
+    "check_output",
+    "defend_sections",
+    "defense_html",
+    "defensive_layout",
+    "detection_view",
+    "finish",
+    "hierarchy_statement",
+    "isolation_strength",
+    "obfuscate",
+    "sanitize",
+    "sanitize_report",
+    "surface",
+]
