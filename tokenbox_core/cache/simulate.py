@@ -187,7 +187,7 @@ def _common(a: Sequence[_Block], b: Sequence[_Block]) -> tuple[int, int]:
 
 def _messages_of(result: Any) -> tuple[list[Mapping[str, Any]], set[str]]:
     summarized: set[str] = set()
-    if isinstance(result, Mapping) or isinstance(result, str) or not isinstance(result, Iterable):
+    if isinstance(result, (Mapping, str)) or not isinstance(result, Iterable):
         messages = getattr(result, "messages", None)
         if messages is None:
             raise TypeError(f"a trimmer must return a list of messages or an object with .messages, got {result!r}")

@@ -43,7 +43,7 @@ def agent_session(
             "role": "system",
             "content": system
             or "You are an on-call operations agent. Use the tools to inspect the system before answering. "
-            + _words("policy", 900),
+            + _words("policy", 1200),
         }
     ]
     user_n, tool_n, answer_n = words_per_turn // 8, words_per_turn * 5 // 8, words_per_turn // 4

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import itertools
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -24,10 +26,10 @@ def test_each_cut_buys_a_full_step_even_with_large_units():
     capacity, step = 2000, 600
     cuts = [plan_block_cut(sizes[:n], capacity, step=step) for n in range(1, len(sizes) + 1)]
     plain = [plain_cut(sizes[:n], capacity) for n in range(1, len(sizes) + 1)]
-    moves = sum(1 for a, b in zip(cuts, cuts[1:]) if a != b)
+    moves = sum(1 for a, b in itertools.pairwise(cuts) if a != b)
     excess = sum(sizes) - capacity
     assert moves <= -(-excess // step)  # each move freed at least one step
-    assert moves < sum(1 for a, b in zip(plain, plain[1:]) if a != b)
+    assert moves < sum(1 for a, b in itertools.pairwise(plain) if a != b)
 
 
 @pytest.mark.parametrize(
