@@ -13,6 +13,7 @@ holds the pieces that keep the prefix stable and the tool that measures it:
   provider's published caching rules (:class:`CacheRules`, :func:`cache_rules`).
 """
 
+from tokenbox_core.cache.breakpoints import cache_breakpoints, with_cache_control
 from tokenbox_core.cache.eviction import plain_cut, plan_block_cut
 from tokenbox_core.cache.rules import CacheRules, cache_rules
 from tokenbox_core.cache.simulate import CacheSimulation, TurnStats, simulate_cache
@@ -21,8 +22,10 @@ __all__ = [
     "CacheRules",
     "CacheSimulation",
     "TurnStats",
+    "cache_breakpoints",
     "cache_rules",
     "plain_cut",
     "plan_block_cut",
     "simulate_cache",
+    "with_cache_control",
 ]

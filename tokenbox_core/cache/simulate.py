@@ -146,7 +146,20 @@ class _Entry:
 
 
 def _wire(message: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: message[k] for k in _CACHE_FIELDS if message.get(k) is not None}
+    """What the cache keys on: the message without its ``cache_control`` markers.
+
+    A breakpoint does not change the content it marks, and one text part is the
+    same content as a plain string.
+    """
+    wire = {k: message[k] for k in _CACHE_FIELDS if message.get(k) is not None}
+    content = wire.get("content")
+    if isinstance(content, list):
+        parts = [{k: v for k, v in p.items() if k != "cache_control"} if isinstance(p, Mapping) else p for p in content]
+        if len(parts) == 1 and isinstance(parts[0], Mapping) and set(parts[0]) == {"type", "text"}:
+            wire["content"] = parts[0]["text"]
+        else:
+            wire["content"] = parts
+    return wire
 
 
 class _Blocks:

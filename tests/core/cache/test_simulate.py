@@ -130,3 +130,33 @@ def test_deterministic(session):
 def test_errors(call, error, message):
     with pytest.raises(error, match=message):
         call()
+
+
+def test_breakpoints_on_a_growing_conversation_are_read_back():
+    from tokenbox_core.cache import cache_breakpoints, with_cache_control
+
+    def marked(messages):
+        return with_cache_control(messages, cache_breakpoints(messages))
+
+    sim = simulate_cache(agent_session(12), marked, rules="anthropic", breakpoints="none")
+    # every turn reads back the whole previous request (less the reply-priming tokens)
+    assert all(t.cached_tokens >= p.prompt_tokens - 3 for p, t in zip(sim.turns, sim.turns[1:], strict=False))
+
+
+def test_breakpoint_choice_and_errors():
+    from tokenbox_core.cache import cache_breakpoints, with_cache_control
+
+    session = agent_session(3)
+    assert cache_breakpoints(session, max_breakpoints=0) == []
+    assert cache_breakpoints(session[:2], min_tokens=10**9) == []
+    points = cache_breakpoints(session)
+    assert points[0] == 0 and points[-1] == len(session) - 1 and len(points) <= 4
+    marked = with_cache_control(session, points, ttl="1h")
+    assert marked[0]["content"][-1]["cache_control"] == {"type": "ephemeral", "ttl": "1h"}
+    assert isinstance(session[0]["content"], str)  # input untouched
+    with pytest.raises(ValueError, match="ttl must be"):
+        with_cache_control(session, points, ttl="2h")
+    with pytest.raises(ValueError, match="max_breakpoints must be"):
+        cache_breakpoints(session, max_breakpoints=-1)
+    with pytest.raises(ValueError, match="no content to carry"):
+        with_cache_control([{"role": "assistant", "content": None}], [0])
