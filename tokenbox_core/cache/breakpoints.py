@@ -86,9 +86,11 @@ def with_cache_control(
         copy = dict(message)
         if i in wanted:
             content = copy.get("content")
-            parts = (
-                [{"type": "text", "text": content}] if isinstance(content, str) else [dict(p) for p in content or []]
-            )
+            parts: list[dict[str, Any]]
+            if isinstance(content, str):
+                parts = [{"type": "text", "text": content}]
+            else:
+                parts = [dict(p) for p in content or []]
             if not parts:
                 raise ValueError(f"message {i} has no content to carry a cache breakpoint")
             parts[-1]["cache_control"] = dict(marker)
