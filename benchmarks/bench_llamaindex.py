@@ -127,11 +127,11 @@ def history(n: int, rng: random.Random) -> list[ChatMessage]:
     return messages[:n]
 
 
-def bench_memory(rows: list[tuple[str, str]]) -> None:
+def bench_memory(rows: list[tuple[str, str]], n: int = 2000) -> None:
     rng = random.Random(11)
     counter = get_counter("cl100k_base")
     encoding = counter.encoding  # type: ignore[attr-defined]
-    messages = history(2000, rng)
+    messages = history(n, rng)
     tokens = sum(len(encoding.encode_ordinary(m.content or "")) for m in messages)
     stock = ChatMemoryBuffer.from_defaults(chat_history=messages, token_limit=8000)
     tokenbox = TokenBoxMemory.from_defaults(chat_history=messages, token_limit=8000)
@@ -145,7 +145,7 @@ def bench_memory(rows: list[tuple[str, str]]) -> None:
     assert layout is not None
     stock_kept = stock.get()
     rows += [
-        ("ChatMemoryBuffer.get", f"2,000 messages, {tokens:,} tokens of text, token_limit 8,000"),
+        ("ChatMemoryBuffer.get", f"{n:,} messages, {tokens:,} tokens of text, token_limit 8,000"),
         ("  one tiktoken pass over the history", ms(one_pass)),
         (
             "  ChatMemoryBuffer.get",
@@ -166,7 +166,8 @@ def bench_memory(rows: list[tuple[str, str]]) -> None:
 def main() -> None:
     rows: list[tuple[str, str]] = []
     bench_prompt_helper(rows)
-    bench_memory(rows)
+    for n in (1000, 2000):
+        bench_memory(rows, n)
     width = max(len(name) for name, _ in rows)
     print("TokenBox LlamaIndex adapter benchmark (best of several runs)")
     for name, value in rows:

@@ -18,6 +18,7 @@ from tokenbox_core.budget import (
     TokenBudgetCalculator,
     register_model,
 )
+from tokenbox_core.chat import ConversationFit, fit_conversation
 from tokenbox_core.errors import (
     BudgetError,
     ContextCriticalOverflow,
@@ -44,6 +45,7 @@ __all__ = [
     "BudgetError",
     "ContextBudget",
     "ContextCriticalOverflow",
+    "ConversationFit",
     "CounterError",
     "EffectiveBudget",
     "InvalidTextError",
@@ -68,6 +70,7 @@ __all__ = [
     "TokenizerUnavailable",
     "__version__",
     "count_message_tokens",
+    "fit_conversation",
     "get_counter",
     "load_spec",
     "register_lens",

@@ -27,14 +27,12 @@ warm history is never re-counted.
 from __future__ import annotations
 
 import collections.abc
-import contextlib
 import inspect
 import threading
 import types
 import typing
 import weakref
-from collections import OrderedDict
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Union
 
 from langchain_core.messages import BaseMessage, HumanMessage
@@ -42,6 +40,7 @@ from langchain_core.messages.utils import count_tokens_approximately
 
 from tokenbox_core import CounterError, TokenCounter, get_counter
 from tokenbox_core.tokens import PRIMING_TOKENS, content_text, message_token_count
+from tokenbox_langchain._cache import BytesLRU, digest
 
 __all__ = [
     "CounterSpec",
@@ -58,7 +57,8 @@ CounterSpec = Union[str, TokenCounter, Callable[..., int], Any]  # noqa: UP007 -
 LangChain model, or a callable over a list of messages or over one message."""
 
 _ROLES = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool", "function": "function"}
-_CACHE_SIZE = 100_000
+_CACHE_BYTES = 16_000_000
+"""Bytes each counter's size cache may hold (about 80,000 messages: keys are digests, values ints)."""
 
 
 def openai_role(message: BaseMessage) -> str:
@@ -72,8 +72,9 @@ def openai_role(message: BaseMessage) -> str:
     return _ROLES.get(kind, kind)
 
 
-def message_key(message: BaseMessage) -> Hashable:
-    """A hashable key covering everything a counter can look at in ``message``."""
+def message_key(message: BaseMessage) -> bytes:
+    """A 16-byte digest of everything a counter can look at in ``message`` (type, content, name, id, tool
+    calls, extra kwargs): caches keyed by it never keep the message's content alive."""
     content = message.content
     extra: Any = None
     kind = message.type
@@ -85,36 +86,21 @@ def message_key(message: BaseMessage) -> Hashable:
     elif kind == "chat":
         extra = getattr(message, "role", None)
     kwargs = message.additional_kwargs
-    return (
-        type(message),
+    return digest(
+        f"{type(message).__module__}.{type(message).__qualname__}",
         content if isinstance(content, str) else repr(content),
-        message.name,
-        message.id,
-        extra,
-        repr(kwargs) if kwargs else None,
+        repr(message.name),
+        repr(message.id),
+        repr(extra),
+        repr(kwargs) if kwargs else "",
     )
 
 
-class _SizeCache:
-    """A bounded, thread-safe LRU of message sizes for one counter."""
+class _SizeCache(BytesLRU[int]):
+    """The message sizes of one counter, by message digest, bounded by bytes."""
 
-    def __init__(self, maxsize: int = _CACHE_SIZE) -> None:
-        self.maxsize = maxsize
-        self.data: OrderedDict[Hashable, int] = OrderedDict()
-        self.lock = threading.Lock()
-
-    def get(self, key: Hashable) -> int | None:
-        value = self.data.get(key)
-        if value is not None:
-            with contextlib.suppress(KeyError):  # evicted by another thread meanwhile: still a valid answer
-                self.data.move_to_end(key)
-        return value
-
-    def put(self, key: Hashable, value: int) -> None:
-        with self.lock:
-            self.data[key] = value
-            if len(self.data) > self.maxsize:
-                self.data.popitem(last=False)
+    def __init__(self, max_bytes: int = _CACHE_BYTES) -> None:
+        super().__init__(max_bytes)
 
 
 _NAMED_CACHES: dict[str, _SizeCache] = {}
@@ -144,8 +130,7 @@ def clear_caches() -> None:
     """Forget every memoised message size (benchmarks use this for cold runs)."""
     with _CACHES_LOCK:
         for cache in [*_NAMED_CACHES.values(), *_OBJECT_CACHES.values()]:
-            with cache.lock:
-                cache.data.clear()
+            cache.clear()
 
 
 def _first_param_annotation(fn: Callable[..., Any]) -> Any:
@@ -298,9 +283,21 @@ class MessageCounter:
         key = message_key(message)
         value = self._cache.get(key)
         if value is None:
-            value = _checked(self._one(message), self.name)
+            value = _checked(self._call(message), self.name)
             self._cache.put(key, value)
         return value
+
+    def _call(self, message: BaseMessage) -> Any:
+        """The counter on one message; what it raises becomes a CounterError naming it (issue 10 item 9)."""
+        try:
+            return self._one(message)
+        except CounterError:
+            raise
+        except Exception as exc:
+            raise CounterError(
+                f"token counter {self.name} raised {type(exc).__name__}: {exc}; fix the counter, or pass a counter "
+                f"name such as 'gpt-4o' or 'approximate'"
+            ) from exc
 
     def count(self, messages: Sequence[BaseMessage]) -> int:
         """``base + sum(size)``: what the list costs."""

@@ -27,18 +27,11 @@ from langchain_core.runnables import RunnableConfig, RunnableSerializable
 from pydantic import ConfigDict, Field, PrivateAttr
 
 from tokenbox_core import ContextBudget, Item, Layout, Section, SectionError, TokenBox, TokenCounter, get_counter
+from tokenbox_core.chat import MARKER_ID_PREFIX, ToolGroups, place_markers, start_on_fixup, tool_groups
 from tokenbox_core.lenses import LIST_LENSES, lens_name
+from tokenbox_langchain._cache import BytesLRU, digest
 from tokenbox_langchain.counting import MessageCounter, message_key
-from tokenbox_langchain.fit import (
-    MARKER_ID_PREFIX,
-    ItemCache,
-    MessageTypes,
-    ToolGroups,
-    omission_message,
-    place_markers,
-    start_on_fixup,
-    tool_groups,
-)
+from tokenbox_langchain.fit import MessageTypes, matches, neutral, omission_message
 from tokenbox_langchain.messages import LAYOUT_EVENT, budget_from
 
 __all__ = ["OMITTED_KEY", "SECTION_OPTIONS", "TokenBoxLayout"]
@@ -70,14 +63,15 @@ OMITTED_KEY = "tokenbox_omitted"
 _NO_GROUPS = ToolGroups({}, {})
 
 
-# Items are frozen: the same message with the same id, group and size is the same Item (see ItemCache).
-_ITEMS = ItemCache()
+# Items are frozen: the same message with the same id, group and size is the same Item; keyed by digest and
+# bounded by the bytes of the text the Items hold.
+_ITEMS: BytesLRU[Item] = BytesLRU(32_000_000)
 
 
 def _message_item(message: BaseMessage, item_id: str, group: str | None, tokens: int | None) -> Item:
     """A message as the core sees it: its buffer string, with its chat cost as ``tokens`` when vouched."""
-    return _ITEMS.get(
-        (message_key(message), item_id, group, tokens),
+    return _ITEMS.get_or_make(
+        digest(message_key(message), item_id, repr(group), repr(tokens)),
         lambda: Item(
             id=item_id,
             content=get_buffer_string([message]),
@@ -86,6 +80,7 @@ def _message_item(message: BaseMessage, item_id: str, group: str | None, tokens:
             group=group,
             tokens=tokens,
         ),
+        lambda item: 2 * len(item.content),
     )
 
 
@@ -139,7 +134,7 @@ class _Part:
         if kind == "text":
             return cls(key, value, kind, [], [], _NO_GROUPS)
         values = [value] if kind in ("document", "message") else list(value)
-        groups = tool_groups(values) if kind == "messages" else _NO_GROUPS
+        groups = tool_groups(neutral(values)) if kind == "messages" else _NO_GROUPS
         return cls(key, value, kind, values, _ids(key, values), groups)
 
 
@@ -230,7 +225,7 @@ class TokenBoxLayout(RunnableSerializable[dict[str, Any], Any]):
     documents, a leading message of ``marker_type`` for messages (rendered
     bare, without a ``"System: "`` prefix, when a message list is pasted into
     a string variable).  A message list sent as messages keeps a valid
-    sequence, as in ``TokenBoxMessages`` (:func:`~tokenbox_langchain.fit.place_markers`):
+    sequence, as in ``TokenBoxMessages`` (:func:`~tokenbox_core.chat.place_markers`):
     a ``"human"`` or ``"ai"`` marker follows the list's leading system
     messages, and one not of a ``start_on`` type follows the first message
     (and its tool group) rather than open the conversation; the marker costs
@@ -366,9 +361,25 @@ class TokenBoxLayout(RunnableSerializable[dict[str, Any], Any]):
             system_end = 0
             while system_end < len(values) and values[system_end].type == "system":
                 system_end += 1
-            dropped = start_on_fixup(entries, values, self.start_on, frozenset(), system_end, part.groups)
+            start_on = self.start_on
+            dropped = start_on_fixup(
+                entries,
+                is_start=lambda i: matches(values[i], start_on),
+                is_system=lambda i: values[i].type == "system",
+                critical=frozenset(),
+                system_end=system_end,
+                groups=part.groups,
+            )
         if part.kind == "messages" and laid.marker and (self.template is None or part.key in self._placeholders()):
-            place_markers(entries, values, self.start_on, part.groups)  # sent as messages: a valid sequence
+            start_on = self.start_on
+            place_markers(  # sent as messages: a valid sequence
+                entries,
+                is_system=lambda i: values[i].type == "system",
+                is_start=None if start_on is None else (lambda i: matches(values[i], start_on)),
+                marker_is_system=lambda m: m.type == "system",
+                marker_is_start=lambda m: start_on is not None and matches(m, start_on),
+                groups=part.groups,
+            )
         kept = [cut.get(e, values[e]) if isinstance(e, int) else e for e in entries]
         if part.kind in ("document", "message"):
             return (kept[0] if kept else None), []

@@ -10,8 +10,9 @@ from langchain_core.prompt_values import PromptValue
 from langchain_core.runnables import Runnable, RunnableLambda
 
 from tokenbox_core import ContextBudget
+from tokenbox_core.chat import tool_groups
 from tokenbox_langchain.counting import CounterSpec, MessageCounter
-from tokenbox_langchain.fit import FitOptions, MessageTypes, fit_messages, matches, tool_groups
+from tokenbox_langchain.fit import FitOptions, MessageTypes, fit_messages, matches, neutral
 from tokenbox_langchain.messages import to_messages
 
 __all__ = ["trim_messages"]
@@ -25,7 +26,7 @@ def _default_text_splitter(text: str) -> list[str]:
 
 def _end_on(messages: list[BaseMessage], end_on: MessageTypes) -> list[BaseMessage]:
     """Drop trailing messages until one of ``end_on``'s types, whole tool groups at a time."""
-    groups = tool_groups(messages)
+    groups = tool_groups(neutral(messages))
     end = len(messages)
     gone: set[int] = set()
     while end > 0:

@@ -1,27 +1,24 @@
-"""LlamaIndex chat messages as TokenBox message items: text, size and atomic group.
+"""LlamaIndex chat messages as the core's neutral, OpenAI-shaped message dicts.
 
-A message costs what :func:`tokenbox_core.tokens.message_token_count` says:
-chat overhead, role, text, name, tool-call payloads (function names and
-arguments) and the tool-call id of a tool result.  Tool calls are read from
-both places LlamaIndex keeps them: ``additional_kwargs["tool_calls"]``
-(OpenAI-style objects or dicts) and ``ToolCallBlock`` blocks.  Media blocks
-(images, audio, video, documents) cost a fixed estimate each.
-
-A plain message (role and text only) is left for the core to size in its
-messages mode, which charges exactly the same (overhead + role + text) and
-counts all such texts in one batch; the adapter vouches for ``Item.tokens``
-only where the chat format carries more than the text.
-
-An assistant message with tool calls and the tool results answering it form
-one atomic group.  Results are matched by ``tool_call_id``; a result whose id
-matches no call joins the tool-call message it directly follows.
+LlamaIndex core ships no OpenAI converter (``to_openai_message_dicts`` lives
+in the ``llama-index-llms-openai`` integration), so this is the one mapping:
+``role``; ``content`` (the text and thinking blocks joined by newlines, or,
+when the message has media blocks, a list of text parts and one
+``{"type": <media>}`` part per image, audio, video or document block, which
+the core charges ``media_tokens`` each); ``name``; ``tool_calls`` in the
+OpenAI shape, read from both places LlamaIndex keeps them
+(``additional_kwargs["tool_calls"]``, OpenAI objects or dicts, and
+``ToolCallBlock`` blocks); ``tool_call_id`` of a tool result; and the
+per-message overrides of ``additional_kwargs["tokenbox"]`` (``{"critical":
+bool, "priority": int}``, as in the LangChain adapter).  A message
+costs what :func:`tokenbox_core.tokens.message_token_count` says of it.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 from llama_index.core.base.llms.types import (
     AudioBlock,
@@ -33,25 +30,14 @@ from llama_index.core.base.llms.types import (
     VideoBlock,
 )
 
-from tokenbox_core import Item, TokenCounter
-from tokenbox_core.tokens import message_token_count
+from tokenbox_core.chat import OVERRIDE_KEY
 
-__all__ = ["DEFAULT_MEDIA_TOKENS", "Parsed", "message_groups", "message_role", "parse", "to_item"]
+__all__ = ["DEFAULT_MEDIA_TOKENS", "message_role", "neutral", "tool_calls"]
 
 DEFAULT_MEDIA_TOKENS = 256
 """Tokens charged per image, audio, video or document block (LlamaIndex ``Memory`` uses the same default)."""
 
 _MEDIA = (ImageBlock, AudioBlock, VideoBlock, DocumentBlock)
-
-
-class Parsed(NamedTuple):
-    """What the layout needs from one message."""
-
-    role: str
-    text: str
-    tokens: int | None  # None: a plain message the core sizes itself
-    call_ids: tuple[str | None, ...]  # ids of the tool calls it makes (empty: none)
-    result_of: str | None  # the tool-call id a tool result answers
 
 
 def message_role(message: ChatMessage) -> str:
@@ -71,95 +57,66 @@ def _arguments(value: Any) -> str:
 
 
 def tool_calls(message: ChatMessage) -> list[dict[str, Any]]:
-    """The message's tool calls as ``{"id", "function": {"name", "arguments"}}`` dicts."""
+    """The message's tool calls as OpenAI ``{"id", "type", "function": {"name", "arguments"}}`` dicts."""
     calls: list[dict[str, Any]] = []
     for call in message.additional_kwargs.get("tool_calls") or ():
         function = _get(call, "function") or call
         arguments = _get(function, "arguments")
         if arguments is None:
             arguments = _get(call, "args")
+        name = str(_get(function, "name") or "")
         calls.append(
-            {
-                "id": _get(call, "id"),
-                "function": {"name": str(_get(function, "name") or ""), "arguments": _arguments(arguments)},
-            }
+            {"id": _get(call, "id"), "type": "function", "function": {"name": name, "arguments": _arguments(arguments)}}
         )
     for block in message.blocks:
         if isinstance(block, ToolCallBlock):
-            calls.append(
-                {
-                    "id": block.tool_call_id,
-                    "function": {"name": block.tool_name, "arguments": _arguments(block.tool_kwargs)},
-                }
-            )
+            function = {"name": block.tool_name, "arguments": _arguments(block.tool_kwargs)}
+            calls.append({"id": block.tool_call_id, "type": "function", "function": function})
     return calls
 
 
-def _text(message: ChatMessage) -> tuple[str, int]:
-    """The message's text (text and thinking blocks) and its number of media blocks."""
-    parts: list[str] = []
-    media = 0
+def _content(message: ChatMessage) -> str | list[dict[str, Any]]:
+    """The text (text and thinking blocks), or text parts and media parts when there are media blocks."""
+    parts: list[dict[str, Any]] = []
+    texts: list[str] = []
+    media = False
     for block in message.blocks:
         if isinstance(block, ThinkingBlock):
             if block.content:
-                parts.append(block.content)
+                texts.append(block.content)
+                parts.append({"type": "text", "text": block.content})
         elif isinstance(block, _MEDIA):
-            media += 1
+            media = True
+            parts.append({"type": block.block_type})
         else:
             text = getattr(block, "text", None)
             if isinstance(text, str):
-                parts.append(text)
-    return "\n".join(parts), media
+                texts.append(text)
+                parts.append({"type": "text", "text": text})
+    if not media:
+        return "\n".join(texts)
+    return parts
 
 
-def parse(
-    messages: Sequence[ChatMessage], counter: TokenCounter, *, media_tokens: int = DEFAULT_MEDIA_TOKENS
-) -> list[Parsed]:
-    """Role, text, size (when the chat format adds to the text) and tool-call links of each message."""
+def neutral(messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:
+    """Each message as the core's neutral dict (see the module docstring)."""
     out = []
     for message in messages:
         role = message_role(message)
-        text, media = _text(message)
+        d: dict[str, Any] = {"role": role, "content": _content(message)}
         kwargs = message.additional_kwargs
-        calls = tool_calls(message) if role != "tool" else []
-        name = kwargs.get("name")
-        call_id = kwargs.get("tool_call_id")
-        tokens = None
-        if calls or name or call_id or media:
-            record = {"role": role, "content": text, "name": name, "tool_calls": calls, "tool_call_id": call_id}
-            tokens = message_token_count(record, counter) + media * media_tokens
-        out.append(
-            Parsed(
-                role=role,
-                text=text,
-                tokens=tokens,
-                call_ids=tuple(None if c["id"] is None else str(c["id"]) for c in calls),
-                result_of=str(call_id) if call_id and role == "tool" else None,
-            )
-        )
+        if kwargs:
+            if role != "tool":
+                calls = tool_calls(message)
+                if calls:
+                    d["tool_calls"] = calls
+            if kwargs.get("name"):
+                d["name"] = kwargs["name"]
+            if kwargs.get("tool_call_id"):
+                d["tool_call_id"] = str(kwargs["tool_call_id"])
+            if OVERRIDE_KEY in kwargs:
+                d[OVERRIDE_KEY] = kwargs[OVERRIDE_KEY]
+        elif role != "tool" and any(isinstance(b, ToolCallBlock) for b in message.blocks):
+            d["tool_calls"] = tool_calls(message)
+        out.append(d)
     return out
-
-
-def message_groups(parsed: Sequence[Parsed]) -> list[str | None]:
-    """The atomic group of each message: ``"tools-<i>"`` for a tool call at ``i`` and its results, else ``None``."""
-    groups: list[str | None] = [None] * len(parsed)
-    by_call_id: dict[str, str] = {}
-    current: str | None = None  # the tool-call group that directly following results join
-    for index, message in enumerate(parsed):
-        if message.call_ids:
-            current = groups[index] = f"tools-{index}"
-            for call_id in message.call_ids:
-                if call_id is not None:
-                    by_call_id[call_id] = current
-        elif message.role == "tool":
-            group = by_call_id.get(message.result_of) if message.result_of else None
-            groups[index] = group if group is not None else current
-        else:
-            current = None
-    return groups
-
-
-def to_item(key: str, message: Parsed, group: str | None = None) -> Item:
-    """The message as a messages-mode Item."""
-    kind = "ToolOutput" if message.role == "tool" else "Message"
-    return Item(id=key, content=message.text, role=message.role, kind=kind, group=group, tokens=message.tokens)

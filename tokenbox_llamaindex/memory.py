@@ -18,18 +18,20 @@ core decide what is sent:
 Sizes include the chat format's overhead and tool-call payloads, and the result
 (plus ``initial_token_count``) never exceeds ``token_limit``.
 
-Like ``ChatMemoryBuffer``'s, a trimmed history never starts on an assistant or
-tool message (``start_on_user=True``, the default).  When the layout removed
-history messages, the replies (``REPLY_ROLES``: assistant, tool, ...) left
-before the first kept user message are removed too, a tool call with all its
-results at a time; system messages between them stay.  A history that fits
-whole is returned as stored, as ``ChatMemoryBuffer`` returns it.  The fix-up
-only ever removes messages, and never empties an agent loop: the latest user
-message is critical, a history with no user message is left as laid out, and
-so is one whose first reply is critical (a tool group around a system
-message), since removing the replies before it could not make the history
-start on a user message.  Messages from memory blocks are not history and are
-not touched.  The removals are listed in
+The conversation rules are the core's, the same as for LangChain
+(:func:`tokenbox_core.chat.fit_conversation`, called once per ``get`` with the
+memory blocks as extra sections): every system (and developer) message and the
+latest user message are critical; a tool call and all its results are kept or
+removed together, even when a message stands between them; messages that can
+never fit are not counted (the horizon).  Like ``ChatMemoryBuffer``'s, a
+trimmed history never starts on an assistant or tool message
+(``start_on_user=True``, the default): when something was removed, the
+messages left before the first kept user message are removed too, a tool call
+with all its results at a time; system messages between them stay.  A history
+that fits whole is returned as stored.  This never empties an agent loop: a
+history with no user message is left as laid out, and so is one whose first
+reply is critical.  Messages from memory blocks are not history and are not
+touched.  The removals are listed in
 :attr:`TokenBoxMemory.last_start_on_removed` and subtracted in
 :attr:`TokenBoxMemory.last_total_tokens`; :attr:`TokenBoxMemory.last_layout`
 is the core's layout before them.
@@ -63,20 +65,18 @@ from llama_index.core.memory.memory import BaseMemoryBlock
 from llama_index.core.memory.types import DEFAULT_CHAT_STORE_KEY, BaseChatStoreMemory
 from llama_index.core.storage.chat_store import BaseChatStore, SimpleChatStore
 
-from tokenbox_core import ContextBudget, Item, Layout, RemovedItem, Section, TokenBox, TokenCounter
-from tokenbox_core.tokens import message_token_count
+from tokenbox_core import ContextBudget, ContextCriticalOverflow, Item, Layout, RemovedItem, Section, TokenCounter
+from tokenbox_core.chat import ChatCounter, ConversationOverflow, fit_conversation
+from tokenbox_core.tokens import content_text
 from tokenbox_llamaindex._counting import resolve_counter
-from tokenbox_llamaindex._messages import DEFAULT_MEDIA_TOKENS, Parsed, message_groups, parse, to_item
+from tokenbox_llamaindex._messages import DEFAULT_MEDIA_TOKENS, neutral
 
-__all__ = ["DEFAULT_TOKEN_LIMIT", "DEFAULT_TOKEN_LIMIT_RATIO", "REPLY_ROLES", "TokenBoxMemory"]
+__all__ = ["DEFAULT_TOKEN_LIMIT", "DEFAULT_TOKEN_LIMIT_RATIO", "MemoryOverflow", "TokenBoxMemory"]
 
 DEFAULT_TOKEN_LIMIT = 3000
 """``ChatMemoryBuffer``'s default limit when neither ``token_limit`` nor ``llm`` is given."""
 DEFAULT_TOKEN_LIMIT_RATIO = 0.75
 """Share of an LLM's context window used as the limit when only ``llm`` is given (as ``ChatMemoryBuffer``)."""
-
-REPLY_ROLES = frozenset({"assistant", "tool", "function", "chatbot", "model"})
-"""Roles of messages a model or a tool wrote; with ``start_on_user`` the history never starts on one."""
 
 _T = TypeVar("_T")
 
@@ -109,65 +109,14 @@ def _block_messages(block: BaseMemoryBlock[Any], content: Any) -> list[ChatMessa
     )
 
 
-def _message_size(message: Parsed, counter: TokenCounter) -> int:
-    """The tokens the layout charged for a message: its vouched size, else overhead + role + text."""
-    if message.tokens is not None:
-        return message.tokens
-    return message_token_count({"role": message.role, "content": message.text}, counter)
+class MemoryOverflow(ConversationOverflow, ValueError):
+    """The messages the memory must keep (system messages, the latest user message, priority-0 blocks) alone
+    exceed ``token_limit``; a ``ValueError`` as ``ChatMemoryBuffer``'s errors are (issue 10 item 12)."""
 
-
-def _critical_flags(history: Sequence[Parsed], groups: Sequence[str | None]) -> list[bool]:
-    """System messages, the latest user message, and any tool group that straddles one of them."""
-    critical = [m.role == "system" for m in history]
-    for index in range(len(history) - 1, -1, -1):
-        if history[index].role == "user":
-            critical[index] = True
-            break
-    members: dict[str, list[int]] = {}
-    for index, group in enumerate(groups):
-        if group is not None:
-            members.setdefault(group, []).append(index)
-    changed = True
-    while changed:  # a group cut in two by a critical message is kept whole, so no result loses its call
-        changed = False
-        for indices in members.values():
-            if all(critical[i] for i in indices):
-                continue
-            if any(critical[i] for i in range(indices[0], indices[-1] + 1)):
-                for i in indices:
-                    critical[i] = True
-                changed = True
-    return critical
-
-
-def _start_on_user(
-    kept: Sequence[int], history: Sequence[Parsed], groups: Sequence[str | None], critical: Sequence[bool]
-) -> list[int]:
-    """The kept history messages to remove so that the history starts on a user message (see the module doc).
-
-    ``kept`` are the indices of the kept history messages, in order.  Replies
-    before the first user message go with every kept member of their tool
-    group; other roles (system, developer) are passed over and stay.
-    """
-    if not any(history[i].role == "user" for i in kept):
-        return []  # nothing to start on: removing the replies would empty an agent loop
-    members: dict[str, list[int]] = {}
-    for i in kept:
-        group = groups[i]
-        if group is not None:
-            members.setdefault(group, []).append(i)
-    dropped: set[int] = set()
-    for i in kept:
-        role = history[i].role
-        if role == "user":
-            break
-        if role not in REPLY_ROLES or i in dropped:
-            continue
-        if critical[i]:
-            return []  # a critical reply comes first whatever is removed before it
-        group = groups[i]
-        dropped.update(members[group] if group is not None else (i,))
-    return sorted(dropped)
+    hint = (
+        "Raise token_limit, shorten them, lower initial_token_count, or give a memory block a priority above 0 "
+        "so it may be dropped."
+    )
 
 
 class TokenBoxMemory(BaseChatStoreMemory):
@@ -221,6 +170,7 @@ class TokenBoxMemory(BaseChatStoreMemory):
 
     _last_layout: Layout | None = PrivateAttr(default=None)
     _last_start_on_removed: tuple[RemovedItem, ...] = PrivateAttr(default=())
+    _last_total: int | None = PrivateAttr(default=None)
 
     @field_validator("memory_blocks")
     @classmethod
@@ -318,9 +268,7 @@ class TokenBoxMemory(BaseChatStoreMemory):
     @property
     def last_total_tokens(self) -> int | None:
         """What the messages the last ``get`` returned cost (priming included, ``initial_token_count`` not)."""
-        if self._last_layout is None:
-            return None
-        return self._last_layout.total_tokens - sum(r.tokens for r in self._last_start_on_removed)
+        return self._last_total
 
     # ------------------------------------------------------------------ get
 
@@ -355,29 +303,25 @@ class TokenBoxMemory(BaseChatStoreMemory):
         blocks: list[tuple[BaseMemoryBlock[Any], list[ChatMessage]]],
         initial_token_count: int,
     ) -> list[ChatMessage]:
+        if initial_token_count > self.token_limit:
+            raise ValueError(
+                f"Initial token count exceeds token limit: initial_token_count is {initial_token_count:,} but "
+                f"token_limit is {self.token_limit:,}; raise token_limit or send a shorter prefix"
+            )
         if not history and not blocks:
-            self._last_layout, self._last_start_on_removed = None, ()
+            self._last_layout, self._last_start_on_removed, self._last_total = None, (), None
             return []
         counter = self.resolve_counter()
-        parsed = parse(history, counter, media_tokens=self.media_tokens)
-        groups = message_groups(parsed)
-        critical = _critical_flags(parsed, groups)
-        by_id: dict[str, ChatMessage] = {f"m{i}": message for i, message in enumerate(history)}
-        lead = 0
-        while lead < len(parsed) and parsed[lead].role == "system":
-            lead += 1
-
-        sections: list[Section] = [
-            Section(f"message-{i}", [to_item(f"m{i}", parsed[i])], role="system") for i in range(lead)
-        ]
+        chat = ChatCounter.of(counter, media_tokens=self.media_tokens)
+        by_id: dict[str, ChatMessage] = {}
+        sections: list[Section] = []
         for block, messages in blocks:
             items = []
-            for k, (message, record) in enumerate(
-                zip(messages, parse(messages, counter, media_tokens=self.media_tokens), strict=True)
-            ):
+            for k, (message, d) in enumerate(zip(messages, neutral(messages), strict=True)):
                 key = f"{block.name}/{k}"
                 by_id[key] = message
-                items.append(to_item(key, record))
+                text = content_text(d["content"])
+                items.append(Item(id=key, content=text, role=d["role"], kind="Message", tokens=chat.size(d)))
             flexible = block.priority != 0
             sections.append(
                 Section(
@@ -388,43 +332,34 @@ class TokenBoxMemory(BaseChatStoreMemory):
                     role="system",
                 )
             )
-        run: list[Item] = []
-        for i in range(lead, len(parsed)):
-            item = to_item(f"m{i}", parsed[i], groups[i])
-            if critical[i]:
-                if run:
-                    sections.append(self._history_section(run))
-                    run = []
-                sections.append(Section(f"message-{i}", [item]))
-            else:
-                run.append(item)
-        if run:
-            sections.append(self._history_section(run))
-
         budget: int | ContextBudget = self.token_limit
         if initial_token_count:
             budget = ContextBudget(max_tokens=self.token_limit, reserved_slots={"initial": initial_token_count})
-        layout = TokenBox(budget, counter=counter, mode="messages").layout(sections)
-        kept = [(section.id, item) for section in layout.sections for item in section.content if isinstance(item, Item)]
-        index = {f"m{i}": i for i in range(len(history))}
-        start_on: tuple[RemovedItem, ...] = ()
-        if self.start_on_user and any(removed.id in index for removed in layout.removed):  # the history was trimmed
-            in_history = [index[item.id] for _, item in kept if item.id in index]
-            gone = {f"m{i}" for i in _start_on_user(in_history, parsed, groups, critical)}
-            start_on = tuple(
-                RemovedItem(
-                    id=item.id,
-                    section=section_id,
-                    reason="start_on",
-                    tokens=_message_size(parsed[index[item.id]], counter),
-                    group=item.group,
-                )
-                for section_id, item in kept
-                if item.id in gone
+        try:
+            fit = fit_conversation(
+                neutral(history),
+                budget,
+                counter=chat,
+                include_system="all",
+                keep_last="user",
+                start_on="user" if self.start_on_user else None,
+                start_on_if_trimmed=True,
+                extra_sections=sections,
+                history_priority=self.history_priority,
             )
-            kept = [(section_id, item) for section_id, item in kept if item.id not in gone]
-        self._last_layout, self._last_start_on_removed = layout, start_on
-        return [by_id[item.id] for _, item in kept]
-
-    def _history_section(self, run: list[Item]) -> Section:
-        return Section(f"history-{run[0].id}", run, priority=self.history_priority, shrink=1.0, eviction="oldest")
+        except ContextCriticalOverflow as exc:
+            raise MemoryOverflow(exc.budget, exc.required, exc.section_ids) from exc
+        layout = fit.layout
+        where = {item.id: (s.id, item) for s in layout.sections for item in s.content if isinstance(item, Item)}
+        self._last_start_on_removed = tuple(
+            RemovedItem(
+                id=r.id, section=where[r.id][0], reason="start_on", tokens=r.tokens or 0, group=where[r.id][1].group
+            )
+            for r in fit.removed
+            if r.reason == "start_on"
+        )
+        self._last_layout, self._last_total = layout, fit.total_tokens
+        kept = [history[i] for i in fit.kept]
+        lead = sum(1 for i in fit.kept if i < fit.conversation.system_end)
+        extra = [by_id[item.id] for s in sections for item in layout[s.id].content if isinstance(item, Item)]
+        return [*kept[:lead], *extra, *kept[lead:]]

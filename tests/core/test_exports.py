@@ -17,8 +17,18 @@ DESIGN_NAMES = {
     "TokenBudget",
     "TokenBudgetCalculator",
     "TokenizerUnavailable",
+    "fit_conversation",
     "get_counter",
 }
+
+
+def test_fit_conversation_and_its_result_are_exported() -> None:
+    """The conversation engine is public at the top level and in tokenbox_core.chat (issue 9 §1)."""
+    import tokenbox_core.chat
+
+    assert tokenbox_core.fit_conversation is tokenbox_core.chat.fit_conversation
+    assert tokenbox_core.ConversationFit is tokenbox_core.chat.ConversationFit
+    assert set(tokenbox_core.chat.__all__) >= {"fit_conversation", "ConversationFit", "conversation_sections"}
 
 
 def test_all_names_exist_and_are_sorted() -> None:

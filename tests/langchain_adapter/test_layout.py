@@ -28,9 +28,10 @@ from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder, Prom
 from langchain_core.runnables import RunnableLambda, RunnablePassthrough
 
 from tokenbox_core import ContextBudget, ContextCriticalOverflow, Layout, SectionError, TokenBox, get_counter
+from tokenbox_core.chat import tool_groups
 from tokenbox_langchain import LAYOUT_EVENT, TokenBoxLayout, TokenBoxMessages
 from tokenbox_langchain.counting import MessageCounter
-from tokenbox_langchain.fit import tool_groups
+from tokenbox_langchain.fit import neutral
 from tokenbox_langchain.testing import agent_transcript, sequence_problems
 
 W = "whitespace"
@@ -278,11 +279,11 @@ def test_fitted_history_never_splits_a_tool_group(eviction: str) -> None:
 
 
 def test_a_tool_step_is_one_core_group() -> None:
-    """The core sees fit.py's tool_groups: the call and its results share one Item.group named after the call."""
+    """The core sees the core tool_groups: the call and its results share one Item.group named after the call."""
     box = TokenBoxLayout(sections={"history": {"shrink": 1}}, budget=4, counter=W)
     _, _, layout = box.fit({"history": AGENT})
     groups = {r.id: r.group for r in layout["history"].removed}
-    assert tool_groups(AGENT).members == {1: [1, 2, 3]}  # ai, t0, t1
+    assert tool_groups(neutral(AGENT)).members == {1: [1, 2, 3]}  # ai, t0, t1
     assert groups == {"h": None, "ai": "tools:ai", "t0": "tools:ai", "t1": "tools:ai"}  # fin (2 tokens) fits
 
 
@@ -489,7 +490,7 @@ def test_layout_report_shows_the_effective_limit() -> None:
 
 def _units(history: list[BaseMessage]) -> list[list[int]]:
     """The history's indices in atomic units (a tool call with its results), in order; groups are contiguous."""
-    groups = tool_groups(history)
+    groups = tool_groups(neutral(history))
     units: list[list[int]] = []
     i = 0
     while i < len(history):

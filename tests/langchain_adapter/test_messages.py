@@ -191,7 +191,7 @@ def test_regression_system_message_dropped_or_over_budget() -> None:
     assert out[0].id == "sys"
     with pytest.raises(CriticalMessagesOverflow, match="need 18 tokens but max_tokens is 12") as info:
         TokenBoxMessages(budget=12, counter=W).invoke(messages)
-    assert info.value.section_ids == ("system", "latest-human")
+    assert info.value.section_ids == ("system", "latest-user")  # the core names sections by chat role
 
 
 def test_start_on_configurable_type() -> None:

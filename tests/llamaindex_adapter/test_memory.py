@@ -99,11 +99,10 @@ def test_critical_messages_over_the_limit_raise() -> None:
     assert ChatMemoryBuffer.from_defaults(chat_history=history, token_limit=100, tokenizer_fn=words).get() == [
         history[-1]
     ]
-    with pytest.raises(
-        ContextCriticalOverflow, match="critical sections need 518 tokens but the budget is 100"
-    ) as info:
+    with pytest.raises(ContextCriticalOverflow, match="need 518 tokens but the budget is 100") as info:
         memory_with(history, 100).get()
-    assert info.value.section_ids == ("message-0", "message-2")
+    assert info.value.section_ids == ("system", "latest-user")
+    assert isinstance(info.value, ValueError)  # as ChatMemoryBuffer's errors are (issue 10 item 12)
 
 
 def test_tool_result_never_left_without_its_call() -> None:
@@ -193,11 +192,14 @@ def test_results_without_ids_join_the_call_they_follow() -> None:
     assert [r.id for r in memory.last_layout.removed] == ["m1", "m2"]
 
 
-def test_group_straddling_a_critical_message_is_kept_whole() -> None:
-    """A tool call whose result comes after a system message is kept with its result, never split."""
+def test_group_straddling_a_critical_message_is_kept_or_removed_whole() -> None:
+    """A tool call whose result comes after a system message is kept or removed with its result, never split
+    (the core's rule for a group that spans sections; issue 10 item 3)."""
     history = [say("user", 3, "q"), call("c1", "a"), say("system", 3, "s"), result("c1", 3), say("assistant", 20)]
-    kept = memory_with(history, 40).get()
-    assert kept == history[:4]
+    for limit in range(cost([history[0], history[2]]), cost(history) + 1):
+        kept = memory_with(history, limit).get()
+        assert (history[1] in kept) == (history[3] in kept) and cost(kept) <= limit
+    assert memory_with(history, cost(history)).get() == history
 
 
 def test_media_blocks_are_charged() -> None:
@@ -426,7 +428,7 @@ def test_trimmed_history_starts_on_a_user_message_regression() -> None:
     assert kept == [history[0], *history[3:]]  # was [system, assistant, user, ...]
     assert [r.id for r in memory.last_layout.removed] == ["m1"]  # the layout evicted the question only
     assert memory.last_start_on_removed == (
-        RemovedItem(id="m2", section="history-m1", reason="start_on", tokens=cost([history[2]]) - 3),
+        RemovedItem(id="m2", section="history", reason="start_on", tokens=cost([history[2]]) - 3),
     )
     assert memory.last_total_tokens == cost(kept) == memory.last_layout.total_tokens - 25 <= 70
     plain = memory_with(history, 70, start_on_user=False)
@@ -489,9 +491,10 @@ def test_start_on_user_passes_over_system_messages() -> None:
 
 
 def test_start_on_user_keeps_a_critical_first_reply() -> None:
-    """When the first kept reply is critical (a tool group around a system message), nothing is removed."""
-    history = [say("user", 20, "a"), call("c1"), say("system", 3, "s"), result("c1", 3), say("assistant", 3, "b")]
-    history.append(say("user", 3, "q"))
+    """When the first kept reply is critical (an override), nothing is removed: the history could not start on
+    a user message whatever went."""
+    pinned = ChatMessage(role="assistant", content="b0 b1 b2", additional_kwargs={"tokenbox": {"critical": True}})
+    history = [say("user", 20, "a"), pinned, say("assistant", 3, "c"), say("user", 3, "q")]
     memory = memory_with(history, cost(history) - 1)
     assert memory.get() == history[1:] and memory.last_start_on_removed == ()
 

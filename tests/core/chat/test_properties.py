@@ -1,0 +1,86 @@
+"""Invariants of the conversation engine over random agent transcripts: never over budget, counted as sent,
+always a sequence a provider accepts, tool groups whole, the horizon invisible, deterministic."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from tokenbox_core import count_message_tokens
+from tokenbox_core.chat import ConversationOverflow, fit_conversation, tool_groups
+from tokenbox_core.chat.transcripts import agent_transcript, sequence_problems
+
+transcripts = st.builds(
+    agent_transcript,
+    turns=st.integers(1, 8),
+    seed=st.integers(0, 10_000),
+    max_parallel=st.integers(1, 4),
+    tool_rate=st.floats(0.0, 1.0),
+)
+
+
+def interleaved(messages: list[dict[str, Any]], at: int) -> list[dict[str, Any]]:
+    """A user message moved between a tool call and its first result (issue 10 item 3's shape)."""
+    calls = [i for i, m in enumerate(messages) if m.get("tool_calls")]
+    if not calls:
+        return messages
+    i = calls[at % len(calls)]
+    return [*messages[: i + 1], {"role": "user", "content": "also, hurry", "id": "hurry"}, *messages[i + 1 :]]
+
+
+@given(
+    messages=transcripts,
+    budget=st.integers(0, 400),
+    marker=st.booleans(),
+    marker_role=st.sampled_from(["system", "user", "assistant"]),
+    interleave=st.one_of(st.none(), st.integers(0, 20)),
+)
+@example(  # found by the explore profile: a system marker for the agent loop was sent after the user message
+    messages=agent_transcript(turns=1, seed=0, max_parallel=1, tool_rate=1.0),
+    budget=41,
+    marker=True,
+    marker_role="system",
+    interleave=None,
+)
+def test_never_over_budget_valid_and_groups_whole(
+    messages: list[dict[str, Any]], budget: int, marker: bool, marker_role: Any, interleave: int | None
+) -> None:
+    if interleave is not None:
+        messages = interleaved(messages, interleave)
+    try:
+        fit = fit_conversation(messages, budget, counter="whitespace", omission_marker=marker, marker_role=marker_role)
+    except ConversationOverflow as exc:
+        assert exc.required > budget
+        return
+    out = fit.messages
+    assert count_message_tokens(out, "whitespace") == fit.total_tokens <= budget
+    problems = sequence_problems(out)
+    if interleave is None:
+        assert problems == []
+    groups = tool_groups(messages)
+    kept = set(fit.kept)
+    for members in groups.members.values():
+        assert kept.issuperset(members) or not kept.intersection(members)
+    again = fit_conversation(messages, budget, counter="whitespace", omission_marker=marker, marker_role=marker_role)
+    assert again.messages == out and again.layout.fingerprint == fit.layout.fingerprint
+
+
+@given(messages=transcripts, budget=st.integers(20, 400), strategy=st.sampled_from(["last", "first"]))
+def test_horizon_is_invisible(messages: list[dict[str, Any]], budget: int, strategy: Any) -> None:
+    """Skipping messages beyond the horizon changes nothing: same messages, same total, same removed ids."""
+    options: dict[str, Any] = {
+        "counter": "whitespace",
+        "strategy": strategy,
+        "keep_last": "user" if strategy == "last" else None,
+        "start_on": "user" if strategy == "last" else None,
+    }
+    try:
+        fast = fit_conversation(messages, budget, **options)
+    except ConversationOverflow:
+        return
+    slow = fit_conversation(messages, budget, horizon=False, **options)
+    assert fast.messages == slow.messages
+    assert fast.total_tokens == slow.total_tokens
+    assert [r.id for r in fast.removed] == [r.id for r in slow.removed]

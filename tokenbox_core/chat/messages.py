@@ -1,0 +1,263 @@
+"""Framework-neutral chat messages: roles, per-message overrides, tool groups and sizes.
+
+A conversation is a sequence of dicts in the OpenAI chat shape, the one every
+provider SDK and both frameworks convert to (chapter §6.2.4, multi-turn):
+``role`` (``system``, ``developer``, ``user``, ``assistant``, ``tool`` ...),
+``content`` (a string or a list of content parts), and optionally ``name``,
+``tool_calls`` (``[{"id", "type": "function", "function": {"name",
+"arguments"}}]``), ``tool_call_id``, a stable ``id`` and the reserved key
+``"tokenbox"``: per-message options, ``{"critical": bool}`` and/or
+``{"priority": int}``, stripped from the output.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from tokenbox_core.errors import CounterError, SectionError, TokenBoxError
+from tokenbox_core.tokens import (
+    PRIMING_TOKENS,
+    TokenCounter,
+    content_text,
+    get_counter,
+    message_token_count,
+)
+
+__all__ = [
+    "OVERRIDE_KEY",
+    "SYSTEM_ROLES",
+    "ChatCounter",
+    "Roles",
+    "ToolGroups",
+    "content_text",
+    "matcher",
+    "overrides",
+    "tool_groups",
+    "validate_messages",
+]
+
+OVERRIDE_KEY = "tokenbox"
+"""The reserved per-message key: ``{"critical": bool, "priority": int}``; never sent."""
+
+SYSTEM_ROLES = frozenset({"system", "developer"})
+"""Roles that carry instructions rather than conversation."""
+
+Roles = str | Sequence[str] | Callable[[Mapping[str, Any]], bool]
+"""Which messages a rule applies to: a role, several roles, or a predicate over a message."""
+
+_OVERRIDE_KEYS = ("critical", "priority")
+
+
+def matcher(roles: Roles) -> Callable[[Mapping[str, Any]], bool]:
+    """A predicate over messages for ``roles`` (a role name, a list of them, or a predicate as it is)."""
+    if isinstance(roles, str):
+        return lambda m: m.get("role") == roles
+    if callable(roles):
+        return roles
+    names = frozenset(roles)
+    for name in names:
+        if not isinstance(name, str):
+            raise SectionError(f"roles must be strings, got {name!r}; e.g. 'user' or ['user', 'tool']")
+    return lambda m: m.get("role") in names
+
+
+def validate_messages(messages: Iterable[Any]) -> list[Mapping[str, Any]]:
+    """The messages as a list, each checked: a mapping with a string ``role`` and a list ``tool_calls``."""
+    out = list(messages)
+    for i, m in enumerate(out):
+        if not isinstance(m, Mapping):
+            raise SectionError(
+                f"message {i} is a {type(m).__name__}; messages are dicts in the OpenAI chat shape, "
+                f"e.g. {{'role': 'user', 'content': 'hi'}}"
+            )
+        role = m.get("role")
+        if not isinstance(role, str) or not role:
+            raise SectionError(f"message {i} has role {role!r}; a role is a non-empty string such as 'user'")
+        calls = m.get("tool_calls")
+        if calls is not None and not isinstance(calls, list | tuple):
+            raise SectionError(
+                f"message {i} has tool_calls of type {type(calls).__name__}; tool_calls is a list of "
+                f"{{'id', 'type': 'function', 'function': {{'name', 'arguments'}}}}"
+            )
+    return out
+
+
+def overrides(messages: Sequence[Mapping[str, Any]]) -> dict[int, Mapping[str, Any]]:
+    """The validated ``"tokenbox"`` options of each message that has them, by index."""
+    found: dict[int, Mapping[str, Any]] = {}
+    for i, m in enumerate(messages):
+        value = m.get(OVERRIDE_KEY)
+        if value is None:
+            continue
+        if not isinstance(value, Mapping):
+            raise SectionError(
+                f"message {i} has {OVERRIDE_KEY!r} = {value!r}; it must be a dict such as "
+                f"{{'priority': 2}} or {{'critical': True}}"
+            )
+        unknown = sorted(str(k) for k in value if k not in _OVERRIDE_KEYS)
+        if unknown:
+            raise SectionError(
+                f"message {i}: unknown {OVERRIDE_KEY!r} override keys {unknown}; the keys are 'priority' (int) "
+                f"and 'critical' (bool)"
+            )
+        prio = value.get("priority")
+        if prio is not None and (isinstance(prio, bool) or not isinstance(prio, int)):
+            raise SectionError(f"message {i}: override 'priority' must be an int, got {prio!r}")
+        crit = value.get("critical")
+        if crit is not None and not isinstance(crit, bool):
+            raise SectionError(f"message {i}: override 'critical' must be True or False, got {crit!r}")
+        found[i] = value
+    return found
+
+
+def _field(obj: Any, key: str) -> Any:
+    return obj.get(key) if isinstance(obj, Mapping) else getattr(obj, key, None)
+
+
+@dataclass(frozen=True)
+class ToolGroups:
+    """The atomic tool groups of a conversation: an assistant message with ``tool_calls`` and every tool
+    message answering one of its calls (chapter §6.2.4: a call and all its results travel together).
+
+    ``group_of`` maps each grouped index to the index of its call message,
+    ``members`` a call's index to all its group's indices in order;
+    ``contiguous`` is False when some result does not directly follow the
+    previous member of its group (a message stands between a call and a result).
+    """
+
+    group_of: dict[int, int]
+    members: dict[int, list[int]]
+    contiguous: bool = True
+
+    def unit(self, index: int) -> list[int]:
+        """The indices kept or removed together with ``index`` (itself alone when it is in no group)."""
+        a = self.group_of.get(index)
+        return self.members[a] if a is not None else [index]
+
+
+def tool_groups(messages: Sequence[Mapping[str, Any]]) -> ToolGroups:
+    """Group each tool call with its results: a result joins the call whose ``id`` it names (earlier in the
+    list); a result without a matching id joins the call it directly follows (after other results)."""
+    owner: dict[str, int] = {}
+    group_of: dict[int, int] = {}
+    members: dict[int, list[int]] = {}
+    contiguous = True
+    current: int | None = None  # the call that directly following results join
+    for i, m in enumerate(messages):
+        role = m.get("role")
+        calls = m.get("tool_calls") if role != "tool" else None
+        if calls:
+            for call in calls:
+                call_id = _field(call, "id")
+                if call_id:
+                    owner[str(call_id)] = i
+            members[i] = [i]
+            group_of[i] = i
+            current = i
+        elif role == "tool":
+            call_id = m.get("tool_call_id")
+            a = owner.get(str(call_id)) if call_id else None
+            if a is None:
+                a = current
+            if a is not None:
+                group = members[a]
+                if group[-1] != i - 1:
+                    contiguous = False
+                group.append(i)
+                group_of[i] = a
+        else:
+            current = None
+    return ToolGroups(group_of, members, contiguous)
+
+
+def _media_free(message: Mapping[str, Any]) -> tuple[Mapping[str, Any], int]:
+    """The message with its non-text content parts removed, and how many there were."""
+    content = message.get("content")
+    if not isinstance(content, list | tuple):
+        return message, 0
+    texts = [p for p in content if isinstance(p, str) or (isinstance(p, Mapping) and isinstance(p.get("text"), str))]
+    media = len(content) - len(texts)
+    if not media:
+        return message, 0
+    return {**message, "content": texts}, media
+
+
+class ChatCounter:
+    """Per-message sizes in one unit, plus ``base``: what an empty list costs.
+
+    ``count(messages) == base + sum(size(m) for m in messages)``.  Build one
+    with :meth:`of` from a counter name or ``TokenCounter`` (exact chat counts
+    as OpenAI bills them: 3 priming tokens, 4 per message, role, content,
+    name, tool-call payloads and ids — :func:`tokenbox_core.count_message_tokens`),
+    or from a callable over one message; or directly, for a size function
+    that also takes the message's input index (``None`` for a message the
+    engine made, such as an omission marker or a partial cut's candidate).
+    """
+
+    def __init__(
+        self,
+        size: Callable[[Mapping[str, Any], int | None], int],
+        *,
+        base: int = 0,
+        name: str = "custom",
+        text: TokenCounter | None = None,
+    ) -> None:
+        self._size = size
+        self.base = base
+        self.name = name
+        self.core = text
+
+    @classmethod
+    def of(cls, spec: Any, *, media_tokens: int | None = None) -> ChatCounter:
+        """A ChatCounter for a counter name, a ``TokenCounter``, a callable over one message dict, or itself.
+
+        ``media_tokens``: the cost of each non-text content part (an image, audio ...) with a core counter;
+        ``None`` counts such parts as their canonical JSON.
+        """
+        if isinstance(spec, ChatCounter):
+            return spec
+        if isinstance(spec, str) or (not callable(spec) or isinstance(spec, TokenCounter)):
+            core = get_counter(spec)
+            if media_tokens is None:
+                return cls(lambda m, i: message_token_count(m, core), base=PRIMING_TOKENS, name=core.name, text=core)
+            per = media_tokens
+
+            def sized(m: Mapping[str, Any], i: int | None) -> int:
+                plain, media = _media_free(m)
+                return message_token_count(plain, core) + media * per
+
+            return cls(sized, base=PRIMING_TOKENS, name=core.name, text=core)
+        name = getattr(spec, "__qualname__", None) or type(spec).__name__
+        return cls(lambda m, i: spec(m), name=name)
+
+    def size(self, message: Mapping[str, Any], index: int | None = None) -> int:
+        """The tokens ``message`` adds to a list; a counter that raises or returns a non-count is a CounterError
+        naming it."""
+        try:
+            value = self._size(message, index)
+        except TokenBoxError:
+            raise
+        except Exception as exc:
+            raise CounterError(
+                f"token counter {self.name} raised {type(exc).__name__}: {exc} (on message "
+                f"{'new' if index is None else index}); fix the counter or pass a counter name such as 'gpt-4o'"
+            ) from exc
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise CounterError(
+                f"token counter {self.name} returned {value!r} for message {index}; it must return an int >= 0"
+            )
+        return value
+
+    def text_counter(self, role: str) -> TokenCounter:
+        """A text counter in this counter's units, for text the engine makes (an omission marker).
+
+        With a user counter, text is sized as a message of ``role`` holding it
+        (overhead included): a safe over-estimate.
+        """
+        if self.core is not None:
+            return self.core
+        from tokenbox_core.tokens import CallableCounter
+
+        return CallableCounter(lambda text: self.size({"role": role, "content": text}), name=self.name)
