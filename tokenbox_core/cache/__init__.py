@@ -17,8 +17,11 @@ from tokenbox_core.cache.breakpoints import cache_breakpoints, with_cache_contro
 from tokenbox_core.cache.eviction import plain_cut, plan_block_cut
 from tokenbox_core.cache.rules import CacheRules, cache_rules
 from tokenbox_core.cache.simulate import CacheSimulation, TurnStats, simulate_cache
+from tokenbox_core.cache.window import CacheAwareFit, CacheWindow
 
 __all__ = [
+    "CacheAwareFit",
+    "CacheWindow",
     "CacheRules",
     "CacheSimulation",
     "TurnStats",
