@@ -1,0 +1,57 @@
+"""LangChain tools over the session archive: ``rehydrate`` and ``search_archive`` (chapter §6.10.5).
+
+>>> from tokenbox_core.session import MemorySessionStore
+>>> store = MemorySessionStore()
+>>> _ = store.append("s1", {"role": "user", "content": "the invoice total was 912 EUR"})
+>>> rehydrate, search = session_tools(store, "s1")
+>>> rehydrate.invoke({"ids": ["t_1"]})
+'t_1 user: the invoice total was 912 EUR'
+"""
+
+from __future__ import annotations
+
+from langchain_core.tools import BaseTool, StructuredTool, ToolException
+
+from tokenbox_core.errors import TokenBoxError
+from tokenbox_core.session import SessionStore, format_turns, rehydrate, search_archive
+from tokenbox_core.session.rehydrate import REHYDRATE_DESCRIPTION, SEARCH_DESCRIPTION
+
+__all__ = ["rehydrate_tool", "search_archive_tool", "session_tools"]
+
+
+def rehydrate_tool(store: SessionStore, session_id: str, *, limit: int = 5) -> BaseTool:
+    """A tool the agent calls with turn ids (or a summary id) or a query; the turns come back as text and are
+    pinned into the next compile of the session."""
+
+    def run(ids: list[str] | None = None, query: str | None = None) -> str:
+        if (ids is None) == (query is None):
+            raise ToolException("pass exactly one of ids (a list of turn ids) or query (text)")
+        try:
+            turns = rehydrate(store, session_id, ids if ids is not None else str(query), limit=limit)
+        except TokenBoxError as exc:
+            raise ToolException(str(exc)) from exc
+        return format_turns(turns) if turns else f"no archived turn matches {query!r}"
+
+    return StructuredTool.from_function(
+        run, name="rehydrate", description=REHYDRATE_DESCRIPTION, handle_tool_error=True
+    )
+
+
+def search_archive_tool(store: SessionStore, session_id: str, *, limit: int = 5) -> BaseTool:
+    """A tool that searches the archive by text without restoring anything."""
+
+    def run(query: str) -> str:
+        try:
+            turns = search_archive(store, session_id, query, limit=limit)
+        except TokenBoxError as exc:
+            raise ToolException(str(exc)) from exc
+        return format_turns(turns) if turns else f"no archived turn matches {query!r}"
+
+    return StructuredTool.from_function(
+        run, name="search_archive", description=SEARCH_DESCRIPTION, handle_tool_error=True
+    )
+
+
+def session_tools(store: SessionStore, session_id: str, *, limit: int = 5) -> list[BaseTool]:
+    """``[rehydrate, search_archive]`` for one session."""
+    return [rehydrate_tool(store, session_id, limit=limit), search_archive_tool(store, session_id, limit=limit)]
