@@ -43,6 +43,7 @@ class TurnStats:
     visible_turns: int
     past_turns: int
     messages: int
+    direct_turns: int = 0
 
     @property
     def cached_share(self) -> float:
@@ -85,6 +86,11 @@ class CacheSimulation:
         """Past turns the model could see, directly or through a summary, averaged over turns."""
         return sum(t.visible_turns for t in self.turns) / len(self.turns) if self.turns else 0.0
 
+    @property
+    def mean_direct_turns(self) -> float:
+        """Past turns with at least one message in the prompt itself, averaged over turns."""
+        return sum(t.direct_turns for t in self.turns) / len(self.turns) if self.turns else 0.0
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "label": self.label,
@@ -95,6 +101,7 @@ class CacheSimulation:
             "cost": round(self.cost, 6),
             "uncached_cost": round(self.uncached_cost, 6),
             "mean_visible_turns": round(self.mean_visible_turns, 3),
+            "mean_direct_turns": round(self.mean_direct_turns, 3),
             "turns": [
                 {
                     "turn": t.turn,
@@ -289,10 +296,11 @@ def simulate_cache(
         else:
             cached, written = _breakpoints(rules, blocks, sent, entries, now, breakpoints)
         cost = (prompt - cached - written + cached * rules.read_multiplier + written * rules.write_multiplier) * price
-        seen = {turn_of[str(m["id"])] for m in sent if str(m.get("id")) in turn_of}
-        seen |= {turn_of[i] for i in summarized if i in turn_of}
-        seen.discard(turn)
-        stats.append(TurnStats(turn, prompt, cached, written, cost, prompt * price, len(seen), turn, len(sent)))
+        direct = {turn_of[str(m["id"])] for m in sent if str(m.get("id")) in turn_of} - {turn}
+        seen = (direct | {turn_of[i] for i in summarized if i in turn_of}) - {turn}
+        stats.append(
+            TurnStats(turn, prompt, cached, written, cost, prompt * price, len(seen), turn, len(sent), len(direct))
+        )
     return CacheSimulation(rules, tuple(stats), label)
 
 
