@@ -29,6 +29,7 @@ from typing import Any
 
 from tokenbox_core.budget import ContextBudget
 from tokenbox_core.cache.eviction import plan_block_cut
+from tokenbox_core.cache.rules import CacheRules, cache_rules
 from tokenbox_core.chat.fit import ConversationFit, shift_budget
 from tokenbox_core.chat.messages import ChatCounter, matcher
 from tokenbox_core.chat.sections import Finished, Marker, RemovedMessage, conversation_sections
@@ -147,6 +148,27 @@ class CacheAwareFit(ConversationFit):
 
     def kept_ids(self) -> list[str]:
         return [self._ids[i] for i in self.kept]
+
+    def cache_report(self, rules: CacheRules | str = "openai") -> dict[str, Any]:
+        """Where the cacheable prefix ends and whether it clears the provider's minimum.
+
+        ``stable_tokens``: the leading system messages and summary, byte-identical until the cut moves;
+        ``prompt_tokens``: the whole request, which the next turn extends while the cut stays (so all of it
+        is read back from an automatic-prefix cache on the next turn).
+        """
+        resolved = cache_rules(rules) if isinstance(rules, str) else rules
+        counter = self.conversation.counter
+        sizes = [counter.size(m) for m in self.messages]
+        stable = sum(sizes[: self.stable_messages])
+        return {
+            "provider": resolved.provider,
+            "min_tokens": resolved.min_tokens,
+            "stable_messages": self.stable_messages,
+            "stable_tokens": stable,
+            "stable_clears_minimum": stable >= resolved.min_tokens,
+            "prompt_tokens": self.total_tokens,
+            "prompt_clears_minimum": self.total_tokens >= resolved.min_tokens,
+        }
 
     def report(self) -> dict[str, Any]:
         out = super().report()

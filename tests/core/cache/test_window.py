@@ -1,11 +1,13 @@
 from __future__ import annotations
 
+import itertools
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tokenbox_core import ContextBudget
-from tokenbox_core.cache import CacheAwareFit, CacheWindow, simulate_cache
+from tokenbox_core.cache import CacheWindow, simulate_cache
 from tokenbox_core.chat import fit_conversation
 from tokenbox_core.errors import SectionError
 from tokenbox_core.testing.transcripts import agent_session
@@ -32,7 +34,7 @@ def test_within_budget_and_only_block_removals():
 def test_prefix_only_appends_between_cuts():
     results = fits(8000)
     moves = 0
-    for before, after in zip(results, results[1:]):
+    for before, after in itertools.pairwise(results):
         prev, cur = before.messages, after.messages
         if cur[: len(prev)] != prev:
             moves += 1
@@ -154,3 +156,14 @@ def test_property_budget_determinism_and_validity(turns, words, budget, low_wate
     history = [m for m in fit.messages if m["role"] != "system"]
     calls = {c["id"] for m in history for c in m.get("tool_calls") or []}
     assert calls == {m["tool_call_id"] for m in history if m["role"] == "tool"}
+
+
+def test_cache_report_says_where_the_prefix_ends():
+    window = CacheWindow(summarizer=lambda m, t: "summary " * 50, summary_tokens=300)
+    fit = fit_conversation(SESSION, 6000, counter="gpt-4o", cache_aware=window)
+    report = fit.cache_report("anthropic")
+    assert report["stable_messages"] == 2 and report["provider"] == "anthropic"
+    assert report["stable_tokens"] == count_message_tokens(fit.messages[:2], "gpt-4o") - 3
+    assert report["stable_clears_minimum"] is (report["stable_tokens"] >= 1024)
+    assert report["prompt_tokens"] == fit.total_tokens and report["prompt_clears_minimum"]
+    assert fit.report()["cache"]["block_removed"] == len(fit.removed)
