@@ -171,6 +171,7 @@ def fit_conversation(
     history_priority: int = 0,
     media_tokens: int | None = None,
     horizon: bool = True,
+    cache_aware: bool | Any = False,
 ) -> ConversationFit:
     """Fit a conversation of OpenAI-shaped message dicts into ``budget`` with one core layout.
 
@@ -200,12 +201,36 @@ def fit_conversation(
         history_priority: layout priority of the history sections (lower is lost first).
         media_tokens: the cost of each non-text content part with a core counter (``None``: its JSON).
         horizon: skip counting messages that can never fit (see :mod:`tokenbox_core.chat.sections`).
+        cache_aware: ``True`` or a :class:`~tokenbox_core.cache.CacheWindow`: evict history in prefix-stable
+            blocks so providers' prompt caches keep serving the prefix (see :mod:`tokenbox_core.cache.window`).
 
     Raises:
         ConversationOverflow: the critical messages alone exceed the budget (a ``ContextCriticalOverflow``).
         SectionError: malformed messages or overrides, ``allow_partial`` with an omission marker.
         CounterError: a counter that raises or returns something else than a count.
     """
+    if cache_aware is not False and cache_aware is not None:
+        from tokenbox_core.cache.window import fit_cache_aware
+
+        return fit_cache_aware(
+            messages,
+            budget,
+            cache_aware,
+            counter=counter,
+            start_on=start_on,
+            include_system=include_system,
+            keep_last=keep_last,
+            strategy=strategy,
+            omission_marker=omission_marker,
+            marker_role=marker_role,
+            allow_partial=allow_partial,
+            text_splitter=text_splitter,
+            start_on_if_trimmed=start_on_if_trimmed,
+            extra_sections=extra_sections,
+            history_priority=history_priority,
+            media_tokens=media_tokens,
+            horizon=horizon,
+        )
     if allow_partial and omission_marker:
         raise SectionError("allow_partial and omission_marker cannot be combined: a cut message has no marker")
     if isinstance(budget, bool):

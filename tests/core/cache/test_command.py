@@ -1,0 +1,65 @@
+from __future__ import annotations
+
+import argparse
+import json
+
+import pytest
+
+from tokenbox_core.cache.command import add_command, run
+from tokenbox_core.errors import TokenBoxError
+from tokenbox_core.testing.transcripts import agent_session
+
+
+def parse(*argv):
+    parser = argparse.ArgumentParser()
+    add_command(parser.add_subparsers(dest="command"))
+    return parser.parse_args(["cache-sim", *argv])
+
+
+@pytest.fixture
+def transcript(tmp_path):
+    path = tmp_path / "session.jsonl"
+    path.write_text("\n".join(json.dumps(m) for m in agent_session(40, words_per_turn=150)), encoding="utf-8")
+    return path
+
+
+def test_table_and_html(transcript, tmp_path):
+    html = tmp_path / "cache.html"
+    text, sims = run(parse(str(transcript), "--budget", "4000", "--html", str(html)))
+    assert "TokenBox cache-aware:" in text and "TokenBox plain:" in text
+    aware, plain = sims
+    assert aware.cached_share > plain.cached_share
+    page = html.read_text(encoding="utf-8")
+    assert page.count("<svg") == 2 and "<script" not in page and "served from cache" in page
+
+
+def test_json_and_provider(transcript):
+    text, _ = run(parse(str(transcript), "--budget", "4000", "--provider", "anthropic", "--json"))
+    data = json.loads(text)
+    assert [d["provider"] for d in data] == ["anthropic", "anthropic"]
+    assert data[0]["turns"][0]["turn"] == 0
+
+
+def test_a_json_list_is_accepted(tmp_path):
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(agent_session(3)), encoding="utf-8")
+    text, _ = run(parse(str(path)))
+    assert "turn" in text
+
+
+@pytest.mark.parametrize(
+    ("content", "extra", "message"),
+    [
+        (None, (), "cannot read"),
+        (b"\xff\xfe", (), "not UTF-8 at byte 0"),
+        (b'{"role": "user"}\n{nope', (), "line 2: not JSON"),
+        (b"[1, 2]", (), "expected chat messages"),
+        (b'[{"role": "user", "content": "x"}]', ("--budget", "0"), "--budget must be a positive"),
+    ],
+)
+def test_errors(tmp_path, content, extra, message):
+    path = tmp_path / "t.jsonl"
+    if content is not None:
+        path.write_bytes(content)
+    with pytest.raises(TokenBoxError, match=message):
+        run(parse(str(path), *extra))
