@@ -1,4 +1,4 @@
-"""The Token Box (seed ``token-box-model.txt``): one module per step of the algorithm.
+"""The Token Box (``docs/concepts.md#the-token-box``): one module per step of the algorithm.
 
 - :mod:`.state` — the working records: slots, units, memoised templates;
 - :mod:`.measure` and :mod:`.totals` — measuring: templates, units, batch

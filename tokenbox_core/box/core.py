@@ -1,6 +1,6 @@
 """The Token Box: a deterministic layout of sections into a fixed budget.
 
-The algorithm (seed ``token-box-model.txt`` with DESIGN.md's rules), one
+The algorithm (the Token Box Model, ``docs/concepts.md#the-token-box``), one
 module per step:
 
 1. **Measure** every section with the declared counter (:mod:`.measure`).
@@ -10,7 +10,7 @@ module per step:
 2. **Fixed load**: critical sections (``shrink == 0``) are kept whole.  If they
    alone exceed the capacity (``max_tokens - output_reserve - reserved``),
    :class:`~tokenbox_core.errors.ContextCriticalOverflow` is raised.  The
-   flexible budget is the seed's effective budget with the critical load as
+   flexible budget is Cupel's effective budget with the critical load as
    the pinned tokens.
 3. **Claims** and **expansion** (:mod:`.claim`): each flexible section claims
    ``min(basis, content, max_tokens)``; free space goes to ``grow > 0``.
@@ -48,7 +48,7 @@ __all__ = ["TokenBox"]
 
 
 class TokenBox:
-    """Lays out sections into a budget, deterministically (seed ``token-box-model.txt``).
+    """Lays out sections into a budget, deterministically (``docs/concepts.md#the-token-box``).
 
     Args:
         budget: an int (tokens) or a :class:`ContextBudget`.

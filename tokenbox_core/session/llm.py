@@ -1,4 +1,4 @@
-"""Summaries written by a language model, deterministic and cached (chapter §6.10.3; DESIGN.md "Determinism").
+"""Summaries written by a language model, deterministic and cached (chapter §6.10.3; ``docs/concepts.md``).
 
 The adapters wrap a LangChain chat model or a LlamaIndex LLM into a ``generate(prompt, seed)`` callable; this
 module does the rest once: the versioned prompt, the seed derived from the block hash, the cache in the

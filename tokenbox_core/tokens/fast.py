@@ -8,7 +8,7 @@ ids, about 0.4–0.6× tiktoken's time here, and answers *count up to a limit*
 text as the limit covers (issue 16 §1; ``benchmarks/bench_counters.py``
 measures it against ``bpe-openai`` and tiktoken).
 
-Exactness is a rule (DESIGN.md "Unit"): a faster counter may serve an encoding
+Exactness is a rule (``docs/concepts.md#units-and-counters``): a faster counter may serve an encoding
 only if it counts exactly as tiktoken does.  :data:`VERIFIED_ENCODINGS` lists
 the encodings a property test (``tests/core/test_fast_counter.py``) compares
 with tiktoken's ``encode_ordinary`` on generated adversarial text (whitespace
