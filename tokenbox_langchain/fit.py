@@ -169,6 +169,7 @@ class FitOptions:
     marker_type: MarkerType = "system"
     partial: Callable[[str], list[str]] | None = None
     horizon: bool = True
+    cache_aware: Any = False
 
 
 @dataclass
@@ -251,6 +252,7 @@ def fit_messages(
             allow_partial=options.partial is not None,
             text_splitter=options.partial,
             horizon=options.horizon,
+            cache_aware=options.cache_aware,
         )
     except ConversationOverflow as exc:
         raise CriticalMessagesOverflow(exc.budget, exc.required, exc.section_ids) from exc

@@ -148,6 +148,12 @@ class TokenBoxMessages(StrictArguments, TracedFit, RunnableSerializable[Any, Any
     conversation (it then follows the first message and its tool group).  A message costs the same wherever
     it stands, so the marker is counted exactly in the budget."""
 
+    cache_aware: Any = False
+    """``True`` or a :class:`tokenbox_core.cache.CacheWindow`: evict history in prefix-stable blocks so the
+    provider's prompt cache keeps serving the prompt (see :mod:`tokenbox_core.cache`); what was cut is replaced
+    by one message after the system messages (a summary with ``CacheWindow(summarizer=...)``, else an
+    omission marker when ``omission_marker`` is set)."""
+
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     event_name: ClassVar[str] = LAYOUT_EVENT
@@ -182,6 +188,7 @@ class TokenBoxMessages(StrictArguments, TracedFit, RunnableSerializable[Any, Any
             eviction="oldest",
             omission_marker=self.omission_marker,
             marker_type=self.marker_type,
+            cache_aware=self.cache_aware,
         )
         return fit_messages(to_messages(input), self.message_counter(), self.resolved_budget(), options)
 

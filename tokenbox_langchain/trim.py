@@ -52,6 +52,7 @@ def trim_messages(
     start_on: MessageTypes | None = None,
     include_system: bool = False,
     text_splitter: Callable[[str], list[str]] | Any | None = None,
+    cache_aware: Any = False,
 ) -> list[BaseMessage] | Runnable[Any, list[BaseMessage]]:
     """Trim messages to at most ``max_tokens``: LangChain's ``trim_messages``, on the TokenBox core.
 
@@ -89,6 +90,11 @@ def trim_messages(
        an empty list (e.g. reply priming) is counted once.  LangChain re-counts
        growing prefixes during its binary search.
 
+    Beyond LangChain's parameters, ``cache_aware=True`` (or a
+    :class:`tokenbox_core.cache.CacheWindow`) evicts history in prefix-stable
+    blocks so a provider's prompt cache keeps serving it (``strategy="last"``
+    only; see :mod:`tokenbox_core.cache`).
+
     Raises:
         ValueError: ``start_on`` or ``include_system`` with ``strategy="first"``,
             an unknown strategy, or a negative ``max_tokens``.
@@ -109,6 +115,7 @@ def trim_messages(
                     start_on=start_on,
                     include_system=include_system,
                     text_splitter=text_splitter,
+                    cache_aware=cache_aware,
                 ),
             )
 
@@ -133,6 +140,7 @@ def trim_messages(
         start_on=start_on or None,
         eviction="oldest" if strategy == "last" else "newest",
         partial=splitter,
+        cache_aware=cache_aware,
     )
     result = fit_messages(msgs, MessageCounter(token_counter), budget, options)
     out = result.messages
