@@ -27,6 +27,7 @@ __all__ = [
     "CounterError",
     "InvalidTextError",
     "LensError",
+    "OutputFormError",
     "SectionError",
     "SelectionError",
     "TokenBoxError",
@@ -88,3 +89,7 @@ class LensError(TokenBoxError):
 
 class SelectionError(TokenBoxError):
     """Item selection could not satisfy its configuration."""
+
+
+class OutputFormError(TokenBoxError):
+    """A layout was asked for an output form it was not sized for (``Layout.messages`` of a text-mode layout)."""

@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from tokenbox_core.errors import OutputFormError
 from tokenbox_core.tokens import canonical_json
 
 if TYPE_CHECKING:
@@ -180,6 +181,11 @@ class LaidOutSection:
         return self._removed or ()
 
     @property
+    def refilled(self) -> bool:
+        """True when refill gave back content compression had taken (an ``Action`` of kind ``"refill"``)."""
+        return any(a.kind == "refill" for a in self.actions)
+
+    @property
     def compression_ratio(self) -> float:
         """final / full (1.0 when nothing was lost)."""
         return 1.0 if self.full_tokens == 0 else self.final_tokens / self.full_tokens
@@ -272,8 +278,25 @@ class Layout:
     def messages(self) -> list[dict[str, str]]:
         """Role-tagged messages: one per text section, one per kept item of a list section.
 
-        Roles come from the item, then the section, then ``"user"``.
+        Roles come from the item, then the section, then ``"user"``.  Only a
+        layout sized as messages (``TokenBox(..., mode="messages")``) has
+        them: a text-mode layout counted no chat overhead (4 tokens a message
+        plus the role, 3 priming), so its messages could exceed the budget
+        (DESIGN.md "Budget": nothing a layout emits exceeds it, counted the way
+        it is sent); asking raises :class:`~tokenbox_core.errors.OutputFormError`.
         """
+        if self.mode != "messages":
+            n = sum(
+                (len(s.content) + bool(s.marker)) if isinstance(s.content, tuple) else bool(s.text)
+                for s in self.sections
+                if s.status != "dropped"
+            )
+            raise OutputFormError(
+                f"this layout was sized as text (mode={self.mode!r}): its {self.total_tokens:,} tokens count no "
+                f"chat overhead, and as {n} {'message' if n == 1 else 'messages'} it would cost about "
+                f"{self.total_tokens + 4 * n + 3:,} of the {self.max_tokens:,} allowed; lay the sections out with "
+                f"TokenBox(..., mode='messages') to send them as chat messages, or send layout.text"
+            )
         out: list[dict[str, str]] = []
         for s in self.sections:
             if s.status == "dropped":
@@ -360,6 +383,7 @@ class Layout:
             ],
             "compression_ratios": {s.id: round(s.compression_ratio, 6) for s in self.sections},
             "selection": {s.id: dict(s.selection) for s in self.sections if s.selection is not None},
+            "refilled": [s.id for s in self.sections if s.refilled],
             "latency_ms": round(self.latency_ms, 3),
         }
 

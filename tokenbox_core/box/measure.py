@@ -108,9 +108,11 @@ class Ruler:
     @staticmethod
     def marker_text(slot: Slot) -> str:
         template = slot.section.omission_marker
-        if not template or slot.evicted_groups == 0:
+        if not template or (slot.evicted_groups == 0 and not slot.outcast):
             return ""
-        evicted = sorted(i for g in slot.evict_order[: slot.evicted_groups] for i in g if not slot.kept[i])
+        evicted = sorted(
+            {i for g in slot.evict_order[: slot.evicted_groups] for i in g if not slot.kept[i]}.union(slot.outcast)
+        )
         if not evicted:
             return ""
         ids = [slot.units[i].item.id for i in evicted]

@@ -89,7 +89,13 @@ class Slot:
     evicted_groups = 0
     marker = ""
     marker_size = 0
-    pristine_drop = outranked = lensed = truncated = dropped = refilled = False
+    pristine_drop = outranked = lensed = truncated = dropped = False
+    want = 0  # the size after claims and expansion: what compression may take and refill may give back
+    cut_on_claim = False  # content was lost to max_tokens before compression
+    cut = False  # compression cut, evicted from or dropped this section (what refill may give back)
+    claim_evicted = 0  # groups evicted by the claim (a list's ``want``): refill restores no further
+    source: str | None = None  # a text section's full content after its lenses (what refill regrows from)
+    outcast: tuple[int, ...] = ()  # units removed because their atomic group lost a member elsewhere
     actions: tuple[Action, ...] = ()
     removed: tuple[RemovedItem, ...] = ()
     selection: dict[str, Any] | None = None  # the selection report of a list section with a policy
