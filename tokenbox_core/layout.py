@@ -247,7 +247,7 @@ class Layout:
     separator: str
     mode: str
     config_version: str
-    input_hasher: Callable[[], str] = field(repr=False, compare=False)
+    input_hasher: Callable[[], str | tuple[str, tuple[str, ...]]] = field(repr=False, compare=False)
     latency_ms: float = 0.0
     trace_id: str = ""
     timestamp: str = ""
@@ -256,7 +256,7 @@ class Layout:
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickle with the input hash computed, so layouts cross process boundaries."""
         fields = {f: getattr(self, f) for f in self.__dataclass_fields__ if f != "_cache"}
-        fields["input_hasher"] = functools.partial(str, self.input_hash)
+        fields["input_hasher"] = functools.partial(_known_hash, self.input_hash, self.input_hash_notes)
         return (_rebuild_layout, (fields,))
 
     # ------------------------------------------------------------------ content
@@ -327,10 +327,22 @@ class Layout:
 
     @property
     def input_hash(self) -> str:
-        """sha256 of the sections, the budget and the counter that produced this layout."""
+        """sha256 of a canonical encoding of every input that can change this layout (``tokenbox_core.box.inputs``).
+
+        Stable across processes unless :attr:`input_hash_notes` names an input
+        without a stable identity (a lambda counter, for example).
+        """
         if "input_hash" not in self._cache:
-            self._cache["input_hash"] = self.input_hasher()
+            value = self.input_hasher()
+            digest, notes = value if isinstance(value, tuple) else (value, ())
+            self._cache["input_hash"], self._cache["input_hash_notes"] = digest, tuple(notes)
         return str(self._cache["input_hash"])
+
+    @property
+    def input_hash_notes(self) -> tuple[str, ...]:
+        """Inputs with no stable identity (hashed by their identity in this process); empty when none."""
+        _ = self.input_hash
+        return tuple(self._cache["input_hash_notes"])
 
     @property
     def output_hash(self) -> str:
@@ -361,6 +373,8 @@ class Layout:
             "timestamp": self.timestamp,
             "config_version": self.config_version,
             "input_hash": self.input_hash,
+            "input_hash_stable": not self.input_hash_notes,
+            **({"input_hash_notes": list(self.input_hash_notes)} if self.input_hash_notes else {}),
             "output_hash": self.output_hash,
             "fingerprint": self.fingerprint,
             "counter": self.counter_name,
@@ -442,6 +456,10 @@ class Layout:
         from tokenbox_core.report import diff_layouts
 
         return diff_layouts(self, other)
+
+
+def _known_hash(digest: str, notes: tuple[str, ...]) -> tuple[str, tuple[str, ...]]:
+    return digest, notes
 
 
 def _rebuild_layout(fields: dict[str, Any]) -> Layout:

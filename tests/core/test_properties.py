@@ -263,7 +263,7 @@ DETERMINISM_SCRIPT = textwrap.dedent(
     ]
     for budget in (60, 150, 400):
         layout = TokenBox(budget, counter="o200k_base").layout(sections)
-        print(layout.fingerprint, layout.total_tokens)
+        print(layout.fingerprint, layout.input_hash, layout.total_tokens)
     """
 )
 
