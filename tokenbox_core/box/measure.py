@@ -20,7 +20,17 @@ from tokenbox_core.lenses import LIST_LENSES
 from tokenbox_core.sections import Item, Section
 from tokenbox_core.tokens import TOKENS_PER_MESSAGE, TokenCounter, count_many
 
-from .state import DEFAULT_OMISSION, MARKER_IDS_SHOWN, MEMO_ATTR, MEMO_LIMIT, Mode, Slot, Template, Unit
+from .state import (
+    DEFAULT_OMISSION,
+    DEFAULT_OMISSION_ONE,
+    MARKER_IDS_SHOWN,
+    MEMO_ATTR,
+    MEMO_LIMIT,
+    Mode,
+    Slot,
+    Template,
+    Unit,
+)
 
 __all__ = ["Ruler", "eviction_groups"]
 
@@ -120,7 +130,8 @@ class Ruler:
             shown = ", ".join(ids)
         else:
             shown = f"{', '.join(ids[:3])}, …, {', '.join(ids[-2:])} (+{len(ids) - 5} more)"
-        text = DEFAULT_OMISSION if template is True else str(template)
+        default = DEFAULT_OMISSION_ONE if len(ids) == 1 else DEFAULT_OMISSION
+        text = default if template is True else str(template)
         return text.format(count=len(ids), ids=shown, first=ids[0], last=ids[-1])
 
     # ------------------------------------------------------------------ templates

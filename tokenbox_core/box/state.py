@@ -16,6 +16,7 @@ from tokenbox_core.sections import Item, Section
 
 __all__ = [
     "DEFAULT_OMISSION",
+    "DEFAULT_OMISSION_ONE",
     "MARKER_IDS_SHOWN",
     "MAX_PASSES",
     "MEMO_ATTR",
@@ -32,6 +33,8 @@ __all__ = [
 Mode = Literal["text", "messages"]
 DEFAULT_OMISSION = "[{count} items omitted: {ids}]"
 """The default omission marker; templates may use ``{count}``, ``{ids}``, ``{first}`` and ``{last}``."""
+DEFAULT_OMISSION_ONE = "[1 item omitted: {ids}]"
+"""The default marker when one item was removed."""
 MARKER_IDS_SHOWN = 8
 """Markers list at most this many ids in full; longer lists are abbreviated (the report has them all)."""
 MAX_PASSES = 16
