@@ -30,6 +30,7 @@ def compress(ruler: Ruler, order: Sequence[Slot], deficit: int) -> None:
             return
         if slot.dropped or slot.size == 0:
             continue
+        slot.remember()
         before = slot.size
         if slot.section.strategy and not slot.lensed:
             apply_lenses(ruler, slot, max(slot.section.min_tokens, slot.size - deficit))
@@ -217,6 +218,7 @@ def _cut_boundary(ruler: Ruler, slot: Slot, unit: Unit, alloc: int) -> bool:
 
 def drop(slot: Slot, reason: str) -> None:
     """Drop ``slot`` whole: its text, every kept item, its marker."""
+    slot.remember()
     before = slot.size
     slot.cut = True
     slot.pristine_drop = not slot.actions and slot.size == slot.full_size and reason == "budget"

@@ -138,10 +138,6 @@ class TokenBox:
         order = sorted(flexible, key=lambda s: (s.section.priority, -s.section.shrink, s.index))
         running = self._claims(order, fixed, limit_target)
         expand(ruler, flexible, limit_target - running)
-        for slot in flexible:
-            slot.want = slot.size
-            slot.cut_on_claim = slot.truncated
-            slot.claim_evicted = slot.evicted_groups
 
         estimate = fixed + sum(s.size for s in flexible if not s.dropped)
         if estimate > limit_target:  # sizes carry their separators, so the sum is (nearly) exact

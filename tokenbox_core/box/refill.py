@@ -121,9 +121,7 @@ def _measure_outranked(ruler: Ruler, slot: Slot) -> bool:
         claim(ruler, slot)
     else:
         slot.base_size = slot.alloc = slot.size
-    slot.want = slot.size
-    slot.cut_on_claim = slot.truncated
-    drop(slot, "budget")
+    drop(slot, "budget")  # remembers the claim as what refill may give back
     return slot.want > 0
 
 

@@ -95,6 +95,7 @@ class Slot:
     pristine_drop = outranked = lensed = truncated = dropped = False
     want = 0  # the size after claims and expansion: what compression may take and refill may give back
     cut_on_claim = False  # content was lost to max_tokens before compression
+    visited = False  # compression has seen this slot (``remember`` ran)
     cut = False  # compression cut, evicted from or dropped this section (what refill may give back)
     claim_evicted = 0  # groups evicted by the claim (a list's ``want``): refill restores no further
     source: str | None = None  # a text section's full content after its lenses (what refill regrows from)
@@ -126,6 +127,14 @@ class Slot:
             self.kept = kept if kept is not None else []
             self.kept_total = kept_total
             self.last_kept = last_kept
+
+    def remember(self) -> None:
+        """Note, before compression first touches this slot, what refill may give back (``want``)."""
+        if not self.visited:
+            self.visited = True
+            self.want = self.size
+            self.cut_on_claim = self.truncated
+            self.claim_evicted = self.evicted_groups
 
     def act(self, action: Action) -> None:
         self.actions = (*self.actions, action)
