@@ -11,6 +11,7 @@
     ├── InvalidTextError (ValueError) text that cannot be counted (lone surrogates, not str)
     ├── LensError                    a lens raised, grew its input or is unknown
     ├── MediaError (ValueError)      media that cannot be costed (sizes, headers, remote URLs)
+    ├── OutputFormError              an output form the layout was not sized for (text-mode .messages)
     ├── SelectionError               item selection failed (see ``tokenbox_core.select``)
     ├── SecurityError                defensive compilation refused an input or a compile
     └── SpecError (ValueError)       a layout spec file that cannot be read or is invalid
@@ -31,6 +32,7 @@ __all__ = [
     "InvalidTextError",
     "LensError",
     "MediaError",
+    "OutputFormError",
     "SectionError",
     "SecurityError",
     "SelectionError",
@@ -140,3 +142,7 @@ class SecurityError(TokenBoxError):
         self.score = score
         self.findings = tuple(findings)
         self.violations = tuple(violations)
+
+
+class OutputFormError(TokenBoxError):
+    """A layout was asked for an output form it was not sized for (``Layout.messages`` of a text-mode layout)."""

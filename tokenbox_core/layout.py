@@ -10,221 +10,18 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
+from tokenbox_core.errors import OutputFormError
+from tokenbox_core.records import Action, LaidOutSection, RemovedItem, Status
 from tokenbox_core.tokens import canonical_json
 
 if TYPE_CHECKING:
     from tokenbox_core.budget import ContextBudget
-    from tokenbox_core.sections import Item
 
 __all__ = ["Action", "LaidOutSection", "Layout", "RemovedItem", "Status"]
-
-Status = Literal["kept", "expanded", "compressed", "truncated", "dropped"]
-
-
-@dataclass(frozen=True)
-class Action:
-    """One decision taken on a section: a lens, a cut, an eviction, a drop, an expansion."""
-
-    kind: str
-    name: str
-    before: int
-    after: int
-    detail: str = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "name": self.name, "before": self.before, "after": self.after, "detail": self.detail}
-
-    def summary(self) -> str:
-        """``kind:name before→after`` (sizes omitted for a section dropped without being measured)."""
-        if self.name == "outranked":
-            return f"{self.kind}:{self.name} (not measured)"
-        return f"{self.kind}:{self.name} {self.before:,}→{self.after:,}"
-
-
-@dataclass(frozen=True)
-class RemovedItem:
-    """An item that did not make it, with the reason and the numbers behind it."""
-
-    id: str
-    section: str
-    reason: str
-    tokens: int
-    score: float | None = None
-    group: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "section": self.section,
-            "reason": self.reason,
-            "tokens": self.tokens,
-            "score": self.score,
-            "group": self.group,
-        }
-
-
-class LaidOutSection:
-    """One section as laid out (read-only).
-
-    Sizes: ``full_tokens`` (whole content), ``base_tokens`` (its claim before
-    expansion: ``min(basis, content, max_tokens)``), ``allocated_tokens`` (what
-    the layout granted it) and ``final_tokens`` (what it emits, including the
-    separator that follows it).
-
-    A section that the layout could drop without measuring it (everything
-    that outranks it already fills the budget) is counted only when its
-    ``full_tokens``, ``base_tokens`` or ``removed`` sizes are first read;
-    ``measured`` tells whether that happened during the layout.
-    """
-
-    __slots__ = (
-        "_base_tokens",
-        "_full_tokens",
-        "_late",
-        "_removed",
-        "actions",
-        "allocated_tokens",
-        "content",
-        "critical",
-        "final_tokens",
-        "grow",
-        "id",
-        "marker",
-        "measured",
-        "min_tokens",
-        "priority",
-        "role",
-        "selection",
-        "shrink",
-        "status",
-        "text",
-    )
-
-    def __init__(
-        self,
-        *,
-        id: str,
-        status: Status,
-        critical: bool,
-        priority: int,
-        shrink: float,
-        grow: float,
-        min_tokens: int,
-        full_tokens: int | None,
-        base_tokens: int | None,
-        allocated_tokens: int,
-        final_tokens: int,
-        content: str | tuple[Item, ...],
-        text: str,
-        role: str | None = None,
-        marker: str = "",
-        actions: tuple[Action, ...] = (),
-        removed: tuple[RemovedItem, ...] | None = (),
-        selection: Mapping[str, Any] | None = None,
-        late: Callable[[], tuple[int, int, tuple[RemovedItem, ...]]] | None = None,
-    ) -> None:
-        self.id = id
-        self.status: Status = status
-        self.critical = critical
-        self.priority = priority
-        self.shrink = shrink
-        self.grow = grow
-        self.min_tokens = min_tokens
-        self._full_tokens = full_tokens
-        self._base_tokens = base_tokens
-        self.allocated_tokens = allocated_tokens
-        self.final_tokens = final_tokens
-        self.content = content
-        self.text = text
-        self.role = role
-        self.marker = marker
-        self.actions = actions
-        self._removed = removed
-        self.selection = selection
-        self._late = late
-        self.measured = late is None
-
-    def __getstate__(self) -> dict[str, Any]:
-        self._resolve()  # sizes counted lazily are made concrete before crossing a process boundary
-        return {name: getattr(self, name) for name in self.__slots__}
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        for name, value in state.items():
-            setattr(self, name, value)
-
-    def _resolve(self) -> None:
-        if self._late is not None:
-            full, base, removed = self._late()
-            self._full_tokens, self._base_tokens, self._removed = full, base, removed
-            self._late = None
-
-    @property
-    def full_tokens(self) -> int:
-        self._resolve()
-        assert self._full_tokens is not None
-        return self._full_tokens
-
-    @property
-    def base_tokens(self) -> int:
-        self._resolve()
-        assert self._base_tokens is not None
-        return self._base_tokens
-
-    @property
-    def removed(self) -> tuple[RemovedItem, ...]:
-        self._resolve()
-        return self._removed or ()
-
-    @property
-    def compression_ratio(self) -> float:
-        """final / full (1.0 when nothing was lost)."""
-        return 1.0 if self.full_tokens == 0 else self.final_tokens / self.full_tokens
-
-    def __repr__(self) -> str:
-        return (
-            f"LaidOutSection(id={self.id!r}, status={self.status!r}, final_tokens={self.final_tokens}, "
-            f"allocated_tokens={self.allocated_tokens}, critical={self.critical})"
-        )
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, LaidOutSection):
-            return NotImplemented
-        return self.to_dict() == other.to_dict() and self.content == other.content
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def decisions(self) -> dict[str, Any]:
-        """The deterministic part of this section's record (no content)."""
-        out = {
-            "id": self.id,
-            "status": self.status,
-            "critical": self.critical,
-            "priority": self.priority,
-            "shrink": self.shrink,
-            "grow": self.grow,
-            "min_tokens": self.min_tokens,
-            "full_tokens": self.full_tokens,
-            "base_tokens": self.base_tokens,
-            "allocated_tokens": self.allocated_tokens,
-            "final_tokens": self.final_tokens,
-            "actions": [a.to_dict() for a in self.actions],
-            "removed": [r.to_dict() for r in self.removed],
-        }
-        if self.selection is not None:
-            out["selection"] = dict(self.selection)
-        return out
-
-    def to_dict(self) -> dict[str, Any]:
-        out = self.decisions()
-        out["role"] = self.role
-        out["text"] = self.text
-        if isinstance(self.content, tuple):
-            out["items"] = [it.id for it in self.content]
-        return out
 
 
 @dataclass(frozen=True)
@@ -241,7 +38,7 @@ class Layout:
     separator: str
     mode: str
     config_version: str
-    input_hasher: Callable[[], str] = field(repr=False, compare=False)
+    input_hasher: Callable[[], str | tuple[str, tuple[str, ...]]] = field(repr=False, compare=False)
     latency_ms: float = 0.0
     trace_id: str = ""
     timestamp: str = ""
@@ -250,7 +47,7 @@ class Layout:
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickle with the input hash computed, so layouts cross process boundaries."""
         fields = {f: getattr(self, f) for f in self.__dataclass_fields__ if f != "_cache"}
-        fields["input_hasher"] = functools.partial(str, self.input_hash)
+        fields["input_hasher"] = functools.partial(_known_hash, self.input_hash, self.input_hash_notes)
         return (_rebuild_layout, (fields,))
 
     # ------------------------------------------------------------------ content
@@ -272,8 +69,25 @@ class Layout:
     def messages(self) -> list[dict[str, str]]:
         """Role-tagged messages: one per text section, one per kept item of a list section.
 
-        Roles come from the item, then the section, then ``"user"``.
+        Roles come from the item, then the section, then ``"user"``.  Only a
+        layout sized as messages (``TokenBox(..., mode="messages")``) has
+        them: a text-mode layout counted no chat overhead (4 tokens a message
+        plus the role, 3 priming), so its messages could exceed the budget
+        (DESIGN.md "Budget": nothing a layout emits exceeds it, counted the way
+        it is sent); asking raises :class:`~tokenbox_core.errors.OutputFormError`.
         """
+        if self.mode != "messages":
+            n = sum(
+                (len(s.content) + bool(s.marker)) if isinstance(s.content, tuple) else bool(s.text)
+                for s in self.sections
+                if s.status != "dropped"
+            )
+            raise OutputFormError(
+                f"this layout was sized as text (mode={self.mode!r}): its {self.total_tokens:,} tokens count no "
+                f"chat overhead, and as {n} {'message' if n == 1 else 'messages'} it would cost about "
+                f"{self.total_tokens + 4 * n + 3:,} of the {self.max_tokens:,} allowed; lay the sections out with "
+                f"TokenBox(..., mode='messages') to send them as chat messages, or send layout.text"
+            )
         out: list[dict[str, str]] = []
         for s in self.sections:
             if s.status == "dropped":
@@ -304,10 +118,22 @@ class Layout:
 
     @property
     def input_hash(self) -> str:
-        """sha256 of the sections, the budget and the counter that produced this layout."""
+        """sha256 of a canonical encoding of every input that can change this layout (``tokenbox_core.box.inputs``).
+
+        Stable across processes unless :attr:`input_hash_notes` names an input
+        without a stable identity (a lambda counter, for example).
+        """
         if "input_hash" not in self._cache:
-            self._cache["input_hash"] = self.input_hasher()
+            value = self.input_hasher()
+            digest, notes = value if isinstance(value, tuple) else (value, ())
+            self._cache["input_hash"], self._cache["input_hash_notes"] = digest, tuple(notes)
         return str(self._cache["input_hash"])
+
+    @property
+    def input_hash_notes(self) -> tuple[str, ...]:
+        """Inputs with no stable identity (hashed by their identity in this process); empty when none."""
+        _ = self.input_hash
+        return tuple(self._cache["input_hash_notes"])
 
     @property
     def output_hash(self) -> str:
@@ -338,6 +164,8 @@ class Layout:
             "timestamp": self.timestamp,
             "config_version": self.config_version,
             "input_hash": self.input_hash,
+            "input_hash_stable": not self.input_hash_notes,
+            **({"input_hash_notes": list(self.input_hash_notes)} if self.input_hash_notes else {}),
             "output_hash": self.output_hash,
             "fingerprint": self.fingerprint,
             "counter": self.counter_name,
@@ -360,6 +188,7 @@ class Layout:
             ],
             "compression_ratios": {s.id: round(s.compression_ratio, 6) for s in self.sections},
             "selection": {s.id: dict(s.selection) for s in self.sections if s.selection is not None},
+            "refilled": [s.id for s in self.sections if s.refilled],
             "latency_ms": round(self.latency_ms, 3),
         }
 
@@ -418,6 +247,10 @@ class Layout:
         from tokenbox_core.report import diff_layouts
 
         return diff_layouts(self, other)
+
+
+def _known_hash(digest: str, notes: tuple[str, ...]) -> tuple[str, tuple[str, ...]]:
+    return digest, notes
 
 
 def _rebuild_layout(fields: dict[str, Any]) -> Layout:

@@ -9,11 +9,13 @@ import sys
 
 import pytest
 
-from tokenbox_core import Layout, get_counter
+from tokenbox_core import Layout, TokenBox, get_counter
 from tokenbox_core.demo import (
     DEMO_MAX_TOKENS,
+    DEMO_MODEL,
     DEMO_OUTPUT_RESERVE,
     demo_box,
+    demo_budget,
     demo_layout,
     demo_sections,
     documents,
@@ -114,10 +116,25 @@ def test_a_tight_window_compresses_the_tool_schemas() -> None:
     critical = full.fixed_tokens
     tools = full["tools"].full_tokens
     budget = critical + tools - 100 + DEMO_OUTPUT_RESERVE  # 100 tokens short: less than minifying saves
-    tight = demo_layout(budget)
+    strict = TokenBox(demo_budget(budget), counter=DEMO_MODEL, mode="messages", strict=True).layout(demo_sections())
+    assert strict["tools"].status == "compressed"
+    json.loads(strict["tools"].text)
+    assert {strict[s].status for s in ("memory", "documents", "history", "scratchpad")} == {"dropped"}
+    tight = demo_layout(budget)  # refill: what minifying saved beyond the deficit goes back, highest priority first
     assert tight["tools"].status == "compressed"
     json.loads(tight["tools"].text)
-    assert {tight[s].status for s in ("memory", "documents", "history", "scratchpad")} == {"dropped"}
+    assert tight["memory"].refilled and tight.total_tokens > strict.total_tokens
+    assert tight.total_tokens <= tight.max_tokens
+
+
+def test_refill_no_longer_strands_memory_at_2400() -> None:
+    """`tokenbox demo --budget 2400`: refill re-admits memory (128 tokens) into the room later compression freed."""
+    strict = TokenBox(demo_budget(2400), counter=DEMO_MODEL, mode="messages", strict=True).layout(demo_sections())
+    layout = demo_layout(2400)
+    assert strict["memory"].status == "dropped" and strict.total_tokens == 1_114
+    assert layout["memory"].status == "kept" and layout["memory"].final_tokens == 128
+    assert layout["memory"].refilled and "memory" in layout.trace["refilled"]
+    assert strict.total_tokens < layout.total_tokens <= layout.max_tokens == 1_376
 
 
 def test_demo_box_counts_chat_messages() -> None:

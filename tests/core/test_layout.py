@@ -4,12 +4,23 @@ from __future__ import annotations
 
 import json
 
-from tokenbox_core import ContextBudget, Item, Layout, Section, TokenBox
+import pytest
+
+from tokenbox_core import (
+    ContextBudget,
+    Item,
+    Layout,
+    OutputFormError,
+    Section,
+    TokenBox,
+    count_message_tokens,
+    get_counter,
+)
 from tokenbox_core.testing import make_sections
 
 
 def sample(budget: int = 40) -> Layout:
-    return TokenBox(budget, counter="whitespace").layout(make_sections())
+    return TokenBox(budget, counter="whitespace", strict=True).layout(make_sections())  # the seed, literally
 
 
 def test_sections_report_sizes_statuses_and_content() -> None:
@@ -50,7 +61,7 @@ def test_text_joins_emitted_sections_with_the_separator() -> None:
 
 def test_messages_use_item_then_section_roles() -> None:
     """Layout.messages tags each text section and list item with its role."""
-    layout = TokenBox(100, counter="whitespace").layout(
+    layout = TokenBox(100, counter="whitespace", mode="messages").layout(
         [
             Section("sys", "be kind", role="system"),
             Section("h", [Item("1", "hi", role="user"), Item("2", "hello", role="assistant")], shrink=1),
@@ -150,3 +161,19 @@ def test_layouts_pickle_with_their_decisions() -> None:
     assert copy.text == layout.text
     assert copy.to_json() == layout.to_json()
     assert copy["extra"].full_tokens == layout["extra"].full_tokens == 60
+
+
+def test_text_mode_layout_has_no_messages_because_they_were_not_sized() -> None:
+    """Issue 10 item 1: a text-mode layout counted no chat overhead, so .messages is unavailable, with the fix."""
+    sections = [
+        Section("sys", "be kind " * 40, role="system"),
+        Section("h", [Item(f"m{i}", "word " * 30, role="user") for i in range(40)], shrink=1),
+    ]
+    budget = ContextBudget(1_000, output_reserve=100, estimation_safety_margin_percent=5)
+    text = TokenBox(budget, counter="gpt-4o").layout(sections)
+    with pytest.raises(OutputFormError, match=r"sized as text .* mode='messages'") as err:
+        _ = text.messages
+    assert f"of the {text.max_tokens:,} allowed" in str(err.value)
+    chat = TokenBox(budget, counter="gpt-4o", mode="messages").layout(sections)
+    assert count_message_tokens(chat.messages, "gpt-4o") == chat.total_tokens <= chat.max_tokens
+    assert get_counter("gpt-4o").count(chat.text) <= chat.max_tokens

@@ -11,7 +11,18 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tokenbox_core import ContextBudget, ContextCriticalOverflow, Item, Section, TokenBox, get_counter
+from tokenbox_core import (
+    ContextBudget,
+    ContextCriticalOverflow,
+    Item,
+    Layout,
+    OutputFormError,
+    Section,
+    SectionError,
+    TokenBox,
+    count_message_tokens,
+    get_counter,
+)
 
 WORDS = st.lists(
     st.sampled_from(["alpha", "beta", "gamma", "delta", "x", "yz", "é", "中文", ".", "\n", "  "]), max_size=25
@@ -61,6 +72,28 @@ def section_lists(draw: st.DrawFn) -> list[Section]:
 COUNTERS = ["whitespace", "o200k_base", "bytes"]
 
 
+def groups_across_critical(sections: list[Section]) -> bool:
+    """Some atomic group has members in a critical and in a flexible section (a SectionError by design)."""
+    where: dict[str, set[bool]] = {}
+    for s in sections:
+        for it in s.items:
+            if it.group is not None:
+                where.setdefault(it.group, set()).add(s.critical)
+    return any(len(kinds) == 2 for kinds in where.values())
+
+
+def lay_out(box: TokenBox, sections: list[Section]) -> Layout | None:
+    """The layout, or None where it must fail: critical overflow, or a group across critical and flexible."""
+    if groups_across_critical(sections):
+        with pytest.raises(SectionError, match="atomic group"):
+            box.layout(sections)
+        return None
+    try:
+        return box.layout(sections)
+    except ContextCriticalOverflow:
+        return None
+
+
 @given(
     sections=section_lists(),
     budget=st.integers(0, 120),
@@ -78,6 +111,10 @@ def test_never_over_budget_and_critical_untouched(
     critical_load = sum(
         c.count(s.content + "\n\n") for s in sections if s.critical and isinstance(s.content, str) and s.content
     )
+    if groups_across_critical(sections):
+        with pytest.raises(SectionError, match="atomic group"):
+            box.layout(sections)
+        return
     try:
         layout = box.layout(sections)
     except ContextCriticalOverflow as err:
@@ -96,10 +133,9 @@ def test_never_over_budget_and_critical_untouched(
 
 @given(sections=section_lists(), budget=st.integers(0, 120))
 def test_lower_priority_is_never_kept_whole_while_higher_is_cut(sections: list[Section], budget: int) -> None:
-    """If a section of higher priority lost content, no lower-priority section of equal shrink kept all of its own."""
-    try:
-        layout = TokenBox(budget, counter="whitespace").layout(sections)
-    except ContextCriticalOverflow:
+    """Strict (the seed): if a higher-priority section lost content, no lower one of equal shrink kept all its own."""
+    layout = lay_out(TokenBox(budget, counter="whitespace", strict=True), sections)
+    if layout is None:
         return
     for hi in sections:
         out_hi = layout[hi.id]
@@ -115,12 +151,83 @@ def test_lower_priority_is_never_kept_whole_while_higher_is_cut(sections: list[S
             assert out_lo.status in ("truncated", "dropped", "compressed") or out_lo.final_tokens < out_lo.base_tokens
 
 
+@given(sections=section_lists(), budget=st.integers(0, 120), counter=st.sampled_from(COUNTERS))
+def test_refill_only_gives_back(sections: list[Section], budget: int, counter: str) -> None:
+    """Refill never takes from a section what the seed's algorithm left it, and stays within the budget."""
+    strict = lay_out(TokenBox(budget, counter=counter, strict=True), sections)
+    if strict is None:
+        return
+    layout = TokenBox(budget, counter=counter).layout(sections)
+    assert layout.total_tokens <= layout.max_tokens
+    assert layout.total_tokens >= strict.total_tokens
+    for s in sections:
+        assert layout[s.id].final_tokens >= strict[s.id].final_tokens
+        if not layout[s.id].refilled:
+            assert layout[s.id].final_tokens == strict[s.id].final_tokens
+    assert layout.trace["refilled"] == [s.id for s in layout.sections if s.refilled]
+
+
+@given(sections=section_lists(), budget=st.integers(0, 120))
+def test_refill_keeps_the_tie_order_within_a_priority(sections: list[Section], budget: int) -> None:
+    """Refill never gives a section back while one of its priority that it yields to (the seed's ties) is short."""
+    layout = lay_out(TokenBox(budget, counter="whitespace"), sections)
+    if layout is None:
+        return
+    flexible = [(s, n) for n, s in enumerate(sections) if not s.critical]
+    for hi, i in flexible:
+        out_hi = layout[hi.id]
+        short = out_hi.status == "dropped" and any(a.kind == "drop" for a in out_hi.actions)
+        if not short:
+            continue
+        for lo, j in flexible:
+            yields = lo.priority == hi.priority and (-lo.shrink, j) < (-hi.shrink, i)
+            assert not (yields and layout[lo.id].refilled), (hi.id, lo.id)
+
+
+@given(sections=section_lists(), budget=st.integers(0, 120), strict=st.booleans())
+def test_cross_section_atomic_groups(sections: list[Section], budget: int, strict: bool) -> None:
+    """An atomic group is kept or removed as a whole, across sections too (never a tool result without its call)."""
+    layout = lay_out(TokenBox(budget, counter="whitespace", strict=strict), sections)
+    if layout is None:
+        return
+    kept: dict[str, set[bool]] = {}
+    for s in sections:
+        emitted = {it.id for it in layout[s.id].content} if isinstance(layout[s.id].content, tuple) else set()
+        for it in s.items:
+            if it.group is not None:
+                kept.setdefault(it.group, set()).add(it.id in emitted)
+    assert all(len(flags) == 1 for flags in kept.values()), kept
+
+
+@given(
+    sections=section_lists(),
+    budget=st.integers(0, 160),
+    counter=st.sampled_from(COUNTERS),
+    mode=st.sampled_from(["text", "messages"]),
+    strict=st.booleans(),
+)
+def test_every_output_form_within_budget(
+    sections: list[Section], budget: int, counter: str, mode: str, strict: bool
+) -> None:
+    """Whatever a layout emits fits, counted the way it is sent: the text always, the messages when sized as such."""
+    layout = lay_out(TokenBox(budget, counter=counter, mode=mode, strict=strict), sections)  # type: ignore[arg-type]
+    if layout is None:
+        return
+    text_tokens = get_counter(counter).count(layout.text)
+    assert text_tokens <= layout.max_tokens
+    if mode == "messages":
+        assert count_message_tokens(layout.messages, counter) == layout.total_tokens <= layout.max_tokens
+    else:
+        assert text_tokens == layout.total_tokens
+        with pytest.raises(OutputFormError):
+            _ = layout.messages
+
+
 @given(sections=section_lists(), budget=st.integers(0, 120))
 def test_declaration_order_and_determinism(sections: list[Section], budget: int) -> None:
     """Output keeps declaration order, and two layouts of the same input are byte-identical."""
-    try:
-        a = TokenBox(budget, counter="whitespace").layout(sections)
-    except ContextCriticalOverflow:
+    a = lay_out(TokenBox(budget, counter="whitespace"), sections)
+    if a is None:
         return
     b = TokenBox(budget, counter="whitespace").layout(sections)
     assert [s.id for s in a.sections] == [s.id for s in sections]
@@ -156,7 +263,7 @@ DETERMINISM_SCRIPT = textwrap.dedent(
     ]
     for budget in (60, 150, 400):
         layout = TokenBox(budget, counter="o200k_base").layout(sections)
-        print(layout.fingerprint, layout.total_tokens)
+        print(layout.fingerprint, layout.input_hash, layout.total_tokens)
     """
 )
 

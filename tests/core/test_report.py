@@ -222,3 +222,49 @@ def test_diff_to_dict_and_html(tmp_path: Path) -> None:
     assert f"{diff.total_token_delta:+,}" in page and "<td>m2</td>" in page
     assert "<script" not in page
     assert diff._repr_html_() in page
+
+
+def test_reports_speak_plainly_critical_is_not_prio_0_and_plurals_agree() -> None:
+    """Issue 10 item 16: a legend explains the columns, critical sections read `critical`, plurals are right."""
+    docs = [Item(f"d{i}", "x " * 6, score=1.0 - i / 10) for i in range(3)]
+    layout = TokenBox(18, counter="whitespace").layout(
+        [Section("policy", "be brief"), Section("docs", docs, shrink=1, eviction="lowest_score", omission_marker=True)]
+    )
+    assert [r.id for r in layout.removed] == ["d2"]
+    assert layout["docs"].marker == "[1 item omitted: d2]"
+    text = layout.explain()
+    policy_row = next(line for line in text.splitlines() if line.startswith("policy"))
+    assert policy_row.split()[:3] == ["policy", "kept", "critical"] and " 0 " not in policy_row[:30]
+    assert "1 item removed" in text and "1 items" not in text
+    assert "claim" in text.splitlines()[1] and "base" not in text.splitlines()[1]
+    assert "prio: lower is lost first (critical sections are never cut)" in text
+    page = layout_html(layout)
+    assert '<td class="n">critical</td>' in page and "1 item removed" in page and "1 items" not in page
+    assert "lower is lost first" in page and "basis" not in page.split("<table")[0]
+
+
+def test_html_header_and_total_row_agree() -> None:
+    """The header's share of the window is the total row's; the header also states the share of the allowed max."""
+    layout = _layout()
+    page = layout_html(layout)
+    head = re.search(r'<div class="tb-head">(.*?)</div>', page)
+    assert head is not None
+    window = max(layout.budget.max_tokens, layout.max_tokens, layout.total_tokens, 1)
+    share = f"{layout.total_tokens / window:.1%}"
+    assert f"{share} of the {window:,}-token window" in head.group(1)
+    assert f"of the {layout.max_tokens:,} tokens allowed ({layout.utilisation:.1%})" in head.group(1)
+    total_row = re.search(r'<tr class="tb-total">(.*?)</tr>', page)
+    assert total_row is not None and f'<td class="n">{share}</td>' in total_row.group(1)
+
+
+def test_unmeasured_drops_and_reasons_are_explained() -> None:
+    """`outranked` and `basis` come with plain explanations in both reports."""
+    layout = TokenBox(6, counter="whitespace", strict=True).layout(
+        [
+            Section("a", "one two three four five six", shrink=1, priority=2),
+            Section("b", "x y", shrink=1),
+            Section("c", "z", shrink=1, priority=-1),
+        ]
+    )
+    assert "drop:outranked (higher priorities filled the budget; not measured)" in layout.explain()
+    assert "dropped whole — higher-priority sections already filled the budget" in layout_html(layout)

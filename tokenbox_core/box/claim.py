@@ -20,7 +20,7 @@ from .measure import Ruler
 from .selector import fill_with_selector
 from .state import Slot
 
-__all__ = ["cap", "claim", "expand", "grow_to"]
+__all__ = ["cap", "claim", "expand", "grow_to", "restore_groups"]
 
 
 def cap(slot: Slot) -> int:
@@ -100,18 +100,32 @@ def grow_to(ruler: Ruler, slot: Slot, alloc: int) -> None:
     elif slot.section.policy is not None:  # a selection policy decides the items
         fill_with_selector(ruler, slot, alloc)
     else:
-        restored: set[str] = set()
-        while slot.evicted_groups > 0:  # restore groups in reverse eviction order while they fit
-            group = slot.evict_order[slot.evicted_groups - 1]
-            slot.set_kept(group, True)
-            slot.evicted_groups -= 1
-            ruler.fit_marker(slot, alloc)
-            if ruler.list_size(slot) > alloc:
-                slot.set_kept(group, False)
-                slot.evicted_groups += 1
-                ruler.fit_marker(slot, alloc)
-                break
-            restored.update(slot.units[i].item.id for i in group)
-        slot.removed = tuple(r for r in slot.removed if r.id not in restored)
-        slot.size = ruler.list_size(slot)
+        restore_groups(ruler, slot, alloc)
     slot.alloc = alloc
+
+
+def restore_groups(
+    ruler: Ruler, slot: Slot, alloc: int, blocked: frozenset[str] = frozenset(), *, keep_marker: bool = False
+) -> None:
+    """Restore evicted groups in reverse eviction order while they fit ``alloc`` (stop at a ``blocked`` group).
+
+    The omission marker is kept where it fits (``keep_marker``: only groups
+    that fit beside the marker come back, so the marker never gives way).
+    """
+    marker = ruler.set_marker if keep_marker else lambda s: ruler.fit_marker(s, alloc)
+    restored: set[str] = set()
+    while slot.evicted_groups > 0:
+        group = slot.evict_order[slot.evicted_groups - 1]
+        if blocked and any(slot.units[i].item.group in blocked for i in group):
+            break
+        slot.set_kept(group, True)
+        slot.evicted_groups -= 1
+        marker(slot)
+        if ruler.list_size(slot) > alloc:
+            slot.set_kept(group, False)
+            slot.evicted_groups += 1
+            marker(slot)
+            break
+        restored.update(slot.units[i].item.id for i in group)
+    slot.removed = tuple(r for r in slot.removed if r.id not in restored)
+    slot.size = ruler.list_size(slot)

@@ -31,6 +31,7 @@ def compress(ruler: Ruler, order: Sequence[Slot], deficit: int) -> None:
             return
         if slot.dropped or slot.size == 0:
             continue
+        slot.remember()
         before = slot.size
         if slot.section.strategy and not slot.lensed:
             apply_lenses(ruler, slot, max(slot.section.min_tokens, slot.size - deficit))
@@ -63,10 +64,13 @@ def apply_lenses(ruler: Ruler, slot: Slot, target: int) -> None:
         name = lens_name(lens)
         before = slot.size
         if not slot.is_list:
+            whole = slot.text is slot.section.content or slot.text == slot.section.content
             content = counter.count(slot.text)
             room = max(0, target - (before - content))
             slot.text, _ = apply_lens(lens, slot.text, room, counter, before=content)
             slot.size = ruler.size_of_text(slot, slot.text)
+            if whole or slot.source is not None:
+                slot.source = slot.text  # the whole content through the lenses so far
         else:
             slot.own_units()
             for unit in slot.units:
@@ -118,7 +122,7 @@ def shrink_to(ruler: Ruler, slot: Slot, alloc: int, *, reason: str, record_as: s
     else:
         evict_to(ruler, slot, alloc, reason)
     if record_as == "truncate" and slot.size < before:
-        slot.truncated = True
+        slot.truncated = slot.cut = True
     slot.alloc = slot.size
 
 
@@ -217,7 +221,9 @@ def _cut_boundary(ruler: Ruler, slot: Slot, unit: Unit, alloc: int) -> bool:
 
 def drop(slot: Slot, reason: str) -> None:
     """Drop ``slot`` whole: its text, every kept item, its marker."""
+    slot.remember()
     before = slot.size
+    slot.cut = True
     slot.pristine_drop = not slot.actions and slot.size == slot.full_size and reason == "budget"
     if slot.pristine_drop and slot.template is not None and slot.template.dropped is not None:
         slot.text, slot.size, slot.alloc, slot.dropped = "", 0, 0, True  # the memoised result says the rest

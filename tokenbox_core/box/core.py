@@ -17,9 +17,12 @@ module per step:
 4. **Compression** (:mod:`.compress`): while over the target, flexible
    sections are visited in (priority ASC, shrink DESC, declaration order):
    lenses, then a cut of exactly ``min(deficit, size - min)``, then a drop.
-5. **Emit** in declaration order and re-count the output exactly; if BPE
-   merges at the joins left it over the target, compression continues.
-6. **Results** (:mod:`.results`): one record per section.
+   The output is re-counted exactly; if BPE merges at the joins left it over
+   the target, compression continues.  An atomic group that lost a member in
+   one section loses its members in the others (:mod:`.groups`).
+5. **Refill** (:mod:`.refill`): what compression took is re-admitted, in
+   protection order, into the room that is left (not with ``strict=True``).
+6. **Results** (:mod:`.results`): one record per section, in declaration order.
 """
 
 from __future__ import annotations
@@ -38,8 +41,10 @@ from tokenbox_core.tokens import PRIMING_TOKENS, TokenCounter, get_counter
 
 from .claim import claim, expand
 from .compress import compress, drop
+from .groups import enforce_groups, group_members, incomplete_groups
 from .inputs import input_hash
 from .measure import Ruler
+from .refill import refill
 from .results import Results
 from .state import MAX_PASSES, Mode, Slot
 from .totals import exact_total
@@ -59,6 +64,9 @@ class TokenBox:
             chat message (``Item.tokens`` when given, else 4 + role + content)
             plus 3 priming tokens.
         config_version: recorded in the trace (your prompt config's version).
+        strict: ``True`` reproduces the seed's algorithm literally: no refill
+            after compression, so room freed by a later section's cut or drop
+            stays empty (see :mod:`tokenbox_core.box.refill`).
 
     >>> from tokenbox_core import Section, TokenBox
     >>> box = TokenBox(12, counter="whitespace")
@@ -78,6 +86,7 @@ class TokenBox:
         separator: str = "\n\n",
         mode: Mode = "text",
         config_version: str = "1",
+        strict: bool = False,
     ) -> None:
         self.budget = ContextBudget.coerce(budget)
         self.counter: TokenCounter = get_counter(counter)
@@ -88,11 +97,15 @@ class TokenBox:
         self.separator = separator
         self.mode: Mode = mode
         self.config_version = config_version
+        if not isinstance(strict, bool):
+            raise SectionError(f"strict must be True or False, got {strict!r}")
+        self.strict = strict
         self._ruler = Ruler(self.counter, separator, mode)
         self._results = Results(self._ruler)
 
     def __repr__(self) -> str:
-        return f"TokenBox(budget={self.budget.max_tokens}, counter={self.counter.name!r}, mode={self.mode!r})"
+        strict = ", strict=True" if self.strict else ""
+        return f"TokenBox(budget={self.budget.max_tokens}, counter={self.counter.name!r}, mode={self.mode!r}{strict})"
 
     def layout(self, sections: Sequence[Section]) -> Layout:
         """Lay out ``sections`` into the budget and return the :class:`Layout`."""
@@ -100,6 +113,7 @@ class TokenBox:
         ruler = self._ruler
         checked = validate_sections(sections)
         slots = ruler.new_slots(checked)
+        groups = group_members(slots)
         ruler.ensure_measured([s for s in slots if s.critical])
         for slot in slots:
             if slot.critical and slot.section.max_tokens is not None and slot.full_size > slot.section.max_tokens:
@@ -130,6 +144,10 @@ class TokenBox:
         if estimate > limit_target:  # sizes carry their separators, so the sum is (nearly) exact
             compress(ruler, order, estimate - limit_target)
         total = self._settle(slots, order, limit_target)
+        if groups and enforce_groups(ruler, groups):
+            total = exact_total(ruler, slots)
+        if not self.strict and total < limit_target:
+            total = refill(ruler, slots, order, limit_target, incomplete_groups(groups) if groups else frozenset())
         if total > limit_max or total > capacity:
             raise ContextCriticalOverflow(capacity, total, critical_ids)
 

@@ -21,7 +21,17 @@ from tokenbox_core.sections import Item, Section
 from tokenbox_core.tokens import TOKENS_PER_MESSAGE, TokenCounter, count_many
 from tokenbox_core.tokens.fast_tail import count_plus
 
-from .state import DEFAULT_OMISSION, MARKER_IDS_SHOWN, MEMO_ATTR, MEMO_LIMIT, Mode, Slot, Template, Unit
+from .state import (
+    DEFAULT_OMISSION,
+    DEFAULT_OMISSION_ONE,
+    MARKER_IDS_SHOWN,
+    MEMO_ATTR,
+    MEMO_LIMIT,
+    Mode,
+    Slot,
+    Template,
+    Unit,
+)
 
 __all__ = ["Ruler", "eviction_groups"]
 
@@ -109,9 +119,11 @@ class Ruler:
     @staticmethod
     def marker_text(slot: Slot) -> str:
         template = slot.section.omission_marker
-        if not template or slot.evicted_groups == 0:
+        if not template or (slot.evicted_groups == 0 and not slot.outcast):
             return ""
-        evicted = sorted(i for g in slot.evict_order[: slot.evicted_groups] for i in g if not slot.kept[i])
+        evicted = sorted(
+            {i for g in slot.evict_order[: slot.evicted_groups] for i in g if not slot.kept[i]}.union(slot.outcast)
+        )
         if not evicted:
             return ""
         ids = [slot.units[i].item.id for i in evicted]
@@ -119,7 +131,8 @@ class Ruler:
             shown = ", ".join(ids)
         else:
             shown = f"{', '.join(ids[:3])}, …, {', '.join(ids[-2:])} (+{len(ids) - 5} more)"
-        text = DEFAULT_OMISSION if template is True else str(template)
+        default = DEFAULT_OMISSION_ONE if len(ids) == 1 else DEFAULT_OMISSION
+        text = default if template is True else str(template)
         return text.format(count=len(ids), ids=shown, first=ids[0], last=ids[-1])
 
     # ------------------------------------------------------------------ templates

@@ -16,6 +16,7 @@ from tokenbox_core.sections import Item, Section
 
 __all__ = [
     "DEFAULT_OMISSION",
+    "DEFAULT_OMISSION_ONE",
     "MARKER_IDS_SHOWN",
     "MAX_PASSES",
     "MEMO_ATTR",
@@ -32,6 +33,8 @@ __all__ = [
 Mode = Literal["text", "messages"]
 DEFAULT_OMISSION = "[{count} items omitted: {ids}]"
 """The default omission marker; templates may use ``{count}``, ``{ids}``, ``{first}`` and ``{last}``."""
+DEFAULT_OMISSION_ONE = "[1 item omitted: {ids}]"
+"""The default marker when one item was removed."""
 MARKER_IDS_SHOWN = 8
 """Markers list at most this many ids in full; longer lists are abbreviated (the report has them all)."""
 MAX_PASSES = 16
@@ -89,7 +92,14 @@ class Slot:
     evicted_groups = 0
     marker = ""
     marker_size = 0
-    pristine_drop = outranked = lensed = truncated = dropped = refilled = False
+    pristine_drop = outranked = lensed = truncated = dropped = False
+    want = 0  # the size after claims and expansion: what compression may take and refill may give back
+    cut_on_claim = False  # content was lost to max_tokens before compression
+    visited = False  # compression has seen this slot (``remember`` ran)
+    cut = False  # compression cut, evicted from or dropped this section (what refill may give back)
+    claim_evicted = 0  # groups evicted by the claim (a list's ``want``): refill restores no further
+    source: str | None = None  # a text section's full content after its lenses (what refill regrows from)
+    outcast: tuple[int, ...] = ()  # units removed because their atomic group lost a member elsewhere
     actions: tuple[Action, ...] = ()
     removed: tuple[RemovedItem, ...] = ()
     selection: dict[str, Any] | None = None  # the selection report of a list section with a policy
@@ -117,6 +127,14 @@ class Slot:
             self.kept = kept if kept is not None else []
             self.kept_total = kept_total
             self.last_kept = last_kept
+
+    def remember(self) -> None:
+        """Note, before compression first touches this slot, what refill may give back (``want``)."""
+        if not self.visited:
+            self.visited = True
+            self.want = self.size
+            self.cut_on_claim = self.truncated
+            self.claim_evicted = self.evicted_groups
 
     def act(self, action: Action) -> None:
         self.actions = (*self.actions, action)

@@ -23,7 +23,20 @@ from __future__ import annotations
 from html import escape
 from typing import TYPE_CHECKING
 
-from tokenbox_core.report.style import COLOURS, REASONS, STATUS_KEYS, STYLE, colour_key, fmt, page, pct, window_of
+from tokenbox_core.report.style import (
+    COLOURS,
+    LEGEND,
+    REASONS,
+    STATUS_KEYS,
+    STYLE,
+    colour_key,
+    fmt,
+    page,
+    pct,
+    plural,
+    prio,
+    window_of,
+)
 
 if TYPE_CHECKING:
     from tokenbox_core.layout import LaidOutSection, Layout
@@ -65,7 +78,7 @@ def budget_bar_svg(layout: Layout, width: int = 760, height: int = 26) -> str:
         w = s.final_tokens * scale
         title = (
             f"{s.id}: {s.final_tokens:,} tokens ({pct(s.final_tokens, window)} of the window) · {s.status}"
-            f"{' · critical' if s.critical else ''} · full {s.full_tokens:,}, base {s.base_tokens:,}, "
+            f"{' · critical' if s.critical else ''} · full {s.full_tokens:,}, claim {s.base_tokens:,}, "
             f"allocated {s.allocated_tokens:,}"
         )
         extra = f' data-section="{escape(s.id)}" data-status="{s.status}"'
@@ -91,7 +104,7 @@ def budget_bar_svg(layout: Layout, width: int = 760, height: int = 26) -> str:
         if lost <= 0:
             continue
         w = lost * scale
-        title = f"{s.id}: {lost:,} of {s.full_tokens:,} tokens removed ({s.status}, {len(s.removed)} items)"
+        title = f"{s.id}: {lost:,} of {s.full_tokens:,} tokens removed ({s.status}, {plural(len(s.removed), 'item')})"
         fill = COLOURS[s.status if s.status != "kept" else "truncated"]
         parts.append(_rect("cut", x, y2, w, row2, fill, title, f' data-section="{escape(s.id)}"'))
         x += w
@@ -118,7 +131,7 @@ def _legend(layout: Layout) -> str:
 def _notes(s: LaidOutSection) -> str:
     notes = [a.summary() for a in s.actions]
     if s.removed:
-        notes.append(f"{len(s.removed)} items removed")
+        notes.append(f"{plural(len(s.removed), 'item')} removed")
     return "; ".join(notes)
 
 
@@ -132,7 +145,7 @@ def _section_table(layout: Layout) -> str:
             f"<td><code>{escape(s.id)}</code></td>"
             f'<td class="st"><span class="tb-sw" style="background:{colour}"></span>{escape(s.status)}'
             f"{' · critical' if s.critical else ''}</td>"
-            f'<td class="n">{s.priority}</td><td class="n">{fmt(s.shrink)}</td><td class="n">{fmt(s.grow)}</td>'
+            f'<td class="n">{prio(s)}</td><td class="n">{fmt(s.shrink)}</td><td class="n">{fmt(s.grow)}</td>'
             f'<td class="n">{s.full_tokens:,}</td><td class="n">{s.base_tokens:,}</td>'
             f'<td class="n">{s.allocated_tokens:,}</td><td class="n">{s.final_tokens:,}</td>'
             f'<td class="n">{pct(s.final_tokens, window)}</td>'
@@ -147,9 +160,10 @@ def _section_table(layout: Layout) -> str:
     )
     return (
         '<table class="tb-sections"><thead><tr><th>section</th><th>status</th><th class="n">prio</th>'
-        '<th class="n">shrink</th><th class="n">grow</th><th class="n">full</th><th class="n">base</th>'
-        '<th class="n">alloc</th><th class="n">final</th><th class="n">window</th><th>actions</th></tr></thead>'
+        '<th class="n">shrink</th><th class="n">grow</th><th class="n">full</th><th class="n">claim</th>'
+        '<th class="n">alloc</th><th class="n">final</th><th class="n">of window</th><th>actions</th></tr></thead>'
         f"<tbody>{''.join(rows)}</tbody></table>"
+        f'<p class="tb-legend-line">{escape(LEGEND)} · of window: share of the model\'s whole window</p>'
     )
 
 
@@ -158,7 +172,8 @@ def _removed_html(layout: Layout) -> str:
     for s in layout.sections:
         if s.status == "dropped" and not s.removed:
             drop = next((a for a in s.actions if a.kind == "drop"), None)
-            reason = f"dropped whole ({drop.name})" if drop else "dropped whole"
+            why = REASONS.get(drop.name, drop.name) if drop else ""
+            reason = f"dropped whole — {why}" if why else "dropped whole"
             rows.append(
                 f"<tr><td><code>{escape(s.id)}</code></td><td>(whole section)</td><td>{escape(reason)}</td>"
                 f'<td class="n">{s.full_tokens:,}</td><td></td><td></td></tr>'
@@ -187,10 +202,11 @@ def layout_html(layout: Layout, *, standalone: bool = False) -> str:
     """
     budget = layout.budget
     reserve = budget.output_reserve + budget.reserved_tokens
+    window = window_of(layout)
     head = (
-        f'<div class="tb-head"><strong>TokenBox layout</strong>: {layout.total_tokens:,} / {layout.max_tokens:,} '
-        f"tokens ({layout.utilisation:.1%})"
-        f"{f' · window {budget.max_tokens:,}, {reserve:,} reserved' if reserve else ''}"
+        f'<div class="tb-head"><strong>TokenBox layout</strong>: {layout.total_tokens:,} of the '
+        f"{layout.max_tokens:,} tokens allowed ({layout.utilisation:.1%}) · {pct(layout.total_tokens, window)} of the "
+        f"{window:,}-token window{f', {reserve:,} reserved for the answer and slots' if reserve else ''}"
         f" · counter <code>{escape(layout.counter_name)}</code> · mode {escape(layout.mode)}"
         f" · fingerprint <code>{layout.fingerprint[:12]}</code></div>"
     )

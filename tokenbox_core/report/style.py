@@ -8,7 +8,20 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from tokenbox_core.layout import LaidOutSection, Layout
 
-__all__ = ["COLOURS", "REASONS", "STATUS_KEYS", "STYLE", "colour_key", "fmt", "page", "pct", "window_of"]
+__all__ = [
+    "COLOURS",
+    "LEGEND",
+    "REASONS",
+    "STATUS_KEYS",
+    "STYLE",
+    "colour_key",
+    "fmt",
+    "page",
+    "pct",
+    "plural",
+    "prio",
+    "window_of",
+]
 
 COLOURS = {
     "critical": "#4c6ef5",
@@ -27,9 +40,11 @@ STATUS_KEYS = ("critical", "kept", "expanded", "compressed", "truncated", "dropp
 REASONS = {
     "budget": "removed to fit the budget",
     "deficit": "removed to fit the budget",
-    "basis": "beyond the section's basis and not regained by expansion",
+    "basis": "beyond what the section claims (its basis) and not regained from free space",
     "max_tokens": "over the section's max_tokens",
     "section dropped": "its whole section was dropped",
+    "atomic group": "its atomic group (a tool call and its results) lost a member in another section",
+    "outranked": "higher-priority sections already filled the budget",
 }
 """Plain-language explanations of the removal reasons the engine records."""
 
@@ -75,3 +90,21 @@ def page(title: str, body: str) -> str:
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f"<title>{escape(title)}</title></head><body>{body}</body></html>\n"
     )
+
+
+LEGEND = (
+    "prio: lower is lost first (critical sections are never cut) · full: the whole content · claim: what the "
+    "section asks for before free space is shared (its basis or max_tokens, else full) · alloc: what the layout "
+    "granted · final: what it emits"
+)
+"""The one-line legend under every section table (text and HTML)."""
+
+
+def prio(s: LaidOutSection) -> str:
+    """The priority column: a number, or ``critical`` (never cut, whatever its number)."""
+    return "critical" if s.critical else str(s.priority)
+
+
+def plural(n: int, word: str) -> str:
+    """``1 item``, ``2 items``."""
+    return f"{n:,} {word}" if n == 1 else f"{n:,} {word}s"
