@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 from langchain_core.messages import convert_to_messages
 
 from tokenbox_core.cache import CacheWindow
@@ -22,12 +24,12 @@ def test_trim_messages_cache_aware_only_appends_between_cuts():
         )
         for r in requests()
     ]
-    breaks = sum(1 for a, b in zip(outs, outs[1:], strict=False) if b[: len(a)] != a)
+    breaks = sum(1 for a, b in itertools.pairwise(outs) if b[: len(a)] != a)
     plain = [
         trim_messages(r, max_tokens=5000, token_counter="gpt-4o", include_system=True, start_on="human")
         for r in requests()
     ]
-    plain_breaks = sum(1 for a, b in zip(plain, plain[1:], strict=False) if b[: len(a)] != a)
+    plain_breaks = sum(1 for a, b in itertools.pairwise(plain) if b[: len(a)] != a)
     assert 0 < breaks < plain_breaks / 3
     for out in outs:
         ids = {c["id"] for m in out if m.type == "ai" for c in m.tool_calls}

@@ -1,6 +1,6 @@
 """Compiling one spec of a batch into a result record, with one counter and box per worker (issue 16 §2).
 
-A record is plain, deterministic data: the laid-out ``messages``, the
+A record is plain, deterministic data: the laid-out ``messages`` (``text`` for a text-mode layout), the
 ``fingerprint``, the headline numbers (``total_tokens``, ``max_tokens``, the
 count of sections by status, the number of removed items) — no run ids,
 timestamps or latencies, so every engine writes the same bytes.  A spec that
@@ -65,7 +65,8 @@ class SpecCompiler:
                 "max_tokens": layout.max_tokens,
                 "statuses": dict(sorted(statuses.items())),
                 "removed": len(layout.removed),
-                "messages": layout.messages,
+                # chat messages when the layout was sized as messages; a text-mode layout sends its text
+                **({"messages": layout.messages} if layout.mode == "messages" else {"text": layout.text}),
             }
         except TokenBoxError as exc:
             return _error(line, str(exc), text)

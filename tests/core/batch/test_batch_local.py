@@ -29,7 +29,7 @@ def test_every_spec_gives_one_record_in_input_order(tmp_path: Path) -> None:
     assert summary.records == len(lines) and summary.failed == 3 and summary.ok == len(lines) - 3
     good = records[0]
     assert good["name"] == "spec-0" and len(good["fingerprint"]) == 64
-    assert good["total_tokens"] <= good["max_tokens"] and good["messages"][0]["content"].startswith("Answer")
+    assert good["total_tokens"] <= good["max_tokens"] and good["text"].startswith("Answer")
     assert summary.total_tokens == sum(r["total_tokens"] for r in records if r["ok"])
 
 
@@ -41,7 +41,7 @@ def test_records_match_a_direct_layout() -> None:
     record = SpecCompiler()((1, text, "x"))
     layout = loads_spec(text).layout()
     assert record["fingerprint"] == layout.fingerprint and record["total_tokens"] == layout.total_tokens
-    assert record["messages"] == layout.messages and record["removed"] == len(layout.removed)
+    assert record["text"] == layout.text and record["removed"] == len(layout.removed)
 
 
 def test_one_box_per_configuration() -> None:
