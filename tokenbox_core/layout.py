@@ -73,7 +73,7 @@ class Layout:
         layout sized as messages (``TokenBox(..., mode="messages")``) has
         them: a text-mode layout counted no chat overhead (4 tokens a message
         plus the role, 3 priming), so its messages could exceed the budget
-        (DESIGN.md "Budget": nothing a layout emits exceeds it, counted the way
+        (``docs/concepts.md#budgets``: nothing a layout emits exceeds it, counted the way
         it is sent); asking raises :class:`~tokenbox_core.errors.OutputFormError`.
         """
         if self.mode != "messages":

@@ -1,6 +1,6 @@
 """The layout's ``input_hash``: sha256 of a canonical encoding of every input that can change the output.
 
-DESIGN.md "Determinism" (issue 10 item 13): the box's budget, counter,
+the determinism rule of ``docs/concepts.md`` (issue 10 item 13): the box's budget, counter,
 separator, mode and ``strict``; every field of every section (policy and
 metadata included) and of every item (tags, metadata, timestamp, source
 included).  The encoding is canonical and length-prefixed: every value is
