@@ -173,7 +173,12 @@ class TokenBoxMemory(StrictArguments, BaseChatStoreMemory):  # type: ignore[misc
         ),
     )
     media_tokens: int = Field(
-        default=DEFAULT_MEDIA_TOKENS, ge=0, description="Tokens charged per image, audio, video or document block."
+        default=DEFAULT_MEDIA_TOKENS,
+        ge=0,
+        description=(
+            "Tokens charged per media block that no published rule can cost (video, document); image and "
+            "audio blocks are costed by the model's rule from their data."
+        ),
     )
     start_on_user: bool = Field(
         default=True,

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from llama_index.core.base.llms.types import ImageBlock, TextBlock, ToolCallBlock
+from llama_index.core.base.llms.types import ImageBlock, TextBlock, ToolCallBlock, VideoBlock
 from llama_index.core.chat_engine import ContextChatEngine, SimpleChatEngine
 from llama_index.core.llms import ChatMessage, MockLLM
 from llama_index.core.memory import ChatMemoryBuffer, Memory, StaticMemoryBlock
@@ -203,11 +203,16 @@ def test_group_straddling_a_critical_message_is_kept_or_removed_whole() -> None:
 
 
 def test_media_blocks_are_charged() -> None:
-    """An image block costs media_tokens, so it cannot slip past the limit."""
+    """An image block is costed by the model's rule (a remote URL at its detail's maximum, never fetched), so it
+    cannot slip past the limit; a block no rule can cost (video) is charged media_tokens (issue 14)."""
     image = ChatMessage(role="assistant", blocks=[TextBlock(text="see"), ImageBlock(url="https://example.com/a.png")])
     history = [image, say("user", 3, "q")]
     memory = memory_with(history, 100, media_tokens=200)
     assert memory.get() == [history[1]]
+    assert memory.last_layout.removed[0].tokens > 4 + 1 + 1 + 256  # not the old flat 256
+    video = ChatMessage(role="assistant", blocks=[TextBlock(text="see"), VideoBlock(url="https://example.com/a.mp4")])
+    memory = memory_with([video, say("user", 3, "q")], 150, media_tokens=200)
+    assert len(memory.get()) == 1
     assert memory.last_layout.removed[0].tokens == 4 + 1 + 1 + 200
 
 

@@ -174,15 +174,20 @@ def tool_groups(messages: Sequence[Mapping[str, Any]]) -> ToolGroups:
 
 
 def _media_free(message: Mapping[str, Any]) -> tuple[Mapping[str, Any], int]:
-    """The message with its non-text content parts removed, and how many there were."""
+    """The message without its media placeholders, and how many there were.
+
+    A placeholder is a non-text part that carries no data (``{"type": "video"}``): no published rule can cost
+    it, so it is charged a flat ``media_tokens``.  Parts with data (an image or audio with its bytes, URL or
+    size) stay in the message and are costed by the model's rule (:mod:`tokenbox_core.media`, issue 14).
+    """
     content = message.get("content")
     if not isinstance(content, list | tuple):
         return message, 0
-    texts = [p for p in content if isinstance(p, str) or (isinstance(p, Mapping) and isinstance(p.get("text"), str))]
-    media = len(content) - len(texts)
-    if not media:
+    kept = [p for p in content if not (isinstance(p, Mapping) and set(p) <= {"type"} and p.get("type") != "text")]
+    placeholders = len(content) - len(kept)
+    if not placeholders:
         return message, 0
-    return {**message, "content": texts}, media
+    return {**message, "content": kept}, placeholders
 
 
 class ChatCounter:
@@ -214,8 +219,8 @@ class ChatCounter:
     def of(cls, spec: Any, *, media_tokens: int | None = None) -> ChatCounter:
         """A ChatCounter for a counter name, a ``TokenCounter``, a callable over one message dict, or itself.
 
-        ``media_tokens``: the cost of each non-text content part (an image, audio ...) with a core counter;
-        ``None`` counts such parts as their canonical JSON.
+        ``media_tokens``: the cost of each media placeholder (a non-text part without data, e.g. a video or
+        document block) with a core counter; parts with data are costed by the model's rule either way.
         """
         if isinstance(spec, ChatCounter):
             return spec

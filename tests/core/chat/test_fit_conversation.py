@@ -262,10 +262,12 @@ def test_start_on_if_trimmed_returns_a_fitting_conversation_as_given() -> None:
     assert fit_conversation(messages, 100, counter=W, start_on_if_trimmed=True).messages == messages
 
 
-def test_media_parts_cost_media_tokens() -> None:
-    parts = [{"type": "text", "text": "see"}, {"type": "image_url", "image_url": {"url": "x"}}]
-    image = {"role": "user", "content": parts}
-    fit = fit_conversation([image], 1000, counter=W, media_tokens=200)
+def test_media_placeholders_cost_media_tokens() -> None:
+    """A media part without data (no rule can cost it) is charged media_tokens; parts with data are costed by the
+    model's rule (tokenbox_core.media)."""
+    parts = [{"type": "text", "text": "see"}, {"type": "video"}]
+    video = {"role": "user", "content": parts}
+    fit = fit_conversation([video], 1000, counter=W, media_tokens=200)
     assert fit.total_tokens == 3 + 4 + 1 + 1 + 200
 
 

@@ -62,8 +62,8 @@ def test_trim_messages_drops_the_screenshot_turn_by_its_real_cost() -> None:
 
 def test_llamaindex_image_blocks_reach_the_core_with_their_data() -> None:
     """The LlamaIndex adapter's neutral messages carry ImageBlock data: by the model's rule they cost 765 on gpt-4o
-    (ChatCounter without media_tokens); with media_tokens (TokenBoxMemory's default, 256) every media block keeps the
-    flat charge."""
+    (ChatCounter with or without media_tokens); media_tokens (TokenBoxMemory's default, 256) is charged only for a
+    block no rule can cost (a document)."""
     from llama_index.core.base.llms.types import ChatMessage, DocumentBlock, ImageBlock, TextBlock
 
     from tokenbox_core.chat.messages import ChatCounter
@@ -79,4 +79,5 @@ def test_llamaindex_image_blocks_reach_the_core_with_their_data() -> None:
     assert by_rule.size(messages[1]) == by_rule.size(messages[0]) + 765
     flat = ChatCounter.of("gpt-4o", media_tokens=256)
     base, image, doc = (flat.size(m) for m in messages)
-    assert image == doc == base + 256
+    assert image == base + 765  # data: the model's rule, whatever media_tokens says
+    assert doc == base + 256  # no published rule for a PDF block: the flat charge
