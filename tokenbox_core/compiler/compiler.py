@@ -35,13 +35,14 @@ from tokenbox_core.budget import ContextBudget
 from tokenbox_core.compiler.assemble import Assembled, assemble, scaffold_reserve
 from tokenbox_core.compiler.build import SectionPlan, build_plan
 from tokenbox_core.compiler.collect import Candidates, collect, collect_async, has_async_sources
-from tokenbox_core.compiler.compress import Compressed, compress, section_summary
+from tokenbox_core.compiler.compress import Compressed, compress, measure, section_summary
 from tokenbox_core.compiler.config import CompilerConfig
 from tokenbox_core.compiler.errors import CompilationError, CompilerInputError, Violation
 from tokenbox_core.compiler.filter import Exclusion, filter_candidates, reference_time
 from tokenbox_core.compiler.metrics import Metrics, compute_metrics
 from tokenbox_core.compiler.rank import Ranked, rank_candidates
 from tokenbox_core.compiler.refs import Reference, compress_references
+from tokenbox_core.compiler.stable import cache_aware_plans
 from tokenbox_core.compiler.trace import CompilationTrace, input_hash, output_hash
 from tokenbox_core.compiler.validate import check_invariants, run_checks
 from tokenbox_core.layout import Layout
@@ -195,11 +196,22 @@ class ContextCompiler:
         clock.lap("filter")
         ranked = rank_candidates(filtered, config, self.counter, now)
         clock.lap("rank")
-        plans = build_plan(ranked, config, self.counter)
-        if defense is not None and hasattr(defense, "isolate"):
-            plans = tuple(defense.isolate(plans))
+        plans = self._plans(ranked, defense)
         if not plans:
             raise CompilationError([Violation("required_sections", "nothing to compile: every source is empty")])
+        window = config.cache_window
+        if window is not None:  # issue 15: volatility order, history cut in prefix-stable blocks
+            plans, cut = cache_aware_plans(
+                ranked,
+                plans,
+                window,
+                allocation=self._history_allocation,
+                rebuild=lambda r: self._plans(r, defense),
+                counter=self.counter,
+                measure=lambda s: measure(s, self.counter),
+            )
+            if cut is not None:
+                excluded += tuple(Exclusion(i, "history", "cache_block", None) for i in cut.removed_ids)
         base_plans = plans
         dedup = compress_references(plans, config, self.counter)
         clock.lap("build")
@@ -225,6 +237,18 @@ class ContextCompiler:
         if config.overflow_policy == "paginate" and _paged_out(compressed):
             result = replace(result, pages=self._paginate(filtered, result))
         return result
+
+    def _plans(self, ranked: Ranked, defense: Any) -> tuple[SectionPlan, ...]:
+        plans = build_plan(ranked, self.config, self.counter)
+        if defense is not None and hasattr(defense, "isolate"):
+            plans = tuple(defense.isolate(plans))
+        return plans
+
+    def _history_allocation(self, plans: tuple[SectionPlan, ...]) -> int:
+        """The history tier's tokens when ``plans`` are laid out (the block cut's capacity)."""
+        dedup = compress_references(plans, self.config, self.counter)
+        compressed, _assembled, _total, _refs = self._fit(dedup.plans, dedup.references, plans)
+        return int(compressed.allocations.get("history", 0))
 
     def _fit(
         self, plans: tuple[SectionPlan, ...], refs: tuple[Reference, ...], base_plans: tuple[SectionPlan, ...]
