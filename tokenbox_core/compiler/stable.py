@@ -109,6 +109,8 @@ def cut_history(
     if conv is None or allocation <= 0:
         return None
     step = max(STEP_GRAIN, int(allocation * (1 - window.low_water)) // STEP_GRAIN * STEP_GRAIN)
+    if not plan_history_cut(conv, capacity=allocation, step=step).dropped:
+        return None  # the whole history fits its allocation: nothing to cut, no summary to reserve room for
     label = measure(Section(SUMMARY_SECTION, f"{SUMMARY_LABEL}\n\n")) + _SLACK
     reserve = window.summary_tokens + label if window.summarizer is not None else 0
     planned = plan_history_cut(conv, capacity=allocation - reserve - _SLACK, step=step)
