@@ -316,7 +316,9 @@ class CompilerConfig:
             for key, value in gates.items():
                 _number(f"{name}[{key!r}]", value, low=-math.inf)
             set_(self, name, gates)
-        if self.cache_aware is not False and not (self.cache_aware is True or isinstance(self.cache_aware, CacheWindow)):
+        if self.cache_aware is not False and not (
+            self.cache_aware is True or isinstance(self.cache_aware, CacheWindow)
+        ):
             raise CompilerInputError(
                 f"CompilerConfig: cache_aware must be True, False or a CacheWindow(low_water=0.7, ...), "
                 f"got {self.cache_aware!r}"
