@@ -41,7 +41,7 @@ from tokenbox_core.compiler.errors import CompilationError, CompilerInputError, 
 from tokenbox_core.compiler.filter import Exclusion, filter_candidates, reference_time
 from tokenbox_core.compiler.metrics import Metrics, compute_metrics
 from tokenbox_core.compiler.rank import Ranked, rank_candidates
-from tokenbox_core.compiler.refs import Reference, compress_references
+from tokenbox_core.compiler.refs import Reference, compress_references, dangling_references, restore_references
 from tokenbox_core.compiler.stable import cache_aware_plans
 from tokenbox_core.compiler.trace import CompilationTrace, input_hash, output_hash
 from tokenbox_core.compiler.validate import check_invariants, run_checks
@@ -266,10 +266,10 @@ class ContextCompiler:
             )
             assembled = assemble(compressed.layout, compressed.plans, self.config)
             total = self._count(assembled)
-            dangling = _dangling(assembled, refs)
+            dangling = dangling_references(assembled, refs)
             if dangling:  # a canonical instance was evicted: its pointers get their original text back
                 refs = tuple(r for r in refs if (r.section, r.item_id) not in dangling)
-                plans = _restore(plans, base_plans, dangling)
+                plans = restore_references(plans, base_plans, dangling)
                 continue
             if total <= limit or passes >= _FIT_PASSES:
                 break
@@ -441,36 +441,3 @@ def _paged_out(compressed: Compressed) -> bool:
     if not any(p.id == "evidence" for p in compressed.plans):
         return False
     return bool(compressed.layout["evidence"].removed) or compressed.layout["evidence"].status == "dropped"
-
-
-def _dangling(assembled: Assembled, refs: tuple[Reference, ...]) -> set[tuple[str, str]]:
-    if not refs:
-        return set()
-    seen: set[tuple[str, str]] = set()
-    bad: set[tuple[str, str]] = set()
-    targets = {(r.section, r.item_id): (r.canonical_section, r.canonical_id) for r in refs}
-    for sid, body in assembled.emitted.items():
-        if isinstance(body, str):
-            continue
-        for item in body:
-            target = targets.get((sid, item.id))
-            if target is not None and target not in seen:
-                bad.add((sid, item.id))
-            seen.add((sid, item.id))
-    return bad
-
-
-def _restore(
-    plans: tuple[SectionPlan, ...], base: tuple[SectionPlan, ...], dangling: set[tuple[str, str]]
-) -> tuple[SectionPlan, ...]:
-    """Give dangling pointers back their original items (from the plans before reference compression)."""
-    originals = {(p.id, i.id): i for p in base for i in p.section.items}
-    out = []
-    for plan in plans:
-        if any(key[0] == plan.id for key in dangling):
-            items = tuple(
-                originals.get((plan.id, i.id), i) if (plan.id, i.id) in dangling else i for i in plan.section.items
-            )
-            plan = plan.with_section(replace(plan.section, content=items))
-        out.append(plan)
-    return tuple(out)
