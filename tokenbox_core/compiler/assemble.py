@@ -38,7 +38,7 @@ from tokenbox_core.compiler.filter import Exclusion
 from tokenbox_core.compiler.history import message_text
 from tokenbox_core.compiler.inputs import Evidence
 from tokenbox_core.compiler.render import evidence_tag
-from tokenbox_core.compiler.stable import anchor_index, segment_of, volatility_slots
+from tokenbox_core.compiler.stable import TURN_SECTIONS, anchor_index, segment_of, volatility_slots
 from tokenbox_core.layout import Layout
 from tokenbox_core.media.evidence import with_media_parts
 from tokenbox_core.sections import Item
@@ -59,6 +59,7 @@ class Assembled:
     excluded: tuple[Exclusion, ...]
     parts: tuple[tuple[str, ...] | None, ...] = ()  # per message: the pieces its content joins (None: a turn)
     text_parts: tuple[str, ...] = ()  # the pieces ``text`` joins
+    turn_start: int | None = None  # cache-aware: index of the first message of the turn part
 
     def count(self, counter: TokenCounter, output: str) -> int:
         """The exact size of the output as sent, re-using cached piece counts where joins are neutral."""
@@ -154,7 +155,10 @@ def assemble(layout: Layout, plans: tuple[SectionPlan, ...], config: CompilerCon
     headed: set[int] = set()
     window = config.cache_window
     slots = volatility_slots(plans, window.role) if window is not None else [(p, None) for p in plans]
+    turn_start: int | None = None
     for plan, segment in slots:
+        if window is not None and turn_start is None and (segment == "tail" or plan.id in TURN_SECTIONS):
+            turn_start = len(messages)
         laid = layout[plan.id]
         prefix = _prefix(plan, config)
         conv = plan.conversation
@@ -211,7 +215,9 @@ def assemble(layout: Layout, plans: tuple[SectionPlan, ...], config: CompilerCon
         if index:
             flat.append(_TEXT_JOIN)
         flat.extend(block)
-    return Assembled(tuple(messages), "".join(flat), ordered, tuple(excluded), tuple(parts), tuple(flat))
+    if window is not None and turn_start is None:
+        turn_start = len(messages)
+    return Assembled(tuple(messages), "".join(flat), ordered, tuple(excluded), tuple(parts), tuple(flat), turn_start)
 
 
 def _joined(pieces: list[str], separator: str) -> list[str]:

@@ -71,6 +71,10 @@ class CompiledContext:
         marginal_utilities: elastic section id → marginal utility at its allocation (utility allocator).
         references: the reference pointers that replaced duplicates (§6.7.3).
         excluded: every item left out, with reason and score (also in the trace).
+        stable_messages: with ``CompilerConfig(cache_aware=...)``, how many leading
+            messages precede the turn part (static + session: what the next turn
+            repeats byte for byte unless the history's block cut moves; e.g.
+            ``cache_breakpoints(messages, stable_until=stable_messages - 1)``); else ``None``.
         defense: with ``CompilerConfig(defense=DefensePolicy(...))``, the
             :class:`~tokenbox_core.defense.DefenseReport` (trust levels, detections,
             quarantines, boundaries, canary, injection surface); else ``None``.
@@ -91,6 +95,7 @@ class CompiledContext:
     pages: tuple[CompiledContext, ...] = ()
     sections: tuple[str, ...] = ()
     defense: Any = None
+    stable_messages: int | None = None
 
     @property
     def fingerprint(self) -> str:
@@ -355,6 +360,7 @@ class ContextCompiler:
             excluded=all_excluded,
             retrieval_pending=compressed.retrieval_pending,
             sections=tuple(assembled.emitted),
+            stable_messages=assembled.turn_start,
         )
         policy_tokens = sum(
             layout[s].final_tokens for s in ("policy", "developer") if any(p.id == s for p in compressed.plans)

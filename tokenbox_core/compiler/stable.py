@@ -45,6 +45,7 @@ from tokenbox_core.tokens import TokenCounter
 
 __all__ = [
     "STEP_GRAIN",
+    "TURN_SECTIONS",
     "SUMMARY_SECTION",
     "HistoryCut",
     "Slot",
@@ -54,6 +55,8 @@ __all__ = [
     "volatility_slots",
 ]
 
+TURN_SECTIONS = ("task", "evidence")
+"""The sections of the turn part, before the current user message."""
 STEP_GRAIN = 256
 """Block steps are multiples of this many tokens."""
 SUMMARY_SECTION = "history-summary"
@@ -149,7 +152,7 @@ def volatility_slots(plans: tuple[SectionPlan, ...], summary_role: str | None) -
         slots.append((summary, None))
     if conv_plan is not None:
         slots.append((conv_plan, "body"))
-    slots += [(by_id[s], None) for s in ("task", "evidence") if s in by_id]
+    slots += [(by_id[s], None) for s in TURN_SECTIONS if s in by_id]
     if conv_plan is not None:
         slots.append((conv_plan, "tail"))
     placed = {id(p) for p, _ in slots}

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tokenbox_core.cache import CacheWindow, simulate_cache
+from tokenbox_core.cache import CacheWindow, cache_breakpoints, simulate_cache, with_cache_control
 from tokenbox_core.compiler import CompiledContext, CompilerConfig, CompilerInputError, ContextCompiler, Memory, Tool
 from tokenbox_core.compiler.build import LABELS
 from tokenbox_core.compiler.stable import SUMMARY_LABEL
@@ -112,6 +112,22 @@ def test_cache_aware_caches_far_more_and_stays_in_budget(aware: list[CompiledCon
     limit = ContextCompiler(BUDGET).budget.effective().max_tokens
     assert all(c.total_tokens <= limit for c in aware)
     assert max(t.prompt_tokens for t in on.turns) <= BUDGET
+
+
+def test_stable_messages_mark_the_turn_part_for_anthropic_breakpoints(aware: list[CompiledContext]) -> None:
+    assert all(c.stable_messages == turn_start(c) for c in aware)
+    assert compile_turn(CompilerConfig())(requests()[3]).stable_messages is None
+    by_request = {len(r): c for r, c in zip(requests(), aware, strict=True)}
+
+    def marked(msgs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+        compiled = by_request[len(msgs)]
+        assert compiled.stable_messages is not None
+        at = cache_breakpoints(compiled.messages, stable_until=compiled.stable_messages - 1)
+        return with_cache_control(compiled.messages, at)
+
+    plain = simulate_cache(SESSION, lambda msgs: by_request[len(msgs)], rules="anthropic")
+    pinned = simulate_cache(SESSION, marked, rules="anthropic")
+    assert pinned.cached_share >= 0.75 > plain.cached_share  # the breakpoint at the session part's end pays
 
 
 def test_cache_aware_compiles_are_deterministic(aware: list[CompiledContext]) -> None:
