@@ -201,7 +201,7 @@ class ContextCompiler:
         clock.lap("filter")
         ranked = rank_candidates(filtered, config, self.counter, now)
         clock.lap("rank")
-        plans = self._plans(ranked, defense)
+        plans = _isolated(build_plan(ranked, config, self.counter), defense)
         if not plans:
             raise CompilationError([Violation("required_sections", "nothing to compile: every source is empty")])
         window = config.cache_window
@@ -211,7 +211,8 @@ class ContextCompiler:
                 plans,
                 window,
                 allocation=self._history_allocation,
-                rebuild=lambda r: self._plans(r, defense),
+                rebuild=lambda r: build_plan(r, config, self.counter),
+                isolate=lambda ps: _isolated(ps, defense),
                 counter=self.counter,
                 measure=lambda s: measure(s, self.counter),
             )
@@ -242,12 +243,6 @@ class ContextCompiler:
         if config.overflow_policy == "paginate" and _paged_out(compressed):
             result = replace(result, pages=self._paginate(filtered, result))
         return result
-
-    def _plans(self, ranked: Ranked, defense: Any) -> tuple[SectionPlan, ...]:
-        plans = build_plan(ranked, self.config, self.counter)
-        if defense is not None and hasattr(defense, "isolate"):
-            plans = tuple(defense.isolate(plans))
-        return plans
 
     def _history_allocation(self, plans: tuple[SectionPlan, ...]) -> int:
         """The history tier's tokens when ``plans`` are laid out (the block cut's capacity)."""
@@ -433,6 +428,12 @@ def _sources(
         "user": user,
     }
     return {k: v for k, v in raw.items() if v is not None}
+
+
+def _isolated(plans: tuple[SectionPlan, ...], defense: Any) -> tuple[SectionPlan, ...]:
+    if defense is not None and hasattr(defense, "isolate"):
+        return tuple(defense.isolate(plans))
+    return plans
 
 
 def _emitted_evidence(compiled: CompiledContext) -> set[str]:

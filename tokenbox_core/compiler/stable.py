@@ -88,11 +88,11 @@ def _summary_text(
     return _MARKER.format(count=len(ids), ids=", ".join(ids)), ids
 
 
-def _summary_plan(text: str, window: CacheWindow) -> SectionPlan:
+def _summary_plan(text: str, window: CacheWindow, trust: Trust) -> SectionPlan:
     return SectionPlan(
         Section(SUMMARY_SECTION, text, role=window.role),
         Tier.HISTORY,
-        Trust.SEMI_TRUSTED,
+        trust,
         "history",
         window.role,
         SUMMARY_LABEL,
@@ -132,7 +132,9 @@ def cut_history(
     history = tuple(m for i, m in enumerate(ranked.candidates.history) if i not in gone)
     text, ids = _summary_text(window, conv, planned.dropped, counter)
     kept = replace(ranked, candidates=replace(ranked.candidates, history=history))
-    return HistoryCut(kept, _summary_plan(text, window), ids, allocation, step)
+    tool = any(conv.messages[j].get("role") == "tool" for j in planned.dropped)
+    summary = _summary_plan(text, window, Trust.UNTRUSTED if tool else Trust.SEMI_TRUSTED)
+    return HistoryCut(kept, summary, ids, allocation, step)
 
 
 def volatility_slots(plans: tuple[SectionPlan, ...], summary_role: str | None) -> list[Slot]:
@@ -192,13 +194,15 @@ def cache_aware_plans(
     *,
     allocation: Callable[[tuple[SectionPlan, ...]], int],
     rebuild: Callable[[Ranked], tuple[SectionPlan, ...]],
+    isolate: Callable[[tuple[SectionPlan, ...]], tuple[SectionPlan, ...]],
     counter: TokenCounter,
     measure: Callable[[Section], int],
 ) -> tuple[tuple[SectionPlan, ...], HistoryCut | None]:
     """The plans of a cache-aware compile: history cut in blocks, the summary before the conversation.
 
-    ``allocation(plans)`` lays the plans out and returns the history tier's tokens; ``rebuild(ranked)``
-    builds (and isolates) the plans again from the cut history.
+    ``plans`` are built and isolated; ``allocation(plans)`` lays them out and returns the history tier's
+    tokens; ``rebuild(ranked)`` builds the plans again from the cut history and ``isolate`` applies the
+    defense policy's boundaries (to the summary too: it restates untrusted history).
     """
     plans = turn_roles(plans)
     if not any(p.elastic_tier == "history" for p in plans):
@@ -208,4 +212,4 @@ def cache_aware_plans(
         return plans, None
     rebuilt = turn_roles(rebuild(cut.ranked))
     at = next((n for n, p in enumerate(rebuilt) if p.conversation is not None), len(rebuilt))
-    return (*rebuilt[:at], cut.summary, *rebuilt[at:]), cut
+    return turn_roles(isolate((*rebuilt[:at], cut.summary, *rebuilt[at:]))), cut

@@ -194,3 +194,17 @@ def test_config_describes_the_window_without_addresses() -> None:
     assert described["low_water"] == 0.7 and "0x" not in str(described["summarizer"])
     assert CompilerConfig(cache_aware=True).cache_window == CacheWindow()
     assert CompilerConfig().cache_window is None
+
+
+def test_defense_isolates_the_summary_and_the_budget_holds() -> None:
+    from tokenbox_core.defense import DefensePolicy
+
+    config = CompilerConfig(cache_aware=CacheWindow(role="user"), defense=DefensePolicy(secret="s" * 16))
+    run = compile_turn(config)
+    limit = ContextCompiler(BUDGET).budget.effective().max_tokens
+    compiled = run(requests()[40])
+    assert compiled.total_tokens <= limit
+    assert any(e.reason == "cache_block" for e in compiled.excluded)
+    assert "history-summary" in compiled.sections
+    assert compiled.messages[-1]["role"] == "user"
+    assert run(requests()[40]).messages == compiled.messages
