@@ -7,6 +7,8 @@ from itertools import pairwise
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tokenbox_core.cache import CacheWindow, cache_breakpoints, simulate_cache, with_cache_control
 from tokenbox_core.compiler import CompiledContext, CompilerConfig, CompilerInputError, ContextCompiler, Memory, Tool
@@ -208,3 +210,23 @@ def test_defense_isolates_the_summary_and_the_budget_holds() -> None:
     assert "history-summary" in compiled.sections
     assert compiled.messages[-1]["role"] == "user"
     assert run(requests()[40]).messages == compiled.messages
+
+
+@settings(max_examples=12, deadline=None)
+@given(
+    budget=st.integers(min_value=3000, max_value=9000),
+    low_water=st.floats(min_value=0.4, max_value=0.9),
+    turn=st.integers(min_value=2, max_value=59),
+)
+def test_budget_current_turn_and_tool_groups_hold(budget: int, low_water: float, turn: int) -> None:
+    compiler = ContextCompiler(budget, config=CompilerConfig(cache_aware=CacheWindow(low_water=low_water)))
+    request = requests()[turn]
+    compiled = compiler.compile(
+        policy="Be careful.", tools=TOOLS, memory=MEMORY, history=request[:-1], user=request[-1]["content"]
+    )
+    assert compiled.total_tokens <= compiler.budget.effective().max_tokens
+    assert compiled.messages[-1]["role"] == "user"
+    assert str(compiled.messages[-1]["content"]).endswith(request[-1]["content"])
+    calls = {c["id"] for m in compiled.messages for c in m.get("tool_calls") or ()}
+    results = {m["tool_call_id"] for m in compiled.messages if m["role"] == "tool"}
+    assert calls == results  # tool groups whole: no call without its result, no orphan result
