@@ -36,7 +36,7 @@ from tokenbox_core.chat.sections import Finished, Marker, RemovedMessage, conver
 from tokenbox_core.errors import SectionError
 from tokenbox_core.tokens import PRIMING_TOKENS, canonical_json
 
-__all__ = ["CacheWindow", "CacheAwareFit", "fit_cache_aware"]
+__all__ = ["BlockCut", "CacheWindow", "CacheAwareFit", "fit_cache_aware", "plan_history_cut"]
 
 SUMMARY_SECTION = "cache-block"
 _DEFAULT_MARKER = "[{count} earlier messages omitted: {ids}]"
@@ -202,6 +202,47 @@ def _units(conv: Any, history: list[int], start: Callable[[Mapping[str, Any]], b
     return units
 
 
+@dataclass(frozen=True)
+class BlockCut:
+    """Where :func:`plan_history_cut` cuts a conversation's history.
+
+    ``units``: the history's message indices split into turns (tool groups never split);
+    ``kept_from``: the index of the first kept unit; ``dropped``: the message indices before the cut;
+    ``cut``: the first kept message index (``len(messages)`` when every unit was cut).
+    """
+
+    units: tuple[tuple[int, ...], ...]
+    kept_from: int
+    dropped: tuple[int, ...]
+    cut: int
+
+
+def plan_history_cut(
+    conv: Any,
+    *,
+    capacity: int,
+    step: int,
+    start_on: Any = "user",
+    exclude: Iterable[int] = (),
+) -> BlockCut:
+    """The block cut of ``conv``'s flexible history (one planner for ``fit_conversation`` and the compiler).
+
+    ``conv`` is a :class:`~tokenbox_core.chat.ConversationSections`; its critical messages (leading
+    system messages, the current user turn) are never cut, nor are the indices in ``exclude``.  The
+    rest is split into units (a user turn with its replies and tool calls) and
+    :func:`~tokenbox_core.cache.eviction.plan_block_cut` chooses the first kept unit so the kept units
+    fit ``capacity`` tokens, moving in steps of ``step`` tokens (issue 15).
+    """
+    skip = set(conv.critical) | set(exclude)
+    history = [i for i in range(len(conv.messages)) if i not in skip]
+    units = _units(conv, history, matcher(start_on or "user"))
+    sizes = [sum(conv.sizes[j] for j in u) for u in units]
+    k = plan_block_cut(sizes, max(0, capacity), step=max(1, step))
+    dropped = tuple(j for u in units[:k] for j in u)
+    cut = units[k][0] if k < len(units) else len(conv.messages)
+    return BlockCut(tuple(tuple(u) for u in units), k, dropped, cut)
+
+
 def fit_cache_aware(
     messages: Iterable[Mapping[str, Any]],
     budget: int | ContextBudget,
@@ -234,9 +275,6 @@ def fit_cache_aware(
     marker = options.get("omission_marker")
     template = marker if isinstance(marker, str) else _DEFAULT_MARKER
     ids = {i: conv.item_id(i) for i in range(len(source))}
-    history = [i for i in range(len(conv.messages)) if i not in conv.critical]
-    units = _units(conv, history, matcher(options.get("start_on") or "user"))
-    unit_sizes = [sum(conv.sizes[j] for j in u) for u in units]
     allocation = max(1, core.effective(PRIMING_TOKENS + lead + spec.summary_tokens).target_tokens)
     step = max(1, int(allocation * (1 - spec.low_water)))
     # the room the summary (or the marker, whose size grows with the cut) takes: a cut that is one more
@@ -244,18 +282,17 @@ def fit_cache_aware(
     reserve = spec.summary_tokens if spec.summarizer is not None else 0
     while True:
         capacity = max(0, core.effective(PRIMING_TOKENS + critical + reserve).target_tokens)
-        k = plan_block_cut(unit_sizes, capacity, step=step)
-        if spec.summarizer is not None or not marker or k == 0:
+        planned = plan_history_cut(conv, capacity=capacity, step=step, start_on=options.get("start_on"))
+        if spec.summarizer is not None or not marker or not planned.dropped:
             break
-        gone_ids = [ids[j] for u in units[:k] for j in u]
+        gone_ids = [ids[j] for j in planned.dropped]
         need = counter.size(
             {"role": spec.role, "content": template.format(count=len(gone_ids), ids=", ".join(gone_ids))}
         )
         if need <= reserve or capacity == 0:
             break
         reserve = need
-    dropped = [j for u in units[:k] for j in u]
-    cut = units[k][0] if k < len(units) else len(conv.messages)
+    dropped, cut = list(planned.dropped), planned.cut
     if not dropped:
         plain = fit_conversation(source, budget, **options)
         return CacheAwareFit(

@@ -1,6 +1,8 @@
 """Stage 5, Assemble: canonical order, structural headers and the instruction hierarchy (chapter §6.4.1, §6.5.4).
 
-The laid-out sections are emitted in :data:`~tokenbox_core.compiler.build.CANONICAL_ORDER`:
+The laid-out sections are emitted in :data:`~tokenbox_core.compiler.build.CANONICAL_ORDER`
+(with ``CompilerConfig(cache_aware=...)``, in volatility order instead: static →
+session → turn, see :mod:`tokenbox_core.compiler.stable`):
 
 - the system policy first (with §6.5.5's precedence statement);
 - developer instructions next, labelled subordinate to the policy;
@@ -36,6 +38,7 @@ from tokenbox_core.compiler.filter import Exclusion
 from tokenbox_core.compiler.history import message_text
 from tokenbox_core.compiler.inputs import Evidence
 from tokenbox_core.compiler.render import evidence_tag
+from tokenbox_core.compiler.stable import TURN_SECTIONS, anchor_index, segment_of, volatility_slots
 from tokenbox_core.layout import Layout
 from tokenbox_core.media.evidence import with_media_parts
 from tokenbox_core.sections import Item
@@ -56,6 +59,7 @@ class Assembled:
     excluded: tuple[Exclusion, ...]
     parts: tuple[tuple[str, ...] | None, ...] = ()  # per message: the pieces its content joins (None: a turn)
     text_parts: tuple[str, ...] = ()  # the pieces ``text`` joins
+    turn_start: int | None = None  # cache-aware: index of the first message of the turn part
 
     def count(self, counter: TokenCounter, output: str) -> int:
         """The exact size of the output as sent, re-using cached piece counts where joins are neutral."""
@@ -105,7 +109,7 @@ def scaffold_reserve(plans: tuple[SectionPlan, ...], config: CompilerConfig, cou
 
 def _conversation(
     layout: Layout, plans: tuple[SectionPlan, ...], conv: ConversationSections
-) -> tuple[list[Mapping[str, Any]], dict[str, tuple[Item, ...]], list[Exclusion]]:
+) -> tuple[list[Mapping[str, Any]], dict[str, tuple[Item, ...]], list[Exclusion], list[Any]]:
     """The engine's kept messages (start-on and group fix-ups applied), rewritten items substituted."""
     done = conv.finish(layout)
     items = {i.id: (p.id, i) for p in plans if p.conversation is conv for i in p.section.items}
@@ -122,7 +126,7 @@ def _conversation(
                 emitted.setdefault(sid, []).append(item)
         messages.append(message)
     excluded = [Exclusion(r.id, "history", r.reason, None) for r in done.removed if r.reason in ("group", "start_on")]
-    return messages, {k: tuple(v) for k, v in emitted.items()}, excluded
+    return messages, {k: tuple(v) for k, v in emitted.items()}, excluded, list(done.entries)
 
 
 def _whole_tags(plan: SectionPlan, content: Any) -> tuple[tuple[Item, ...], list[Exclusion]]:
@@ -147,19 +151,32 @@ def assemble(layout: Layout, plans: tuple[SectionPlan, ...], config: CompilerCon
     blocks: list[list[str]] = []
     emitted: dict[str, tuple[Item, ...] | str] = {}
     excluded: list[Exclusion] = []
-    done: set[int] = set()
-    for plan in plans:
+    done: dict[int, tuple[list[Mapping[str, Any]], list[Any]]] = {}
+    headed: set[int] = set()
+    window = config.cache_window
+    slots = volatility_slots(plans, window.role) if window is not None else [(p, None) for p in plans]
+    turn_start: int | None = None
+    for plan, segment in slots:
+        if window is not None and turn_start is None and (segment == "tail" or plan.id in TURN_SECTIONS):
+            turn_start = len(messages)
         laid = layout[plan.id]
         prefix = _prefix(plan, config)
         conv = plan.conversation
         if conv is not None:
-            if id(conv) in done:
+            if id(conv) in done and segment is None:
                 continue
-            done.add(id(conv))
-            turns, items, dropped = _conversation(layout, plans, conv)
-            emitted.update(items)
-            excluded += dropped
+            if id(conv) not in done:
+                turns, items, dropped, entries = _conversation(layout, plans, conv)
+                emitted.update(items)
+                excluded += dropped
+                done[id(conv)] = (turns, entries)
+            turns, entries = done[id(conv)]
+            if segment is not None:  # cache-aware: one segment of the conversation (stable.volatility_slots)
+                anchor = anchor_index(conv)
+                turns = [m for m, e in zip(turns, entries, strict=True) if segment_of(e, conv, anchor) == segment]
+                prefix = "" if id(conv) in headed else prefix
             if turns:
+                headed.add(id(conv))
                 messages.extend(turns)
                 parts.extend([None] * len(turns))
                 lines = _joined([message_text(m) for m in turns], "\n")
@@ -189,13 +206,18 @@ def assemble(layout: Layout, plans: tuple[SectionPlan, ...], config: CompilerCon
         messages.append({"role": plan.role, "content": sent})
         parts.append(tuple(content) if sent is text else None)  # a message with media parts is counted whole
         blocks.append([prefix, "\n", *body] if prefix else body)
-    ordered = {p.id: emitted[p.id] for p in plans if p.id in emitted}
+    ordered: dict[str, tuple[Item, ...] | str] = {}
+    for p in [*(p for p, _ in slots), *plans]:
+        if p.id in emitted and p.id not in ordered:
+            ordered[p.id] = emitted[p.id]
     flat: list[str] = []
     for index, block in enumerate(blocks):
         if index:
             flat.append(_TEXT_JOIN)
         flat.extend(block)
-    return Assembled(tuple(messages), "".join(flat), ordered, tuple(excluded), tuple(parts), tuple(flat))
+    if window is not None and turn_start is None:
+        turn_start = len(messages)
+    return Assembled(tuple(messages), "".join(flat), ordered, tuple(excluded), tuple(parts), tuple(flat), turn_start)
 
 
 def _joined(pieces: list[str], separator: str) -> list[str]:

@@ -35,13 +35,14 @@ from tokenbox_core.budget import ContextBudget
 from tokenbox_core.compiler.assemble import Assembled, assemble, scaffold_reserve
 from tokenbox_core.compiler.build import SectionPlan, build_plan
 from tokenbox_core.compiler.collect import Candidates, collect, collect_async, has_async_sources
-from tokenbox_core.compiler.compress import Compressed, compress, section_summary
+from tokenbox_core.compiler.compress import Compressed, compress, measure, section_summary
 from tokenbox_core.compiler.config import CompilerConfig
 from tokenbox_core.compiler.errors import CompilationError, CompilerInputError, Violation
 from tokenbox_core.compiler.filter import Exclusion, filter_candidates, reference_time
 from tokenbox_core.compiler.metrics import Metrics, compute_metrics
 from tokenbox_core.compiler.rank import Ranked, rank_candidates
-from tokenbox_core.compiler.refs import Reference, compress_references
+from tokenbox_core.compiler.refs import Reference, compress_references, dangling_references, restore_references
+from tokenbox_core.compiler.stable import cache_aware_plans
 from tokenbox_core.compiler.trace import CompilationTrace, input_hash, output_hash
 from tokenbox_core.compiler.validate import check_invariants, run_checks
 from tokenbox_core.layout import Layout
@@ -70,6 +71,10 @@ class CompiledContext:
         marginal_utilities: elastic section id → marginal utility at its allocation (utility allocator).
         references: the reference pointers that replaced duplicates (§6.7.3).
         excluded: every item left out, with reason and score (also in the trace).
+        stable_messages: with ``CompilerConfig(cache_aware=...)``, how many leading
+            messages precede the turn part (static + session: what the next turn
+            repeats byte for byte unless the history's block cut moves; e.g.
+            ``cache_breakpoints(messages, stable_until=stable_messages - 1)``); else ``None``.
         defense: with ``CompilerConfig(defense=DefensePolicy(...))``, the
             :class:`~tokenbox_core.defense.DefenseReport` (trust levels, detections,
             quarantines, boundaries, canary, injection surface); else ``None``.
@@ -90,6 +95,7 @@ class CompiledContext:
     pages: tuple[CompiledContext, ...] = ()
     sections: tuple[str, ...] = ()
     defense: Any = None
+    stable_messages: int | None = None
 
     @property
     def fingerprint(self) -> str:
@@ -195,11 +201,23 @@ class ContextCompiler:
         clock.lap("filter")
         ranked = rank_candidates(filtered, config, self.counter, now)
         clock.lap("rank")
-        plans = build_plan(ranked, config, self.counter)
-        if defense is not None and hasattr(defense, "isolate"):
-            plans = tuple(defense.isolate(plans))
+        plans = _isolated(build_plan(ranked, config, self.counter), defense)
         if not plans:
             raise CompilationError([Violation("required_sections", "nothing to compile: every source is empty")])
+        window = config.cache_window
+        if window is not None:  # issue 15: volatility order, history cut in prefix-stable blocks
+            plans, cut = cache_aware_plans(
+                ranked,
+                plans,
+                window,
+                allocation=self._history_allocation,
+                rebuild=lambda r: build_plan(r, config, self.counter),
+                isolate=lambda ps: _isolated(ps, defense),
+                counter=self.counter,
+                measure=lambda s: measure(s, self.counter),
+            )
+            if cut is not None:
+                excluded += tuple(Exclusion(i, "history", "cache_block", None) for i in cut.removed_ids)
         base_plans = plans
         dedup = compress_references(plans, config, self.counter)
         clock.lap("build")
@@ -226,6 +244,12 @@ class ContextCompiler:
             result = replace(result, pages=self._paginate(filtered, result))
         return result
 
+    def _history_allocation(self, plans: tuple[SectionPlan, ...]) -> int:
+        """The history tier's tokens when ``plans`` are laid out (the block cut's capacity)."""
+        dedup = compress_references(plans, self.config, self.counter)
+        compressed, _assembled, _total, _refs = self._fit(dedup.plans, dedup.references, plans)
+        return int(compressed.allocations.get("history", 0))
+
     def _fit(
         self, plans: tuple[SectionPlan, ...], refs: tuple[Reference, ...], base_plans: tuple[SectionPlan, ...]
     ) -> tuple[Compressed, Assembled, int, tuple[Reference, ...]]:
@@ -242,10 +266,10 @@ class ContextCompiler:
             )
             assembled = assemble(compressed.layout, compressed.plans, self.config)
             total = self._count(assembled)
-            dangling = _dangling(assembled, refs)
+            dangling = dangling_references(assembled, refs)
             if dangling:  # a canonical instance was evicted: its pointers get their original text back
                 refs = tuple(r for r in refs if (r.section, r.item_id) not in dangling)
-                plans = _restore(plans, base_plans, dangling)
+                plans = restore_references(plans, base_plans, dangling)
                 continue
             if total <= limit or passes >= _FIT_PASSES:
                 break
@@ -331,6 +355,7 @@ class ContextCompiler:
             excluded=all_excluded,
             retrieval_pending=compressed.retrieval_pending,
             sections=tuple(assembled.emitted),
+            stable_messages=assembled.turn_start,
         )
         policy_tokens = sum(
             layout[s].final_tokens for s in ("policy", "developer") if any(p.id == s for p in compressed.plans)
@@ -405,6 +430,12 @@ def _sources(
     return {k: v for k, v in raw.items() if v is not None}
 
 
+def _isolated(plans: tuple[SectionPlan, ...], defense: Any) -> tuple[SectionPlan, ...]:
+    if defense is not None and hasattr(defense, "isolate"):
+        return tuple(defense.isolate(plans))
+    return plans
+
+
 def _emitted_evidence(compiled: CompiledContext) -> set[str]:
     sections = {s.id: s for s in compiled.layout.sections}
     laid = sections.get("evidence")
@@ -417,36 +448,3 @@ def _paged_out(compressed: Compressed) -> bool:
     if not any(p.id == "evidence" for p in compressed.plans):
         return False
     return bool(compressed.layout["evidence"].removed) or compressed.layout["evidence"].status == "dropped"
-
-
-def _dangling(assembled: Assembled, refs: tuple[Reference, ...]) -> set[tuple[str, str]]:
-    if not refs:
-        return set()
-    seen: set[tuple[str, str]] = set()
-    bad: set[tuple[str, str]] = set()
-    targets = {(r.section, r.item_id): (r.canonical_section, r.canonical_id) for r in refs}
-    for sid, body in assembled.emitted.items():
-        if isinstance(body, str):
-            continue
-        for item in body:
-            target = targets.get((sid, item.id))
-            if target is not None and target not in seen:
-                bad.add((sid, item.id))
-            seen.add((sid, item.id))
-    return bad
-
-
-def _restore(
-    plans: tuple[SectionPlan, ...], base: tuple[SectionPlan, ...], dangling: set[tuple[str, str]]
-) -> tuple[SectionPlan, ...]:
-    """Give dangling pointers back their original items (from the plans before reference compression)."""
-    originals = {(p.id, i.id): i for p in base for i in p.section.items}
-    out = []
-    for plan in plans:
-        if any(key[0] == plan.id for key in dangling):
-            items = tuple(
-                originals.get((plan.id, i.id), i) if (plan.id, i.id) in dangling else i for i in plan.section.items
-            )
-            plan = plan.with_section(replace(plan.section, content=items))
-        out.append(plan)
-    return tuple(out)

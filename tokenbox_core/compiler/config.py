@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
+from tokenbox_core.cache.window import CacheWindow
 from tokenbox_core.compiler.errors import CompilerInputError
 from tokenbox_core.compiler.pii import PIIDetector, RegexPIIDetector
 from tokenbox_core.compiler.utility import BoundedLogUtility, UtilityFunction
@@ -158,6 +159,18 @@ class CompilerConfig:
         checks: user checks ``f(compiled) -> None | str | list[str]`` (violation messages).
         min_metrics / max_metrics: gates on :data:`METRICS` names that reject a compile.
         defense: the defensive-compilation policy (issue 12), ``None`` for none.
+
+    Prompt caching (issue 15; see :mod:`tokenbox_core.compiler.stable`):
+        cache_aware: ``False`` (default: canonical order, history evicted just
+            enough), ``True`` or a :class:`~tokenbox_core.cache.CacheWindow`
+            (``low_water``, ``summarizer``, ``summary_tokens``, ``role``): the
+            context is assembled by volatility — static (policy, developer
+            instructions, tools, the conversation's leading system messages) →
+            session (memories, the summary or omission marker of cut history, the
+            history) → turn (task state, evidence, the current user message and
+            any agent loop after it) — and history is cut in prefix-stable blocks
+            against the history tier's allocation, so consecutive turns share
+            their whole prefix until the next block cut.
         version: SemVer of this configuration, recorded as ``config_version``.
     """
 
@@ -197,6 +210,7 @@ class CompilerConfig:
     min_metrics: Mapping[str, float] = field(default_factory=dict)
     max_metrics: Mapping[str, float] = field(default_factory=dict)
     defense: Any = None
+    cache_aware: bool | CacheWindow = False
     version: str = "1.0.0"
 
     def __post_init__(self) -> None:
@@ -302,6 +316,13 @@ class CompilerConfig:
             for key, value in gates.items():
                 _number(f"{name}[{key!r}]", value, low=-math.inf)
             set_(self, name, gates)
+        if self.cache_aware is not False and not (
+            self.cache_aware is True or isinstance(self.cache_aware, CacheWindow)
+        ):
+            raise CompilerInputError(
+                f"CompilerConfig: cache_aware must be True, False or a CacheWindow(low_water=0.7, ...), "
+                f"got {self.cache_aware!r}"
+            )
         if not isinstance(self.version, str) or not _SEMVER.match(self.version):
             raise CompilerInputError(f"CompilerConfig: version must be SemVer like '1.2.0', got {self.version!r}")
 
@@ -316,6 +337,13 @@ class CompilerConfig:
         """Whether Assemble writes structural headers (default: text output only)."""
         return self.output == "text" if self.headers is None else self.headers
 
+    @property
+    def cache_window(self) -> CacheWindow | None:
+        """The cache-aware window in force (``cache_aware=True`` gives the default one), else ``None``."""
+        if self.cache_aware is False:
+            return None
+        return CacheWindow.coerce(self.cache_aware)
+
     def describe(self) -> dict[str, Any]:
         """A JSON-able summary of the settings that change a compile's output (hashed into ``input_hash``)."""
         out: dict[str, Any] = {}
@@ -323,7 +351,14 @@ class CompilerConfig:
             value = getattr(self, name)
             if name in ("checks", "clock"):
                 continue
-            if isinstance(value, Mapping):
+            if isinstance(value, CacheWindow):
+                value = {
+                    "low_water": value.low_water,
+                    "summarizer": _describe(value.summarizer),
+                    "summary_tokens": value.summary_tokens,
+                    "role": value.role,
+                }
+            elif isinstance(value, Mapping):
                 value = {k: _describe(v) for k, v in sorted(value.items())}
             else:
                 value = _describe(value)

@@ -39,7 +39,7 @@ import zlib
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tokenbox_core.compiler.build import SectionPlan
 from tokenbox_core.compiler.config import CompilerConfig
@@ -48,14 +48,19 @@ from tokenbox_core.compiler.render import evidence_tag
 from tokenbox_core.sections import Item
 from tokenbox_core.tokens import TokenCounter, content_text
 
+if TYPE_CHECKING:
+    from tokenbox_core.compiler.assemble import Assembled
+
 __all__ = [
     "Deduplication",
     "Reference",
     "compress_references",
+    "dangling_references",
     "find_duplicates",
     "jaccard",
     "normalise",
     "pointer_text",
+    "restore_references",
     "shingles",
 ]
 
@@ -342,3 +347,37 @@ def _pointer_item(plan: SectionPlan, seg: _Segment, canon: _Segment, counter: To
         tokens = None
         saved = counter.count(seg.item.content) - counter.count(content)
     return replace(seg.item, content=content, tokens=tokens), saved
+
+
+def dangling_references(assembled: Assembled, refs: tuple[Reference, ...]) -> set[tuple[str, str]]:
+    """References whose canonical instance is not emitted before them (evicted or laid out later)."""
+    if not refs:
+        return set()
+    seen: set[tuple[str, str]] = set()
+    bad: set[tuple[str, str]] = set()
+    targets = {(r.section, r.item_id): (r.canonical_section, r.canonical_id) for r in refs}
+    for sid, body in assembled.emitted.items():
+        if isinstance(body, str):
+            continue
+        for item in body:
+            target = targets.get((sid, item.id))
+            if target is not None and target not in seen:
+                bad.add((sid, item.id))
+            seen.add((sid, item.id))
+    return bad
+
+
+def restore_references(
+    plans: tuple[SectionPlan, ...], base: tuple[SectionPlan, ...], dangling: set[tuple[str, str]]
+) -> tuple[SectionPlan, ...]:
+    """Give dangling pointers back their original items (from the plans before reference compression)."""
+    originals = {(p.id, i.id): i for p in base for i in p.section.items}
+    out = []
+    for plan in plans:
+        if any(key[0] == plan.id for key in dangling):
+            items = tuple(
+                originals.get((plan.id, i.id), i) if (plan.id, i.id) in dangling else i for i in plan.section.items
+            )
+            plan = plan.with_section(replace(plan.section, content=items))
+        out.append(plan)
+    return tuple(out)
