@@ -215,7 +215,7 @@ def _cut_boundary(ruler: Ruler, slot: Slot, unit: Unit, alloc: int) -> bool:
         return False
     size_with(best)
     slot.act(Action("truncate", unit.item.id, saved_size, unit.size, f"partial cut of boundary item {unit.item.id!r}"))
-    slot.truncated = True
+    slot.truncated = slot.boundary_cut = True
     return True
 
 

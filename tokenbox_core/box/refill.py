@@ -16,7 +16,9 @@ is left:
   expansion (never beyond: a ``basis`` is still only regained by ``grow``);
 - a section dropped unmeasured (outranked) is measured only when room is
   left when its turn comes;
-- a lens's compression is not undone (refill gives back cuts and drops).
+- a lens's compression is not undone (refill gives back cuts and drops);
+- a list whose boundary item was cut (``partial``) is left as it is: the
+  items evicted before the cut must not return while that item is short.
 
 Within one priority refill follows the seed's tie order and stops at the
 first section it cannot give back in full, so a section never returns while
@@ -66,6 +68,9 @@ def refill(ruler: Ruler, slots: Sequence[Slot], order: Sequence[Slot], target: i
             if not _measure_outranked(ruler, slot):
                 continue
         if not slot.cut:
+            continue
+        if slot.boundary_cut and not slot.dropped:
+            short.add(priority)  # the items evicted after a cut boundary item never return before it
             continue
         goal = min(slot.want, slot.size + room)
         if slot.dropped and goal < max(1, slot.section.min_tokens):

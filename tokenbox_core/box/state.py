@@ -96,6 +96,7 @@ class Slot:
     want = 0  # the size after claims and expansion: what compression may take and refill may give back
     cut_on_claim = False  # content was lost to max_tokens before compression
     visited = False  # compression has seen this slot (``remember`` ran)
+    boundary_cut = False  # a list's boundary item was cut (``partial``): the items after it stay out
     cut = False  # compression cut, evicted from or dropped this section (what refill may give back)
     claim_evicted = 0  # groups evicted by the claim (a list's ``want``): refill restores no further
     source: str | None = None  # a text section's full content after its lenses (what refill regrows from)
