@@ -243,6 +243,11 @@ def plan_history_cut(
     return BlockCut(tuple(tuple(u) for u in units), k, dropped, cut)
 
 
+def _marker_text(template: str, ids: Sequence[str]) -> str:
+    """The omission marker for a block cut, with the fields Section templates accept."""
+    return template.format(count=len(ids), ids=", ".join(ids), first=ids[0], last=ids[-1])
+
+
 def fit_cache_aware(
     messages: Iterable[Mapping[str, Any]],
     budget: int | ContextBudget,
@@ -286,9 +291,7 @@ def fit_cache_aware(
         if spec.summarizer is not None or not marker or not planned.dropped:
             break
         gone_ids = [ids[j] for j in planned.dropped]
-        need = counter.size(
-            {"role": spec.role, "content": template.format(count=len(gone_ids), ids=", ".join(gone_ids))}
-        )
+        need = counter.size({"role": spec.role, "content": _marker_text(template, gone_ids)})
         if need <= reserve or capacity == 0:
             break
         reserve = need
@@ -315,7 +318,7 @@ def fit_cache_aware(
     if spec.summarizer is not None:
         note = spec.summary([conv.messages[j] for j in dropped], counter)
     elif marker:
-        note = template.format(count=len(removed_ids), ids=", ".join(removed_ids))
+        note = _marker_text(template, removed_ids)
     head = [i for i in keep_idx if i < conv.system_end]
     sub_to_input: list[int | None] = [*head, *([None] if note is not None else []), *keep_idx[len(head) :]]
     summary_message = {"role": spec.role, "content": note, "tokenbox": {"critical": True}}

@@ -167,3 +167,10 @@ def test_cache_report_says_where_the_prefix_ends():
     assert report["stable_clears_minimum"] is (report["stable_tokens"] >= 1024)
     assert report["prompt_tokens"] == fit.total_tokens and report["prompt_clears_minimum"]
     assert fit.report()["cache"]["block_removed"] == len(fit.removed)
+
+
+def test_marker_templates_take_the_section_fields():
+    fit = fit_conversation(
+        SESSION, 6000, counter="gpt-4o", cache_aware=True, omission_marker="[{count}: {first}…{last}]"
+    )
+    assert fit.messages[1]["content"] == f"[{len(fit.removed)}: {fit.removed[0].id}…{fit.removed[-1].id}]"
