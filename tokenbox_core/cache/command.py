@@ -18,12 +18,9 @@ __all__ = ["add_command", "run"]
 HELP = "replay a transcript turn by turn and simulate the provider's prompt cache"
 
 
-def add_command(commands: Any, parser_class: type[argparse.ArgumentParser] | None = None) -> argparse.ArgumentParser:
+def add_command(commands: Any) -> argparse.ArgumentParser:
     """Register ``cache-sim`` on the command's sub-parsers."""
-    kwargs: dict[str, Any] = {"help": HELP, "description": HELP + "."}
-    if parser_class is not None:
-        kwargs["parser_class"] = parser_class
-    p: argparse.ArgumentParser = commands.add_parser("cache-sim", **kwargs)
+    p: argparse.ArgumentParser = commands.add_parser("cache-sim", help=HELP, description=HELP + ".")
     p.add_argument("transcript", help="JSONL (one chat message per line) or a JSON list of messages")
     p.add_argument("--model", default="gpt-4o", help="model for counting and cache rules (default gpt-4o)")
     p.add_argument("--provider", help="cache rules: openai, anthropic or gemini (default: from --model)")

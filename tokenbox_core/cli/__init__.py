@@ -56,6 +56,12 @@ def _dispatch(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         from tokenbox_core.compiler.command import run_compile_command
 
         return run_compile_command(args, out, err)
+    if args.command == "cache-sim":  # tokenbox_core.cache.command (issue 15)
+        from tokenbox_core.cache.command import run as run_cache_sim
+
+        text, _ = run_cache_sim(args)
+        out.write(text + "\n")
+        return EXIT_OK
     raise UsageError("missing command; start with 'tokenbox demo' or see 'tokenbox --help'")
 
 

@@ -156,4 +156,7 @@ def build_parser() -> argparse.ArgumentParser:
     from tokenbox_core.compiler.command import add_compile_command  # compiler hook (ported at the media merge)
 
     add_compile_command(commands)  # `tokenbox compile SPEC` lives in tokenbox_core.compiler.command
+    from tokenbox_core.cache.command import add_command as add_cache_sim  # `tokenbox cache-sim` (issue 15)
+
+    add_cache_sim(commands)
     return parser

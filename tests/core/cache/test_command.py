@@ -63,3 +63,14 @@ def test_errors(tmp_path, content, extra, message):
         path.write_bytes(content)
     with pytest.raises(TokenBoxError, match=message):
         run(parse(str(path), *extra))
+
+
+def test_through_the_tokenbox_command(transcript, tmp_path, capsys):
+    from tokenbox_core.cli import main
+
+    assert main(["cache-sim", str(transcript), "--budget", "4000", "--every", "20"]) == 0
+    out = capsys.readouterr().out
+    assert "TokenBox cache-aware:" in out and "TokenBox plain:" in out
+    assert main(["cache-sim", str(tmp_path / "missing.jsonl")]) == 2
+    assert "tokenbox: error: cannot read" in capsys.readouterr().err
+    assert main(["cache-sim", "--help"]) == 0
