@@ -19,6 +19,7 @@ from tokenbox_core.defense.analyzers import decoded_blobs, exfiltration_urls, hi
 from tokenbox_core.defense.chars import CHAR_CLASSES
 from tokenbox_core.defense.homoglyphs import fold_mixed_words
 from tokenbox_core.defense.lexicon import find_overrides
+from tokenbox_core.defense.prefilter import Prefilter
 from tokenbox_core.defense.rules import CASED_RULES, META, RULES, Rule, word_runs
 from tokenbox_core.defense.sanitize import detection_view
 
@@ -185,7 +186,14 @@ class HeuristicDetector:
 
     name = "heuristic"
 
-    def __init__(self, *, quote_discount: float = 0.3, meta_discount: float = 0.6, max_depth: int = 2) -> None:
+    def __init__(
+        self,
+        *,
+        quote_discount: float = 0.3,
+        meta_discount: float = 0.6,
+        max_depth: int = 2,
+        native: bool | None = None,
+    ) -> None:
         for label, value in (("quote_discount", quote_discount), ("meta_discount", meta_discount)):
             if not 0.0 <= value <= 1.0:
                 raise ValueError(f"HeuristicDetector {label} must be in 0..1, got {value!r}")
@@ -194,6 +202,8 @@ class HeuristicDetector:
         self.quote_discount = quote_discount
         self.meta_discount = meta_discount
         self.max_depth = max_depth
+        self._rules = Prefilter(RULES, native=native)
+        self._cased = Prefilter(CASED_RULES, native=native)
 
     def __repr__(self) -> str:
         return (
@@ -232,8 +242,9 @@ class HeuristicDetector:
             weight = 0.6 if o.strong else (0.35 if o.text.isascii() else 0.5)
             findings.append(Finding("override_phrase", "override", discounted(True, o.start, weight),
                                     _snippet(o.text), o.start))  # fmt: skip
-        findings.extend(self._apply(RULES, low, discounted, word_runs(runs)))
-        findings.extend(self._apply(CASED_RULES, view, discounted, None))
+        words = None if self._rules.native else word_runs(runs)
+        findings.extend(self._apply(self._rules.open_rules(low, words), low, discounted))
+        findings.extend(self._apply(self._cased.open_rules(view), view, discounted))
         for offset, url, weight in exfiltration_urls(view):
             findings.append(Finding("exfiltration_url", "exfil_url", weight, _snippet(url), offset))
         if depth >= self.max_depth:
@@ -261,12 +272,9 @@ class HeuristicDetector:
         return findings
 
     @staticmethod
-    def _apply(rules: Sequence[Rule], text: str, discounted: _Discounter, words: str | None) -> list[Finding]:
+    def _apply(rules: Sequence[Rule], text: str, discounted: _Discounter) -> list[Finding]:
         out: list[Finding] = []
-        seen: dict[str, bool] = {}
         for rule in rules:
-            if not rule.opens(text, seen, words):
-                continue
             k = 0
             for m in rule.pattern.finditer(text):
                 if k >= _PER_RULE:
