@@ -49,9 +49,7 @@ class Prefilter:
         self._gates = tuple(tuple(frozenset(group) for group in rule.gate) for rule in self.rules)
         module = _automaton_module() if native is not False else None
         if native is True and module is None:
-            raise ImportError(
-                'Prefilter(native=True) needs pyahocorasick: pip install "tokenbox-context[defense]"'
-            )
+            raise ImportError('Prefilter(native=True) needs pyahocorasick: pip install "tokenbox-context[defense]"')
         self._automaton: Any | None = None
         if module is not None:
             automaton = module.Automaton()

@@ -15,6 +15,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).parent))
 
 import pytest
+
 from conftest import CORPUS, load_corpus
 from tokenbox_core.defense import HeuristicDetector
 from tokenbox_core.defense.prefilter import native_available
