@@ -32,6 +32,9 @@ _TAGS = "".join(chr(c) for c in sorted(CHAR_CLASSES["tag"]))
 _TAG_RUN = re.compile(f"[{_TAGS}]{{4,}}")
 _SPLIT_WORD = re.compile("\\w[\u200b\u200c\u200d\u2060\u00ad\ufeff]+\\w")
 _BIDI_OVERRIDE = re.compile("[\u202a-\u202e\u2066-\u2069]")
+_SMUGGLE_ANY = re.compile(f"[{_TAGS[0]}-{_TAGS[-1]}\u200b\u200c\u200d\u2060\u00ad\ufeff\u202a-\u202e\u2066-\u2069]")
+"""One character any smuggling finding needs (a tag, an in-word invisible, a bidi control); the tag block is
+contiguous (a property test pins it), so it is a range."""
 _WORD_RUN = re.compile(r"\w+")
 _NEGATED = re.compile(r"(?:\bdo not|\bdon't|\bnever|\bnot to|\bshould not|\bshouldn't|\bmust not)\s+$")
 _NEGATABLE = frozenset({"leak", "exfil_action"})
@@ -218,7 +221,7 @@ class HeuristicDetector:
 
     def _smuggling(self, raw: str) -> list[Finding]:
         found: list[Finding] = []
-        if raw.isascii():
+        if raw.isascii() or _SMUGGLE_ANY.search(raw) is None:
             return found
         tags = _TAG_RUN.search(raw)
         if tags:
