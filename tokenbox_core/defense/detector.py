@@ -279,7 +279,7 @@ class HeuristicDetector:
         out: list[Finding] = []
         for rule in rules:
             k = 0
-            for m in rule.pattern.finditer(text):
+            for m in rule.finditer(text):
                 if k >= _PER_RULE:
                     break
                 start = m.start()

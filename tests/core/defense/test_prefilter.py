@@ -76,3 +76,23 @@ def test_smuggling_prefilter_covers_every_smuggling_character() -> None:
     needed |= {chr(c) for c in range(0x2000, 0x2100) if _BIDI_OVERRIDE.match(chr(c))}
     assert len(needed) == 128 + 6 + 9  # tags, in-word invisibles, bidi embeddings/overrides/isolates
     assert all(_SMUGGLE_ANY.match(ch) for ch in needed)
+
+
+_AI_TEXT = st.lists(
+    st.one_of(
+        st.sampled_from(_ATTACK_BITS),
+        st.sampled_from(["ai", "a.i.", "llm", "chatgpt", "ai assistant", "agents", "model", "note to", "message for",
+                         "instructions for the ", ": ", ", ", "\n", "ai ai", "assistant: ignore", "models, you must"]),
+        st.text(alphabet=st.sampled_from(list("aiglmnotsu .,:-\n")), max_size=8),
+    ),
+    max_size=30,
+).map("".join)  # fmt: skip
+
+
+@given(_AI_TEXT)
+def test_anchored_matching_equals_a_full_scan(text: str) -> None:
+    """For every anchored rule, matching at anchor occurrences yields exactly the spans of ``finditer``."""
+    anchored = [r for r in RULES + CASED_RULES if r.anchors]
+    assert anchored
+    for rule in anchored:
+        assert [m.span() for m in rule.finditer(text)] == [m.span() for m in rule.pattern.finditer(text)], rule.name
