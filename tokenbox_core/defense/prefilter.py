@@ -6,7 +6,8 @@ literal with ``str.__contains__`` costs one scan per literal (hundreds per
 text).  :class:`Prefilter` asks them all at once: with the optional
 ``pyahocorasick`` package (``pip install "tokenbox-context[defense]"``) one
 Aho-Corasick pass reports every literal present (overlaps included), and
-the rules whose every group meets that set are the open ones.  Without the
+the rules whose every group meets that set are the open ones (kept as bit
+masks: one bit per gate group).  Without the
 package it falls back to the memoised per-literal lookups of
 :meth:`Rule.opens`.  Both paths answer exactly ``k in text`` for every
 literal, so they open the same rules and the detector's decisions do not
@@ -52,9 +53,23 @@ class Prefilter:
             raise ImportError('Prefilter(native=True) needs pyahocorasick: pip install "tokenbox-context[defense]"')
         self._automaton: Any | None = None
         if module is not None:
+            # One bit per (rule, gate group); a literal carries the bits of the groups it belongs to,
+            # and a rule opens when the bits of the literals present cover all of its groups.
+            masks: dict[str, int] = {}
+            needs: list[int] = []
+            bit = 0
+            for gates in self._gates:
+                need = 0
+                for group in gates:
+                    for literal in group:
+                        masks[literal] = masks.get(literal, 0) | (1 << bit)
+                    need |= 1 << bit
+                    bit += 1
+                needs.append(need)
+            self._needs = tuple(needs)
             automaton = module.Automaton()
-            for literal in sorted({k for gates in self._gates for group in gates for k in group}):
-                automaton.add_word(literal, literal)
+            for literal in sorted(masks):
+                automaton.add_word(literal, masks[literal])
             automaton.make_automaton()
             self._automaton = automaton
 
@@ -72,9 +87,7 @@ class Prefilter:
         if self._automaton is None:
             seen: dict[str, bool] = {}
             return [rule for rule in self.rules if rule.opens(text, seen, words)]
-        present = {literal for _, literal in self._automaton.iter(text)}
-        return [
-            rule
-            for rule, gates in zip(self.rules, self._gates, strict=True)
-            if all(not group.isdisjoint(present) for group in gates)
-        ]
+        have = 0
+        for _, mask in self._automaton.iter(text):
+            have |= mask
+        return [rule for rule, need in zip(self.rules, self._needs, strict=True) if have & need == need]
