@@ -102,6 +102,17 @@ class CompiledContext:
         """The output hash: equal for byte-identical contexts."""
         return self.trace.output_hash
 
+    def _repr_html_(self) -> str:
+        from tokenbox_core.report.html import compiled_html
+
+        return compiled_html(self)
+
+    def to_html(self, path: str | None = None) -> str:
+        """The layout's HTML report plus the defence report (trust levels, quarantined spans) when defended."""
+        from tokenbox_core.report.html import compiled_html
+
+        return compiled_html(self, standalone=True, path=path)
+
     def explain(self) -> str:
         """A short human-readable account of the compile: sections, allocations, exclusions, metrics."""
         t = self.trace

@@ -19,6 +19,7 @@ from tokenbox_core.defense.analyzers import decoded_blobs, exfiltration_urls, hi
 from tokenbox_core.defense.chars import CHAR_CLASSES
 from tokenbox_core.defense.homoglyphs import fold_mixed_words
 from tokenbox_core.defense.lexicon import find_overrides
+from tokenbox_core.defense.prefilter import Prefilter
 from tokenbox_core.defense.rules import CASED_RULES, META, RULES, Rule, word_runs
 from tokenbox_core.defense.sanitize import detection_view
 
@@ -31,6 +32,9 @@ _TAGS = "".join(chr(c) for c in sorted(CHAR_CLASSES["tag"]))
 _TAG_RUN = re.compile(f"[{_TAGS}]{{4,}}")
 _SPLIT_WORD = re.compile("\\w[\u200b\u200c\u200d\u2060\u00ad\ufeff]+\\w")
 _BIDI_OVERRIDE = re.compile("[\u202a-\u202e\u2066-\u2069]")
+_SMUGGLE_ANY = re.compile(f"[{_TAGS[0]}-{_TAGS[-1]}\u200b\u200c\u200d\u2060\u00ad\ufeff\u202a-\u202e\u2066-\u2069]")
+"""One character any smuggling finding needs (a tag, an in-word invisible, a bidi control); the tag block is
+contiguous (a property test pins it), so it is a range."""
 _WORD_RUN = re.compile(r"\w+")
 _NEGATED = re.compile(r"(?:\bdo not|\bdon't|\bnever|\bnot to|\bshould not|\bshouldn't|\bmust not)\s+$")
 _NEGATABLE = frozenset({"leak", "exfil_action"})
@@ -185,7 +189,14 @@ class HeuristicDetector:
 
     name = "heuristic"
 
-    def __init__(self, *, quote_discount: float = 0.3, meta_discount: float = 0.6, max_depth: int = 2) -> None:
+    def __init__(
+        self,
+        *,
+        quote_discount: float = 0.3,
+        meta_discount: float = 0.6,
+        max_depth: int = 2,
+        native: bool | None = None,
+    ) -> None:
         for label, value in (("quote_discount", quote_discount), ("meta_discount", meta_discount)):
             if not 0.0 <= value <= 1.0:
                 raise ValueError(f"HeuristicDetector {label} must be in 0..1, got {value!r}")
@@ -194,6 +205,8 @@ class HeuristicDetector:
         self.quote_discount = quote_discount
         self.meta_discount = meta_discount
         self.max_depth = max_depth
+        self._rules = Prefilter(RULES, native=native)
+        self._cased = Prefilter(CASED_RULES, native=native)
 
     def __repr__(self) -> str:
         return (
@@ -208,7 +221,7 @@ class HeuristicDetector:
 
     def _smuggling(self, raw: str) -> list[Finding]:
         found: list[Finding] = []
-        if raw.isascii():
+        if raw.isascii() or _SMUGGLE_ANY.search(raw) is None:
             return found
         tags = _TAG_RUN.search(raw)
         if tags:
@@ -232,8 +245,9 @@ class HeuristicDetector:
             weight = 0.6 if o.strong else (0.35 if o.text.isascii() else 0.5)
             findings.append(Finding("override_phrase", "override", discounted(True, o.start, weight),
                                     _snippet(o.text), o.start))  # fmt: skip
-        findings.extend(self._apply(RULES, low, discounted, word_runs(runs)))
-        findings.extend(self._apply(CASED_RULES, view, discounted, None))
+        words = None if self._rules.native else word_runs(runs)
+        findings.extend(self._apply(self._rules.open_rules(low, words), low, discounted))
+        findings.extend(self._apply(self._cased.open_rules(view), view, discounted))
         for offset, url, weight in exfiltration_urls(view):
             findings.append(Finding("exfiltration_url", "exfil_url", weight, _snippet(url), offset))
         if depth >= self.max_depth:
@@ -261,14 +275,11 @@ class HeuristicDetector:
         return findings
 
     @staticmethod
-    def _apply(rules: Sequence[Rule], text: str, discounted: _Discounter, words: str | None) -> list[Finding]:
+    def _apply(rules: Sequence[Rule], text: str, discounted: _Discounter) -> list[Finding]:
         out: list[Finding] = []
-        seen: dict[str, bool] = {}
         for rule in rules:
-            if not rule.opens(text, seen, words):
-                continue
             k = 0
-            for m in rule.pattern.finditer(text):
+            for m in rule.finditer(text):
                 if k >= _PER_RULE:
                     break
                 start = m.start()

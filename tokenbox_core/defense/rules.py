@@ -17,6 +17,7 @@ signals (a role label, "from now on", "your new task") need company.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
 __all__ = ["CASED_RULES", "GATES", "META", "RULES", "WORDLIKE", "Rule", "word_runs"]
@@ -64,6 +65,8 @@ class Rule:
     pattern runs.  A gate is a necessary condition of a match; a test pins
     that on the corpus.  ``lead``, when set, must match the few characters
     just before a match (a look-behind Python's ``re`` cannot express).
+    ``anchors``, when set, are literals one of which every match starts with:
+    :meth:`finditer` then tries the pattern only where an anchor occurs.
     """
 
     name: str
@@ -73,6 +76,32 @@ class Rule:
     linguistic: bool = True
     gate: tuple[tuple[str, ...], ...] = ()
     lead: re.Pattern[str] | None = None
+    anchors: tuple[str, ...] = ()
+
+    def finditer(self, text: str) -> Iterator[re.Match[str]]:
+        """The matches of ``pattern.finditer(text)``, found by matching only at anchor occurrences.
+
+        A match starts at an anchor, so trying ``pattern.match`` at each anchor
+        position after the previous match's end yields the same non-overlapping,
+        leftmost matches as a full scan (a hypothesis property pins that).
+        """
+        if not self.anchors:
+            yield from self.pattern.finditer(text)
+            return
+        starts: set[int] = set()
+        for anchor in self.anchors:
+            i = text.find(anchor)
+            while i >= 0:
+                starts.add(i)
+                i = text.find(anchor, i + 1)
+        end = 0
+        for start in sorted(starts):
+            if start < end:
+                continue
+            m = self.pattern.match(text, start)
+            if m is not None and m.end() > start:
+                yield m
+                end = m.end()
 
     def opens(self, text: str, seen: dict[str, bool] | None = None, words: str | None = None) -> bool:
         """True when every gate group has a member in ``text`` (``seen`` memoises lookups per text).
@@ -350,7 +379,17 @@ GATES: dict[str, tuple[tuple[str, ...], ...]] = {
 """Per rule, the literal gate groups (see :class:`Rule`)."""
 
 _LEADS = {"address_vocative": _LEAD}
-RULES = tuple(replace(r, gate=GATES[r.name], lead=_LEADS.get(r.name, r.lead)) for r in RULES)
+_ANCHORS: dict[str, tuple[str, ...]] = {
+    "address_note": ("note", "message", "instruction", "directive", "attention", "notice", "warning", "reminder",
+                     "request"),
+}  # fmt: skip
+"""Per rule, the literals every match starts with (see :meth:`Rule.finditer`), where that is faster than a scan.
+
+Not ``address_vocative``: its anchors ("ai", "model", ...) are so common in prose that matching at each
+occurrence costs as much as the scan."""
+RULES = tuple(
+    replace(r, gate=GATES[r.name], lead=_LEADS.get(r.name, r.lead), anchors=_ANCHORS.get(r.name, ())) for r in RULES
+)
 
 CASED_RULES: tuple[Rule, ...] = (
     _r("dan_persona", "persona", 0.4, r"\bDAN\b|\bDo Anything Now\b"),

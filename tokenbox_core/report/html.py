@@ -21,7 +21,7 @@ section lost, so dropped sections are visible too.  Every segment has a
 from __future__ import annotations
 
 from html import escape
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from tokenbox_core.report.style import (
     COLOURS,
@@ -195,10 +195,13 @@ def _removed_html(layout: Layout) -> str:
     )
 
 
-def layout_html(layout: Layout, *, standalone: bool = False) -> str:
+def layout_html(layout: Layout, *, standalone: bool = False, extra: str = "") -> str:
     """The layout as HTML: header, budget bar, legend, section table and removed items.
 
-    ``standalone=True`` wraps it in a complete HTML document.
+    ``standalone=True`` wraps it in a complete HTML document.  ``extra`` is an
+    HTML fragment the caller appends inside the report (a compile's defence
+    report, chapter §6.9 / §6.11.1); it is inserted as given, so it must be
+    trusted, escaped markup.
     """
     budget = layout.budget
     reserve = budget.output_reserve + budget.reserved_tokens
@@ -212,6 +215,23 @@ def layout_html(layout: Layout, *, standalone: bool = False) -> str:
     )
     body = (
         f'<div class="tokenbox-report">{STYLE}{head}{budget_bar_svg(layout)}{_legend(layout)}'
-        f"{_section_table(layout)}{_removed_html(layout)}</div>"
+        f"{_section_table(layout)}{_removed_html(layout)}{extra}</div>"
     )
     return page("TokenBox layout", body) if standalone else body
+
+
+def compiled_html(compiled: Any, *, standalone: bool = False, path: str | None = None) -> str:
+    """A compile's HTML report: its layout's report plus, when it has one, its defence report.
+
+    ``compiled`` is a :class:`~tokenbox_core.compiler.CompiledContext`; under
+    ``CompilerConfig(defense=...)`` its ``defense`` report (trust level per input,
+    quarantined spans highlighted, key origin, canary, injection surface; chapter
+    §6.9) is appended through its ``_repr_html_``.  Written to ``path`` when given.
+    """
+    defense = compiled.defense
+    extra = defense._repr_html_() if defense is not None and hasattr(defense, "_repr_html_") else ""
+    html = layout_html(compiled.layout, standalone=standalone, extra=extra)
+    if path is not None:
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(html)
+    return html

@@ -14,16 +14,19 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+import pytest
+
 from conftest import CORPUS, load_corpus
 from tokenbox_core.defense import HeuristicDetector
+from tokenbox_core.defense.prefilter import native_available
 
 PINNED = CORPUS / "decisions.json"
 SETS = ("attacks", "benign", "holdout_attacks", "holdout_benign", "heldout2_attacks", "heldout2_benign")
 
 
-def decisions() -> dict[str, Any]:
+def decisions(native: bool | None = None) -> dict[str, Any]:
     """Id -> [score, findings] for every item of every corpus file."""
-    detector = HeuristicDetector()
+    detector = HeuristicDetector(native=native)
     out: dict[str, Any] = {}
     for name in SETS:
         for row in load_corpus(name):
@@ -32,10 +35,18 @@ def decisions() -> dict[str, Any]:
     return out
 
 
-def test_every_corpus_decision_is_pinned() -> None:
-    """The detector gives exactly the pinned score and findings for all corpus items."""
+@pytest.mark.parametrize(
+    "native",
+    [
+        False,
+        pytest.param(True, marks=pytest.mark.skipif(not native_available(), reason="pyahocorasick not installed")),
+    ],
+    ids=["pure-python", "aho-corasick"],
+)
+def test_every_corpus_decision_is_pinned(native: bool) -> None:
+    """Both prefilter paths give exactly the pinned score and findings for all corpus items."""
     pinned = json.loads(PINNED.read_text(encoding="utf-8"))
-    now = decisions()
+    now = decisions(native)
     assert sorted(now) == sorted(pinned)
     changed = {k: (pinned[k], now[k]) for k in sorted(now) if now[k] != pinned[k]}
     assert not changed, changed
