@@ -18,8 +18,11 @@ a pointer must never precede what it points to (referential integrity, which
 Validate checks on the emitted context).
 
 Words are mapped to stable integers (CRC32, memoised per word) and shingles
-are tuples of those integers, built and hashed at C speed; integer tuples
-hash identically in every process (no hash-seed dependence).  Candidate
+are tuples of those integers, hashed at C speed; integer tuples hash
+identically in every process (no hash-seed dependence).  Each text is
+shingled once into the set of its shingle hashes (memoised by text across
+compiles, bounded by bytes); the tuple sets are built only for candidate
+pairs.  Candidate
 pairs come from a bottom-k sketch (the ``_SKETCH`` smallest shingle hashes of
 each segment) and an inverted index over sketch values: segments sharing at
 least ``k·threshold/3`` sketch values (near-duplicates share about
@@ -66,7 +69,7 @@ __all__ = [
 
 _PUNCTUATION = str.maketrans({c: " " for c in string.punctuation if c != "%"})
 _WORD_IDS: dict[str, int] = {}
-_SHINGLES: OrderedDict[tuple[str, int], tuple[frozenset[tuple[int, ...]], list[int]]] = OrderedDict()
+_SHINGLES: OrderedDict[tuple[str, int], tuple[frozenset[int], list[int], tuple[int, ...]]] = OrderedDict()
 _SHINGLE_CACHE_BYTES = 2 * 1024 * 1024
 _SHINGLE_BYTES = 0
 _WORD_MEMO = 500_000
@@ -114,26 +117,33 @@ def _word_ids(words: list[str]) -> list[int]:
 
 def shingles(text: str, size: int) -> frozenset[tuple[int, ...]]:
     """The ``size``-word shingles of the normalised text (the whole text when shorter), words as stable ints."""
-    return _shingled(text, size)[0]
+    return _tuple_set(_shingled(text, size)[2], size)
 
 
-def _shingled(text: str, size: int) -> tuple[frozenset[tuple[int, ...]], list[int]]:
-    """The shingle set and its bottom-k sketch (the ``_SKETCH`` smallest shingle hashes; integer tuples hash
-    the same in every process)."""
+def _tuple_set(ids: Sequence[int], size: int) -> frozenset[tuple[int, ...]]:
+    if len(ids) <= size:
+        return frozenset([tuple(ids)]) if ids else frozenset()
+    return frozenset(zip(*(ids[i:] for i in range(size)), strict=False))
+
+
+def _shingled(text: str, size: int) -> tuple[frozenset[int], list[int], tuple[int, ...]]:
+    """The shingles' hash set, its bottom-k sketch (the ``_SKETCH`` smallest hashes; integer tuples hash the
+    same in every process) and the word ids.  The tuple sets themselves are built only for candidate pairs
+    (:func:`_tuple_set`): hashing the shingles costs half of building them."""
     key = (text, size)
     found = _SHINGLES.get(key)
     if found is not None:
         _SHINGLES.move_to_end(key)
         return found
-    ids = _word_ids(normalise(text))
+    ids = tuple(_word_ids(normalise(text)))
     if len(ids) <= size:
-        out: frozenset[tuple[int, ...]] = frozenset([tuple(ids)]) if ids else frozenset()
+        hashes = frozenset([hash(ids)]) if ids else frozenset()
     else:
-        out = frozenset(zip(*(ids[i:] for i in range(size)), strict=False))
-    entry = (out, sorted(map(hash, out))[:_SKETCH])
+        hashes = frozenset(map(hash, zip(*(ids[i:] for i in range(size)), strict=False)))
+    entry = (hashes, sorted(hashes)[:_SKETCH], ids)
     # Why a cache: a conversation's next turn re-compiles mostly the same passages, memories and turns, and
     # shingling is the costliest step of reference compression.  Bounded by the bytes of the texts it keys
-    # (shingle sets take about 15x their text).
+    # (an entry takes about 10x its text).
     global _SHINGLE_BYTES
     _SHINGLES[key] = entry
     _SHINGLE_BYTES += len(text)
@@ -211,24 +221,33 @@ def find_duplicates(texts: Sequence[str], threshold: float, shingle_size: int) -
     >= ``threshold``.  Candidates share a bottom-k sketch value; each is verified exactly.
     """
     shingled = [_shingled(t, shingle_size) for t in texts]
-    sets = [entry[0] for entry in shingled]
-    exact: dict[frozenset[tuple[int, ...]], int] = {}
+    tuple_sets: dict[int, frozenset[tuple[int, ...]]] = {}
+
+    def real(i: int) -> frozenset[tuple[int, ...]]:  # the exact shingle set, built for candidates only
+        found = tuple_sets.get(i)
+        if found is None:
+            found = tuple_sets[i] = _tuple_set(shingled[i][2], shingle_size)
+        return found
+
+    # Sets of shingle hashes stand for the shingle sets (equal sets have equal hash sets); every Jaccard is
+    # computed on the exact sets.
+    exact: dict[frozenset[int], int] = {}
     index: dict[int, list[int]] = {}
     pairs: list[tuple[int, int, float]] = []
-    for j, current in enumerate(sets):
-        if not current:
+    for j, (hashes, sketch, ids) in enumerate(shingled):
+        if not hashes:
             continue
-        if current in exact and tuple(normalise(texts[j])) == tuple(normalise(texts[exact[current]])):
-            pairs.append((exact[current], j, 1.0))
+        first = exact.get(hashes)
+        if first is not None and ids == shingled[first][2] and normalise(texts[j]) == normalise(texts[first]):
+            pairs.append((first, j, 1.0))
             continue
-        exact.setdefault(current, j)
-        sketch = shingled[j][1]
+        exact.setdefault(hashes, j)
         shared = Counter(i for value in sketch for i in index.get(value, ()))
         need = max(1, math.floor(len(sketch) * threshold / 3))  # near-duplicates share ~Jaccard x k values
         candidates = sorted(i for i, n in shared.items() if n >= need)
         best: tuple[float, int] | None = None
         for i in candidates:
-            other = sets[i]
+            other, current = real(i), real(j)
             if min(len(other), len(current)) < threshold * max(len(other), len(current)):
                 continue  # Jaccard <= |smaller| / |larger|: cannot reach the threshold
             sim = jaccard(other, current)
