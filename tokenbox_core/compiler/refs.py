@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import math
 import string
+import sys
 import zlib
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Mapping, Sequence
@@ -74,6 +75,8 @@ _SHINGLE_CACHE_BYTES = 2 * 1024 * 1024
 _SHINGLE_BYTES = 0
 _WORD_MEMO = 500_000
 _SKETCH = 16
+_HASH_BITS = sys.hash_info.width
+_HASH_LOW = -(1 << (_HASH_BITS - 1))
 _SNIPPET_WORDS = 8
 
 
@@ -140,7 +143,7 @@ def _shingled(text: str, size: int) -> tuple[frozenset[int], list[int], tuple[in
         hashes = frozenset([hash(ids)]) if ids else frozenset()
     else:
         hashes = frozenset(map(hash, zip(*(ids[i:] for i in range(size)), strict=False)))
-    entry = (hashes, sorted(hashes)[:_SKETCH], ids)
+    entry = (hashes, _bottom_k(hashes), ids)
     # Why a cache: a conversation's next turn re-compiles mostly the same passages, memories and turns, and
     # shingling is the costliest step of reference compression.  Bounded by the bytes of the texts it keys
     # (an entry takes about 10x its text).
@@ -151,6 +154,18 @@ def _shingled(text: str, size: int) -> tuple[frozenset[int], list[int], tuple[in
         (old, _), _ = _SHINGLES.popitem(last=False)
         _SHINGLE_BYTES -= len(old)
     return entry
+
+
+def _bottom_k(hashes: frozenset[int]) -> list[int]:
+    """The ``_SKETCH`` smallest hashes, in order.  Hashes spread evenly over their range, so about
+    ``4·k`` of them fall below ``4·k/n`` of it: those are sorted instead of all ``n`` (the full sort
+    when fewer than ``k`` do, so the result is always exact)."""
+    n = len(hashes)
+    if n <= 4 * _SKETCH:
+        return sorted(hashes)[:_SKETCH]
+    cutoff = _HASH_LOW + (4 * _SKETCH << _HASH_BITS) // n
+    below = sorted(filter(cutoff.__gt__, hashes))
+    return below[:_SKETCH] if len(below) >= _SKETCH else sorted(hashes)[:_SKETCH]
 
 
 def clear_caches() -> None:
