@@ -19,11 +19,11 @@ Validate checks on the emitted context).
 
 Words are mapped to stable integers (CRC32, memoised per word) and shingles
 are tuples of those integers, hashed at C speed; integer tuples hash
-identically in every process (no hash-seed dependence).  Each text is
-shingled once into the set of its shingle hashes (memoised by text across
-compiles, bounded by bytes); the tuple sets are built only for candidate
-pairs.  Candidate
-pairs come from a bottom-k sketch (the ``_SKETCH`` smallest shingle hashes of
+identically in every process (no hash-seed dependence).  Each text's
+shingles are hashed once, into a key of its shingle set (size and hash) and
+its sketch (memoised by text across compiles, bounded by bytes); the tuple
+sets are built only for candidate pairs and key matches.  Candidate pairs
+come from a bottom-k sketch (the ``_SKETCH`` smallest shingle hashes of
 each segment) and an inverted index over sketch values: segments sharing at
 least ``k·threshold/3`` sketch values (near-duplicates share about
 ``k·Jaccard``) are verified with the exact Jaccard of the full shingle sets.  The cost is
@@ -70,7 +70,7 @@ __all__ = [
 
 _PUNCTUATION = str.maketrans({c: " " for c in string.punctuation if c != "%"})
 _WORD_IDS: dict[str, int] = {}
-_SHINGLES: OrderedDict[tuple[str, int], tuple[frozenset[int], list[int], tuple[int, ...]]] = OrderedDict()
+_SHINGLES: OrderedDict[tuple[str, int], tuple[tuple[int, int], list[int], tuple[int, ...]]] = OrderedDict()
 _SHINGLE_CACHE_BYTES = 2 * 1024 * 1024
 _SHINGLE_BYTES = 0
 _WORD_MEMO = 500_000
@@ -129,10 +129,11 @@ def _tuple_set(ids: Sequence[int], size: int) -> frozenset[tuple[int, ...]]:
     return frozenset(zip(*(ids[i:] for i in range(size)), strict=False))
 
 
-def _shingled(text: str, size: int) -> tuple[frozenset[int], list[int], tuple[int, ...]]:
-    """The shingles' hash set, its bottom-k sketch (the ``_SKETCH`` smallest hashes; integer tuples hash the
-    same in every process) and the word ids.  The tuple sets themselves are built only for candidate pairs
-    (:func:`_tuple_set`): hashing the shingles costs half of building them."""
+def _shingled(text: str, size: int) -> tuple[tuple[int, int], list[int], tuple[int, ...]]:
+    """A key of the shingle set (its size and the hash of its shingles' hash set), its bottom-k sketch (the
+    ``_SKETCH`` smallest hashes; integer tuples hash the same in every process) and the word ids.  The tuple
+    sets themselves are built only for candidate pairs (:func:`_tuple_set`); no set is kept, so the memo
+    holds only integers (cheap for the garbage collector too)."""
     key = (text, size)
     found = _SHINGLES.get(key)
     if found is not None:
@@ -143,7 +144,7 @@ def _shingled(text: str, size: int) -> tuple[frozenset[int], list[int], tuple[in
         hashes = frozenset([hash(ids)]) if ids else frozenset()
     else:
         hashes = frozenset(map(hash, zip(*(ids[i:] for i in range(size)), strict=False)))
-    entry = (hashes, _bottom_k(hashes), ids)
+    entry = ((len(hashes), hash(hashes)), _bottom_k(hashes), ids)
     # Why a cache: a conversation's next turn re-compiles mostly the same passages, memories and turns, and
     # shingling is the costliest step of reference compression.  Bounded by the bytes of the texts it keys
     # (an entry takes about 10x its text).
@@ -244,19 +245,21 @@ def find_duplicates(texts: Sequence[str], threshold: float, shingle_size: int) -
             found = tuple_sets[i] = _tuple_set(shingled[i][2], shingle_size)
         return found
 
-    # Sets of shingle hashes stand for the shingle sets (equal sets have equal hash sets); every Jaccard is
+    # Equal shingle sets have equal keys; a key match is confirmed on the exact sets, and every Jaccard is
     # computed on the exact sets.
-    exact: dict[frozenset[int], int] = {}
+    exact: dict[tuple[int, int], list[int]] = {}  # key -> the first index of each distinct set with it
     index: dict[int, list[int]] = {}
     pairs: list[tuple[int, int, float]] = []
-    for j, (hashes, sketch, ids) in enumerate(shingled):
-        if not hashes:
+    for j, (key, sketch, ids) in enumerate(shingled):
+        if not key[0]:
             continue
-        first = exact.get(hashes)
-        if first is not None and ids == shingled[first][2] and normalise(texts[j]) == normalise(texts[first]):
+        firsts = exact.setdefault(key, [])
+        first = next((k for k in firsts if ids == shingled[k][2] or real(k) == real(j)), None)
+        if first is None:
+            firsts.append(j)
+        elif ids == shingled[first][2] and normalise(texts[j]) == normalise(texts[first]):
             pairs.append((first, j, 1.0))
             continue
-        exact.setdefault(hashes, j)
         shared = Counter(i for value in sketch for i in index.get(value, ()))
         need = max(1, math.floor(len(sketch) * threshold / 3))  # near-duplicates share ~Jaccard x k values
         candidates = sorted(i for i, n in shared.items() if n >= need)

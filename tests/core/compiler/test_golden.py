@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import json
 import random
-from datetime import timedelta
 from typing import Any
 
 import pytest

@@ -107,3 +107,10 @@ def test_bottom_k_sketch_is_the_k_smallest(hashes: frozenset[int]) -> None:
     assert _bottom_k(hashes) == sorted(hashes)[:16]
     skewed = frozenset(h // 2**40 + 2**62 for h in hashes)  # nothing below the cut-off: the full sort
     assert _bottom_k(skewed) == sorted(skewed)[:16]
+
+
+def test_equal_shingle_sets_with_different_words_pair_with_the_first() -> None:
+    """ "a b a b" and "b a b a" share every 3-shingle: the later one is a near-duplicate (Jaccard 1.0) of the
+    first, and so is its exact copy (the first text with that shingle set is the canonical key)."""
+    texts = ["a b a b", "b a b a", "b a b a", "A B A B!", "x"]
+    assert find_duplicates(texts, 0.9, 3) == [(0, 1, 1.0), (0, 2, 1.0), (0, 3, 1.0)]
