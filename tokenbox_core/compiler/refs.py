@@ -18,9 +18,12 @@ a pointer must never precede what it points to (referential integrity, which
 Validate checks on the emitted context).
 
 Words are mapped to stable integers (CRC32, memoised per word) and shingles
-are tuples of those integers, built and hashed at C speed; integer tuples
-hash identically in every process (no hash-seed dependence).  Candidate
-pairs come from a bottom-k sketch (the ``_SKETCH`` smallest shingle hashes of
+are tuples of those integers, hashed at C speed; integer tuples hash
+identically in every process (no hash-seed dependence).  Each text's
+shingles are hashed once, into a key of its shingle set (size and hash) and
+its sketch (memoised by text across compiles, bounded by bytes); the tuple
+sets are built only for candidate pairs and key matches.  Candidate pairs
+come from a bottom-k sketch (the ``_SKETCH`` smallest shingle hashes of
 each segment) and an inverted index over sketch values: segments sharing at
 least ``k·threshold/3`` sketch values (near-duplicates share about
 ``k·Jaccard``) are verified with the exact Jaccard of the full shingle sets.  The cost is
@@ -35,6 +38,7 @@ from __future__ import annotations
 
 import math
 import string
+import sys
 import zlib
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Mapping, Sequence
@@ -66,11 +70,13 @@ __all__ = [
 
 _PUNCTUATION = str.maketrans({c: " " for c in string.punctuation if c != "%"})
 _WORD_IDS: dict[str, int] = {}
-_SHINGLES: OrderedDict[tuple[str, int], tuple[frozenset[tuple[int, ...]], list[int]]] = OrderedDict()
+_SHINGLES: OrderedDict[tuple[str, int], tuple[tuple[int, int], list[int], tuple[int, ...]]] = OrderedDict()
 _SHINGLE_CACHE_BYTES = 2 * 1024 * 1024
 _SHINGLE_BYTES = 0
 _WORD_MEMO = 500_000
 _SKETCH = 16
+_HASH_BITS = sys.hash_info.width
+_HASH_LOW = -(1 << (_HASH_BITS - 1))
 _SNIPPET_WORDS = 8
 
 
@@ -114,26 +120,34 @@ def _word_ids(words: list[str]) -> list[int]:
 
 def shingles(text: str, size: int) -> frozenset[tuple[int, ...]]:
     """The ``size``-word shingles of the normalised text (the whole text when shorter), words as stable ints."""
-    return _shingled(text, size)[0]
+    return _tuple_set(_shingled(text, size)[2], size)
 
 
-def _shingled(text: str, size: int) -> tuple[frozenset[tuple[int, ...]], list[int]]:
-    """The shingle set and its bottom-k sketch (the ``_SKETCH`` smallest shingle hashes; integer tuples hash
-    the same in every process)."""
+def _tuple_set(ids: Sequence[int], size: int) -> frozenset[tuple[int, ...]]:
+    if len(ids) <= size:
+        return frozenset([tuple(ids)]) if ids else frozenset()
+    return frozenset(zip(*(ids[i:] for i in range(size)), strict=False))
+
+
+def _shingled(text: str, size: int) -> tuple[tuple[int, int], list[int], tuple[int, ...]]:
+    """A key of the shingle set (its size and the hash of its shingles' hash set), its bottom-k sketch (the
+    ``_SKETCH`` smallest hashes; integer tuples hash the same in every process) and the word ids.  The tuple
+    sets themselves are built only for candidate pairs (:func:`_tuple_set`); no set is kept, so the memo
+    holds only integers (cheap for the garbage collector too)."""
     key = (text, size)
     found = _SHINGLES.get(key)
     if found is not None:
         _SHINGLES.move_to_end(key)
         return found
-    ids = _word_ids(normalise(text))
+    ids = tuple(_word_ids(normalise(text)))
     if len(ids) <= size:
-        out: frozenset[tuple[int, ...]] = frozenset([tuple(ids)]) if ids else frozenset()
+        hashes = frozenset([hash(ids)]) if ids else frozenset()
     else:
-        out = frozenset(zip(*(ids[i:] for i in range(size)), strict=False))
-    entry = (out, sorted(map(hash, out))[:_SKETCH])
+        hashes = frozenset(map(hash, zip(*(ids[i:] for i in range(size)), strict=False)))
+    entry = ((len(hashes), hash(hashes)), _bottom_k(hashes), ids)
     # Why a cache: a conversation's next turn re-compiles mostly the same passages, memories and turns, and
     # shingling is the costliest step of reference compression.  Bounded by the bytes of the texts it keys
-    # (shingle sets take about 15x their text).
+    # (an entry takes about 10x its text).
     global _SHINGLE_BYTES
     _SHINGLES[key] = entry
     _SHINGLE_BYTES += len(text)
@@ -141,6 +155,18 @@ def _shingled(text: str, size: int) -> tuple[frozenset[tuple[int, ...]], list[in
         (old, _), _ = _SHINGLES.popitem(last=False)
         _SHINGLE_BYTES -= len(old)
     return entry
+
+
+def _bottom_k(hashes: frozenset[int]) -> list[int]:
+    """The ``_SKETCH`` smallest hashes, in order.  Hashes spread evenly over their range, so about
+    ``4·k`` of them fall below ``4·k/n`` of it: those are sorted instead of all ``n`` (the full sort
+    when fewer than ``k`` do, so the result is always exact)."""
+    n = len(hashes)
+    if n <= 4 * _SKETCH:
+        return sorted(hashes)[:_SKETCH]
+    cutoff = _HASH_LOW + (4 * _SKETCH << _HASH_BITS) // n
+    below = sorted(filter(cutoff.__gt__, hashes))
+    return below[:_SKETCH] if len(below) >= _SKETCH else sorted(hashes)[:_SKETCH]
 
 
 def clear_caches() -> None:
@@ -211,24 +237,35 @@ def find_duplicates(texts: Sequence[str], threshold: float, shingle_size: int) -
     >= ``threshold``.  Candidates share a bottom-k sketch value; each is verified exactly.
     """
     shingled = [_shingled(t, shingle_size) for t in texts]
-    sets = [entry[0] for entry in shingled]
-    exact: dict[frozenset[tuple[int, ...]], int] = {}
+    tuple_sets: dict[int, frozenset[tuple[int, ...]]] = {}
+
+    def real(i: int) -> frozenset[tuple[int, ...]]:  # the exact shingle set, built for candidates only
+        found = tuple_sets.get(i)
+        if found is None:
+            found = tuple_sets[i] = _tuple_set(shingled[i][2], shingle_size)
+        return found
+
+    # Equal shingle sets have equal keys; a key match is confirmed on the exact sets, and every Jaccard is
+    # computed on the exact sets.
+    exact: dict[tuple[int, int], list[int]] = {}  # key -> the first index of each distinct set with it
     index: dict[int, list[int]] = {}
     pairs: list[tuple[int, int, float]] = []
-    for j, current in enumerate(sets):
-        if not current:
+    for j, (key, sketch, ids) in enumerate(shingled):
+        if not key[0]:
             continue
-        if current in exact and tuple(normalise(texts[j])) == tuple(normalise(texts[exact[current]])):
-            pairs.append((exact[current], j, 1.0))
+        firsts = exact.setdefault(key, [])
+        first = next((k for k in firsts if ids == shingled[k][2] or real(k) == real(j)), None)
+        if first is None:
+            firsts.append(j)
+        elif ids == shingled[first][2] and normalise(texts[j]) == normalise(texts[first]):
+            pairs.append((first, j, 1.0))
             continue
-        exact.setdefault(current, j)
-        sketch = shingled[j][1]
         shared = Counter(i for value in sketch for i in index.get(value, ()))
         need = max(1, math.floor(len(sketch) * threshold / 3))  # near-duplicates share ~Jaccard x k values
         candidates = sorted(i for i, n in shared.items() if n >= need)
         best: tuple[float, int] | None = None
         for i in candidates:
-            other = sets[i]
+            other, current = real(i), real(j)
             if min(len(other), len(current)) < threshold * max(len(other), len(current)):
                 continue  # Jaccard <= |smaller| / |larger|: cannot reach the threshold
             sim = jaccard(other, current)

@@ -108,3 +108,19 @@ def test_utility_allocator_reports_shadow_price_and_marginals(turn: dict[str, An
         used = sum(row["used"] for row in compiled.trace.section_allocations.values() if row["tier"] == tier)
         assert used <= allocated
     assert "shadow price" in compiled.explain()
+
+
+def test_input_hash_fast_paths_feed_the_canonical_json() -> None:
+    """Empty mappings and integer tuples are fed as their canonical JSON, like every other structured value."""
+    import hashlib
+
+    from tokenbox_core.compiler.trace import _feed
+    from tokenbox_core.tokens import canonical_json
+
+    for value in ({}, (), (3, -40), (0, 12345678901234567890)):
+        fast, slow = hashlib.sha256(), hashlib.sha256()
+        _feed(fast, value)
+        data = canonical_json(list(value) if isinstance(value, tuple) else value).encode()
+        slow.update(b"j%d:" % len(data))
+        slow.update(data)
+        assert fast.hexdigest() == slow.hexdigest()

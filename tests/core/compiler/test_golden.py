@@ -1,0 +1,110 @@
+"""Pinned outputs of representative compiles: speed work must not change a single message, decision or metric.
+
+Each case is fingerprinted as the SHA-256 of the canonical JSON of the compiled messages, the trace's
+decisions (everything but run id, timestamp and latencies) and the metrics.  The pinned digests were taken
+before the compiler's speed work (issue 11); a deliberate behaviour change updates them in the same commit.
+Each case compiles twice — once with cold caches, once warm — since memoised work must give the same result.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from typing import Any
+
+import pytest
+
+from tokenbox_core import CompilerConfig, ContextCompiler
+from tokenbox_core.compiler import Memory, Tool
+from tokenbox_core.compiler.refs import clear_caches
+from tokenbox_core.tokens import COUNT_CACHE
+
+from .conftest import NOW, evidence
+
+WORDS = (
+    "alpha beta gamma delta refund order invoice shipping customer policy contract clause payment card "
+    "window return method quarterly revenue growth churn segment region market pricing tier launch"
+).split()
+
+
+def _text(rng: random.Random, n: int) -> str:
+    words = [rng.choice(WORDS) for _ in range(n)]
+    return " ".join(" ".join(words[i : i + 12]) + "." for i in range(0, n, 12))
+
+
+def _material(seed: int, n_evidence: int) -> dict[str, Any]:
+    """Random material with exact and near duplicates across evidence, memory and history, and some PII."""
+    rng = random.Random(seed)
+    passages = [_text(rng, rng.randint(20, 140)) for _ in range(n_evidence)]
+    for k in range(0, n_evidence, 5):  # exact and near duplicates
+        passages[k] = passages[k // 2].upper()
+        if k + 1 < n_evidence:
+            words = passages[k // 3].split()
+            words[len(words) // 2] = "changed"
+            passages[k + 1] = " ".join(words)
+    passages[3] += " Contact jane.doe@example.com for details."
+    ev = [
+        evidence(
+            f"d{i}",
+            p,
+            authority=round(rng.random(), 3),
+            relevance=round(rng.random(), 3),
+            age_days=rng.randint(0, 40),
+            lineage=f"q{i % 3}",
+        )
+        for i, p in enumerate(passages)
+    ]
+    memory = [Memory(f"m{i}", passages[i * 3] if i % 4 == 0 else _text(rng, 30), relevance=0.5) for i in range(8)]
+    history: list[dict[str, Any]] = []
+    for i in range(30):
+        history.append({"role": "user", "content": passages[i] if i % 7 == 0 else _text(rng, 25)})
+        history.append({"role": "assistant", "content": _text(rng, 35)})
+    tools = [Tool(f"t{i}", _text(rng, 12), {"type": "object"}) for i in range(5)]
+    return {
+        "policy": _text(rng, 60),
+        "developer": _text(rng, 20),
+        "task": {"objective": _text(rng, 8), "step": 2},
+        "tools": tools,
+        "evidence": ev,
+        "memory": memory,
+        "history": history,
+        "user": _text(rng, 15),
+    }
+
+
+def _fingerprint(compiled: Any) -> str:
+    blob = {"messages": compiled.messages, "trace": compiled.trace.decisions(), "metrics": compiled.metrics.to_dict()}
+    data = json.dumps(blob, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(data.encode("utf-8")).hexdigest()
+
+
+CASES: dict[str, tuple[int, dict[str, Any], int, int]] = {
+    # name: (budget, config, seed, evidence count)
+    "roomy": (60_000, {}, 1, 40),
+    "tight": (6_000, {"overflow": "cascade_compress"}, 2, 60),
+    "utility": (8_000, {"allocator": "utility", "overflow": "truncate_lowest"}, 3, 50),
+    "near-dupes": (20_000, {"dedupe_threshold": 0.5, "shingle_size": 3}, 4, 40),
+    "no-dedupe": (9_000, {"dedupe": False, "overflow": "truncate_lowest"}, 5, 40),
+}
+
+PINNED = {
+    "roomy": "a158ae3081c1741e340bf2a879543777d9aa4f8d3cf3f3ae07bad02471cdbd17",
+    "tight": "5f997c9b4b79d3e47341e758d10adad09da6a7fb331c01d12408d52e29eda95e",
+    "utility": "3b1eaff86359cc566b9ad28b74e3a958054c2c054c0e2c41b19176794247fee4",
+    "near-dupes": "0af70d3644e36f41cf76ab8170f9ac161767378bb9e8615c31c228507df04f7d",
+    "no-dedupe": "fcb9a7f46954a7260e42292474c95bc977611bef285174a17922675a69b6d723",
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_compile_output_is_pinned_cold_and_warm(name: str) -> None:
+    budget, overrides, seed, n = CASES[name]
+    data = _material(seed, n)
+    compiler = ContextCompiler(budget, counter="o200k_base", config=CompilerConfig(clock=NOW, **overrides))
+    COUNT_CACHE.clear()
+    clear_caches()
+    cold = _fingerprint(compiler.compile(**data))
+    warm = _fingerprint(compiler.compile(**data))
+    assert cold == warm
+    assert cold == PINNED[name], f"{name}: {cold}"
