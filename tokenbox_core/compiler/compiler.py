@@ -26,8 +26,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -37,102 +36,20 @@ from tokenbox_core.compiler.build import SectionPlan, build_plan
 from tokenbox_core.compiler.collect import Candidates, collect, collect_async, has_async_sources
 from tokenbox_core.compiler.compress import Compressed, compress, measure, section_summary
 from tokenbox_core.compiler.config import CompilerConfig
+from tokenbox_core.compiler.context import CompiledContext
 from tokenbox_core.compiler.errors import CompilationError, CompilerInputError, Violation
 from tokenbox_core.compiler.filter import Exclusion, filter_candidates, reference_time
-from tokenbox_core.compiler.metrics import Metrics, compute_metrics
+from tokenbox_core.compiler.metrics import compute_metrics
 from tokenbox_core.compiler.rank import Ranked, rank_candidates
 from tokenbox_core.compiler.refs import Reference, compress_references, dangling_references, restore_references
 from tokenbox_core.compiler.stable import cache_aware_plans
 from tokenbox_core.compiler.trace import CompilationTrace, input_hash, output_hash
 from tokenbox_core.compiler.validate import check_invariants, run_checks
-from tokenbox_core.layout import Layout
 from tokenbox_core.tokens import TokenCounter, get_counter
 
 __all__ = ["CompiledContext", "ContextCompiler"]
 
 _FIT_PASSES = 4
-
-
-@dataclass(frozen=True)
-class CompiledContext:
-    """A validated, traced context (chapter §6.4.1's ``ContextObject``).
-
-    Attributes:
-        messages: the chat messages to send (``"messages"`` output; also built for text output).
-        text: the whole context as one prompt string (headers per the config).
-        layout: the Token Box :class:`Layout` of the section bodies.
-        trace: the :class:`CompilationTrace` (``trace.to_dict()`` for JSON).
-        metrics: the §6.11.5 :class:`Metrics`.
-        pages: under ``paginate``, every page (this context is ``pages[0]``); else ``()``.
-        retrieval_pending: evidence ids deferred to a later turn (``defer_retrieval``), else ``()``.
-        shadow_price: λ of the utility allocator (§6.2.4); ``None`` for the priority allocator.
-        total_tokens: the output's exact size, counted the way it is sent.
-        allocations: elastic section id → allocated tokens.
-        marginal_utilities: elastic section id → marginal utility at its allocation (utility allocator).
-        references: the reference pointers that replaced duplicates (§6.7.3).
-        excluded: every item left out, with reason and score (also in the trace).
-        stable_messages: with ``CompilerConfig(cache_aware=...)``, how many leading
-            messages precede the turn part (static + session: what the next turn
-            repeats byte for byte unless the history's block cut moves; e.g.
-            ``cache_breakpoints(messages, stable_until=stable_messages - 1)``); else ``None``.
-        defense: with ``CompilerConfig(defense=DefensePolicy(...))``, the
-            :class:`~tokenbox_core.defense.DefenseReport` (trust levels, detections,
-            quarantines, boundaries, canary, injection surface); else ``None``.
-    """
-
-    messages: tuple[Mapping[str, Any], ...]
-    text: str
-    layout: Layout
-    trace: CompilationTrace
-    metrics: Metrics
-    total_tokens: int
-    allocations: Mapping[str, int]
-    marginal_utilities: Mapping[str, float] = field(default_factory=dict)
-    shadow_price: float | None = None
-    references: tuple[Reference, ...] = ()
-    excluded: tuple[Exclusion, ...] = ()
-    retrieval_pending: tuple[str, ...] = ()
-    pages: tuple[CompiledContext, ...] = ()
-    sections: tuple[str, ...] = ()
-    defense: Any = None
-    stable_messages: int | None = None
-
-    @property
-    def fingerprint(self) -> str:
-        """The output hash: equal for byte-identical contexts."""
-        return self.trace.output_hash
-
-    def _repr_html_(self) -> str:
-        from tokenbox_core.report.html import compiled_html
-
-        return compiled_html(self)
-
-    def to_html(self, path: str | None = None) -> str:
-        """The layout's HTML report plus the defence report (trust levels, quarantined spans) when defended."""
-        from tokenbox_core.report.html import compiled_html
-
-        return compiled_html(self, standalone=True, path=path)
-
-    def explain(self) -> str:
-        """A short human-readable account of the compile: sections, allocations, exclusions, metrics."""
-        t = self.trace
-        lines = [
-            f"compiled {self.total_tokens:,} tokens ({self.metrics.budget_utilization:.0%} of the prefill budget), "
-            f"allocator {t.allocator}, overflow policy {t.overflow_policy}"
-        ]
-        for sid, row in t.section_allocations.items():
-            lines.append(f"  {sid:<20} {row['status']:<10} used {row['used']:>7,} / allocated {row['allocated']:>7,}")
-        if t.shadow_price is not None:
-            lines.append(f"  shadow price λ = {t.shadow_price:.6g}")
-        for event in t.overflow_events:
-            lines.append(f"  overflow: {event['action']} {event['section']} ({event['detail']})")
-        if self.excluded:
-            reasons: dict[str, int] = {}
-            for e in self.excluded:
-                reasons[e.reason] = reasons.get(e.reason, 0) + 1
-            lines.append("  excluded: " + ", ".join(f"{n} {r}" for r, n in sorted(reasons.items())))
-        lines.append("  metrics: " + ", ".join(f"{k}={v:.3f}" for k, v in self.metrics.to_dict().items()))
-        return "\n".join(lines)
 
 
 class ContextCompiler:
