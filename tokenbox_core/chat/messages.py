@@ -68,6 +68,11 @@ def validate_messages(messages: Iterable[Any]) -> list[Mapping[str, Any]]:
     """The messages as a list, each checked: a mapping with a string ``role`` and a list ``tool_calls``."""
     out = list(messages)
     for i, m in enumerate(out):
+        if type(m) is dict:  # the common case in one look: a dict, a string role, no or a list of tool_calls
+            role = m.get("role")
+            calls = m.get("tool_calls")
+            if type(role) is str and role and (calls is None or type(calls) is list):
+                continue
         if type(m) is not dict and not isinstance(m, Mapping):
             raise SectionError(
                 f"message {i} is a {type(m).__name__}; messages are dicts in the OpenAI chat shape, "
