@@ -8,7 +8,6 @@ is generated once and replays are byte-identical.  The prompt, seed and cache li
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -16,7 +15,7 @@ from langchain_core.messages import HumanMessage
 
 from tokenbox_core.session import SessionStore
 from tokenbox_core.session.llm import PROMPT_VERSION, SUMMARY_PROMPT, ModelSummarizer
-from tokenbox_core.tokens import TokenCounter, content_text
+from tokenbox_core.tokens import content_text
 
 __all__ = ["ChatModelSummarizer", "deterministic_model", "model_name"]
 
@@ -37,7 +36,7 @@ def deterministic_model(model: Any, seed: int) -> Any:
     return model.model_copy(update=update) if update else model
 
 
-class ChatModelSummarizer:
+class ChatModelSummarizer(ModelSummarizer):
     """A :class:`~tokenbox_core.session.Summarizer` backed by a LangChain ``BaseChatModel``.
 
     >>> from langchain_core.language_models.fake_chat_models import FakeListChatModel
@@ -61,26 +60,10 @@ class ChatModelSummarizer:
     ) -> None:
         if not isinstance(model, BaseChatModel):
             raise TypeError(f"expected a LangChain chat model (BaseChatModel), got {type(model).__name__}")
-        self.model = model
+        self.chat_model = model
 
         def generate(prompt_text: str, seed: int) -> str:
             reply = deterministic_model(model, seed).invoke([HumanMessage(prompt_text)])
             return content_text(reply.content)
 
-        self._inner = ModelSummarizer(
-            generate, model=model_name(model), store=store, prompt=prompt, prompt_version=prompt_version
-        )
-
-    @property
-    def name(self) -> str:
-        """``llm/<model>/<prompt version>``."""
-        return self._inner.name
-
-    @property
-    def calls(self) -> int:
-        """How many times the model was called (cache misses)."""
-        return self._inner.calls
-
-    def summarize(self, messages: Sequence[Mapping[str, Any]], target_tokens: int, *, counter: TokenCounter) -> str:
-        """The cached summary of ``messages``, else the model's."""
-        return self._inner.summarize(messages, target_tokens, counter=counter)
+        super().__init__(generate, model=model_name(model), store=store, prompt=prompt, prompt_version=prompt_version)

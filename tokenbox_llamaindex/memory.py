@@ -133,6 +133,15 @@ class MemoryOverflow(ConversationOverflow, ValueError):
     )
 
 
+def unique_block_names(blocks: list[BaseMemoryBlock[Any]]) -> list[BaseMemoryBlock[Any]]:
+    """``blocks`` when their names are unique, else a ValueError naming the repeats (shared by the memories)."""
+    names = [block.name for block in blocks]
+    duplicates = sorted({name for name in names if names.count(name) > 1})
+    if duplicates:
+        raise ValueError(f"memory block names must be unique; repeated: {', '.join(duplicates)}")
+    return blocks
+
+
 class TokenBoxMemory(StrictArguments, BaseChatStoreMemory):  # type: ignore[misc]
     """Chat memory whose ``get`` returns a deterministic Token Box layout of the history.
 
@@ -195,11 +204,7 @@ class TokenBoxMemory(StrictArguments, BaseChatStoreMemory):  # type: ignore[misc
     @field_validator("memory_blocks")
     @classmethod
     def _unique_block_names(cls, blocks: list[BaseMemoryBlock[Any]]) -> list[BaseMemoryBlock[Any]]:
-        names = [block.name for block in blocks]
-        duplicates = sorted({name for name in names if names.count(name) > 1})
-        if duplicates:
-            raise ValueError(f"memory block names must be unique; repeated: {', '.join(duplicates)}")
-        return blocks
+        return unique_block_names(blocks)
 
     @classmethod
     def class_name(cls) -> str:

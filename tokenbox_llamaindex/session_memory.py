@@ -39,6 +39,7 @@ from tokenbox_core.session import (
 from tokenbox_core.session.managed import REHYDRATED_HEADER, summary_section
 from tokenbox_core.session.summarize import turn_line
 from tokenbox_llamaindex.chat_store import from_neutral, to_neutral
+from tokenbox_llamaindex.memory import unique_block_names
 
 __all__ = ["TokenBoxSessionMemory"]
 
@@ -101,11 +102,7 @@ class TokenBoxSessionMemory(BaseMemory):
     @field_validator("memory_blocks")
     @classmethod
     def _unique_names(cls, blocks: list[BaseMemoryBlock[Any]]) -> list[BaseMemoryBlock[Any]]:
-        names = [b.name for b in blocks]
-        repeated = sorted({n for n in names if names.count(n) > 1})
-        if repeated:
-            raise ValueError(f"memory block names must be unique; repeated: {', '.join(repeated)}")
-        return blocks
+        return unique_block_names(blocks)
 
     def model_post_init(self, context: Any, /) -> None:
         if self.store is None:

@@ -7,14 +7,12 @@ seed and cache live in the core (:class:`tokenbox_core.session.llm.ModelSummariz
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from typing import Any
 
 from llama_index.core.llms import LLM
 
 from tokenbox_core.session import SessionStore
 from tokenbox_core.session.llm import PROMPT_VERSION, SUMMARY_PROMPT, ModelSummarizer
-from tokenbox_core.tokens import TokenCounter
 
 __all__ = ["LLMSummarizer"]
 
@@ -25,7 +23,7 @@ def _deterministic(llm: LLM, seed: int) -> LLM:
     return llm.model_copy(update=update) if update else llm
 
 
-class LLMSummarizer:
+class LLMSummarizer(ModelSummarizer):
     """A :class:`~tokenbox_core.session.Summarizer` backed by a LlamaIndex ``LLM`` (``complete``).
 
     >>> from llama_index.core.llms import MockLLM
@@ -51,18 +49,4 @@ class LLMSummarizer:
             return str(_deterministic(llm, seed).complete(prompt_text).text)
 
         name = llm.metadata.model_name or type(llm).__name__
-        self._inner = ModelSummarizer(generate, model=name, store=store, prompt=prompt, prompt_version=prompt_version)
-
-    @property
-    def name(self) -> str:
-        """``llm/<model>/<prompt version>``."""
-        return self._inner.name
-
-    @property
-    def calls(self) -> int:
-        """How many times the LLM was called (cache misses)."""
-        return self._inner.calls
-
-    def summarize(self, messages: Sequence[Mapping[str, Any]], target_tokens: int, *, counter: TokenCounter) -> str:
-        """The cached summary of ``messages``, else the LLM's."""
-        return self._inner.summarize(messages, target_tokens, counter=counter)
+        super().__init__(generate, model=name, store=store, prompt=prompt, prompt_version=prompt_version)
