@@ -14,10 +14,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 
 import pytest
+import reference
 from hypothesis import given
 from hypothesis import strategies as st
 
-import reference
 from conftest import load_corpus
 from tokenbox_core.defense import HeuristicDetector, detection_view, sanitize_report
 from tokenbox_core.defense.lexicon import LANGUAGES
@@ -52,7 +52,7 @@ _TEXT = st.lists(
 ).map("".join)
 
 _NATIVE = [False, pytest.param(True, marks=pytest.mark.skipif(not native_available(), reason="no pyahocorasick"))]
-_DETECTORS = {native: HeuristicDetector(native=native) for native in ((False, True) if native_available() else (False,))}
+_DETECTORS = {n: HeuristicDetector(native=n) for n in ((False, True) if native_available() else (False,))}
 _REFERENCE = reference.HeuristicDetector(native=False)
 
 
@@ -81,9 +81,7 @@ def test_views_and_sanitising_equal_the_reference(text: str) -> None:
     assert detection_view(text) == reference.detection_view(text)
     ours, ref = sanitize_report(text), reference.sanitize_report(text)
     assert (ours.text, ours.normalized) == (ref.text, ref.normalized)
-    assert [(r.kind, r.count, r.offsets) for r in ours.removals] == [
-        (r.kind, r.count, r.offsets) for r in ref.removals
-    ]
+    assert [(r.kind, r.count, r.offsets) for r in ours.removals] == [(r.kind, r.count, r.offsets) for r in ref.removals]
 
 
 @pytest.mark.parametrize("native", _NATIVE, ids=["pure-python", "aho-corasick"])

@@ -15,8 +15,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol, runtime_checkable
 
-from .analyzers import decoded_blobs, exfiltration_urls, hidden_spans, rot13_candidate
 from tokenbox_core.defense.chars import CHAR_CLASSES
+
+from .analyzers import decoded_blobs, exfiltration_urls, hidden_spans, rot13_candidate
 from .homoglyphs import fold_mixed_words
 from .lexicon import find_overrides
 from .prefilter import Prefilter
