@@ -13,7 +13,7 @@ import binascii
 import codecs
 import re
 
-__all__ = ["decoded_blobs", "exfiltration_urls", "hidden_spans", "rot13_candidate"]
+__all__ = ["ROT13_KEYWORDS", "decoded_blobs", "exfiltration_urls", "hidden_spans", "rot13_candidate"]
 
 _HIDDEN = re.compile(
     r"<!--(.*?)-->"
@@ -53,6 +53,8 @@ _HEX = re.compile(r"[^0-9A-Za-z]((?:[0-9a-fA-F]{2}[ :]?){8,})(?![0-9A-Za-z])")
 _HIDDEN_GATE = ("<!--", "[//]:", "[comment]:", "style", "alt", "title", "content", "aria-label")
 _ROT13_GATE = ("vtaber", "qvfertneq", "sbetrg", "vafgehpgvbaf", "cerivbhf", "cevbe", "flfgrz", "cebzcg", "erirny",
                "ehyrf", "bireevqr", "nffvfgnag")  # fmt: skip
+ROT13_KEYWORDS: tuple[str, ...] = _ROT13_GATE
+"""Rot13'd instruction keywords: :func:`rot13_candidate` needs two of them in the lower-cased text."""
 _ROT13_KEYS = re.compile(
     r"\b(?:vtaber|qvfertneq|sbetrg|vafgehpgvbaf|cerivbhf|cevbe|flfgrz|cebzcg|erirny|ehyrf|bireevqr|nffvfgnag)\b",
     re.IGNORECASE,

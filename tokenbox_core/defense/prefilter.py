@@ -7,7 +7,9 @@ text).  :class:`Prefilter` asks them all at once: with the optional
 ``pyahocorasick`` package (``pip install "tokenbox-context[defense]"``) one
 Aho-Corasick pass reports every literal present (overlaps included), and
 the rules whose every group meets that set are the open ones (kept as bit
-masks: one bit per gate group).  Without the
+masks: one bit per gate group).  The same pass reports *probes*, literals
+the caller asks about besides the gates (the override verbs, rot13 keywords,
+the lower-case forms of the case-sensitive rules' gates), one bit each.  Without the
 package it falls back to the memoised per-literal lookups of
 :meth:`Rule.opens`.  Both paths answer exactly ``k in text`` for every
 literal, so they open the same rules and the detector's decisions do not
@@ -45,8 +47,9 @@ class Prefilter:
     ``ImportError`` naming the extra otherwise).
     """
 
-    def __init__(self, rules: Sequence[Rule], *, native: bool | None = None) -> None:
+    def __init__(self, rules: Sequence[Rule], *, native: bool | None = None, probes: Sequence[str] = ()) -> None:
         self.rules = tuple(rules)
+        self.probes = tuple(probes)
         self._gates = tuple(tuple(frozenset(group) for group in rule.gate) for rule in self.rules)
         module = _automaton_module() if native is not False else None
         if native is True and module is None:
@@ -67,6 +70,9 @@ class Prefilter:
                     bit += 1
                 needs.append(need)
             self._needs = tuple(needs)
+            self._probe_shift = bit
+            for i, literal in enumerate(self.probes):
+                masks[literal] = masks.get(literal, 0) | (1 << (bit + i))
             automaton = module.Automaton()
             for literal in sorted(masks):
                 automaton.add_word(literal, masks[literal])
@@ -84,10 +90,21 @@ class Prefilter:
         ``words`` (from :func:`~tokenbox_core.defense.rules.word_runs`) speeds the
         pure-Python path only; the automaton reads ``text`` once.
         """
+        return self.scan(text, words)[0]
+
+    def scan(self, text: str, words: str | None = None) -> tuple[list[Rule], int | None]:
+        """The open rules (as :meth:`open_rules`) and which probes occur in ``text``.
+
+        The probes come back as an int, bit ``i`` set when ``probes[i]`` is a
+        substring of ``text``, found in the same automaton pass as the gates;
+        ``None`` on the pure-Python path, which does not look for them (the
+        caller then decides without the probes, as it would without this pass).
+        """
         if self._automaton is None:
             seen: dict[str, bool] = {}
-            return [rule for rule in self.rules if rule.opens(text, seen, words)]
+            return [rule for rule in self.rules if rule.opens(text, seen, words)], None
         have = 0
         for _, mask in self._automaton.iter(text):
             have |= mask
-        return [rule for rule, need in zip(self.rules, self._needs, strict=True) if have & need == need]
+        rules = [rule for rule, need in zip(self.rules, self._needs, strict=True) if have & need == need]
+        return rules, have >> self._probe_shift

@@ -70,3 +70,28 @@ _HTMLISH = st.lists(
 def test_hidden_spans_equal_the_reference(text: str) -> None:
     """The cheap "=", "<!--", "]:" precheck never hides a comment, hidden element or attribute."""
     assert hidden_spans(text) == ref_analyzers.hidden_spans(text)
+
+
+def test_no_leet_keyword_is_spelled_with_leet_letters_alone() -> None:
+    """Every leetspeak keyword has a letter no leet digit stands for, so a leet token pairs a letter with a digit."""
+    from tokenbox_core.defense.detector import _LEET, _LEET_WORDS
+
+    images = set("013457@$".translate(_LEET))
+    assert all(set(word) - images for word in _LEET_WORDS)
+
+
+def test_case_folding_keeps_every_ascii_letter_of_lower_casing() -> None:
+    """Wherever ``lower()`` yields an ASCII letter, ``casefold()`` yields the same (rot13 keywords seen in ``low``)."""
+    differ = [
+        cp
+        for cp in range(0x110000)
+        if (c := chr(cp)).lower() != c.casefold() and any(ch.isascii() and ch.isalpha() for ch in c.lower())
+    ]
+    assert differ == []
+
+
+def test_probes_are_case_folded() -> None:
+    """Verb, rot13 and cased-gate probes are looked for in the case-folded view, so each is its own case fold."""
+    from tokenbox_core.defense.detector import _PROBES
+
+    assert all(p == p.casefold() for p in _PROBES)
