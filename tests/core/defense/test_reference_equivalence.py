@@ -95,3 +95,13 @@ def test_benchmark_mix_decisions_equal_the_reference(native: bool) -> None:
         sys.path.remove(str(bench))
     for text in mixed_text()[::2]:
         _same(text, native)
+
+
+@given(text=_TEXT)
+def test_every_gate_is_necessary(text: str) -> None:
+    """Wherever a rule's pattern matches, each of its gate groups has a member in the text."""
+    low = text.casefold()
+    for rule in RULES + CASED_RULES:
+        target = text if rule in CASED_RULES else low
+        if rule.pattern.search(target) is not None:
+            assert rule.opens(target), rule.name
