@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 __all__ = ["LANGUAGES", "QUALIFIER", "VERBS", "Override", "find_overrides"]
 
@@ -73,15 +74,34 @@ def _spaced(char: str) -> bool:
     return not (0x3000 <= ord(char) <= 0x9FFF or 0xAC00 <= ord(char) <= 0xD7AF)
 
 
-def _word(word: str) -> str:
-    head = r"(?<!\w)" if _spaced(word[0]) else ""
-    tail = r"(?!\w)" if _spaced(word[-1]) else ""
-    return f"{head}{re.escape(word)}{tail}"
-
-
 def _alt(words: set[str]) -> str:
-    # Longest first so that "ignorieren" wins over "ignore"; sorted for determinism.
-    return "|".join(_word(w) for w in sorted(words, key=lambda w: (-len(w), w)))
+    """One alternative per word, longest first so that "ignorieren" wins over "ignore"; as a prefix tree.
+
+    The plain alternation (each word escaped, ``(?<!\\w)`` before and ``(?!\\w)`` after where its
+    script is written with spaces, longest first) is slow: ``re`` tries every word at every position.
+    In the tree at most one branch follows the text and a node's longer words are tried before a
+    word ending there, so at each position the longest word that matches with its boundaries wins,
+    exactly as in the plain alternation (a property test compares the two).  The first character
+    precedes the look-behind so ``re`` can skip positions by it.
+    """
+    tree: dict[str, Any] = {}
+    for word in words:
+        node = tree
+        for ch in word:
+            node = node.setdefault(ch, {})
+        node[""] = word
+    heads = []
+    for ch, child in sorted(tree.items()):
+        head = rf"(?<!\w{re.escape(ch)})" if _spaced(ch) else ""
+        heads.append(f"{re.escape(ch)}{head}{_branches(child)}")
+    return "|".join(heads)
+
+
+def _branches(node: dict[str, Any]) -> str:
+    alts = [f"{re.escape(ch)}{_branches(child)}" for ch, child in sorted(node.items()) if ch]
+    if "" in node:
+        alts.append(r"(?!\w)" if _spaced(node[""][-1]) else "")
+    return alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
 
 
 _VERBS = sorted({v for verbs, _, _ in LANGUAGES.values() for v in verbs}, key=lambda w: (-len(w), w))

@@ -11,7 +11,9 @@ sys.path.insert(0, str(Path(__file__).parent))
 from hypothesis import given
 from hypothesis import strategies as st
 from reference import analyzers as ref_analyzers
+from reference import lexicon as ref_lexicon
 
+from tokenbox_core.defense import lexicon
 from tokenbox_core.defense.analyzers import _BASE64_RUN, _first_base64_run, decoded_blobs, hidden_spans
 from tokenbox_core.defense.chars import REMOVABLE, has_removable
 
@@ -95,3 +97,23 @@ def test_probes_are_case_folded() -> None:
     from tokenbox_core.defense.detector import _PROBES
 
     assert all(p == p.casefold() for p in _PROBES)
+
+
+_LEX_WORDS = sorted(
+    {w for table in ref_lexicon.LANGUAGES.values() for words in table for w in words}
+    | {w[:-1] for table in ref_lexicon.LANGUAGES.values() for words in table for w in words if len(w) > 2}
+)
+_LEX_TEXT = st.lists(
+    st.one_of(st.sampled_from(_LEX_WORDS), st.text(alphabet=st.sampled_from(list("aeinrst _.\n'’é中1")), max_size=4)),
+    max_size=16,
+).map("".join)
+
+
+@given(_LEX_TEXT)
+def test_prefix_tree_alternations_match_like_the_plain_ones(text: str) -> None:
+    """The prefix-tree object and qualifier patterns find the same spans as the longest-first alternations."""
+    for ours, ref in ((lexicon._OBJECT, ref_lexicon._OBJECT), (lexicon.QUALIFIER, ref_lexicon.QUALIFIER)):
+        assert [m.span() for m in ours.finditer(text)] == [m.span() for m in ref.finditer(text)]
+        for start in range(0, len(text), 5):
+            a, b = ours.search(text, start), ref.search(text, start)
+            assert (a and a.span()) == (b and b.span())
