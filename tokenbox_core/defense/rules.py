@@ -20,6 +20,8 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
+from tokenbox_core.defense.gates import ANCHORS, GATES
+
 __all__ = ["CASED_RULES", "GATES", "META", "RULES", "WORDLIKE", "Rule", "word_runs"]
 
 _S = r"[^.!?;\n]"  # one character of the same sentence
@@ -307,105 +309,11 @@ RULES: tuple[Rule, ...] = (
 )  # fmt: skip
 """Rules over the case-folded view (gated below)."""
 
-_AI_WORDS = ("ai", "a.i.", "llm", "language model", "assistant", "chatbot", "bot", "agent", "model", "gpt", "claude",
-             "gemini", "copilot")  # fmt: skip
-_VOCATIVE_VERBS = ("ignore", "disregard", "forget", "you must", "you should", "you will", "you are", "do not",
-                   "don't", "send", "forward", "reveal", "output", "print", "call", "run", "delete", "rename", "email",
-                   "post", "include", "append", "stop", "when you", "new instruction", "instruction", "approve",
-                   "grant", "rank", "rate", "recommend")  # fmt: skip
-"""What ``address_vocative`` requires after its addressee: a gate group of its own."""
-_MUST_VERBS = ("ignore", "disregard", "state", "say", "answer", "respond", "reveal", "forward", "send", "include",
-               "recommend", "tell", "insult", "append", "approve", "rank", "call", "output", "print", "delete",
-               "grant", "forget", "obey", "follow", "comply", "stop", "transfer", "disclose", "leak", "execute", "run",
-               "drop")  # fmt: skip
-"""The verbs ``model_must`` requires after "must", "should", ..."""
-_LEAK_VERBS = ("reveal", "print", "show", "output", "repeat", "display", "dump", "leak", "disclose", "share", "list",
-               "give me", "tell me", "read me", "write out", "recite", "spell out", "expose", "send", "return",
-               "summaris", "summariz")  # fmt: skip
-"""The literals of ``_LEAK_VERB``, required by every leak rule."""
 _LEAD = re.compile(r"(?:^|\n|[.!?:;,(\[]\s*|\b(?:hi|hey|hello|please),?\s+|@)$")
-GATES: dict[str, tuple[tuple[str, ...], ...]] = {
-    "chat_template_token": (("<|", "[inst", "[/inst", "<<sys", "<</sys", "_of_turn>"),),
-    "markdown_role_header": (("##",),),
-    "bare_role_line": (("system", "developer", "admin"),),
-    "bracket_role": (("[system", "[admin", "[developer"),),
-    "xml_role_tag": (("<system", "</system", "<instructions", "</instructions", "<admin", "</admin", "<developer",
-                      "</developer"),),
-    "role_label_prose": (("system", "developer"),),
-    "transcript_turns": (("assistant", "system", "human"),),
-    "json_role_system": (("role",),),
-    "boundary_marker": (("<<<",),),
-    "boundary_token": (("boundary_",),),
-    "end_of_data": (("end of", "end untrusted", "end tool"),),
-    "closing_data_tag": (("</",),),
-    "trusted_block_opening": (("begin", "start"),),
-    "real_instructions": (("real ", "actual ", "true ", "trusted ", "authoritative ", "new "),
-                          ("instructions", "policy", "directive")),
-    "previous_void": (("void", "cancel", "revoked", "obsolete", "deprecated", "null", "no longer"),),
-    "ignore_the_above": (("above",),),
-    "disable_safety": (("filter", "moderation", "guardrail", "safety", "restriction"),),
-    "new_instructions": (("new ",),),
-    "temporal_switch": (("now on", "starting now", "as of now", "ab jetzt", "a partir de", "à partir de",
-                         "d'ora in poi", "теперь ты", "从现在开始"),),
-    "persona_switch": (("you are now", "you have been"),),
-    "mode_switch": (("developer mode", "dan mode", "god mode", "admin mode", "maintenance mode", "debug mode",
-                     "jailbreak mode", "unrestricted mode", "jailbroken"),),
-    "act_as": (("act as", "pretend", "roleplay", "you are now"),),
-    "no_limits": (("no ", "without", "unrestricted", "unfiltered", "have no rules"),),
-    "leak_request": (_LEAK_VERBS, ("prompt", "system message", "instructions", "rules", "configuration", "guidelines",
-                                   "secret", "api", "password", "credential", "session token", "above",
-                                   "developer message", "hidden", "every instruction")),
-    "leak_mention": (_LEAK_VERBS, ("prompt", "hidden instructions", "secret key", "api", "password", "credential"),),
-    "address_note": (("note", "message", "instruction", "directive", "attention", "notice", "warning", "reminder",
-                      "request"), _AI_WORDS),
-    "address_salutation": (("attention", "dear", "hey", "to any", "to all", "to every"), _AI_WORDS),
-    "address_conditional": (("if", "when"), _AI_WORDS),
-    "address_processing": (("reading", "processing", "summaris", "summariz", "evaluating", "reviewing", "parsing",
-                            "analys", "analyz", "read"), _AI_WORDS),
-    "address_vocative": (_AI_WORDS, _VOCATIVE_VERBS),
-    "address_as_the": (("as the ", "as an ", "as a "), _AI_WORDS, ("you are", "you must", "you should", "you need",
-                                                                  "you will")),
-    "model_must": (_AI_WORDS, ("must", "shall", "should", "will", "needs to", "required to"), _MUST_VERBS),
-    "secrecy": (("do not", "don't", "never", "without"),),
-    "exfil_action": (("send", "forward", "email", "post", "upload", "transmit", "leak", "exfiltrate", "share"),),
-    "send_external": (("send", "forward", "email", "post", "upload", "transmit", "mail"), ("@", "http")),
-    "permission_grant": (("is now ", "are now ", "you are ", "authorised you", "authorized you", "grant "),),
-    "dangerous_tool": (("call", "invoke", "use", "run", "execute"), ("tool", "function")),
-    "dangerous_command": (("curl", "rm -rf", "transfer_funds", "delete_repository", "download"),),
-    "authority_claim": (("from the", "from openai", "from anthropic", "from admin", "from system", "i am your",
-                         "i am the", "staff", "comes from"),
-                        ("developer", "operator", "openai", "anthropic", "admin", "system", "creator", "owner",
-                         "google")),
-    "instructions_invalidated": (("void", "invalid", "outdated", "obsolete", "cancel", "revoked", "superseded",
-                                  "overridden", "suspended", "lifted", "irrelevant", "null", "no longer"),),
-    "instructions_outdated": (("void", "invalid", "outdated", "obsolete", "cancel", "revoked", "superseded",
-                               "overridden", "suspended", "lifted", "irrelevant", "null", "no longer"),),
-    "overrides_all": (("override", "supersede", "replace", "precedence over"),),
-    "exclusive_obedience": (("obey", "follow", "listen to", "take orders", "take instructions"),),
-    "instructs_you": (("instruct", "order", "command", "direct", "require"), ("i ",)),
-    "stop_being": (("stop being",),),
-    "leak_preamble": (("before", "above", "prior to", "told", "instructed", "asked", "programmed", "configured"),
-                      (*_LEAK_VERBS, "what")),
-    "money_transfer": (("transfer", "wire", "send", "pay"), ("account", "iban", "wallet")),
-    "end_line": (("end",),),
-    "bracket_instructions": (("instruction]", "instructions]"),),
-    "shouted_override": (("OVERRIDE", "DIRECTIVE", "COMMAND", "INSTRUCTION"),),
-    "dan_persona": (("DAN", "Do Anything"),),
-    "shouted_directive": (("IMPORTANT", "URGENT", "ATTENTION", "NOTICE"),),
-}  # fmt: skip
-"""Per rule, the literal gate groups (see :class:`Rule`)."""
 
 _LEADS = {"address_vocative": _LEAD}
-_ANCHORS: dict[str, tuple[str, ...]] = {
-    "address_note": ("note", "message", "instruction", "directive", "attention", "notice", "warning", "reminder",
-                     "request"),
-}  # fmt: skip
-"""Per rule, the literals every match starts with (see :meth:`Rule.finditer`), where that is faster than a scan.
-
-Not ``address_vocative``: its anchors ("ai", "model", ...) are so common in prose that matching at each
-occurrence costs as much as the scan."""
 RULES = tuple(
-    replace(r, gate=GATES[r.name], lead=_LEADS.get(r.name, r.lead), anchors=_ANCHORS.get(r.name, ())) for r in RULES
+    replace(r, gate=GATES[r.name], lead=_LEADS.get(r.name, r.lead), anchors=ANCHORS.get(r.name, ())) for r in RULES
 )
 
 CASED_RULES: tuple[Rule, ...] = (

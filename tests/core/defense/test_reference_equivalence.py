@@ -25,7 +25,7 @@ from tokenbox_core.defense.prefilter import native_available
 from tokenbox_core.defense.rules import CASED_RULES, RULES
 
 _SETS = ("attacks", "benign", "holdout_attacks", "holdout_benign", "heldout2_attacks", "heldout2_benign")
-_LITERALS = sorted({k for r in RULES + CASED_RULES for g in r.gate for k in g})
+_LITERALS = sorted({k for r in RULES + CASED_RULES for g in r.gate for k in g} | {a for r in RULES for a in r.anchors})
 _LEXICON = sorted({w for table in LANGUAGES.values() for words in table for w in words})
 _CORPUS_BITS = sorted({row["text"][i : i + 60] for name in _SETS for row in load_corpus(name) for i in (0, 40)})
 _BITS = [
@@ -105,3 +105,12 @@ def test_every_gate_is_necessary(text: str) -> None:
         target = text if rule in CASED_RULES else low
         if rule.pattern.search(target) is not None:
             assert rule.opens(target), rule.name
+
+
+@given(text=_TEXT)
+def test_anchored_matching_equals_a_full_scan(text: str) -> None:
+    """For every anchored rule, matching where an anchor occurs yields exactly the spans of ``finditer``."""
+    low = text.casefold()
+    for rule in RULES:
+        if rule.anchors:
+            assert [m.span() for m in rule.finditer(low)] == [m.span() for m in rule.pattern.finditer(low)], rule.name
