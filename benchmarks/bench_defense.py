@@ -12,7 +12,7 @@ given in wall-clock and in CPU time (``time.process_time``), the latter being st
 other processes compete for the cores.
 
 The detector's rule prefilter runs natively (Aho-Corasick, the ``defense`` extra) when
-``pyahocorasick`` is installed; the pure-Python fallback is timed in the same run for
+``ahocorasick-rs`` is installed; the pure-Python fallback is timed in the same run for
 comparison (both give identical decisions).
 """
 
@@ -134,7 +134,7 @@ def main(runs: int = 7) -> None:
     ratios = [a / b for a, b in zip(ours, floor, strict=True)]
     print(
         f"python {sys.version.split()[0]}; {len(parts)} inputs, {total_bytes:,} bytes; {flagged} inputs flagged; "
-        f"native prefilter: {'yes' if native_available() else 'no (pyahocorasick missing)'}"
+        f"native prefilter: {'yes' if native_available() else 'no (ahocorasick-rs missing)'}"
     )
     print(f"{'':<28}{'median s':>10}{'min s':>10}{'max s':>10}")
     rows = (

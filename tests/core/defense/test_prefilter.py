@@ -27,7 +27,7 @@ _TEXT = st.lists(
     max_size=30,
 ).map("".join)
 
-needs_native = pytest.mark.skipif(not native_available(), reason="pyahocorasick (the defense extra) not installed")
+needs_native = pytest.mark.skipif(not native_available(), reason="ahocorasick-rs (the defense extra) not installed")
 
 
 @needs_native
@@ -57,7 +57,7 @@ def test_prefilter_paths_are_chosen_as_asked() -> None:
 
 
 def test_native_required_without_the_package_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
-    """``native=True`` without pyahocorasick raises an ImportError naming the extra; the default falls back."""
+    """``native=True`` without ahocorasick-rs raises an ImportError naming the extra; the default falls back."""
     monkeypatch.setattr(prefilter_module, "_automaton_module", lambda: None)
     with pytest.raises(ImportError, match=r"tokenbox-context\[defense\]"):
         Prefilter(RULES, native=True)

@@ -51,7 +51,7 @@ _TEXT = st.lists(
     max_size=40,
 ).map("".join)
 
-_NATIVE = [False, pytest.param(True, marks=pytest.mark.skipif(not native_available(), reason="no pyahocorasick"))]
+_NATIVE = [False, pytest.param(True, marks=pytest.mark.skipif(not native_available(), reason="no ahocorasick-rs"))]
 _DETECTORS = {n: HeuristicDetector(native=n) for n in ((False, True) if native_available() else (False,))}
 _REFERENCE = reference.HeuristicDetector(native=False)
 
