@@ -260,19 +260,19 @@ class HeuristicDetector:
         if self._rules.native:
             # One automaton pass: the open rules and which override verbs, rot13 keywords and
             # lower-case forms of the cased gates occur; no per-text word list.
-            rules, probes = self._rules.scan(low)
+            rules, probes, starts = self._rules.scan(low)
             assert probes is not None
             verbs = [v for i, v in enumerate(VERBS) if probes >> i & 1] if probes & _VERB_BITS else []
             overrides = find_overrides(low, verbs=verbs) if verbs else []
         else:
             runs = set(_WORD_RUN.findall(low))
             overrides = find_overrides(low, runs)
-            rules, probes = self._rules.scan(low, word_runs(runs))
+            rules, probes, starts = self._rules.scan(low, word_runs(runs))
         for o in overrides[:_PER_RULE]:
             weight = 0.6 if o.strong else (0.35 if o.text.isascii() else 0.5)
             findings.append(Finding("override_phrase", "override", discounted(True, o.start, weight),
                                     _snippet(o.text), o.start))  # fmt: skip
-        findings.extend(self._apply(rules, low, discounted))
+        findings.extend(self._apply(rules, low, discounted, starts))
         if probes is None or probes & _CASED_BITS:
             findings.extend(self._apply(self._cased.open_rules(view), view, discounted))
         for offset, url, weight in exfiltration_urls(view):
@@ -306,11 +306,13 @@ class HeuristicDetector:
         return findings
 
     @staticmethod
-    def _apply(rules: Sequence[Rule], text: str, discounted: _Discounter) -> list[Finding]:
+    def _apply(
+        rules: Sequence[Rule], text: str, discounted: _Discounter, starts: Sequence[list[int] | None] | None = None
+    ) -> list[Finding]:
         out: list[Finding] = []
-        for rule in rules:
+        for n, rule in enumerate(rules):
             k = 0
-            for m in rule.finditer(text):
+            for m in rule.finditer(text, starts[n] if starts is not None else None):
                 if k >= _PER_RULE:
                     break
                 start = m.start()

@@ -74,8 +74,16 @@ class Prefilter:
             self._probe_shift = bit
             for i, literal in enumerate(self.probes):
                 masks[literal] = masks.get(literal, 0) | (1 << (bit + i))
+            for rule in self.rules:
+                for anchor in rule.anchors:
+                    masks.setdefault(anchor, 0)
             literals = sorted(masks)
             self._masks = tuple(masks[literal] for literal in literals)
+            # Per literal, the rules it anchors (positions in ``self.rules``): their match starts come
+            # from this pass too, so :meth:`Rule.finditer` needs no search of its own.
+            self._anchored_by = tuple(
+                tuple(r for r, rule in enumerate(self.rules) if literal in rule.anchors) for literal in literals
+            )
             # A DFA: a few hundred literals make a small one, and it reads a text several times faster
             # than the default (NFA) form.  Standard match semantics, so overlapping matches are reported.
             self._automaton = module.AhoCorasick(literals, implementation=module.Implementation.DFA)
@@ -93,20 +101,35 @@ class Prefilter:
         """
         return self.scan(text, words)[0]
 
-    def scan(self, text: str, words: str | None = None) -> tuple[list[Rule], int | None]:
-        """The open rules (as :meth:`open_rules`) and which probes occur in ``text``.
+    def scan(self, text: str, words: str | None = None) -> tuple[list[Rule], int | None, list[list[int] | None] | None]:
+        """The open rules (as :meth:`open_rules`), which probes occur in ``text``, and anchor positions.
 
         The probes come back as an int, bit ``i`` set when ``probes[i]`` is a
-        substring of ``text``, found in the same automaton pass as the gates;
-        ``None`` on the pure-Python path, which does not look for them (the
-        caller then decides without the probes, as it would without this pass).
+        substring of ``text``, found in the same automaton pass as the gates.
+        The third item holds, for each open rule, where its anchors occur (every
+        occurrence, overlapping ones included; ``None`` for a rule without
+        anchors), to be passed to :meth:`Rule.finditer`.  The pure-Python path
+        looks for neither and returns ``None`` for both (the caller then
+        decides without them, as it would without this pass).
         """
         if self._automaton is None:
             seen: dict[str, bool] = {}
-            return [rule for rule in self.rules if rule.opens(text, seen, words)], None
+            return [rule for rule in self.rules if rule.opens(text, seen, words)], None, None
         have = 0
         masks = self._masks
-        for index, _, _ in self._automaton.find_matches_as_indexes(text, overlapping=True):
+        anchored_by = self._anchored_by
+        found: dict[int, list[int]] = {}
+        for index, start, _ in self._automaton.find_matches_as_indexes(text, overlapping=True):
             have |= masks[index]
-        rules = [rule for rule, need in zip(self.rules, self._needs, strict=True) if have & need == need]
-        return rules, have >> self._probe_shift
+            for r in anchored_by[index]:
+                if r in found:
+                    found[r].append(start)
+                else:
+                    found[r] = [start]
+        rules: list[Rule] = []
+        starts: list[list[int] | None] = []
+        for r, (rule, need) in enumerate(zip(self.rules, self._needs, strict=True)):
+            if have & need == need:
+                rules.append(rule)
+                starts.append(found.get(r, []) if rule.anchors else None)
+        return rules, have >> self._probe_shift, starts

@@ -17,7 +17,7 @@ signals (a role label, "from now on", "your new task") need company.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 
 from tokenbox_core.defense.gates import ANCHORS, GATES
@@ -80,24 +80,28 @@ class Rule:
     lead: re.Pattern[str] | None = None
     anchors: tuple[str, ...] = ()
 
-    def finditer(self, text: str) -> Iterator[re.Match[str]]:
+    def finditer(self, text: str, starts: Iterable[int] | None = None) -> Iterator[re.Match[str]]:
         """The matches of ``pattern.finditer(text)``, found by matching only at anchor occurrences.
 
         A match starts at an anchor, so trying ``pattern.match`` at each anchor
         position after the previous match's end yields the same non-overlapping,
         leftmost matches as a full scan (a hypothesis property pins that).
+        ``starts``, when given, are every position where an anchor occurs (from
+        the prefilter's pass); otherwise they are looked up here.
         """
         if not self.anchors:
             yield from self.pattern.finditer(text)
             return
-        starts: set[int] = set()
-        for anchor in self.anchors:
-            i = text.find(anchor)
-            while i >= 0:
-                starts.add(i)
-                i = text.find(anchor, i + 1)
+        if starts is None:
+            found: list[int] = []
+            for anchor in self.anchors:
+                i = text.find(anchor)
+                while i >= 0:
+                    found.append(i)
+                    i = text.find(anchor, i + 1)
+            starts = found
         end = 0
-        for start in sorted(starts):
+        for start in sorted(set(starts)):
             if start < end:
                 continue
             m = self.pattern.match(text, start)

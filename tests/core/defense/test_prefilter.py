@@ -96,3 +96,18 @@ def test_anchored_matching_equals_a_full_scan(text: str) -> None:
     assert anchored
     for rule in anchored:
         assert [m.span() for m in rule.finditer(text)] == [m.span() for m in rule.pattern.finditer(text)], rule.name
+
+
+@needs_native
+@given(_TEXT)
+def test_native_anchor_positions_are_every_occurrence(text: str) -> None:
+    """The automaton's anchor positions for an open rule are exactly where its anchors occur (overlaps included)."""
+    rules, _, starts = Prefilter(RULES, native=True).scan(text)
+    assert starts is not None and len(starts) == len(rules)
+    for rule, found in zip(rules, starts, strict=True):
+        if not rule.anchors:
+            assert found is None
+            continue
+        assert found is not None
+        expected = {i for a in rule.anchors for i in range(len(text)) if text.startswith(a, i)}
+        assert set(found) == expected, rule.name
