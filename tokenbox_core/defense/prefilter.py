@@ -20,12 +20,16 @@ depend on which one runs (a hypothesis property pins that).
 from __future__ import annotations
 
 import importlib
+import operator
 from collections.abc import Sequence
 from typing import Any
 
 from tokenbox_core.defense.rules import Rule
 
 __all__ = ["Prefilter", "native_available"]
+
+_LITERAL = operator.itemgetter(0)
+"""The literal index of an automaton match ``(index, start, end)``."""
 
 
 def _automaton_module() -> Any | None:
@@ -79,11 +83,10 @@ class Prefilter:
                     masks.setdefault(anchor, 0)
             literals = sorted(masks)
             self._masks = tuple(masks[literal] for literal in literals)
-            # Per literal, the rules it anchors (positions in ``self.rules``): their match starts come
-            # from this pass too, so :meth:`Rule.finditer` needs no search of its own.
-            self._anchored_by = tuple(
-                tuple(r for r, rule in enumerate(self.rules) if literal in rule.anchors) for literal in literals
-            )
+            # Per rule, the indexes of its anchor literals: their match starts come from this pass too,
+            # so :meth:`Rule.finditer` needs no search of its own.
+            index = {literal: i for i, literal in enumerate(literals)}
+            self._anchor_indexes = tuple(frozenset(index[a] for a in rule.anchors) for rule in self.rules)
             # A DFA: a few hundred literals make a small one, and it reads a text several times faster
             # than the default (NFA) form.  Standard match semantics, so overlapping matches are reported.
             self._automaton = module.AhoCorasick(literals, implementation=module.Implementation.DFA)
@@ -115,21 +118,23 @@ class Prefilter:
         if self._automaton is None:
             seen: dict[str, bool] = {}
             return [rule for rule in self.rules if rule.opens(text, seen, words)], None, None
+        hits = self._automaton.find_matches_as_indexes(text, overlapping=True)
+        present = set(map(_LITERAL, hits))
         have = 0
         masks = self._masks
-        anchored_by = self._anchored_by
-        found: dict[int, list[int]] = {}
-        for index, start, _ in self._automaton.find_matches_as_indexes(text, overlapping=True):
-            have |= masks[index]
-            for r in anchored_by[index]:
-                if r in found:
-                    found[r].append(start)
-                else:
-                    found[r] = [start]
-        rules: list[Rule] = []
-        starts: list[list[int] | None] = []
-        for r, (rule, need) in enumerate(zip(self.rules, self._needs, strict=True)):
-            if have & need == need:
-                rules.append(rule)
-                starts.append(found.get(r, []) if rule.anchors else None)
+        for i in present:
+            have |= masks[i]
+        opened = [r for r, need in enumerate(self._needs) if have & need == need]
+        # Positions only of the anchors of open rules that occur: one pass over the hits, when any.
+        wanted = set().union(*(self._anchor_indexes[r] for r in opened)) & present
+        at: dict[int, list[int]] = {i: [] for i in wanted}
+        if wanted:
+            for i, start, _ in hits:
+                if i in wanted:
+                    at[i].append(start)
+        rules = [self.rules[r] for r in opened]
+        starts: list[list[int] | None] = [
+            [s for i in self._anchor_indexes[r] & wanted for s in at[i]] if self.rules[r].anchors else None
+            for r in opened
+        ]
         return rules, have >> self._probe_shift, starts
