@@ -262,7 +262,7 @@ class HeuristicDetector:
             # lower-case forms of the cased gates occur; no per-text word list.
             rules, probes, starts = self._rules.scan(low)
             assert probes is not None
-            verbs = [v for i, v in enumerate(VERBS) if probes >> i & 1] if probes & _VERB_BITS else []
+            verbs = _set_bits(probes & _VERB_BITS, VERBS)
             overrides = find_overrides(low, verbs=verbs) if verbs else []
         else:
             runs = set(_WORD_RUN.findall(low))
@@ -275,7 +275,8 @@ class HeuristicDetector:
         findings.extend(self._apply(rules, low, discounted, starts))
         if probes is None or probes & _CASED_BITS:
             findings.extend(self._apply(self._cased.open_rules(view), view, discounted))
-        for offset, url, weight in exfiltration_urls(view):
+        # exfiltration_urls looks for "http" in ``view.lower()``; any there is in ``low`` too.
+        for offset, url, weight in exfiltration_urls(view) if "http" in low else ():
             findings.append(Finding("exfiltration_url", "exfil_url", weight, _snippet(url), offset))
         if depth >= self.max_depth:
             return findings
@@ -331,6 +332,16 @@ def _may_hold_leet(low: str) -> bool:
     if "@" in low or "$" in low:
         return True
     return any(d in low for d in "013457") and _LEET_PAIR.search(low) is not None
+
+
+def _set_bits(bits: int, names: Sequence[str]) -> list[str]:
+    """``names[i]`` for every bit ``i`` set in ``bits``, in index order."""
+    out: list[str] = []
+    while bits:
+        lowest = bits & -bits
+        out.append(names[lowest.bit_length() - 1])
+        bits ^= lowest
+    return out
 
 
 def _leet_candidate(low: str, runs: set[str]) -> str | None:
