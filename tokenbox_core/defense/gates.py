@@ -17,6 +17,9 @@ __all__ = ["ANCHORS", "GATES"]
 
 _AI_WORDS = ("ai", "a.i.", "llm", "language model", "assistant", "chatbot", "bot", "agent", "model", "gpt", "claude",
              "gemini", "copilot")  # fmt: skip
+_AI_STARTS = ("ai", "a.i.", "llm", "language model", "assistant", "chatbot", "chatgpt", "bot", "agent", "model",
+              "gpt", "claude", "gemini", "copilot", "automated agent")  # fmt: skip
+"""The literals an addressee (``_AI`` in the rules) starts with: anchors."""
 _VOCATIVE_VERBS = ("ignore", "disregard", "forget", "you must", "you should", "you will", "you are", "do not",
                    "don't", "send", "forward", "reveal", "output", "print", "call", "run", "delete", "rename", "email",
                    "post", "include", "append", "stop", "when you", "new instruction", "instruction", "approve",
@@ -133,6 +136,10 @@ ANCHORS: dict[str, tuple[str, ...]] = {
     "address_salutation": ("attention", "dear", "hey", "to any", "to all", "to every"),
     "address_conditional": ("if", "when"),
     "address_as_the": ("as the ", "as a"),
+    "address_processing": _AI_STARTS,
+    "address_vocative": _AI_STARTS,
+    "model_must": ("the ", "any ", "every ", "all ", *_AI_STARTS),
+    "permission_grant": ("the ", "you are ", "has ", "have ", "grant ", *_AI_STARTS),
     "instructions_invalidated": ("your",),
     "instructions_outdated": ("earlier", "previous", "prior", "original", "initial", "old", "existing", "developer",
                               "system"),
@@ -152,5 +159,4 @@ ANCHORS: dict[str, tuple[str, ...]] = {
 }  # fmt: skip
 """Per rule, the literals every match starts with (see :meth:`Rule.finditer`), where that is faster than a scan.
 
-Not the rules that start at a line start (``^``) or with an addressee ("ai", "model", "the model", ...):
-such anchors are so common in prose that matching at each occurrence costs as much as the scan."""
+Not the rules that start at a line start (``^``), which no literal marks."""
