@@ -26,7 +26,7 @@ from tokenbox_core.defense.chars import CHAR_CLASSES
 from tokenbox_core.defense.homoglyphs import fold_mixed_words
 from tokenbox_core.defense.lexicon import VERBS, find_overrides
 from tokenbox_core.defense.prefilter import Prefilter
-from tokenbox_core.defense.rules import CASED_RULES, META, RULES, Rule, word_runs
+from tokenbox_core.defense.rules import CASED_RULES, META, META_LITERALS, RULES, Rule, word_runs
 from tokenbox_core.defense.sanitize import detection_view
 
 __all__ = ["CompositeDetector", "Detection", "Finding", "HeuristicDetector", "InjectionDetector", "combine"]
@@ -53,11 +53,12 @@ _LEET_WORDS = frozenset({
 _LEET_PAIR = re.compile("[a-z][013457]|[013457][a-z]")
 """A letter next to a leet digit: every leetspeak keyword token without ``@``/``$`` holds one (a test pins it)."""
 _CASED_PROBES = tuple(sorted({k.lower() for rule in CASED_RULES for group in rule.gate for k in group}))
-_PROBES = VERBS + ROT13_KEYWORDS + _CASED_PROBES
+_PROBES = VERBS + ROT13_KEYWORDS + _CASED_PROBES + META_LITERALS
 """Literals the rule automaton also reports (see :meth:`Prefilter.scan`), as bit ranges below."""
 _VERB_BITS = (1 << len(VERBS)) - 1
 _ROT13_BITS = ((1 << len(ROT13_KEYWORDS)) - 1) << len(VERBS)
 _CASED_BITS = ((1 << len(_CASED_PROBES)) - 1) << (len(VERBS) + len(ROT13_KEYWORDS))
+_META_BITS = ((1 << len(META_LITERALS)) - 1) << (len(VERBS) + len(ROT13_KEYWORDS) + len(_CASED_PROBES))
 
 
 @dataclass(frozen=True)
@@ -262,6 +263,8 @@ class HeuristicDetector:
             # lower-case forms of the cased gates occur; no per-text word list.
             rules, probes, starts = self._rules.scan(low)
             assert probes is not None
+            if not probes & _META_BITS:
+                discounted.discusses = False  # no literal a discussion of attacks needs
             verbs = _set_bits(probes & _VERB_BITS, VERBS)
             overrides = find_overrides(low, verbs=verbs) if verbs else []
         else:

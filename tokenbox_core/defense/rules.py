@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 
 from tokenbox_core.defense.gates import ANCHORS, GATES
 
-__all__ = ["CASED_RULES", "GATES", "META", "RULES", "WORDLIKE", "Rule", "word_runs"]
+__all__ = ["CASED_RULES", "GATES", "META", "META_LITERALS", "RULES", "WORDLIKE", "Rule", "word_runs"]
 
 _S = r"[^.!?;\n]"  # one character of the same sentence
 _AI = (
@@ -338,6 +338,12 @@ META = re.compile(
     r"\bfor example\b|\be\.g\.|\bphrases? like\b|\bleakage\b|\bguardrail\b"
 )
 """Signs that a text discusses attacks rather than performing one."""
+META_LITERALS: tuple[str, ...] = (
+    "prompt injection", "jailbreak", "red-team", "red team", "pen-test", "pentest", "payload", "cve-", "owasp",
+    "researchers", "threat model", "advisory", "mitigation", "incident report", "the paper", "detector", "such as",
+    "for example", "e.g.", "phrase", "leakage", "guardrail",
+)  # fmt: skip
+"""A literal every :data:`META` match contains: without one, the text does not discuss attacks."""
 
 _WORD_RUN = re.compile(r"\w+")
 WORDLIKE: frozenset[str] = frozenset(

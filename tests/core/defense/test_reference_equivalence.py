@@ -22,10 +22,14 @@ from conftest import load_corpus
 from tokenbox_core.defense import HeuristicDetector, detection_view, sanitize_report
 from tokenbox_core.defense.lexicon import LANGUAGES
 from tokenbox_core.defense.prefilter import native_available
-from tokenbox_core.defense.rules import CASED_RULES, RULES
+from tokenbox_core.defense.rules import CASED_RULES, META, META_LITERALS, RULES
 
 _SETS = ("attacks", "benign", "holdout_attacks", "holdout_benign", "heldout2_attacks", "heldout2_benign")
-_LITERALS = sorted({k for r in RULES + CASED_RULES for g in r.gate for k in g} | {a for r in RULES for a in r.anchors})
+_LITERALS = sorted(
+    {k for r in RULES + CASED_RULES for g in r.gate for k in g}
+    | {a for r in RULES for a in r.anchors}
+    | set(META_LITERALS)
+)
 _LEXICON = sorted({w for table in LANGUAGES.values() for words in table for w in words})
 _CORPUS_BITS = sorted({row["text"][i : i + 60] for name in _SETS for row in load_corpus(name) for i in (0, 40)})
 _BITS = [
@@ -105,6 +109,8 @@ def test_every_gate_is_necessary(text: str) -> None:
         target = text if rule in CASED_RULES else low
         if rule.pattern.search(target) is not None:
             assert rule.opens(target), rule.name
+    if META.search(low) is not None:
+        assert any(k in low for k in META_LITERALS)
 
 
 @given(text=_TEXT)
