@@ -13,7 +13,8 @@ other processes compete for the cores.
 
 The detector's rule prefilter runs natively (Aho-Corasick, the ``defense`` extra) when
 ``ahocorasick-rs`` is installed; the pure-Python fallback is timed in the same run for
-comparison (both give identical decisions).
+comparison (both give identical decisions), and so is the detector as it was before the round-2
+speed work (the reference copy in ``tests/core/defense/reference``, same decisions by property).
 
 ``--stages`` prints where the time goes instead: CPU time per MB of each stage of the detector
 (each stage function wrapped with a timer, so the total is somewhat inflated), for the shipped
@@ -112,6 +113,15 @@ def main(runs: int = 7) -> None:
             sanitize(p)
             pure.detect(p, "tool")
 
+    sys.path.insert(0, str(ROOT / "tests" / "core" / "defense"))
+    reference = importlib.import_module("reference")  # the detector before the round-2 speed work
+    before = reference.HeuristicDetector()
+
+    def defence_before() -> None:
+        for p in parts:
+            reference.sanitize_report(p)
+            before.detect(p, "tool")
+
     def sanitise_only() -> None:
         for p in parts:
             sanitize(p)
@@ -126,10 +136,17 @@ def main(runs: int = 7) -> None:
     floor: list[float] = []
     clean: list[float] = []
     slow: list[float] = []
-    cpu: dict[str, list[float]] = {"defence": [], "tiktoken": [], "pure": []}
-    names = {defence: "defence", tiktoken_pass: "tiktoken", defence_pure: "pure"}
+    old: list[float] = []
+    cpu: dict[str, list[float]] = {"defence": [], "tiktoken": [], "pure": [], "before": []}
+    names = {defence: "defence", tiktoken_pass: "tiktoken", defence_pure: "pure", defence_before: "before"}
     for _ in range(runs):
-        for fn, out in ((defence, ours), (tiktoken_pass, floor), (sanitise_only, clean), (defence_pure, slow)):
+        for fn, out in (
+            (defence, ours),
+            (tiktoken_pass, floor),
+            (sanitise_only, clean),
+            (defence_pure, slow),
+            (defence_before, old),
+        ):
             gc.collect()
             c0 = time.process_time()
             t0 = time.perf_counter()
@@ -147,6 +164,7 @@ def main(runs: int = 7) -> None:
         ("sanitize + detect", ours),
         ("  same, pure-Python gates", slow),
         ("sanitize alone", clean),
+        ("  before (reference)", old),
         ("tiktoken o200k encode", floor),
     )
     for name, xs in rows:
@@ -164,6 +182,17 @@ def main(runs: int = 7) -> None:
     print(
         f"ratio in CPU time with the pure-Python gate fallback: median {statistics.median(pure_ratios):.2f}x, "
         f"spread {min(pure_ratios):.2f}x-{max(pure_ratios):.2f}x"
+    )
+    before_ratios = [a / b for a, b in zip(cpu["before"], cpu["tiktoken"], strict=True)]
+    print(
+        f"ratio in CPU time of the detector before the speed work (tests/core/defense/reference, prefilter "
+        f"{'pyahocorasick' if before._rules.native else 'pure Python: pyahocorasick missing'}): median "
+        f"{statistics.median(before_ratios):.2f}x, spread {min(before_ratios):.2f}x-{max(before_ratios):.2f}x"
+    )
+    speedup = [a / b for a, b in zip(cpu["before"], cpu["defence"], strict=True)]
+    print(
+        f"speed-up over the reference, CPU time: median {statistics.median(speedup):.2f}x, "
+        f"spread {min(speedup):.2f}x-{max(speedup):.2f}x"
     )
     alone = [a / b for a, b in zip(clean, floor, strict=True)]
     print(
