@@ -334,7 +334,8 @@ def _may_hold_leet(low: str) -> bool:
     """False when no token of ``low`` can be a leetspeak keyword (no ``@``/``$``, no letter beside a leet digit)."""
     if "@" in low or "$" in low:
         return True
-    return any(d in low for d in "013457") and _LEET_PAIR.search(low) is not None
+    digit = "0" in low or "1" in low or "3" in low or "4" in low or "5" in low or "7" in low
+    return digit and _LEET_PAIR.search(low) is not None
 
 
 def _set_bits(bits: int, names: Sequence[str]) -> list[str]:

@@ -87,6 +87,11 @@ class Prefilter:
             # so :meth:`Rule.finditer` needs no search of its own.
             index = {literal: i for i, literal in enumerate(literals)}
             self._anchor_indexes = tuple(frozenset(index[a] for a in rule.anchors) for rule in self.rules)
+            # Per literal, the rules one of whose gate groups holds it: only those can open.
+            self._rules_of = tuple(
+                frozenset(r for r, gates in enumerate(self._gates) if any(literal in g for g in gates))
+                for literal in literals
+            )
             # A DFA: a few hundred literals make a small one, and it reads a text several times faster
             # than the default (NFA) form.  Standard match semantics, so overlapping matches are reported.
             self._automaton = module.AhoCorasick(literals, implementation=module.Implementation.DFA)
@@ -124,7 +129,9 @@ class Prefilter:
         masks = self._masks
         for i in present:
             have |= masks[i]
-        opened = [r for r, need in enumerate(self._needs) if have & need == need]
+        needs = self._needs
+        candidates = set().union(*map(self._rules_of.__getitem__, present))
+        opened = sorted(r for r in candidates if have & needs[r] == needs[r])
         # Positions only of the anchors of open rules that occur: one pass over the hits, when any.
         wanted = set().union(*(self._anchor_indexes[r] for r in opened)) & present
         at: dict[int, list[int]] = {i: [] for i in wanted}
