@@ -124,6 +124,8 @@ class Prefilter:
             seen: dict[str, bool] = {}
             return [rule for rule in self.rules if rule.opens(text, seen, words)], None, None
         hits = self._automaton.find_matches_as_indexes(text, overlapping=True)
+        if not hits:
+            return [], 0, []
         present = set(map(_LITERAL, hits))
         have = 0
         masks = self._masks
