@@ -12,14 +12,21 @@ given in wall-clock and in CPU time (``time.process_time``), the latter being st
 other processes compete for the cores.
 
 The detector's rule prefilter runs natively (Aho-Corasick, the ``defense`` extra) when
-``pyahocorasick`` is installed; the pure-Python fallback is timed in the same run for
-comparison (both give identical decisions).
+``ahocorasick-rs`` is installed; the pure-Python fallback is timed in the same run for
+comparison (both give identical decisions), and so is the detector as it was before the round-2
+speed work (the reference copy in ``tests/core/defense/reference``, same decisions by property).
+
+``--stages`` prints where the time goes instead: CPU time per MB of each stage of the detector
+(each stage function wrapped with a timer, so the total is somewhat inflated), for the shipped
+detector and for the pre-speed-work reference kept in ``tests/core/defense/reference``.
 """
 
 from __future__ import annotations
 
 import base64
+import collections
 import gc
+import importlib
 import json
 import random
 import statistics
@@ -106,6 +113,15 @@ def main(runs: int = 7) -> None:
             sanitize(p)
             pure.detect(p, "tool")
 
+    sys.path.insert(0, str(ROOT / "tests" / "core" / "defense"))
+    reference = importlib.import_module("reference")  # the detector before the round-2 speed work
+    before = reference.HeuristicDetector()
+
+    def defence_before() -> None:
+        for p in parts:
+            reference.sanitize_report(p)
+            before.detect(p, "tool")
+
     def sanitise_only() -> None:
         for p in parts:
             sanitize(p)
@@ -120,10 +136,17 @@ def main(runs: int = 7) -> None:
     floor: list[float] = []
     clean: list[float] = []
     slow: list[float] = []
-    cpu: dict[str, list[float]] = {"defence": [], "tiktoken": [], "pure": []}
-    names = {defence: "defence", tiktoken_pass: "tiktoken", defence_pure: "pure"}
+    old: list[float] = []
+    cpu: dict[str, list[float]] = {"defence": [], "tiktoken": [], "pure": [], "before": []}
+    names = {defence: "defence", tiktoken_pass: "tiktoken", defence_pure: "pure", defence_before: "before"}
     for _ in range(runs):
-        for fn, out in ((defence, ours), (tiktoken_pass, floor), (sanitise_only, clean), (defence_pure, slow)):
+        for fn, out in (
+            (defence, ours),
+            (tiktoken_pass, floor),
+            (sanitise_only, clean),
+            (defence_pure, slow),
+            (defence_before, old),
+        ):
             gc.collect()
             c0 = time.process_time()
             t0 = time.perf_counter()
@@ -134,13 +157,14 @@ def main(runs: int = 7) -> None:
     ratios = [a / b for a, b in zip(ours, floor, strict=True)]
     print(
         f"python {sys.version.split()[0]}; {len(parts)} inputs, {total_bytes:,} bytes; {flagged} inputs flagged; "
-        f"native prefilter: {'yes' if native_available() else 'no (pyahocorasick missing)'}"
+        f"native prefilter: {'yes' if native_available() else 'no (ahocorasick-rs missing)'}"
     )
     print(f"{'':<28}{'median s':>10}{'min s':>10}{'max s':>10}")
     rows = (
         ("sanitize + detect", ours),
         ("  same, pure-Python gates", slow),
         ("sanitize alone", clean),
+        ("  before (reference)", old),
         ("tiktoken o200k encode", floor),
     )
     for name, xs in rows:
@@ -159,6 +183,17 @@ def main(runs: int = 7) -> None:
         f"ratio in CPU time with the pure-Python gate fallback: median {statistics.median(pure_ratios):.2f}x, "
         f"spread {min(pure_ratios):.2f}x-{max(pure_ratios):.2f}x"
     )
+    before_ratios = [a / b for a, b in zip(cpu["before"], cpu["tiktoken"], strict=True)]
+    print(
+        f"ratio in CPU time of the detector before the speed work (tests/core/defense/reference, prefilter "
+        f"{'pyahocorasick' if before._rules.native else 'pure Python: pyahocorasick missing'}): median "
+        f"{statistics.median(before_ratios):.2f}x, spread {min(before_ratios):.2f}x-{max(before_ratios):.2f}x"
+    )
+    speedup = [a / b for a, b in zip(cpu["before"], cpu["defence"], strict=True)]
+    print(
+        f"speed-up over the reference, CPU time: median {statistics.median(speedup):.2f}x, "
+        f"spread {min(speedup):.2f}x-{max(speedup):.2f}x"
+    )
     alone = [a / b for a, b in zip(clean, floor, strict=True)]
     print(
         f"ratio sanitize alone / tiktoken: median {statistics.median(alone):.2f}x, "
@@ -166,5 +201,84 @@ def main(runs: int = 7) -> None:
     )
 
 
+_STAGES = ("detection_view", "fold_mixed_words", "find_overrides", "exfiltration_urls", "hidden_spans",
+           "decoded_blobs", "_may_hold_leet", "_leet_candidate", "rot13_candidate")  # fmt: skip
+
+
+def stages(package: str, runs: int = 3) -> dict[str, float]:
+    """CPU milliseconds per MB of each detector stage of ``package`` (``tokenbox_core.defense`` or the reference)."""
+    detector_module = importlib.import_module(f"{package}.detector")
+    prefilter_module = importlib.import_module(f"{package}.prefilter")
+    sanitize_module = importlib.import_module(f"{package}.sanitize")
+    parts = mixed_text()
+    megabytes = sum(len(p.encode("utf-8")) for p in parts) / 1e6
+    spent: dict[str, float] = collections.defaultdict(float)
+
+    def timed(label: str, fn: object) -> object:
+        def wrapper(*args: object, **kwargs: object) -> object:
+            t0 = time.process_time()
+            try:
+                return fn(*args, **kwargs)  # type: ignore[operator]
+            finally:
+                spent[label] += time.process_time() - t0
+
+        return wrapper
+
+    saved = {name: getattr(detector_module, name) for name in _STAGES if hasattr(detector_module, name)}
+    for name, fn in saved.items():
+        setattr(detector_module, name, timed(name, fn))
+    cls = prefilter_module.Prefilter
+    gate_method = "scan" if hasattr(cls, "scan") else "open_rules"
+    gate = getattr(cls, gate_method)
+    apply = detector_module.HeuristicDetector._apply
+    smuggling = detector_module.HeuristicDetector._smuggling
+    try:
+        setattr(cls, gate_method, timed("prefilter (gates)", gate))
+        detector_module.HeuristicDetector._apply = staticmethod(timed("rules (regex)", apply))
+        detector_module.HeuristicDetector._smuggling = timed("smuggling", smuggling)
+        detector = detector_module.HeuristicDetector()
+        sanitize_report = timed("sanitize", sanitize_module.sanitize_report)
+        total = 0.0
+        for _ in range(runs):
+            t0 = time.process_time()
+            for p in parts:
+                sanitize_report(p)
+                detector.detect(p, "tool")
+            total += time.process_time() - t0
+    finally:
+        for name, fn in saved.items():
+            setattr(detector_module, name, fn)
+        setattr(cls, gate_method, gate)
+        detector_module.HeuristicDetector._apply = staticmethod(apply)
+        detector_module.HeuristicDetector._smuggling = smuggling
+    out = {label: spent[label] * 1000 / runs / megabytes for label in sorted(spent)}
+    out["rest (scan glue, discounts, findings)"] = total * 1000 / runs / megabytes - sum(out.values())
+    out["total"] = total * 1000 / runs / megabytes
+    return out
+
+
+def print_stages() -> None:
+    """The stage table, reference (before) and shipped (after) side by side, with one tiktoken pass for scale."""
+    sys.path.insert(0, str(ROOT / "tests" / "core" / "defense"))
+    parts = mixed_text()
+    megabytes = sum(len(p.encode("utf-8")) for p in parts) / 1e6
+    encoding = get_counter("o200k_base").encoding  # type: ignore[attr-defined]
+    floor = []
+    for _ in range(3):
+        t0 = time.process_time()
+        for p in parts:
+            encoding.encode_ordinary(p)
+        floor.append((time.process_time() - t0) * 1000 / megabytes)
+    before, after = stages("reference"), stages("tokenbox_core.defense")
+    print(f"CPU ms per MB (mixed text, {megabytes:.2f} MB; stage timers inflate the total)")
+    print(f"{'stage':<40}{'before':>10}{'after':>10}")
+    for label in sorted(set(before) | set(after), key=lambda k: (k == "total", k.startswith("rest"), k)):
+        print(f"{label:<40}{before.get(label, 0.0):>10.1f}{after.get(label, 0.0):>10.1f}")
+    print(f"{'tiktoken o200k encode (median of 3)':<40}{statistics.median(floor):>20.1f}")
+
+
 if __name__ == "__main__":
-    main()
+    if "--stages" in sys.argv:
+        print_stages()
+    else:
+        main()

@@ -13,7 +13,7 @@ import binascii
 import codecs
 import re
 
-__all__ = ["decoded_blobs", "exfiltration_urls", "hidden_spans", "rot13_candidate"]
+__all__ = ["ROT13_KEYWORDS", "decoded_blobs", "exfiltration_urls", "hidden_spans", "rot13_candidate"]
 
 _HIDDEN = re.compile(
     r"<!--(.*?)-->"
@@ -45,10 +45,16 @@ _BINDING = re.compile(
 _BASE64 = re.compile(r"(?:[^A-Za-z0-9+/=_-]|(?<=\w)=)([A-Za-z0-9+/_-]{16,}={0,2})(?![A-Za-z0-9+/=_-])")
 """A run of 16+ base64 characters after a separator, ``key=`` included (query strings, env files)."""
 _BASE64_RUN = re.compile(r"[A-Za-z0-9+/_-]{16}")
+_B64_ALPHABET = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_-"
+_B64_MASK = bytes(0x61 if b in _B64_ALPHABET else 0x20 for b in range(256))
+"""Each byte to ``a`` (a base64 character) or a space: a run of 16 base64 characters becomes ``a`` * 16."""
+_B64_SIXTEEN = b"a" * 16
 _HEX = re.compile(r"[^0-9A-Za-z]((?:[0-9a-fA-F]{2}[ :]?){8,})(?![0-9A-Za-z])")
 _HIDDEN_GATE = ("<!--", "[//]:", "[comment]:", "style", "alt", "title", "content", "aria-label")
 _ROT13_GATE = ("vtaber", "qvfertneq", "sbetrg", "vafgehpgvbaf", "cerivbhf", "cevbe", "flfgrz", "cebzcg", "erirny",
                "ehyrf", "bireevqr", "nffvfgnag")  # fmt: skip
+ROT13_KEYWORDS: tuple[str, ...] = _ROT13_GATE
+"""Rot13'd instruction keywords: :func:`rot13_candidate` needs two of them in the lower-cased text."""
 _ROT13_KEYS = re.compile(
     r"\b(?:vtaber|qvfertneq|sbetrg|vafgehpgvbaf|cerivbhf|cevbe|flfgrz|cebzcg|erirny|ehyrf|bireevqr|nffvfgnag)\b",
     re.IGNORECASE,
@@ -63,7 +69,9 @@ def hidden_spans(view: str) -> list[tuple[int, str]]:
     [(2, ' secret ')]
     """
     spans: list[tuple[int, str]] = []
-    if not any(k in view for k in _HIDDEN_GATE):
+    # A match needs "<!--", "]:" (a markdown comment) or "=" (a style or an attribute), and one literal
+    # of the gate; the three characters are checked first because they are rare in prose.
+    if not ("=" in view or "<!--" in view or "]:" in view) or not any(k in view for k in _HIDDEN_GATE):
         return spans
     for match in _HIDDEN.finditer(view):
         text = match.group(1) or match.group(2) or match.group(4) or match.group(5) or ""
@@ -110,6 +118,22 @@ def _printable(data: bytes) -> str | None:
     return text if letters >= 0.75 * len(text) and " " in text else None
 
 
+def _first_base64_run(text: str) -> int:
+    """Where the first run of 16 base64 characters starts (``_BASE64_RUN.search``), or -1.
+
+    No match of :data:`_BASE64` starts before it.  The run is looked for in the UTF-8 bytes
+    mapped to two classes (C speed: a translate and a substring search); a non-ASCII
+    character is several bytes, all outside the alphabet, so a run exists in the bytes
+    exactly when it exists in the text, and for ASCII text the offsets agree too.
+    """
+    data = text.encode("utf-8", "surrogatepass")
+    at = data.translate(_B64_MASK).find(_B64_SIXTEEN)
+    if at < 0 or len(data) == len(text):
+        return at
+    run = _BASE64_RUN.search(text)
+    return run.start() if run is not None else -1
+
+
 def decoded_blobs(view: str) -> list[tuple[int, str, str]]:
     """(offset, encoding, decoded text) of base64 and hex runs that decode to prose.
 
@@ -121,9 +145,7 @@ def decoded_blobs(view: str) -> list[tuple[int, str, str]]:
     """
     found: list[tuple[int, str, str]] = []
     padded = " " + view  # every pattern starts at a separator: offsets below are in ``view``
-    # A match holds 16 base64 characters in a row, so none starts before the first such run.
-    run = _BASE64_RUN.search(padded)
-    for match in _BASE64.finditer(padded, max(0, run.start() - 1)) if run is not None else ():
+    for match in _BASE64.finditer(padded, max(0, first - 1)) if (first := _first_base64_run(padded)) >= 0 else ():
         if len(found) >= _MAX_BLOBS:
             break
         blob = match.group(1).replace("-", "+").replace("_", "/").rstrip("=")
@@ -135,7 +157,8 @@ def decoded_blobs(view: str) -> list[tuple[int, str, str]]:
         text = _printable(data)
         if text is not None:
             found.append((match.start(1) - 1, "base64", text))
-    for match in _HEX.finditer(padded):
+    # Decoded text must hold a space (:func:`_printable`), so a printable hex run holds the pair "20".
+    for match in _HEX.finditer(padded) if "20" in padded else ():
         if len(found) >= _MAX_BLOBS:
             break
         digits = re.sub(r"[ :]", "", match.group(1))

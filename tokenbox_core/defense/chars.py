@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["CHAR_CLASSES", "REMOVABLE", "classify", "tag_payload"]
+__all__ = ["CHAR_CLASSES", "REMOVABLE", "classify", "has_removable", "tag_payload"]
 
 
 def _ranges(*spans: tuple[int, int]) -> frozenset[int]:
@@ -74,6 +74,25 @@ def _class_pattern(cps: list[int]) -> str:
 
 REMOVABLE = re.compile(_class_pattern(sorted(_CLASS_OF)))
 """One character class matching every removable code point."""
+
+
+_ASCII_KEPT = bytes([0x09, 0x0A, 0x0D, *range(0x20, 0x7F)])
+"""The ASCII bytes that are not removable: TAB, LF, CR and the printable range."""
+
+
+def has_removable(text: str) -> bool:
+    """True when ``text`` holds a removable character (``REMOVABLE.search(text) is not None``).
+
+    ASCII text can only hold the C0 controls and DEL: deleting every other byte with
+    ``bytes.translate`` (one C pass, several times faster than the regular expression)
+    leaves something exactly then.  Other text is searched with :data:`REMOVABLE`.
+
+    >>> has_removable("plain text\\n"), has_removable("bell\\x07"), has_removable("zw\\u200bsp")
+    (False, True, True)
+    """
+    if text.isascii():
+        return bool(text.encode("ascii").translate(None, _ASCII_KEPT))
+    return REMOVABLE.search(text) is not None
 
 
 def classify(char: str) -> str:

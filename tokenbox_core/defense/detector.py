@@ -15,12 +15,18 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol, runtime_checkable
 
-from tokenbox_core.defense.analyzers import decoded_blobs, exfiltration_urls, hidden_spans, rot13_candidate
+from tokenbox_core.defense.analyzers import (
+    ROT13_KEYWORDS,
+    decoded_blobs,
+    exfiltration_urls,
+    hidden_spans,
+    rot13_candidate,
+)
 from tokenbox_core.defense.chars import CHAR_CLASSES
 from tokenbox_core.defense.homoglyphs import fold_mixed_words
-from tokenbox_core.defense.lexicon import find_overrides
+from tokenbox_core.defense.lexicon import VERBS, find_overrides
 from tokenbox_core.defense.prefilter import Prefilter
-from tokenbox_core.defense.rules import CASED_RULES, META, RULES, Rule, word_runs
+from tokenbox_core.defense.rules import CASED_RULES, META, META_LITERALS, RULES, Rule, word_runs
 from tokenbox_core.defense.sanitize import detection_view
 
 __all__ = ["CompositeDetector", "Detection", "Finding", "HeuristicDetector", "InjectionDetector", "combine"]
@@ -44,6 +50,15 @@ _LEET_WORDS = frozenset({
     "ignore", "disregard", "forget", "previous", "prior", "instructions", "instruction", "rules", "prompt", "system",
     "reveal", "secret", "password", "override", "guidelines", "above", "all",
 })  # fmt: skip
+_LEET_PAIR = re.compile("[a-z][013457]|[013457][a-z]")
+"""A letter next to a leet digit: every leetspeak keyword token without ``@``/``$`` holds one (a test pins it)."""
+_CASED_PROBES = tuple(sorted({k.lower() for rule in CASED_RULES for group in rule.gate for k in group}))
+_PROBES = VERBS + ROT13_KEYWORDS + _CASED_PROBES + META_LITERALS
+"""Literals the rule automaton also reports (see :meth:`Prefilter.scan`), as bit ranges below."""
+_VERB_BITS = (1 << len(VERBS)) - 1
+_ROT13_BITS = ((1 << len(ROT13_KEYWORDS)) - 1) << len(VERBS)
+_CASED_BITS = ((1 << len(_CASED_PROBES)) - 1) << (len(VERBS) + len(ROT13_KEYWORDS))
+_META_BITS = ((1 << len(META_LITERALS)) - 1) << (len(VERBS) + len(ROT13_KEYWORDS) + len(_CASED_PROBES))
 
 
 @dataclass(frozen=True)
@@ -205,8 +220,10 @@ class HeuristicDetector:
         self.quote_discount = quote_discount
         self.meta_discount = meta_discount
         self.max_depth = max_depth
-        self._rules = Prefilter(RULES, native=native)
-        self._cased = Prefilter(CASED_RULES, native=native)
+        self._rules = Prefilter(RULES, native=native, probes=_PROBES)
+        # Three rules, a dozen literals: looked up directly, and only when the rule automaton saw their
+        # lower-case forms (an upper-case literal in the view is a lower-case one in the case-folded view).
+        self._cased = Prefilter(CASED_RULES, native=False)
 
     def __repr__(self) -> str:
         return (
@@ -240,15 +257,29 @@ class HeuristicDetector:
         findings: list[Finding] = []
         if mixed:
             findings.append(Finding("mixed_script", "homoglyph", 0.45 if mixed >= 3 else 0.3, f"{mixed} words", 0))
-        runs = set(_WORD_RUN.findall(low))
-        for o in find_overrides(low, runs)[:_PER_RULE]:
+        runs: set[str] | None = None
+        if self._rules.native:
+            # One automaton pass: the open rules and which override verbs, rot13 keywords and
+            # lower-case forms of the cased gates occur; no per-text word list.
+            rules, probes, starts = self._rules.scan(low)
+            assert probes is not None
+            if not probes & _META_BITS:
+                discounted.discusses = False  # no literal a discussion of attacks needs
+            verbs = _set_bits(probes & _VERB_BITS, VERBS)
+            overrides = find_overrides(low, verbs=verbs) if verbs else []
+        else:
+            runs = set(_WORD_RUN.findall(low))
+            overrides = find_overrides(low, runs)
+            rules, probes, starts = self._rules.scan(low, word_runs(runs))
+        for o in overrides[:_PER_RULE]:
             weight = 0.6 if o.strong else (0.35 if o.text.isascii() else 0.5)
             findings.append(Finding("override_phrase", "override", discounted(True, o.start, weight),
                                     _snippet(o.text), o.start))  # fmt: skip
-        words = None if self._rules.native else word_runs(runs)
-        findings.extend(self._apply(self._rules.open_rules(low, words), low, discounted))
-        findings.extend(self._apply(self._cased.open_rules(view), view, discounted))
-        for offset, url, weight in exfiltration_urls(view):
+        findings.extend(self._apply(rules, low, discounted, starts))
+        if probes is None or probes & _CASED_BITS:
+            findings.extend(self._apply(self._cased.open_rules(view), view, discounted))
+        # exfiltration_urls looks for "http" in ``view.lower()``; any there is in ``low`` too.
+        for offset, url, weight in exfiltration_urls(view) if "http" in low else ():
             findings.append(Finding("exfiltration_url", "exfil_url", weight, _snippet(url), offset))
         if depth >= self.max_depth:
             return findings
@@ -262,12 +293,16 @@ class HeuristicDetector:
             if inner >= 0.3:
                 findings.append(Finding(f"{encoding}_instruction", "encoded", min(1.0, inner + 0.15),
                                         _snippet(decoded), offset))  # fmt: skip
-        leet = _leet_candidate(low, runs) if depth == 0 else None
+        leet = None
+        if depth == 0 and _may_hold_leet(low):
+            leet = _leet_candidate(low, runs if runs is not None else set(_WORD_RUN.findall(low)))
         if leet is not None:
             inner = combine(self._scan(leet, depth + 1))
             if inner >= 0.3:
                 findings.append(Finding("leetspeak_instruction", "encoded", min(1.0, inner + 0.1), _snippet(leet), 0))
-        rot = rot13_candidate(view)
+        # Two keywords in the lower-cased view are two in ``low`` (case folding agrees with lower-casing
+        # on every character that lower-cases to ASCII letters; a test pins it).
+        rot = rot13_candidate(view) if probes is None or (probes & _ROT13_BITS).bit_count() >= 2 else None
         if rot is not None:
             inner = combine(self._scan(rot, depth + 1))
             if inner >= 0.3:
@@ -275,11 +310,13 @@ class HeuristicDetector:
         return findings
 
     @staticmethod
-    def _apply(rules: Sequence[Rule], text: str, discounted: _Discounter) -> list[Finding]:
+    def _apply(
+        rules: Sequence[Rule], text: str, discounted: _Discounter, starts: Sequence[list[int] | None] | None = None
+    ) -> list[Finding]:
         out: list[Finding] = []
-        for rule in rules:
+        for n, rule in enumerate(rules):
             k = 0
-            for m in rule.finditer(text):
+            for m in rule.finditer(text, starts[n] if starts is not None else None):
                 if k >= _PER_RULE:
                     break
                 start = m.start()
@@ -291,6 +328,24 @@ class HeuristicDetector:
                     weight *= 0.3  # "do not share your password": advice, not a request
                 out.append(Finding(rule.name, rule.family, weight, _snippet(m.group()), start))
         return out
+
+
+def _may_hold_leet(low: str) -> bool:
+    """False when no token of ``low`` can be a leetspeak keyword (no ``@``/``$``, no letter beside a leet digit)."""
+    if "@" in low or "$" in low:
+        return True
+    digit = "0" in low or "1" in low or "3" in low or "4" in low or "5" in low or "7" in low
+    return digit and _LEET_PAIR.search(low) is not None
+
+
+def _set_bits(bits: int, names: Sequence[str]) -> list[str]:
+    """``names[i]`` for every bit ``i`` set in ``bits``, in index order."""
+    out: list[str] = []
+    while bits:
+        lowest = bits & -bits
+        out.append(names[lowest.bit_length() - 1])
+        bits ^= lowest
+    return out
 
 
 def _leet_candidate(low: str, runs: set[str]) -> str | None:

@@ -4,10 +4,13 @@ Every :class:`~tokenbox_core.defense.rules.Rule` has literal *gates*: groups
 of substrings, one of each group being necessary for a match.  Asking each
 literal with ``str.__contains__`` costs one scan per literal (hundreds per
 text).  :class:`Prefilter` asks them all at once: with the optional
-``pyahocorasick`` package (``pip install "tokenbox-context[defense]"``) one
-Aho-Corasick pass reports every literal present (overlaps included), and
+``ahocorasick-rs`` package (``pip install "tokenbox-context[defense]"``, the
+Rust ``aho-corasick`` crate compiled to a DFA) one Aho-Corasick pass reports
+every literal present (overlapping matches included), and
 the rules whose every group meets that set are the open ones (kept as bit
-masks: one bit per gate group).  Without the
+masks: one bit per gate group).  The same pass reports *probes*, literals
+the caller asks about besides the gates (the override verbs, rot13 keywords,
+the lower-case forms of the case-sensitive rules' gates), one bit each.  Without the
 package it falls back to the memoised per-literal lookups of
 :meth:`Rule.opens`.  Both paths answer exactly ``k in text`` for every
 literal, so they open the same rules and the detector's decisions do not
@@ -17,6 +20,7 @@ depend on which one runs (a hypothesis property pins that).
 from __future__ import annotations
 
 import importlib
+import operator
 from collections.abc import Sequence
 from typing import Any
 
@@ -24,33 +28,37 @@ from tokenbox_core.defense.rules import Rule
 
 __all__ = ["Prefilter", "native_available"]
 
+_LITERAL = operator.itemgetter(0)
+"""The literal index of an automaton match ``(index, start, end)``."""
+
 
 def _automaton_module() -> Any | None:
     try:
-        return importlib.import_module("ahocorasick")
+        return importlib.import_module("ahocorasick_rs")
     except ImportError:
         return None
 
 
 def native_available() -> bool:
-    """True when ``pyahocorasick`` (the ``defense`` extra) is installed."""
+    """True when ``ahocorasick-rs`` (the ``defense`` extra) is installed."""
     return _automaton_module() is not None
 
 
 class Prefilter:
     """The open rules of ``rules`` for a text: native Aho-Corasick when available, else per-literal lookups.
 
-    ``native=None`` uses the automaton when ``pyahocorasick`` imports, ``False``
+    ``native=None`` uses the automaton when ``ahocorasick_rs`` imports, ``False``
     forces the pure-Python path, ``True`` requires the package (an
     ``ImportError`` naming the extra otherwise).
     """
 
-    def __init__(self, rules: Sequence[Rule], *, native: bool | None = None) -> None:
+    def __init__(self, rules: Sequence[Rule], *, native: bool | None = None, probes: Sequence[str] = ()) -> None:
         self.rules = tuple(rules)
+        self.probes = tuple(probes)
         self._gates = tuple(tuple(frozenset(group) for group in rule.gate) for rule in self.rules)
         module = _automaton_module() if native is not False else None
         if native is True and module is None:
-            raise ImportError('Prefilter(native=True) needs pyahocorasick: pip install "tokenbox-context[defense]"')
+            raise ImportError('Prefilter(native=True) needs ahocorasick-rs: pip install "tokenbox-context[defense]"')
         self._automaton: Any | None = None
         if module is not None:
             # One bit per (rule, gate group); a literal carries the bits of the groups it belongs to,
@@ -67,11 +75,26 @@ class Prefilter:
                     bit += 1
                 needs.append(need)
             self._needs = tuple(needs)
-            automaton = module.Automaton()
-            for literal in sorted(masks):
-                automaton.add_word(literal, masks[literal])
-            automaton.make_automaton()
-            self._automaton = automaton
+            self._probe_shift = bit
+            for i, literal in enumerate(self.probes):
+                masks[literal] = masks.get(literal, 0) | (1 << (bit + i))
+            for rule in self.rules:
+                for anchor in rule.anchors:
+                    masks.setdefault(anchor, 0)
+            literals = sorted(masks)
+            self._masks = tuple(masks[literal] for literal in literals)
+            # Per rule, the indexes of its anchor literals: their match starts come from this pass too,
+            # so :meth:`Rule.finditer` needs no search of its own.
+            index = {literal: i for i, literal in enumerate(literals)}
+            self._anchor_indexes = tuple(frozenset(index[a] for a in rule.anchors) for rule in self.rules)
+            # Per literal, the rules one of whose gate groups holds it: only those can open.
+            self._rules_of = tuple(
+                frozenset(r for r, gates in enumerate(self._gates) if any(literal in g for g in gates))
+                for literal in literals
+            )
+            # A DFA: a few hundred literals make a small one, and it reads a text several times faster
+            # than the default (NFA) form.  Standard match semantics, so overlapping matches are reported.
+            self._automaton = module.AhoCorasick(literals, implementation=module.Implementation.DFA)
 
     @property
     def native(self) -> bool:
@@ -84,10 +107,43 @@ class Prefilter:
         ``words`` (from :func:`~tokenbox_core.defense.rules.word_runs`) speeds the
         pure-Python path only; the automaton reads ``text`` once.
         """
+        return self.scan(text, words)[0]
+
+    def scan(self, text: str, words: str | None = None) -> tuple[list[Rule], int | None, list[list[int] | None] | None]:
+        """The open rules (as :meth:`open_rules`), which probes occur in ``text``, and anchor positions.
+
+        The probes come back as an int, bit ``i`` set when ``probes[i]`` is a
+        substring of ``text``, found in the same automaton pass as the gates.
+        The third item holds, for each open rule, where its anchors occur (every
+        occurrence, overlapping ones included; ``None`` for a rule without
+        anchors), to be passed to :meth:`Rule.finditer`.  The pure-Python path
+        looks for neither and returns ``None`` for both (the caller then
+        decides without them, as it would without this pass).
+        """
         if self._automaton is None:
             seen: dict[str, bool] = {}
-            return [rule for rule in self.rules if rule.opens(text, seen, words)]
+            return [rule for rule in self.rules if rule.opens(text, seen, words)], None, None
+        hits = self._automaton.find_matches_as_indexes(text, overlapping=True)
+        if not hits:
+            return [], 0, []
+        present = set(map(_LITERAL, hits))
         have = 0
-        for _, mask in self._automaton.iter(text):
-            have |= mask
-        return [rule for rule, need in zip(self.rules, self._needs, strict=True) if have & need == need]
+        masks = self._masks
+        for i in present:
+            have |= masks[i]
+        needs = self._needs
+        candidates = set().union(*map(self._rules_of.__getitem__, present))
+        opened = sorted(r for r in candidates if have & needs[r] == needs[r])
+        # Positions only of the anchors of open rules that occur: one pass over the hits, when any.
+        wanted = set().union(*(self._anchor_indexes[r] for r in opened)) & present
+        at: dict[int, list[int]] = {i: [] for i in wanted}
+        if wanted:
+            for i, start, _ in hits:
+                if i in wanted:
+                    at[i].append(start)
+        rules = [self.rules[r] for r in opened]
+        starts: list[list[int] | None] = [
+            [s for i in self._anchor_indexes[r] & wanted for s in at[i]] if self.rules[r].anchors else None
+            for r in opened
+        ]
+        return rules, have >> self._probe_shift, starts

@@ -17,10 +17,12 @@ signals (a role label, "from now on", "your new task") need company.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 
-__all__ = ["CASED_RULES", "GATES", "META", "RULES", "WORDLIKE", "Rule", "word_runs"]
+from tokenbox_core.defense.gates import ANCHORS, GATES
+
+__all__ = ["CASED_RULES", "GATES", "META", "META_LITERALS", "RULES", "WORDLIKE", "Rule", "word_runs"]
 
 _S = r"[^.!?;\n]"  # one character of the same sentence
 _AI = (
@@ -78,24 +80,28 @@ class Rule:
     lead: re.Pattern[str] | None = None
     anchors: tuple[str, ...] = ()
 
-    def finditer(self, text: str) -> Iterator[re.Match[str]]:
+    def finditer(self, text: str, starts: Iterable[int] | None = None) -> Iterator[re.Match[str]]:
         """The matches of ``pattern.finditer(text)``, found by matching only at anchor occurrences.
 
         A match starts at an anchor, so trying ``pattern.match`` at each anchor
         position after the previous match's end yields the same non-overlapping,
         leftmost matches as a full scan (a hypothesis property pins that).
+        ``starts``, when given, are every position where an anchor occurs (from
+        the prefilter's pass); otherwise they are looked up here.
         """
         if not self.anchors:
             yield from self.pattern.finditer(text)
             return
-        starts: set[int] = set()
-        for anchor in self.anchors:
-            i = text.find(anchor)
-            while i >= 0:
-                starts.add(i)
-                i = text.find(anchor, i + 1)
+        if starts is None:
+            found: list[int] = []
+            for anchor in self.anchors:
+                i = text.find(anchor)
+                while i >= 0:
+                    found.append(i)
+                    i = text.find(anchor, i + 1)
+            starts = found
         end = 0
-        for start in sorted(starts):
+        for start in sorted(set(starts)):
             if start < end:
                 continue
             m = self.pattern.match(text, start)
@@ -307,88 +313,11 @@ RULES: tuple[Rule, ...] = (
 )  # fmt: skip
 """Rules over the case-folded view (gated below)."""
 
-_AI_WORDS = ("ai", "a.i.", "llm", "language model", "assistant", "chatbot", "bot", "agent", "model", "gpt", "claude",
-             "gemini", "copilot")  # fmt: skip
 _LEAD = re.compile(r"(?:^|\n|[.!?:;,(\[]\s*|\b(?:hi|hey|hello|please),?\s+|@)$")
-GATES: dict[str, tuple[tuple[str, ...], ...]] = {
-    "chat_template_token": (("<|", "[inst", "[/inst", "<<sys", "<</sys", "_of_turn>"),),
-    "markdown_role_header": (("##",),),
-    "bare_role_line": (("system", "developer", "admin"),),
-    "bracket_role": (("[system", "[admin", "[developer"),),
-    "xml_role_tag": (("<system", "</system", "<instructions", "</instructions", "<admin", "</admin", "<developer",
-                      "</developer"),),
-    "role_label_prose": (("system", "developer"),),
-    "transcript_turns": (("assistant", "system", "human"),),
-    "json_role_system": (("role",),),
-    "boundary_marker": (("<<<",),),
-    "boundary_token": (("boundary_",),),
-    "end_of_data": (("end of", "end untrusted", "end tool"),),
-    "closing_data_tag": (("</",),),
-    "trusted_block_opening": (("begin", "start"),),
-    "real_instructions": (("real ", "actual ", "true ", "trusted ", "authoritative ", "new "),
-                          ("instructions", "policy", "directive")),
-    "previous_void": (("void", "cancel", "revoked", "obsolete", "deprecated", "null", "no longer"),),
-    "ignore_the_above": (("above",),),
-    "disable_safety": (("filter", "moderation", "guardrail", "safety", "restriction"),),
-    "new_instructions": (("new ",),),
-    "temporal_switch": (("now on", "starting now", "as of now", "ab jetzt", "a partir de", "à partir de",
-                         "d'ora in poi", "теперь ты", "从现在开始"),),
-    "persona_switch": (("you are now", "you have been"),),
-    "mode_switch": (("developer mode", "dan mode", "god mode", "admin mode", "maintenance mode", "debug mode",
-                     "jailbreak mode", "unrestricted mode", "jailbroken"),),
-    "act_as": (("act as", "pretend", "roleplay", "you are now"),),
-    "no_limits": (("no ", "without", "unrestricted", "unfiltered", "have no rules"),),
-    "leak_request": (("prompt", "system message", "instructions", "rules", "configuration", "guidelines", "secret",
-                      "api", "password", "credential", "session token", "above", "developer message", "hidden",
-                      "every instruction"),),
-    "leak_mention": (("prompt", "hidden instructions", "secret key", "api", "password", "credential"),),
-    "address_note": (("note", "message", "instruction", "directive", "attention", "notice", "warning", "reminder",
-                      "request"), _AI_WORDS),
-    "address_salutation": (("attention", "dear", "hey", "to any", "to all", "to every"), _AI_WORDS),
-    "address_conditional": (("if", "when"), _AI_WORDS),
-    "address_processing": (("reading", "processing", "summaris", "summariz", "evaluating", "reviewing", "parsing",
-                            "analys", "analyz", "read"), _AI_WORDS),
-    "address_vocative": (_AI_WORDS,),
-    "address_as_the": (("as the ", "as an ", "as a "), _AI_WORDS, ("you are", "you must", "you should", "you need",
-                                                                  "you will")),
-    "model_must": (_AI_WORDS, ("must", "shall", "should", "will", "needs to", "required to")),
-    "secrecy": (("do not", "don't", "never", "without"),),
-    "exfil_action": (("send", "forward", "email", "post", "upload", "transmit", "leak", "exfiltrate", "share"),),
-    "send_external": (("send", "forward", "email", "post", "upload", "transmit", "mail"), ("@", "http")),
-    "permission_grant": (("is now ", "are now ", "you are ", "authorised you", "authorized you", "grant "),),
-    "dangerous_tool": (("call", "invoke", "use", "run", "execute"), ("tool", "function")),
-    "dangerous_command": (("curl", "rm -rf", "transfer_funds", "delete_repository", "download"),),
-    "authority_claim": (("from the", "from openai", "from anthropic", "from admin", "from system", "i am your",
-                         "i am the", "staff", "comes from"),),
-    "instructions_invalidated": (("void", "invalid", "outdated", "obsolete", "cancel", "revoked", "superseded",
-                                  "overridden", "suspended", "lifted", "irrelevant", "null", "no longer"),),
-    "instructions_outdated": (("void", "invalid", "outdated", "obsolete", "cancel", "revoked", "superseded",
-                               "overridden", "suspended", "lifted", "irrelevant", "null", "no longer"),),
-    "overrides_all": (("override", "supersede", "replace", "precedence over"),),
-    "exclusive_obedience": (("obey", "follow", "listen to", "take orders", "take instructions"),),
-    "instructs_you": (("instruct", "order", "command", "direct", "require"), ("i ",)),
-    "stop_being": (("stop being",),),
-    "leak_preamble": (("before", "above", "prior to", "told", "instructed", "asked", "programmed", "configured"),),
-    "money_transfer": (("transfer", "wire", "send", "pay"), ("account", "iban", "wallet")),
-    "end_line": (("end",),),
-    "bracket_instructions": (("instruction]", "instructions]"),),
-    "shouted_override": (("OVERRIDE", "DIRECTIVE", "COMMAND", "INSTRUCTION"),),
-    "dan_persona": (("DAN", "Do Anything"),),
-    "shouted_directive": (("IMPORTANT", "URGENT", "ATTENTION", "NOTICE"),),
-}  # fmt: skip
-"""Per rule, the literal gate groups (see :class:`Rule`)."""
 
 _LEADS = {"address_vocative": _LEAD}
-_ANCHORS: dict[str, tuple[str, ...]] = {
-    "address_note": ("note", "message", "instruction", "directive", "attention", "notice", "warning", "reminder",
-                     "request"),
-}  # fmt: skip
-"""Per rule, the literals every match starts with (see :meth:`Rule.finditer`), where that is faster than a scan.
-
-Not ``address_vocative``: its anchors ("ai", "model", ...) are so common in prose that matching at each
-occurrence costs as much as the scan."""
 RULES = tuple(
-    replace(r, gate=GATES[r.name], lead=_LEADS.get(r.name, r.lead), anchors=_ANCHORS.get(r.name, ())) for r in RULES
+    replace(r, gate=GATES[r.name], lead=_LEADS.get(r.name, r.lead), anchors=ANCHORS.get(r.name, ())) for r in RULES
 )
 
 CASED_RULES: tuple[Rule, ...] = (
@@ -409,6 +338,12 @@ META = re.compile(
     r"\bfor example\b|\be\.g\.|\bphrases? like\b|\bleakage\b|\bguardrail\b"
 )
 """Signs that a text discusses attacks rather than performing one."""
+META_LITERALS: tuple[str, ...] = (
+    "prompt injection", "jailbreak", "red-team", "red team", "pen-test", "pentest", "payload", "cve-", "owasp",
+    "researchers", "threat model", "advisory", "mitigation", "incident report", "the paper", "detector", "such as",
+    "for example", "e.g.", "phrase", "leakage", "guardrail",
+)  # fmt: skip
+"""A literal every :data:`META` match contains: without one, the text does not discuss attacks."""
 
 _WORD_RUN = re.compile(r"\w+")
 WORDLIKE: frozenset[str] = frozenset(

@@ -39,7 +39,7 @@ def decisions(native: bool | None = None) -> dict[str, Any]:
     "native",
     [
         False,
-        pytest.param(True, marks=pytest.mark.skipif(not native_available(), reason="pyahocorasick not installed")),
+        pytest.param(True, marks=pytest.mark.skipif(not native_available(), reason="ahocorasick-rs not installed")),
     ],
     ids=["pure-python", "aho-corasick"],
 )
