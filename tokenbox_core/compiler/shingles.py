@@ -3,8 +3,8 @@
 Words are mapped to stable integers (CRC32, memoised per word) and shingles
 are tuples of those integers, hashed at C speed; integer tuples hash
 identically in every process (no hash-seed dependence).  Each text's
-shingles are hashed once, into a key of its shingle set (size and hash) and
-its sketch (memoised by text across compiles, bounded by bytes); the tuple
+shingles are hashed once, into its sketch (memoised by text across
+compiles, bounded by bytes), which is also the key equal sets share; the tuple
 sets are built only for candidate pairs and key matches.  Candidate pairs
 come from a bottom-k sketch (the ``_SKETCH`` smallest shingle hashes of
 each segment) and an inverted index over sketch values: segments sharing at
@@ -34,7 +34,7 @@ import string
 import sys
 import zlib
 from collections import Counter, OrderedDict
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 __all__ = ["clear_caches", "find_duplicates", "find_exact_duplicates", "jaccard", "normalise", "shingles"]
@@ -46,7 +46,7 @@ _BYTE_SPACES = bytes(
 )
 _BYTE_DELETE = (string.whitespace + _SEPARATORS + string.punctuation.replace("%", "")).encode()
 _WORD_IDS: dict[str | bytes, int] = {}
-_SHINGLES: OrderedDict[tuple[str, int], tuple[tuple[int, int], list[int], tuple[int, ...]]] = OrderedDict()
+_SHINGLES: OrderedDict[tuple[str, int], tuple[tuple[int, ...], tuple[int, ...]]] = OrderedDict()
 _SHINGLE_CACHE_BYTES = 2 * 1024 * 1024
 _SHINGLE_BYTES = 0
 _WORD_MEMO = 500_000
@@ -74,15 +74,17 @@ def _signature(text: str) -> bytes:
     return "".join(normalise(text)).encode("utf-8", "surrogatepass")
 
 
-def _word_ids(words: Sequence[str | bytes]) -> list[int]:
+def _word_ids(words: Sequence[str | bytes]) -> tuple[int, ...]:
+    ids = tuple(map(_WORD_IDS.get, words))
+    if None not in ids:  # every word seen before: one C-level pass
+        return ids  # type: ignore[return-value]
     missing = set(words).difference(_WORD_IDS)
-    if missing:
-        if len(_WORD_IDS) + len(missing) > _WORD_MEMO:  # a memo, not a store: bounded whatever the traffic
-            _WORD_IDS.clear()
-            missing = set(words)
-        for word in missing:
-            _WORD_IDS[word] = zlib.crc32(word if isinstance(word, bytes) else word.encode("utf-8", "surrogatepass"))
-    return list(map(_WORD_IDS.__getitem__, words))
+    if len(_WORD_IDS) + len(missing) > _WORD_MEMO:  # a memo, not a store: bounded whatever the traffic
+        _WORD_IDS.clear()
+        missing = set(words)
+    for word in missing:
+        _WORD_IDS[word] = zlib.crc32(word if isinstance(word, bytes) else word.encode("utf-8", "surrogatepass"))
+    return tuple(map(_WORD_IDS.__getitem__, words))
 
 
 def shingles(text: str, size: int) -> frozenset[tuple[int, ...]]:
@@ -96,22 +98,23 @@ def _tuple_set(ids: Sequence[int], size: int) -> frozenset[tuple[int, ...]]:
     return frozenset(zip(*(ids[i:] for i in range(size)), strict=False))
 
 
-def _shingled(text: str, size: int) -> tuple[tuple[int, int], list[int], tuple[int, ...]]:
-    """A key of the shingle set (its size and the hash of its shingles' hash set), its bottom-k sketch (the
-    ``_SKETCH`` smallest hashes; integer tuples hash the same in every process) and the word ids.  The tuple
-    sets themselves are built only for candidate pairs (:func:`_tuple_set`); no set is kept, so the memo
-    holds only integers (cheap for the garbage collector too)."""
+def _shingled(text: str, size: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The bottom-k sketch of the text's shingle set (the ``_SKETCH`` smallest shingle hashes; integer tuples
+    hash the same in every process) and its word ids.  Equal shingle sets have equal sketches, so the sketch
+    is also the key under which equal sets are looked for.  The tuple sets themselves are built only for
+    candidate pairs (:func:`_tuple_set`); no set is kept, so the memo holds only integers (cheap for the
+    garbage collector too)."""
     key = (text, size)
     found = _SHINGLES.get(key)
     if found is not None:
         _SHINGLES.move_to_end(key)
         return found
-    ids = tuple(_word_ids(_words(text)))
+    ids = _word_ids(_words(text))
     if len(ids) <= size:
-        hashes = frozenset([hash(ids)]) if ids else frozenset()
+        hashes = [hash(ids)] if ids else []
     else:
-        hashes = frozenset(map(hash, zip(*(ids[i:] for i in range(size)), strict=False)))
-    entry = ((len(hashes), hash(hashes)), _bottom_k(hashes), ids)
+        hashes = list(map(hash, zip(*(ids[i:] for i in range(size)), strict=False)))
+    entry = (tuple(_bottom_k(hashes)), ids)
     # Why a cache: a conversation's next turn re-compiles mostly the same passages, memories and turns, and
     # shingling is the costliest step of reference compression.  Bounded by the bytes of the texts it keys
     # (an entry takes about 10x its text).
@@ -124,19 +127,18 @@ def _shingled(text: str, size: int) -> tuple[tuple[int, int], list[int], tuple[i
     return entry
 
 
-def _bottom_k(hashes: frozenset[int]) -> list[int]:
-    """The ``_SKETCH`` smallest hashes, in order.  Hashes spread evenly over their range, so about
-    ``4·k`` of them fall below ``4·k/n`` of it: those are sorted instead of all ``n`` (the full sort
-    when fewer than ``k`` do, so the result is always exact)."""
+def _bottom_k(hashes: Collection[int]) -> list[int]:
+    """The ``_SKETCH`` smallest distinct hashes, in order.  Hashes spread evenly over their range, so about
+    ``4·k`` of the ``n`` (``len(hashes)``, at least the distinct count) fall below ``4·k/n`` of it: only those
+    are sorted (all of them when fewer than ``k`` distinct ones do, so the result is always exact)."""
     n = len(hashes)
     if n <= 4 * _SKETCH:
-        return sorted(hashes)[:_SKETCH]
+        return sorted(set(hashes))[:_SKETCH]
     cutoff = _HASH_LOW + (4 * _SKETCH << _HASH_BITS) // n
-    below = [h for h in hashes if h < cutoff]
+    below = {h for h in hashes if h < cutoff}
     if len(below) < _SKETCH:
-        return sorted(hashes)[:_SKETCH]
-    below.sort()
-    return below[:_SKETCH]
+        return sorted(set(hashes))[:_SKETCH]
+    return sorted(below)[:_SKETCH]
 
 
 def clear_caches() -> None:
@@ -193,22 +195,22 @@ def find_duplicates(texts: Sequence[str], threshold: float, shingle_size: int) -
     def real(i: int) -> frozenset[tuple[int, ...]]:  # the exact shingle set, built for candidates only
         found = tuple_sets.get(i)
         if found is None:
-            found = tuple_sets[i] = _tuple_set(shingled[i][2], shingle_size)
+            found = tuple_sets[i] = _tuple_set(shingled[i][1], shingle_size)
         return found
 
-    # Equal shingle sets have equal keys; a key match is confirmed on the exact sets, and every Jaccard is
-    # computed on the exact sets.
-    exact: dict[tuple[int, int], list[int]] = {}  # key -> the first index of each distinct set with it
+    # Equal shingle sets have equal sketches; a sketch match is confirmed on the exact sets, and every Jaccard
+    # is computed on the exact sets.
+    exact: dict[tuple[int, ...], list[int]] = {}  # sketch -> the first index of each distinct set with it
     index: dict[int, list[int]] = {}
     pairs: list[tuple[int, int, float]] = []
-    for j, (key, sketch, ids) in enumerate(shingled):
-        if not key[0]:
+    for j, (sketch, ids) in enumerate(shingled):
+        if not sketch:
             continue
-        firsts = exact.setdefault(key, [])
-        first = next((k for k in firsts if ids == shingled[k][2] or real(k) == real(j)), None)
+        firsts = exact.setdefault(sketch, [])
+        first = next((k for k in firsts if ids == shingled[k][1] or real(k) == real(j)), None)
         if first is None:
             firsts.append(j)
-        elif ids == shingled[first][2] and normalise(texts[j]) == normalise(texts[first]):
+        elif ids == shingled[first][1] and normalise(texts[j]) == normalise(texts[first]):
             pairs.append((first, j, 1.0))
             continue
         shared = Counter(i for value in sketch for i in index.get(value, ()))

@@ -3,7 +3,10 @@
 ``input_hash`` is a sha256 over *every* input that can change the output:
 each candidate with all its fields (timestamps, metadata, spans, lineage,
 tool schemas, message payloads), the configuration (:meth:`CompilerConfig.describe`),
-the budget, the counter's name and the compile's reference time.  ``output_hash``
+the budget, the counter's name and the compile's reference time.  What a typed
+input (a frozen dataclass: policy, evidence, memory, ...) contributes is
+kept on the instance once built, when every field it holds is immutable, so
+a warm compile does not re-encode megabytes of unchanged passages.  ``output_hash``
 is the sha256 of the emitted messages (or text).  ``trace_id``, ``timestamp``
 and latencies are outside both, so two runs over the same inputs share their
 hashes and differ only in those fields.
@@ -16,12 +19,14 @@ import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from enum import Enum
 from typing import Any
 
 from tokenbox_core.budget import ContextBudget
 from tokenbox_core.compiler.collect import Candidates
 from tokenbox_core.compiler.config import CompilerConfig
 from tokenbox_core.compiler.filter import Exclusion
+from tokenbox_core.frozen import FrozenDict
 from tokenbox_core.tokens import canonical_json
 
 __all__ = ["CompilationTrace", "input_hash", "output_hash"]
@@ -66,6 +71,35 @@ class _Chunks(list[bytes]):
     update = list.append
 
 
+_ENTRY_BYTES = "_tokenbox_input_bytes"
+
+
+def _immutable(value: Any) -> bool:
+    if value is None or isinstance(value, str | int | float | datetime | Enum):
+        return True
+    if isinstance(value, tuple):
+        return all(map(_immutable, value))
+    if isinstance(value, FrozenDict):
+        return all(isinstance(k, str) for k in value) and all(map(_immutable, value.values()))
+    return False
+
+
+def _entry_bytes(entry: Any) -> bytes:
+    """What a typed input streams into the hash: each field, in order (kept on the instance when immutable)."""
+    state = getattr(entry, "__dict__", None)
+    found = state.get(_ENTRY_BYTES) if state is not None else None
+    if isinstance(found, bytes):
+        return found
+    chunks = _Chunks()
+    values = [getattr(entry, f.name) for f in dataclasses.fields(entry)]
+    for value in values:
+        _feed(chunks, value)
+    data = b"".join(chunks)
+    if state is not None and all(map(_immutable, values)):
+        object.__setattr__(entry, _ENTRY_BYTES, data)
+    return data
+
+
 def input_hash(
     candidates: Candidates, config: CompilerConfig, budget: ContextBudget, counter_name: str, now: datetime | None
 ) -> str:
@@ -78,8 +112,7 @@ def input_hash(
         h.update(slot.name.encode())
         for entry in value if isinstance(value, tuple) else (value,):
             if dataclasses.is_dataclass(entry) and not isinstance(entry, type):
-                for f in dataclasses.fields(entry):
-                    _feed(h, getattr(entry, f.name))
+                h.update(_entry_bytes(entry))
             elif isinstance(entry, Mapping):
                 for key in sorted(entry, key=str):
                     _feed(h, str(key))

@@ -124,3 +124,18 @@ def test_input_hash_fast_paths_feed_the_canonical_json() -> None:
         slow.update(b"j%d:" % len(data))
         slow.update(data)
         assert fast.hexdigest() == slow.hexdigest()
+
+
+def test_input_hash_reuses_immutable_entries_and_rehashes_mutable_ones(turn: dict[str, Any]) -> None:
+    """A typed input keeps what it streams into the hash (a warm compile gives the cold hash); one holding a
+    mutable value (a tool schema's nested dict) is re-read every time, so an in-place change is seen."""
+    compiler = ContextCompiler(4000)
+    cold = compiler.compile(**turn).trace.input_hash
+    assert "_tokenbox_input_bytes" in vars(turn["evidence"][0])
+    assert compiler.compile(**turn).trace.input_hash == cold
+    fresh = {**turn, "evidence": [replace(e) for e in turn["evidence"]]}
+    assert compiler.compile(**fresh).trace.input_hash == cold
+    tool = turn["tools"][0]
+    assert "_tokenbox_input_bytes" not in vars(tool)
+    tool.schema["properties"]["id"]["type"] = "integer"
+    assert compiler.compile(**turn).trace.input_hash != cold
