@@ -89,7 +89,7 @@ def _word_ids(words: Sequence[str | bytes]) -> tuple[int, ...]:
 
 def shingles(text: str, size: int) -> frozenset[tuple[int, ...]]:
     """The ``size``-word shingles of the normalised text (the whole text when shorter), words as stable ints."""
-    return _tuple_set(_shingled(text, size)[2], size)
+    return _tuple_set(_shingled(text, size)[1], size)
 
 
 def _tuple_set(ids: Sequence[int], size: int) -> frozenset[tuple[int, ...]]:
