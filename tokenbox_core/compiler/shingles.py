@@ -51,6 +51,10 @@ _SHINGLE_CACHE_BYTES = 2 * 1024 * 1024
 _SHINGLE_BYTES = 0
 _WORD_MEMO = 500_000
 _SKETCH = 16
+_PAIRS: OrderedDict[tuple[tuple[str, ...], float, int], tuple[int, list[tuple[int, int, float]]]] = OrderedDict()
+_PAIRS_KEPT = 8  # calls, and at most _PAIRS_CHARS characters of the texts they hold on to
+_PAIRS_CHARS = 4 * 1024 * 1024
+_PAIRS_HELD = 0
 _HASH_BITS = sys.hash_info.width
 _HASH_LOW = -(1 << (_HASH_BITS - 1))
 
@@ -143,10 +147,11 @@ def _bottom_k(hashes: Collection[int]) -> list[int]:
 
 def clear_caches() -> None:
     """Forget memoised shingles and word ids (benchmarks measuring a cold compile call this)."""
-    global _SHINGLE_BYTES
+    global _SHINGLE_BYTES, _PAIRS_HELD
     _SHINGLES.clear()
     _WORD_IDS.clear()
-    _SHINGLE_BYTES = 0
+    _PAIRS.clear()
+    _SHINGLE_BYTES = _PAIRS_HELD = 0
 
 
 def jaccard(a: frozenset[Any], b: frozenset[Any]) -> float:
@@ -187,8 +192,28 @@ def find_duplicates(texts: Sequence[str], threshold: float, shingle_size: int) -
     """Duplicate pairs ``(earlier, later, similarity)``: each later text paired with its most similar earlier one.
 
     Exact duplicates (equal normalised words) have similarity 1.0; near-duplicates need a shingle Jaccard
-    >= ``threshold``.  Candidates share a bottom-k sketch value; each is verified exactly.
+    >= ``threshold``.  Candidates share a bottom-k sketch value; each is verified exactly.  The pairs of the
+    last few calls are kept (a pure function of its arguments): recompiling the same material — a retry,
+    an ablation, a page, the cache-aware block cut — finds them at the cost of one tuple look-up (the
+    texts are mostly the inputs' own string objects, whose hashes Python keeps).
     """
+    global _PAIRS_HELD
+    key = (tuple(texts), float(threshold), shingle_size)
+    found = _PAIRS.get(key)
+    if found is not None:
+        _PAIRS.move_to_end(key)
+        return list(found[1])
+    pairs = _find_duplicates(key[0], threshold, shingle_size)
+    size = sum(map(len, key[0]))
+    if size <= _PAIRS_CHARS:
+        _PAIRS[key] = (size, pairs)
+        _PAIRS_HELD += size
+        while len(_PAIRS) > _PAIRS_KEPT or _PAIRS_HELD > _PAIRS_CHARS:
+            _PAIRS_HELD -= _PAIRS.popitem(last=False)[1][0]
+    return list(pairs)
+
+
+def _find_duplicates(texts: Sequence[str], threshold: float, shingle_size: int) -> list[tuple[int, int, float]]:
     shingled = [_shingled(t, shingle_size) for t in texts]
     tuple_sets: dict[int, frozenset[tuple[int, ...]]] = {}
 

@@ -110,3 +110,18 @@ def test_near_duplicates_setting_is_validated_and_hashed_only_when_off() -> None
         CompilerConfig(near_duplicates="no")  # type: ignore[arg-type]
     assert "near_duplicates" not in CompilerConfig().describe()
     assert CompilerConfig(near_duplicates=False).describe()["near_duplicates"] is False
+
+
+def test_pairs_memo_is_bounded_and_returns_copies(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Repeated calls give equal, independent lists; the memo holds a bounded number of characters."""
+    shipped.clear_caches()
+    corpus = ["alpha beta gamma", "Alpha, beta gamma!", "delta"]
+    first = shipped.find_duplicates(corpus, 0.9, 3)
+    first.append((9, 9, 0.0))
+    assert shipped.find_duplicates(corpus, 0.9, 3) == [(0, 1, 1.0)]
+    monkeypatch.setattr(shipped, "_PAIRS_CHARS", 40)
+    for n in range(5):
+        shipped.find_duplicates([f"text number {n} " * 2, "x"], 0.9, 3)
+    assert sum(size for size, _ in shipped._PAIRS.values()) <= 40
+    shipped.find_duplicates(["y" * 100], 0.9, 3)  # larger than the whole bound: not kept
+    assert all(key[0] != ("y" * 100,) for key in shipped._PAIRS)
