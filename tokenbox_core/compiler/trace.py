@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import Enum
+from json.encoder import encode_basestring
 from typing import Any
 
 from tokenbox_core.budget import ContextBudget
@@ -122,10 +123,61 @@ def input_hash(
     return hashlib.sha256(b"".join(h)).hexdigest()
 
 
-def output_hash(messages: Any, text: str, output: str) -> str:
-    """sha256 of what is sent: the canonical JSON of the messages, or the text."""
-    data = canonical_json(_plain(messages)) if output == "messages" else text
-    return hashlib.sha256(data.encode("utf-8", "surrogatepass")).hexdigest()
+def output_hash(messages: Any, text: str, output: str, parts: Sequence[Sequence[str] | None] | None = None) -> str:
+    """sha256 of what is sent: the canonical JSON of the messages, or the text.
+
+    ``parts``, when given, holds per message the pieces its ``content`` joins (``Assembled.parts``): the
+    JSON of a string is the JSON of its pieces put together (escaping is per character), so each piece is
+    escaped once and remembered — a warm compile re-escapes only what changed, not every passage again.
+    Equal to ``sha256(canonical_json(messages))``; dict messages with string keys take the streamed path.
+    """
+    if output != "messages":
+        return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    rows = list(messages)
+    pieces_of: Sequence[Sequence[str] | None] = parts if parts is not None and len(parts) == len(rows) else ()
+    chunks = [b"["]
+    for index, message in enumerate(rows):
+        if index:
+            chunks.append(b",")
+        if type(message) is not dict or not all(type(k) is str for k in message):
+            chunks.append(canonical_json(_plain(message)).encode("utf-8", "surrogatepass"))
+            continue
+        pieces = pieces_of[index] if pieces_of else None
+        chunks.append(b"{")
+        for n, key in enumerate(sorted(message)):
+            chunks += [b',"' if n else b'"', _escaped(key), b'":']
+            value = message[key]
+            if type(value) is not str:
+                chunks.append(canonical_json(_plain(value)).encode("utf-8", "surrogatepass"))
+                continue
+            chunks.append(b'"')
+            if key == "content" and pieces is not None:
+                chunks.extend(map(_escaped, pieces))
+            else:
+                chunks.append(_escaped(value))
+            chunks.append(b'"')
+        chunks.append(b"}")
+    chunks.append(b"]")
+    return hashlib.sha256(b"".join(chunks)).hexdigest()
+
+
+_ESCAPED: dict[str, bytes] = {}
+_ESCAPED_CHARS = 4 * 1024 * 1024
+_escaped_held = [0]
+
+
+def _escaped(piece: str) -> bytes:
+    """The UTF-8 JSON string body of ``piece`` (``canonical_json``'s escaping, quotes left off); memoised,
+    the memo emptied when it holds more than ``_ESCAPED_CHARS`` characters."""
+    found = _ESCAPED.get(piece)
+    if found is None:
+        found = encode_basestring(piece)[1:-1].encode("utf-8", "surrogatepass")
+        if _escaped_held[0] + len(piece) > _ESCAPED_CHARS:
+            _ESCAPED.clear()
+            _escaped_held[0] = 0
+        _ESCAPED[piece] = found
+        _escaped_held[0] += len(piece)
+    return found
 
 
 @dataclass(frozen=True)
