@@ -114,10 +114,16 @@ def input_hash(
         for entry in value if isinstance(value, tuple) else (value,):
             if dataclasses.is_dataclass(entry) and not isinstance(entry, type):
                 h.update(_entry_bytes(entry))
-            elif isinstance(entry, Mapping):
+            elif isinstance(entry, Mapping):  # a message: string keys and contents streamed inline
                 for key in sorted(entry, key=str):
-                    _feed(h, str(key))
-                    _feed(h, entry[key])
+                    value = entry[key]
+                    name = str(key).encode("utf-8", "surrogatepass")
+                    h += (b"s%d:" % len(name), name)
+                    if type(value) is str:
+                        data = value.encode("utf-8", "surrogatepass")
+                        h += (b"s%d:" % len(data), data)
+                    else:
+                        _feed(h, value)
             else:
                 _feed(h, entry)
     return hashlib.sha256(b"".join(h)).hexdigest()
