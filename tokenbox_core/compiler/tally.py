@@ -22,7 +22,7 @@ counters, or texts without such a position near their end, are simply counted.
 
 from __future__ import annotations
 
-from tokenbox_core.tokens import FastBpeCounter, TiktokenCounter, TokenCounter
+from tokenbox_core.tokens import COUNT_CACHE, FastBpeCounter, TiktokenCounter, TokenCounter
 
 __all__ = ["count_before", "letter_space_split"]
 
@@ -50,17 +50,26 @@ def letter_space_split(text: str, window: int = _WINDOW) -> int | None:
 
 
 def count_before(counter: TokenCounter, text: str, suffix: str) -> int:
-    """``counter.count(text)``, having counted ``text + suffix`` (left cached) and re-counted only the tail.
+    """``counter.count(text)``, having counted ``text + suffix`` and re-counted only the tail (both cached).
 
     >>> from tokenbox_core.tokens import get_counter
     >>> counter = get_counter("o200k_base")
     >>> count_before(counter, "Refunds take two weeks.", "\\n") == counter.count("Refunds take two weeks.")
     True
     """
-    if not suffix or type(counter) not in (FastBpeCounter, TiktokenCounter) or counter.name not in _SPLIT_ENCODINGS:
+    if (
+        not suffix
+        or not isinstance(counter, TiktokenCounter)
+        or type(counter) not in (FastBpeCounter, TiktokenCounter)
+        or counter.name not in _SPLIT_ENCODINGS
+    ):
         return counter.count(text)
     p = letter_space_split(text)
     if p is None:
         return counter.count(text)
     tail = text[p:]
-    return counter.count(text + suffix) - counter.count(tail + suffix) + counter.count(tail)
+    value = counter.count(text + suffix) - counter.count(tail + suffix) + counter.count(tail)
+    # Remembered like a count (as tokenbox_core.tokens.fast_tail does): later stages asking for count(text)
+    # find it instead of encoding the passage.
+    COUNT_CACHE.put(COUNT_CACHE.key(counter._cache_key, text), value)
+    return value

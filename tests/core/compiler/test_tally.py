@@ -49,3 +49,18 @@ def test_other_counters_simply_count() -> None:
         assert count_before(counter, "one two three", "\n") == counter.count("one two three")
     o200k = get_counter("o200k_base")
     assert count_before(o200k, "one two", "") == o200k.count("one two")
+
+
+def test_derived_count_is_remembered() -> None:
+    """The bare text's count is cached as if counted: a later count() finds it without encoding."""
+    counter = get_counter("o200k_base")
+    text = "a derived count that nobody has encoded before today."
+    value = count_before(counter, text, "\n")
+    seen: list[str] = []
+    raw = counter._raw_count
+    counter._raw_count = lambda t: seen.append(t) or raw(t)  # type: ignore[method-assign]
+    try:
+        assert counter.count(text) == value
+    finally:
+        del counter._raw_count
+    assert seen == []
