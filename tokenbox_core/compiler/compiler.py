@@ -147,8 +147,9 @@ class ContextCompiler:
             if cut is not None:
                 excluded += tuple(Exclusion(i, "history", "cache_block", None) for i in cut.removed_ids)
         base_plans = plans
-        dedup = compress_references(plans, config, self.counter)
         clock.lap("build")
+        dedup = compress_references(plans, config, self.counter)
+        clock.lap("references")
         compressed, assembled, total, refs = self._fit(dedup.plans, dedup.references, base_plans)
         clock.lap("compress+assemble")
         result = self._finish(

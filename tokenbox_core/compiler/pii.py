@@ -96,6 +96,12 @@ _FOUND_CHARS = 2 * 1024 * 1024  # the memo is emptied past this many characters 
 _FOUND_HELD = [0]
 
 
+def clear_caches() -> None:
+    """Forget the default detector's remembered findings."""
+    _FOUND.clear()
+    _FOUND_HELD[0] = 0
+
+
 @dataclass(frozen=True)
 class RegexPIIDetector:
     """The default detector: e-mail, phone, Luhn-valid cards, mod-97-valid IBANs, API and private keys.

@@ -172,6 +172,12 @@ _ESCAPED_CHARS = 4 * 1024 * 1024
 _escaped_held = [0]
 
 
+def clear_caches() -> None:
+    """Forget the escaped output pieces."""
+    _ESCAPED.clear()
+    _escaped_held[0] = 0
+
+
 def _escaped(piece: str) -> bytes:
     """The UTF-8 JSON string body of ``piece`` (``canonical_json``'s escaping, quotes left off); memoised,
     the memo emptied when it holds more than ``_ESCAPED_CHARS`` characters."""
