@@ -34,7 +34,7 @@ import string
 import sys
 import zlib
 from collections import Counter, OrderedDict
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 __all__ = ["clear_caches", "find_duplicates", "find_exact_duplicates", "jaccard", "normalise", "shingles"]
@@ -165,10 +165,15 @@ def jaccard(a: frozenset[Any], b: frozenset[Any]) -> float:
 def find_exact_duplicates(texts: Sequence[str]) -> list[tuple[int, int, float]]:
     """Exact duplicate pairs ``(first, later, 1.0)``: each later text whose normalised words equal an earlier
     one's, paired with the first such text (no shingles: a signature pass, words compared on collisions only).
+    Remembered like :func:`find_duplicates`'s pairs.
 
     >>> find_exact_duplicates(["Alpha, beta.", "gamma", "alpha beta"])
     [(0, 2, 1.0)]
     """
+    return _remembered(tuple(texts), -1.0, 0, _find_exact)
+
+
+def _find_exact(texts: Sequence[str], threshold: float, shingle_size: int) -> list[tuple[int, int, float]]:
     groups: dict[bytes, list[int]] = {}
     pairs: list[tuple[int, int, float]] = []
     for j, text in enumerate(texts):
@@ -197,13 +202,23 @@ def find_duplicates(texts: Sequence[str], threshold: float, shingle_size: int) -
     an ablation, a page, the cache-aware block cut — finds them at the cost of one tuple look-up (the
     texts are mostly the inputs' own string objects, whose hashes Python keeps).
     """
+    return _remembered(tuple(texts), float(threshold), shingle_size, _find_duplicates)
+
+
+def _remembered(
+    texts: tuple[str, ...],
+    threshold: float,
+    shingle_size: int,
+    find: Callable[[Sequence[str], float, int], list[tuple[int, int, float]]],
+) -> list[tuple[int, int, float]]:
+    """``find(texts, threshold, shingle_size)``, kept for the next identical call (bounded; a fresh list)."""
     global _PAIRS_HELD
-    key = (tuple(texts), float(threshold), shingle_size)
+    key = (texts, threshold, shingle_size)
     found = _PAIRS.get(key)
     if found is not None:
         _PAIRS.move_to_end(key)
         return list(found[1])
-    pairs = _find_duplicates(key[0], threshold, shingle_size)
+    pairs = find(texts, threshold, shingle_size)
     size = sum(map(len, key[0]))
     if size <= _PAIRS_CHARS:
         _PAIRS[key] = (size, pairs)
