@@ -64,6 +64,10 @@ def count_before(counter: TokenCounter, text: str, suffix: str) -> int:
         or counter.name not in _SPLIT_ENCODINGS
     ):
         return counter.count(text)
+    key = COUNT_CACHE.key(counter._cache_key, text)
+    known = COUNT_CACHE.get(key)
+    if known is not None:  # a later turn: counted (or derived) before
+        return known
     p = letter_space_split(text)
     if p is None:
         return counter.count(text)
@@ -71,5 +75,5 @@ def count_before(counter: TokenCounter, text: str, suffix: str) -> int:
     value = counter.count(text + suffix) - counter.count(tail + suffix) + counter.count(tail)
     # Remembered like a count (as tokenbox_core.tokens.fast_tail does): later stages asking for count(text)
     # find it instead of encoding the passage.
-    COUNT_CACHE.put(COUNT_CACHE.key(counter._cache_key, text), value)
+    COUNT_CACHE.put(key, value)
     return value
