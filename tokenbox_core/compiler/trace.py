@@ -50,7 +50,14 @@ def _plain(value: Any) -> Any:
 def _feed(h: Any, value: Any) -> None:
     """Stream a value into the hash, typed and length-prefixed: texts as raw bytes, scalars by repr, the rest
     as canonical JSON."""
-    if isinstance(value, str):
+    kind = type(value)
+    if kind is str:  # exact types first (the common case), then the general checks in the same order
+        tag, data = b"s", value.encode("utf-8", "surrogatepass")
+    elif kind is float or kind is int or kind is bool or value is None:
+        tag, data = b"n", repr(value).encode()
+    elif kind is datetime:
+        tag, data = b"t", value.isoformat().encode()
+    elif isinstance(value, str):
         tag, data = b"s", value.encode("utf-8", "surrogatepass")
     elif value is None or isinstance(value, bool | int | float):
         tag, data = b"n", repr(value).encode()
@@ -75,8 +82,12 @@ class _Chunks(list[bytes]):
 _ENTRY_BYTES = "_tokenbox_input_bytes"
 
 
+_SCALARS = frozenset({str, int, float, bool, type(None), datetime})
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
 def _immutable(value: Any) -> bool:
-    if value is None or isinstance(value, str | int | float | datetime | Enum):
+    if type(value) in _SCALARS or isinstance(value, str | int | float | datetime | Enum):
         return True
     if isinstance(value, tuple):
         return all(map(_immutable, value))
@@ -92,7 +103,10 @@ def _entry_bytes(entry: Any) -> bytes:
     if isinstance(found, bytes):
         return found
     chunks = _Chunks()
-    values = [getattr(entry, f.name) for f in dataclasses.fields(entry)]
+    names = _FIELDS.get(type(entry))
+    if names is None:
+        names = _FIELDS[type(entry)] = tuple(f.name for f in dataclasses.fields(entry))
+    values = [getattr(entry, name) for name in names]
     for value in values:
         _feed(chunks, value)
     data = b"".join(chunks)
