@@ -19,12 +19,14 @@ _CONTENT = "_tokenbox_content"
 
 
 def _kept(value: Any, name: str) -> str | None:
-    found = value.__dict__.get(name)
+    state = getattr(value, "__dict__", None)
+    found = state.get(name) if state is not None else None
     return found if isinstance(found, str) else None
 
 
 def _keep(value: Any, name: str, text: str) -> str:
-    object.__setattr__(value, name, text)
+    if hasattr(value, "__dict__"):  # a subclass with __slots__ only is rendered every time
+        object.__setattr__(value, name, text)
     return text
 
 

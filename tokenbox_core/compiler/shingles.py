@@ -35,6 +35,7 @@ import sys
 import zlib
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Collection, Sequence
+from contextlib import suppress
 from typing import Any
 
 __all__ = ["clear_caches", "find_duplicates", "find_exact_duplicates", "jaccard", "normalise", "shingles"]
@@ -111,7 +112,8 @@ def _shingled(text: str, size: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
     key = (text, size)
     found = _SHINGLES.get(key)
     if found is not None:
-        _SHINGLES.move_to_end(key)
+        with suppress(KeyError):  # another thread may have just evicted it
+            _SHINGLES.move_to_end(key)
         return found
     ids = _word_ids(_words(text))
     if len(ids) <= size:
@@ -216,14 +218,15 @@ def _remembered(
     key = (texts, threshold, shingle_size)
     found = _PAIRS.get(key)
     if found is not None:
-        _PAIRS.move_to_end(key)
+        with suppress(KeyError):
+            _PAIRS.move_to_end(key)
         return list(found[1])
     pairs = find(texts, threshold, shingle_size)
     size = sum(map(len, key[0]))
     if size <= _PAIRS_CHARS:
         _PAIRS[key] = (size, pairs)
         _PAIRS_HELD += size
-        while len(_PAIRS) > _PAIRS_KEPT or _PAIRS_HELD > _PAIRS_CHARS:
+        while _PAIRS and (len(_PAIRS) > _PAIRS_KEPT or _PAIRS_HELD > _PAIRS_CHARS):
             _PAIRS_HELD -= _PAIRS.popitem(last=False)[1][0]
     return list(pairs)
 
