@@ -79,7 +79,7 @@ class _Chunks(list[bytes]):
     update = list.append
 
 
-_ENTRY_BYTES = "_tokenbox_input_bytes"
+_ENTRY_CHUNKS = "_tokenbox_input_chunks"
 
 
 _SCALARS = frozenset({str, int, float, bool, type(None), datetime})
@@ -96,23 +96,23 @@ def _immutable(value: Any) -> bool:
     return False
 
 
-def _entry_bytes(entry: Any) -> bytes:
+def _entry_chunks(entry: Any) -> tuple[bytes, ...]:
     """What a typed input streams into the hash: each field, in order (kept on the instance when immutable)."""
     state = getattr(entry, "__dict__", None)
-    found = state.get(_ENTRY_BYTES) if state is not None else None
-    if isinstance(found, bytes):
+    found = state.get(_ENTRY_CHUNKS) if state is not None else None
+    if isinstance(found, tuple):
         return found
-    chunks = _Chunks()
     names = _FIELDS.get(type(entry))
     if names is None:
         names = _FIELDS[type(entry)] = tuple(f.name for f in dataclasses.fields(entry))
     values = [getattr(entry, name) for name in names]
+    chunks = _Chunks()
     for value in values:
         _feed(chunks, value)
-    data = b"".join(chunks)
+    out = tuple(chunks)
     if state is not None and all(map(_immutable, values)):
-        object.__setattr__(entry, _ENTRY_BYTES, data)
-    return data
+        object.__setattr__(entry, _ENTRY_CHUNKS, out)
+    return out
 
 
 def input_hash(
@@ -127,7 +127,7 @@ def input_hash(
         h.update(slot.name.encode())
         for entry in value if isinstance(value, tuple) else (value,):
             if dataclasses.is_dataclass(entry) and not isinstance(entry, type):
-                h.update(_entry_bytes(entry))
+                h += _entry_chunks(entry)
             elif isinstance(entry, Mapping):  # a message: string keys and contents streamed inline
                 for key in sorted(entry, key=str):
                     value = entry[key]

@@ -137,12 +137,12 @@ def test_input_hash_reuses_immutable_entries_and_rehashes_mutable_ones(turn: dic
     mutable value (a tool schema's nested dict) is re-read every time, so an in-place change is seen."""
     compiler = ContextCompiler(4000)
     cold = compiler.compile(**turn).trace.input_hash
-    assert "_tokenbox_input_bytes" in vars(turn["evidence"][0])
+    assert "_tokenbox_input_chunks" in vars(turn["evidence"][0])
     assert compiler.compile(**turn).trace.input_hash == cold
     fresh = {**turn, "evidence": [replace(e) for e in turn["evidence"]]}
     assert compiler.compile(**fresh).trace.input_hash == cold
     tool = turn["tools"][0]
-    assert "_tokenbox_input_bytes" not in vars(tool)
+    assert "_tokenbox_input_chunks" not in vars(tool)
     tool.schema["properties"]["id"]["type"] = "integer"
     assert compiler.compile(**turn).trace.input_hash != cold
 
