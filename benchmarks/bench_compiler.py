@@ -16,7 +16,9 @@ at most 1.2x the layout.
 Both run side by side in each trial, in alternating order, each with the count cache and the compiler's memos
 cleared on fresh material objects ("cold": a first turn, every text encoded) and again warm (each side's
 second run over the same material, right after an untimed first: the two sides count different strings —
-the compile's passages carry provenance tags — so one side's run does not warm the other's).  Time is CPU
+the compile's passages carry provenance tags — so one side's run does not warm the other's), and "next":
+the following turn (the user's message and an answer added to the history, a new user message) right after
+a run over this one — what a conversation pays per turn.  Time is CPU
 time (``time.process_time``).  Reported: the median of each, the median, min and max of the per-trial ratios
 (the machine is shared and noisy), and the compile's stages (medians of ``trace.stage_latency_ms``, wall
 clock; "finish" is the rest: metrics, validation, the trace).
@@ -105,6 +107,14 @@ def material(seed: int = 11) -> dict[str, Any]:
     }
 
 
+def next_turn(data: dict[str, Any]) -> dict[str, Any]:
+    """The following turn: the user's message and an answer join the history, and a new user message."""
+    rng = random.Random(len(data["history"]))
+    answer = {"role": "assistant", "content": text(rng, 70)}
+    history = [*data["history"], {"role": "user", "content": data["user"]}, answer]
+    return {**data, "history": history, "user": text(rng, 40)}
+
+
 def peer_sections(data: dict[str, Any]) -> list[Section]:
     """The same material as hand-built sections, laid out by one Token Box (the pre-compiler way)."""
     conversation = conversation_sections(
@@ -148,13 +158,14 @@ def main() -> None:
     raw = sum(counter.count(s) for s in [data["policy"], *[e.text for e in data["evidence"]]])
     print(f"material: {raw:,}+ tokens of policy and evidence alone; budget {BUDGET.max_tokens:,} (reserve 4,000)")
 
-    rows: dict[str, list[float]] = {"layout cold": [], "compile cold": [], "layout warm": [], "compile warm": []}
-    ratios: dict[str, list[float]] = {"cold": [], "warm": []}
-    stages: dict[str, dict[str, list[float]]] = {"cold": {}, "warm": {}}
+    phases = ("cold", "warm", "next")
+    rows: dict[str, list[float]] = {f"{side} {phase}": [] for phase in phases for side in ("layout", "compile")}
+    ratios: dict[str, list[float]] = {phase: [] for phase in phases}
+    stages: dict[str, dict[str, list[float]]] = {phase: {} for phase in phases}
     compiled = layout = None
     for trial in range(args.trials):
         order = ("layout", "compile") if trial % 2 == 0 else ("compile", "layout")
-        for phase in ("cold", "warm"):
+        for phase in phases:
             times = {}
             for which in order:
                 if which == "layout":  # building the sections (the conversation counted) is part of the work
@@ -167,10 +178,11 @@ def main() -> None:
                     clear_caches()
                 else:  # a second turn of this side over the same material
                     run(data)
+                turn = next_turn(data) if phase == "next" else data
                 if which == "layout":
-                    times[which], layout = timed(lambda r=run, d=data: r(d))
+                    times[which], layout = timed(lambda r=run, d=turn: r(d))
                 else:
-                    times[which], compiled = timed(lambda r=run, d=data: r(d))
+                    times[which], compiled = timed(lambda r=run, d=turn: r(d))
                     laps = dict(compiled.trace.stage_latency_ms)
                     laps["finish"] = compiled.trace.latency_ms - sum(laps.values())
                     for name, ms in laps.items():
