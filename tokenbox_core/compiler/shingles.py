@@ -53,9 +53,11 @@ _SHINGLE_BYTES = 0
 _WORD_MEMO = 500_000
 _SKETCH = 16
 _PAIRS: OrderedDict[tuple[tuple[str, ...], float, int], tuple[int, list[tuple[int, int, float]]]] = OrderedDict()
-_PAIRS_KEPT = 8  # calls, and at most _PAIRS_CHARS characters of the texts they hold on to
+_SCANS: OrderedDict[tuple[tuple[str, ...], float, int], _Scan] = OrderedDict()
+_PAIRS_KEPT = 8  # calls (of each kind), and at most _PAIRS_CHARS characters of the texts they hold on to
 _PAIRS_CHARS = 4 * 1024 * 1024
 _PAIRS_HELD = 0
+_SCANS_HELD = 0
 _HASH_BITS = sys.hash_info.width
 _HASH_LOW = -(1 << (_HASH_BITS - 1))
 
@@ -149,11 +151,12 @@ def _bottom_k(hashes: Collection[int]) -> list[int]:
 
 def clear_caches() -> None:
     """Forget memoised shingles and word ids (benchmarks measuring a cold compile call this)."""
-    global _SHINGLE_BYTES, _PAIRS_HELD
+    global _SHINGLE_BYTES, _PAIRS_HELD, _SCANS_HELD
     _SHINGLES.clear()
     _WORD_IDS.clear()
     _PAIRS.clear()
-    _SHINGLE_BYTES = _PAIRS_HELD = 0
+    _SCANS.clear()
+    _SHINGLE_BYTES = _PAIRS_HELD = _SCANS_HELD = 0
 
 
 def jaccard(a: frozenset[Any], b: frozenset[Any]) -> float:
@@ -195,18 +198,6 @@ def _find_exact(texts: Sequence[str], threshold: float, shingle_size: int) -> li
     return pairs
 
 
-def find_duplicates(texts: Sequence[str], threshold: float, shingle_size: int) -> list[tuple[int, int, float]]:
-    """Duplicate pairs ``(earlier, later, similarity)``: each later text paired with its most similar earlier one.
-
-    Exact duplicates (equal normalised words) have similarity 1.0; near-duplicates need a shingle Jaccard
-    >= ``threshold``.  Candidates share a bottom-k sketch value; each is verified exactly.  The pairs of the
-    last few calls are kept (a pure function of its arguments): recompiling the same material — a retry,
-    an ablation, a page, the cache-aware block cut — finds them at the cost of one tuple look-up (the
-    texts are mostly the inputs' own string objects, whose hashes Python keeps).
-    """
-    return _remembered(tuple(texts), float(threshold), shingle_size, _find_duplicates)
-
-
 def _remembered(
     texts: tuple[str, ...],
     threshold: float,
@@ -231,44 +222,112 @@ def _remembered(
     return list(pairs)
 
 
-def _find_duplicates(texts: Sequence[str], threshold: float, shingle_size: int) -> list[tuple[int, int, float]]:
-    shingled = [_shingled(t, shingle_size) for t in texts]
-    tuple_sets: dict[int, frozenset[tuple[int, ...]]] = {}
+def find_duplicates(texts: Sequence[str], threshold: float, shingle_size: int) -> list[tuple[int, int, float]]:
+    """Duplicate pairs ``(earlier, later, similarity)``: each later text paired with its most similar earlier one.
 
-    def real(i: int) -> frozenset[tuple[int, ...]]:  # the exact shingle set, built for candidates only
-        found = tuple_sets.get(i)
+    Exact duplicates (equal normalised words) have similarity 1.0; near-duplicates need a shingle Jaccard
+    >= ``threshold``.  Candidates share a bottom-k sketch value; each is verified exactly.
+
+    The scan goes through the texts in order, and the pairs of a text depend only on the texts before it,
+    so the scans of the last few calls are kept (bounded by calls and characters): the same texts again —
+    a retry, an ablation, a page — cost one tuple look-up, and texts that extend an earlier call's — the
+    next turn of a conversation, whose new messages come last — resume that scan where it stopped.
+    """
+    global _SCANS_HELD
+    done = tuple(texts)
+    key = (done, float(threshold), shingle_size)
+    scan = _SCANS.get(key)
+    if scan is not None:
+        with suppress(KeyError):
+            _SCANS.move_to_end(key)
+        return list(scan.pairs)
+    scan = _resumable(key) or _Scan(float(threshold), shingle_size)
+    scan.extend(done[len(scan.texts) :])
+    size = sum(map(len, done))
+    if size <= _PAIRS_CHARS:
+        _SCANS[key] = scan
+        _SCANS_HELD += size
+        while _SCANS and (len(_SCANS) > _PAIRS_KEPT or _SCANS_HELD > _PAIRS_CHARS):
+            _SCANS_HELD -= sum(map(len, _SCANS.popitem(last=False)[1].texts))
+    return list(scan.pairs)
+
+
+def _resumable(key: tuple[tuple[str, ...], float, int]) -> _Scan | None:
+    """The kept scan over the longest proper prefix of ``key``'s texts (taken out of the memo), if any."""
+    global _SCANS_HELD
+    texts, threshold, size = key
+    best: tuple[tuple[str, ...], float, int] | None = None
+    for kept in list(_SCANS):
+        done = kept[0]
+        if kept[1:] != (threshold, size) or not len(done) < len(texts) or (best and len(best[0]) >= len(done)):
+            continue
+        if texts[: len(done)] == done:
+            best = kept
+    if best is None:
+        return None
+    scan = _SCANS.pop(best, None)
+    if scan is not None:
+        _SCANS_HELD -= sum(map(len, best[0]))
+    return scan
+
+
+class _Scan:
+    """The duplicate scan's state after ``texts``: sketches, exact shingle sets built so far, the equal-set
+    groups, the inverted index over sketch values and the pairs found."""
+
+    __slots__ = ("exact", "index", "pairs", "shingled", "size", "texts", "threshold", "tuple_sets")
+
+    def __init__(self, threshold: float, size: int) -> None:
+        self.threshold = threshold
+        self.size = size
+        self.texts: tuple[str, ...] = ()
+        self.shingled: list[tuple[tuple[int, ...], tuple[int, ...]]] = []
+        self.tuple_sets: dict[int, frozenset[tuple[int, ...]]] = {}
+        # Equal shingle sets have equal sketches; a sketch match is confirmed on the exact sets, and every
+        # Jaccard is computed on the exact sets.
+        self.exact: dict[tuple[int, ...], list[int]] = {}  # sketch -> the first index of each distinct set
+        self.index: dict[int, list[int]] = {}
+        self.pairs: list[tuple[int, int, float]] = []
+
+    def real(self, i: int) -> frozenset[tuple[int, ...]]:
+        """The exact shingle set of text ``i``, built for candidates only."""
+        found = self.tuple_sets.get(i)
         if found is None:
-            found = tuple_sets[i] = _tuple_set(shingled[i][1], shingle_size)
+            found = self.tuple_sets[i] = _tuple_set(self.shingled[i][1], self.size)
         return found
 
-    # Equal shingle sets have equal sketches; a sketch match is confirmed on the exact sets, and every Jaccard
-    # is computed on the exact sets.
-    exact: dict[tuple[int, ...], list[int]] = {}  # sketch -> the first index of each distinct set with it
-    index: dict[int, list[int]] = {}
-    pairs: list[tuple[int, int, float]] = []
-    for j, (sketch, ids) in enumerate(shingled):
+    def extend(self, texts: Sequence[str]) -> None:
+        start = len(self.shingled)
+        self.texts += tuple(texts)
+        self.shingled.extend(_shingled(t, self.size) for t in texts)
+        for j in range(start, len(self.shingled)):
+            self._add(j)
+
+    def _add(self, j: int) -> None:
+        sketch, ids = self.shingled[j]
         if not sketch:
-            continue
-        firsts = exact.setdefault(sketch, [])
+            return
+        shingled, real, threshold, index = self.shingled, self.real, self.threshold, self.index
+        firsts = self.exact.setdefault(sketch, [])
         first = next((k for k in firsts if ids == shingled[k][1] or real(k) == real(j)), None)
         if first is None:
             firsts.append(j)
-        elif ids == shingled[first][1] and normalise(texts[j]) == normalise(texts[first]):
-            pairs.append((first, j, 1.0))
-            continue
-        shared = Counter(i for value in sketch for i in index.get(value, ()))
-        need = max(1, math.floor(len(sketch) * threshold / 3))  # near-duplicates share ~Jaccard x k values
-        candidates = sorted(i for i, n in shared.items() if n >= need)
-        best: tuple[float, int] | None = None
-        for i in candidates:
-            other, current = real(i), real(j)
-            if min(len(other), len(current)) < threshold * max(len(other), len(current)):
-                continue  # Jaccard <= |smaller| / |larger|: cannot reach the threshold
-            sim = jaccard(other, current)
-            if sim >= threshold and (best is None or sim > best[0]):
-                best = (sim, i)
-        if best is not None:
-            pairs.append((best[1], j, best[0]))
+        elif ids == shingled[first][1] and normalise(self.texts[j]) == normalise(self.texts[first]):
+            self.pairs.append((first, j, 1.0))
+            return
+        hits = [i for value in sketch for i in index.get(value, ())]
+        if hits:  # most texts share no sketch value with any earlier one
+            need = max(1, math.floor(len(sketch) * threshold / 3))  # near-duplicates share ~Jaccard x k values
+            candidates = sorted(i for i, n in Counter(hits).items() if n >= need)
+            best: tuple[float, int] | None = None
+            for i in candidates:
+                other, current = real(i), real(j)
+                if min(len(other), len(current)) < threshold * max(len(other), len(current)):
+                    continue  # Jaccard <= |smaller| / |larger|: cannot reach the threshold
+                sim = jaccard(other, current)
+                if sim >= threshold and (best is None or sim > best[0]):
+                    best = (sim, i)
+            if best is not None:
+                self.pairs.append((best[1], j, best[0]))
         for value in sketch:
             index.setdefault(value, []).append(j)
-    return pairs

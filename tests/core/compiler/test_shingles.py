@@ -122,6 +122,21 @@ def test_pairs_memo_is_bounded_and_returns_copies(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setattr(shipped, "_PAIRS_CHARS", 40)
     for n in range(5):
         shipped.find_duplicates([f"text number {n} " * 2, "x"], 0.9, 3)
-    assert sum(size for size, _ in shipped._PAIRS.values()) <= 40
+    assert sum(sum(map(len, key[0])) for key in shipped._SCANS) <= 40
     shipped.find_duplicates(["y" * 100], 0.9, 3)  # larger than the whole bound: not kept
-    assert all(key[0] != ("y" * 100,) for key in shipped._PAIRS)
+    assert all(key[0] != ("y" * 100,) for key in shipped._SCANS)
+
+
+@given(corpora(), corpora(), st.sampled_from([0.3, 0.75, 0.9]), st.integers(1, 3), st.data())
+def test_a_resumed_scan_gives_the_full_scans_pairs(
+    corpus: list[str], other: list[str], threshold: float, size: int, data: st.DataObject
+) -> None:
+    """A call whose texts extend an earlier call's resumes that scan: same pairs as the reference, and a
+    second extension of the same prefix (the first one took the scan) still scans from the start."""
+    shipped.clear_caches()
+    reference.clear_caches()
+    cut = data.draw(st.integers(0, len(corpus)))
+    shipped.find_duplicates(corpus[:cut], threshold, size)
+    assert shipped.find_duplicates(corpus, threshold, size) == reference.find_duplicates(corpus, threshold, size)
+    branch = corpus[:cut] + other
+    assert shipped.find_duplicates(branch, threshold, size) == reference.find_duplicates(branch, threshold, size)
