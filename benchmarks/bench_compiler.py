@@ -13,9 +13,17 @@ caller did before the compiler existed.  The compile does strictly more (Filter 
 reference compression, assembly, an exact re-count of what is sent, metrics, validation); the target is
 at most 1.2x the layout.
 
-Both run side by side in each trial, in alternating order, each with the count cache cleared ("cold": every
-text is encoded) and again with it warm (a second turn over the same material).  Reported: the median of
-each and the median, min and max of the per-trial ratios (the machine is shared and noisy).
+Both run side by side in each trial, in alternating order, each with the count cache and the compiler's memos
+cleared on fresh material objects ("cold": a first turn, every text encoded) and again warm (each side's
+second run over the same material, right after an untimed first: the two sides count different strings —
+the compile's passages carry provenance tags — so one side's run does not warm the other's), and "next":
+the following turn (the user's message and an answer added to the history, a new user message) right after
+a run over this one — what a conversation pays per turn.  Time is CPU
+time (``time.process_time``).  Reported: the median of each, the median, min and max of the per-trial ratios
+(the machine is shared and noisy), and the compile's stages (medians of ``trace.stage_latency_ms``, wall
+clock; "finish" is the rest: metrics, validation, the trace).
+
+``--exact-only`` compiles with ``CompilerConfig(near_duplicates=False)`` (exact duplicates only).
 """
 
 from __future__ import annotations
@@ -99,6 +107,14 @@ def material(seed: int = 11) -> dict[str, Any]:
     }
 
 
+def next_turn(data: dict[str, Any]) -> dict[str, Any]:
+    """The following turn: the user's message and an answer join the history, and a new user message."""
+    rng = random.Random(len(data["history"]))
+    answer = {"role": "assistant", "content": text(rng, 70)}
+    history = [*data["history"], {"role": "user", "content": data["user"]}, answer]
+    return {**data, "history": history, "user": text(rng, 40)}
+
+
 def peer_sections(data: dict[str, Any]) -> list[Section]:
     """The same material as hand-built sections, laid out by one Token Box (the pre-compiler way)."""
     conversation = conversation_sections(
@@ -123,37 +139,54 @@ def peer_sections(data: dict[str, Any]) -> list[Section]:
 
 def timed(fn: Any) -> tuple[float, Any]:
     gc.collect()
-    start = time.perf_counter()
+    start = time.process_time()
     result = fn()
-    return time.perf_counter() - start, result
+    return time.process_time() - start, result
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trials", type=int, default=7)
+    parser.add_argument("--exact-only", action="store_true", help="near_duplicates=False (exact duplicates only)")
     args = parser.parse_args()
     data = material()
     counter = get_counter("o200k_base")
-    compiler = ContextCompiler(BUDGET, counter=counter, config=CompilerConfig(clock=NOW, constraint_density_limit=None))
+    options: dict[str, Any] = {"near_duplicates": False} if args.exact_only else {}
+    config = CompilerConfig(clock=NOW, constraint_density_limit=None, **options)
+    compiler = ContextCompiler(BUDGET, counter=counter, config=config)
     box = TokenBox(BUDGET, counter=counter)
     raw = sum(counter.count(s) for s in [data["policy"], *[e.text for e in data["evidence"]]])
     print(f"material: {raw:,}+ tokens of policy and evidence alone; budget {BUDGET.max_tokens:,} (reserve 4,000)")
 
-    rows: dict[str, list[float]] = {"layout cold": [], "compile cold": [], "layout warm": [], "compile warm": []}
-    ratios: dict[str, list[float]] = {"cold": [], "warm": []}
+    phases = ("cold", "warm", "next")
+    rows: dict[str, list[float]] = {f"{side} {phase}": [] for phase in phases for side in ("layout", "compile")}
+    ratios: dict[str, list[float]] = {phase: [] for phase in phases}
+    stages: dict[str, dict[str, list[float]]] = {phase: {} for phase in phases}
     compiled = layout = None
     for trial in range(args.trials):
         order = ("layout", "compile") if trial % 2 == 0 else ("compile", "layout")
-        for phase in ("cold", "warm"):
+        for phase in phases:
             times = {}
             for which in order:
-                if phase == "cold":
+                if which == "layout":  # building the sections (the conversation counted) is part of the work
+                    run: Any = lambda d: box.layout(peer_sections(d))  # noqa: E731
+                else:
+                    run = lambda d: compiler.compile(**d)  # noqa: E731
+                if phase == "cold":  # a first turn: fresh objects, nothing cached anywhere
+                    data = material()
                     COUNT_CACHE.clear()
                     clear_caches()
-                if which == "layout":  # building the sections (the conversation counted) is part of the work
-                    times[which], layout = timed(lambda: box.layout(peer_sections(data)))
+                else:  # a second turn of this side over the same material
+                    run(data)
+                turn = next_turn(data) if phase == "next" else data
+                if which == "layout":
+                    times[which], layout = timed(lambda r=run, d=turn: r(d))
                 else:
-                    times[which], compiled = timed(lambda: compiler.compile(**data))
+                    times[which], compiled = timed(lambda r=run, d=turn: r(d))
+                    laps = dict(compiled.trace.stage_latency_ms)
+                    laps["finish"] = compiled.trace.latency_ms - sum(laps.values())
+                    for name, ms in laps.items():
+                        stages[phase].setdefault(name, []).append(ms)
             rows[f"layout {phase}"].append(times["layout"])
             rows[f"compile {phase}"].append(times["compile"])
             ratios[phase].append(times["compile"] / times["layout"])
@@ -168,8 +201,11 @@ def main() -> None:
             f"compile / layout ({phase}): median {statistics.median(values):.2f}x, "
             f"min {min(values):.2f}x, max {max(values):.2f}x over {len(values)} trials (target <= 1.2x)"
         )
-    stages = compiled.trace.stage_latency_ms
-    print("last compile by stage (ms): " + ", ".join(f"{k} {v:.1f}" for k, v in stages.items()))
+    for phase, laps in stages.items():  # wall-clock laps, so only indicative on a busy machine
+        print(
+            f"compile {phase} by stage (median ms): "
+            + ", ".join(f"{k} {statistics.median(v):.1f}" for k, v in laps.items())
+        )
 
 
 if __name__ == "__main__":

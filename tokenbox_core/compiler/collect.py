@@ -65,10 +65,16 @@ def _leaves(name: str, value: Any) -> list[Any]:
     return [value]
 
 
+_PLAIN = frozenset({str, dict, Evidence, Memory, Tool, Policy, Developer, TaskState})
+"""Types (exactly) that are values, never async callables or awaitables: skipped without inspecting them."""
+
+
 def has_async_sources(sources: Mapping[str, Any]) -> bool:
     """Whether any source (or list entry) is an async callable or an awaitable."""
     for name, value in sources.items():
         for leaf in _leaves(name, value):
+            if type(leaf) in _PLAIN:
+                continue
             if _is_async(leaf) or inspect.isawaitable(leaf):
                 return True
     return False

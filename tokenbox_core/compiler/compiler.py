@@ -147,8 +147,9 @@ class ContextCompiler:
             if cut is not None:
                 excluded += tuple(Exclusion(i, "history", "cache_block", None) for i in cut.removed_ids)
         base_plans = plans
-        dedup = compress_references(plans, config, self.counter)
         clock.lap("build")
+        dedup = compress_references(plans, config, self.counter)
+        clock.lap("references")
         compressed, assembled, total, refs = self._fit(dedup.plans, dedup.references, base_plans)
         clock.lap("compress+assemble")
         result = self._finish(
@@ -251,7 +252,7 @@ class ContextCompiler:
             timestamp=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             config_version=config.version,
             input_hash=digest,
-            output_hash=output_hash(list(assembled.messages), assembled.text, config.output),
+            output_hash=output_hash(assembled.messages, assembled.text, config.output, assembled.parts),
             total_tokens=total,
             section_allocations=summary,
             excluded_items=all_excluded,

@@ -152,6 +152,10 @@ class CompilerConfig:
     Reference compression (§6.7.3):
         dedupe, dedupe_threshold (Jaccard of word shingles), shingle_size,
         embedder (optional ``text -> vector``) and embedding_threshold (cosine).
+        near_duplicates: ``True`` (default) looks for near-duplicates by shingle
+            Jaccard; ``False`` only for exact duplicates (equal normalised words:
+            a signature pass, far cheaper on large material; the embedder, when
+            set, still runs).  Described in ``input_hash`` only when ``False``.
 
     Validate and metrics (§6.4.1 stage 6, §6.11.5):
         required_sections: sections that must be emitted (default ``("policy",)``;
@@ -203,6 +207,7 @@ class CompilerConfig:
     dedupe: bool = True
     dedupe_threshold: float = 0.9
     shingle_size: int = 3
+    near_duplicates: bool = True
     embedder: Callable[[str], Sequence[float]] | None = None
     embedding_threshold: float = 0.95
     required_sections: tuple[str, ...] = ("policy",)
@@ -296,6 +301,11 @@ class CompilerConfig:
         _number("embedding_threshold", self.embedding_threshold, low=-1.0, high=1.0)
         if isinstance(self.shingle_size, bool) or not isinstance(self.shingle_size, int) or self.shingle_size < 1:
             raise CompilerInputError(f"CompilerConfig: shingle_size must be an integer >= 1, got {self.shingle_size!r}")
+        if not isinstance(self.near_duplicates, bool):
+            raise CompilerInputError(
+                f"CompilerConfig: near_duplicates must be True or False, got {self.near_duplicates!r} "
+                "(False looks for exact duplicates only)"
+            )
         if self.embedder is not None and not callable(self.embedder):
             raise CompilerInputError("CompilerConfig: embedder must be callable text -> vector, or None")
         required = (self.required_sections,) if isinstance(self.required_sections, str) else self.required_sections
@@ -351,6 +361,8 @@ class CompilerConfig:
             value = getattr(self, name)
             if name in ("checks", "clock"):
                 continue
+            if name in _SINCE_1_0 and value == _SINCE_1_0[name]:
+                continue  # settings added later are described only when changed: existing input hashes hold
             if isinstance(value, CacheWindow):
                 value = {
                     "low_water": value.low_water,
@@ -364,6 +376,10 @@ class CompilerConfig:
                 value = _describe(value)
             out[name] = value
         return out
+
+
+_SINCE_1_0: dict[str, Any] = {"near_duplicates": True}
+"""Settings added after the 1.0 configuration, with their defaults (left out of :meth:`describe` at them)."""
 
 
 def _describe(value: Any) -> Any:

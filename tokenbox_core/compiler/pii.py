@@ -91,6 +91,17 @@ def _may_hold_pii(text: str) -> bool:
     return "@" in text or any(d in text for d in "0123456789") or any(mark in text for mark in _KEY_MARKS)
 
 
+_FOUND: dict[tuple[tuple[str, ...], str], tuple[PIIMatch, ...]] = {}
+_FOUND_CHARS = 2 * 1024 * 1024  # the memo is emptied past this many characters of text
+_FOUND_HELD = [0]
+
+
+def clear_caches() -> None:
+    """Forget the default detector's remembered findings."""
+    _FOUND.clear()
+    _FOUND_HELD[0] = 0
+
+
 @dataclass(frozen=True)
 class RegexPIIDetector:
     """The default detector: e-mail, phone, Luhn-valid cards, mod-97-valid IBANs, API and private keys.
@@ -101,8 +112,18 @@ class RegexPIIDetector:
     kinds: tuple[str, ...] = ("email", "phone", "card", "iban", "api_key", "private_key")
 
     def find(self, text: str) -> list[PIIMatch]:
-        if not _may_hold_pii(text):
-            return []
+        """Every finding in ``text``, by position (remembered per text: the next turn re-reads the same passages)."""
+        key = (tuple(self.kinds), text)
+        known = _FOUND.get(key)
+        if known is None:
+            known = _FOUND[key] = tuple(self._find(text)) if _may_hold_pii(text) else ()
+            _FOUND_HELD[0] += len(text)
+            if _FOUND_HELD[0] > _FOUND_CHARS:
+                _FOUND.clear()
+                _FOUND_HELD[0] = 0
+        return list(known)
+
+    def _find(self, text: str) -> list[PIIMatch]:
         found: list[PIIMatch] = []
         taken: list[tuple[int, int]] = []
 

@@ -25,7 +25,8 @@ from tokenbox_core.compiler.collect import Candidates
 from tokenbox_core.compiler.config import CompilerConfig, RankingWeights
 from tokenbox_core.compiler.filter import tool_relevance
 from tokenbox_core.compiler.render import evidence_content, memory_content
-from tokenbox_core.sections import Item
+from tokenbox_core.compiler.tally import count_before
+from tokenbox_core.sections import Item, Section
 from tokenbox_core.select import (
     CompositeScorer,
     DecayScorer,
@@ -42,6 +43,7 @@ T = TypeVar("T")
 _AUTHORITY = "tokenbox:authority"
 _UTILITY = "tokenbox:utility"
 _TOKENS = "tokenbox:tokens"
+_ITEM_SEPARATOR = Section("s", []).item_separator  # what the Token Box appends to a list item it measures
 
 
 @dataclass(frozen=True)
@@ -93,7 +95,8 @@ def _row(
     timestamp: datetime | None,
     utility: float | None = None,
 ) -> Item:
-    metadata: dict[str, Any] = {_TOKENS: counter.count(text)}
+    # Build lays each text out as an item of a list section: the Token Box will look up text + separator.
+    metadata: dict[str, Any] = {_TOKENS: count_before(counter, text, _ITEM_SEPARATOR)}
     if authority is not None:
         metadata[_AUTHORITY] = authority
     if utility is not None:

@@ -3,7 +3,10 @@
 ``input_hash`` is a sha256 over *every* input that can change the output:
 each candidate with all its fields (timestamps, metadata, spans, lineage,
 tool schemas, message payloads), the configuration (:meth:`CompilerConfig.describe`),
-the budget, the counter's name and the compile's reference time.  ``output_hash``
+the budget, the counter's name and the compile's reference time.  What a typed
+input (a frozen dataclass: policy, evidence, memory, ...) contributes is
+kept on the instance once built, when every field it holds is immutable, so
+a warm compile does not re-encode megabytes of unchanged passages.  ``output_hash``
 is the sha256 of the emitted messages (or text).  ``trace_id``, ``timestamp``
 and latencies are outside both, so two runs over the same inputs share their
 hashes and differ only in those fields.
@@ -13,15 +16,18 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from enum import Enum
+from json.encoder import encode_basestring
 from typing import Any
 
 from tokenbox_core.budget import ContextBudget
 from tokenbox_core.compiler.collect import Candidates
 from tokenbox_core.compiler.config import CompilerConfig
 from tokenbox_core.compiler.filter import Exclusion
+from tokenbox_core.frozen import FrozenDict
 from tokenbox_core.tokens import canonical_json
 
 __all__ = ["CompilationTrace", "input_hash", "output_hash"]
@@ -44,7 +50,14 @@ def _plain(value: Any) -> Any:
 def _feed(h: Any, value: Any) -> None:
     """Stream a value into the hash, typed and length-prefixed: texts as raw bytes, scalars by repr, the rest
     as canonical JSON."""
-    if isinstance(value, str):
+    kind = type(value)
+    if kind is str:  # exact types first (the common case), then the general checks in the same order
+        tag, data = b"s", value.encode("utf-8", "surrogatepass")
+    elif kind is float or kind is int or kind is bool or value is None:
+        tag, data = b"n", repr(value).encode()
+    elif kind is datetime:
+        tag, data = b"t", value.isoformat().encode()
+    elif isinstance(value, str):
         tag, data = b"s", value.encode("utf-8", "surrogatepass")
     elif value is None or isinstance(value, bool | int | float):
         tag, data = b"n", repr(value).encode()
@@ -66,6 +79,42 @@ class _Chunks(list[bytes]):
     update = list.append
 
 
+_ENTRY_CHUNKS = "_tokenbox_input_chunks"
+
+
+_SCALARS = frozenset({str, int, float, bool, type(None), datetime})
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _immutable(value: Any) -> bool:
+    if type(value) in _SCALARS or isinstance(value, str | int | float | datetime | Enum):
+        return True
+    if isinstance(value, tuple):
+        return all(map(_immutable, value))
+    if isinstance(value, FrozenDict):
+        return all(isinstance(k, str) for k in value) and all(map(_immutable, value.values()))
+    return False
+
+
+def _entry_chunks(entry: Any) -> tuple[bytes, ...]:
+    """What a typed input streams into the hash: each field, in order (kept on the instance when immutable)."""
+    state = getattr(entry, "__dict__", None)
+    found = state.get(_ENTRY_CHUNKS) if state is not None else None
+    if isinstance(found, tuple):
+        return found
+    names = _FIELDS.get(type(entry))
+    if names is None:
+        names = _FIELDS[type(entry)] = tuple(f.name for f in dataclasses.fields(entry))
+    values = [getattr(entry, name) for name in names]
+    chunks = _Chunks()
+    for value in values:
+        _feed(chunks, value)
+    out = tuple(chunks)
+    if state is not None and all(map(_immutable, values)):
+        object.__setattr__(entry, _ENTRY_CHUNKS, out)
+    return out
+
+
 def input_hash(
     candidates: Candidates, config: CompilerConfig, budget: ContextBudget, counter_name: str, now: datetime | None
 ) -> str:
@@ -78,21 +127,83 @@ def input_hash(
         h.update(slot.name.encode())
         for entry in value if isinstance(value, tuple) else (value,):
             if dataclasses.is_dataclass(entry) and not isinstance(entry, type):
-                for f in dataclasses.fields(entry):
-                    _feed(h, getattr(entry, f.name))
-            elif isinstance(entry, Mapping):
+                h += _entry_chunks(entry)
+            elif isinstance(entry, Mapping):  # a message: string keys and contents streamed inline
                 for key in sorted(entry, key=str):
-                    _feed(h, str(key))
-                    _feed(h, entry[key])
+                    value = entry[key]
+                    name = str(key).encode("utf-8", "surrogatepass")
+                    h += (b"s%d:" % len(name), name)
+                    if type(value) is str:
+                        data = value.encode("utf-8", "surrogatepass")
+                        h += (b"s%d:" % len(data), data)
+                    else:
+                        _feed(h, value)
             else:
                 _feed(h, entry)
     return hashlib.sha256(b"".join(h)).hexdigest()
 
 
-def output_hash(messages: Any, text: str, output: str) -> str:
-    """sha256 of what is sent: the canonical JSON of the messages, or the text."""
-    data = canonical_json(_plain(messages)) if output == "messages" else text
-    return hashlib.sha256(data.encode("utf-8", "surrogatepass")).hexdigest()
+def output_hash(messages: Any, text: str, output: str, parts: Sequence[Sequence[str] | None] | None = None) -> str:
+    """sha256 of what is sent: the canonical JSON of the messages, or the text.
+
+    ``parts``, when given, holds per message the pieces its ``content`` joins (``Assembled.parts``): the
+    JSON of a string is the JSON of its pieces put together (escaping is per character), so each piece is
+    escaped once and remembered — a warm compile re-escapes only what changed, not every passage again.
+    Equal to ``sha256(canonical_json(messages))``; dict messages with string keys take the streamed path.
+    """
+    if output != "messages":
+        return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    rows = list(messages)
+    pieces_of: Sequence[Sequence[str] | None] = parts if parts is not None and len(parts) == len(rows) else ()
+    chunks = [b"["]
+    for index, message in enumerate(rows):
+        if index:
+            chunks.append(b",")
+        if type(message) is not dict or not all(type(k) is str for k in message):
+            chunks.append(canonical_json(_plain(message)).encode("utf-8", "surrogatepass"))
+            continue
+        pieces = pieces_of[index] if pieces_of else None
+        chunks.append(b"{")
+        for n, key in enumerate(sorted(message)):
+            chunks += [b',"' if n else b'"', _escaped(key), b'":']
+            value = message[key]
+            if type(value) is not str:
+                chunks.append(canonical_json(_plain(value)).encode("utf-8", "surrogatepass"))
+                continue
+            chunks.append(b'"')
+            if key == "content" and pieces is not None:
+                chunks.extend(map(_escaped, pieces))
+            else:
+                chunks.append(_escaped(value))
+            chunks.append(b'"')
+        chunks.append(b"}")
+    chunks.append(b"]")
+    return hashlib.sha256(b"".join(chunks)).hexdigest()
+
+
+_ESCAPED: dict[str, bytes] = {}
+_ESCAPED_CHARS = 4 * 1024 * 1024
+_escaped_held = [0]
+
+
+def clear_caches() -> None:
+    """Forget the escaped output pieces."""
+    _ESCAPED.clear()
+    _escaped_held[0] = 0
+
+
+def _escaped(piece: str) -> bytes:
+    """The UTF-8 JSON string body of ``piece`` (``canonical_json``'s escaping, quotes left off); memoised,
+    the memo emptied when it holds more than ``_ESCAPED_CHARS`` characters."""
+    found = _ESCAPED.get(piece)
+    if found is None:
+        found = encode_basestring(piece)[1:-1].encode("utf-8", "surrogatepass")
+        if _escaped_held[0] + len(piece) > _ESCAPED_CHARS:
+            _ESCAPED.clear()
+            _escaped_held[0] = 0
+        _ESCAPED[piece] = found
+        _escaped_held[0] += len(piece)
+    return found
 
 
 @dataclass(frozen=True)

@@ -42,3 +42,19 @@ def test_checksums_and_protocol() -> None:
     assert iban_valid("GB82WEST12345698765432") and not iban_valid("GB82WEST12345698765433")
     assert isinstance(RegexPIIDetector(), PIIDetector)
     assert RegexPIIDetector(kinds=("email",)).find("call +44 20 7946 0958") == []
+
+
+def test_findings_are_remembered_per_text_and_the_memo_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A second look at the same text gives the same findings (a fresh list); the memo empties past its bound."""
+    from tokenbox_core.compiler import pii
+
+    detector = RegexPIIDetector()
+    text = "write to bob@example.com"
+    first = detector.find(text)
+    first.clear()
+    assert [m.kind for m in detector.find(text)] == ["email"]
+    assert RegexPIIDetector(kinds=("phone",)).find(text) == []  # the kinds are part of the key
+    monkeypatch.setattr(pii, "_FOUND_CHARS", 50)
+    for n in range(10):
+        detector.find(f"plain text number {n}")
+    assert pii._FOUND_HELD[0] <= 50 and len(pii._FOUND) <= 3

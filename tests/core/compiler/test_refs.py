@@ -7,7 +7,8 @@ from hypothesis import strategies as st
 
 from tokenbox_core import CompilerConfig, ContextCompiler
 from tokenbox_core.compiler import Memory
-from tokenbox_core.compiler.refs import _bottom_k, find_duplicates, pointer_text
+from tokenbox_core.compiler.refs import find_duplicates, pointer_text
+from tokenbox_core.compiler.shingles import _bottom_k
 
 from .conftest import evidence
 

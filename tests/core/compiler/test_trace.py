@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from tokenbox_core import CompilerConfig, ContextCompiler
 from tokenbox_core.compiler import Evidence
+from tokenbox_core.compiler.trace import _plain, output_hash
+from tokenbox_core.tokens import canonical_json
 
 from .conftest import evidence
 
@@ -124,3 +130,48 @@ def test_input_hash_fast_paths_feed_the_canonical_json() -> None:
         slow.update(b"j%d:" % len(data))
         slow.update(data)
         assert fast.hexdigest() == slow.hexdigest()
+
+
+def test_input_hash_reuses_immutable_entries_and_rehashes_mutable_ones(turn: dict[str, Any]) -> None:
+    """A typed input keeps what it streams into the hash (a warm compile gives the cold hash); one holding a
+    mutable value (a tool schema's nested dict) is re-read every time, so an in-place change is seen."""
+    compiler = ContextCompiler(4000)
+    cold = compiler.compile(**turn).trace.input_hash
+    assert "_tokenbox_input_chunks" in vars(turn["evidence"][0])
+    assert compiler.compile(**turn).trace.input_hash == cold
+    fresh = {**turn, "evidence": [replace(e) for e in turn["evidence"]]}
+    assert compiler.compile(**fresh).trace.input_hash == cold
+    tool = turn["tools"][0]
+    assert "_tokenbox_input_chunks" not in vars(tool)
+    tool.schema["properties"]["id"]["type"] = "integer"
+    assert compiler.compile(**turn).trace.input_hash != cold
+
+
+_piece = st.text(alphabet=st.sampled_from(["a", " ", '"', "\\", "\n", "\t", "\x00", "\x1f", "é", "€", "\ud800", "😀"]))
+_value = st.one_of(
+    st.none(), st.integers(), st.booleans(), _piece, st.lists(st.dictionaries(st.sampled_from(["id", "x"]), _piece))
+)
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.lists(_piece, max_size=4),
+            st.dictionaries(st.sampled_from(["role", "name", "tool_calls", "z"]), _value, max_size=3),
+            st.booleans(),
+        ),
+        max_size=5,
+    )
+)
+def test_streamed_output_hash_is_the_canonical_json_digest(rows: list[tuple[list[str], dict[str, Any], bool]]) -> None:
+    """Pieces escaped one by one and streamed give sha256 of the canonical JSON of the messages."""
+    messages: list[Any] = []
+    parts: list[tuple[str, ...] | None] = []
+    for pieces, extra, with_parts in rows:
+        messages.append({**extra, "content": "".join(pieces)})
+        parts.append(tuple(pieces) if with_parts else None)
+    messages.append({1: "non-string key"})
+    parts.append(None)
+    reference = hashlib.sha256(canonical_json(_plain(messages)).encode("utf-8", "surrogatepass")).hexdigest()
+    assert output_hash(messages, "", "messages", parts) == reference
+    assert output_hash(messages, "", "messages") == reference

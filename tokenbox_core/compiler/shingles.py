@@ -1,0 +1,333 @@
+"""Duplicate detection for reference compression: normalised words, shingle sketches, candidate pairs (§6.7.3).
+
+Words are mapped to stable integers (CRC32, memoised per word) and shingles
+are tuples of those integers, hashed at C speed; integer tuples hash
+identically in every process (no hash-seed dependence).  Each text's
+shingles are hashed once, into its sketch (memoised by text across
+compiles, bounded by bytes), which is also the key equal sets share; the tuple
+sets are built only for candidate pairs and key matches.  Candidate pairs
+come from a bottom-k sketch (the ``_SKETCH`` smallest shingle hashes of
+each segment) and an inverted index over sketch values: segments sharing at
+least ``k·threshold/3`` sketch values (near-duplicates share about
+``k·Jaccard``) are verified with the exact Jaccard of the full shingle sets.  The cost is
+near-linear in the material rather than quadratic.
+
+An ASCII text (the common case) is normalised as bytes — lower-cased,
+punctuation and the separators ``str.split`` knows mapped to spaces by one
+byte table, split — which gives exactly :func:`normalise`'s words (as bytes,
+with the same CRC32 ids) at a fraction of the cost.
+
+:func:`find_exact_duplicates` is the cheap mode (``CompilerConfig(near_duplicates=False)``):
+only texts with equal normalised words pair, found through a signature (the
+text lower-cased with every separator and punctuation mark but ``%`` deleted,
+one C-level pass) that equal word lists always share, confirmed word by word.
+
+>>> a = shingles("Quarterly revenue grew 12% year over year.", 3)
+>>> jaccard(a, shingles("quarterly revenue  grew 12% year over year", 3))
+1.0
+"""
+
+from __future__ import annotations
+
+import math
+import string
+import sys
+import zlib
+from collections import Counter, OrderedDict
+from collections.abc import Callable, Collection, Sequence
+from contextlib import suppress
+from typing import Any
+
+__all__ = ["clear_caches", "find_duplicates", "find_exact_duplicates", "jaccard", "normalise", "shingles"]
+
+_PUNCTUATION = str.maketrans({c: " " for c in string.punctuation if c != "%"})
+_SEPARATORS = "\x1c\x1d\x1e\x1f"  # whitespace to str.split, not to bytes.split
+_BYTE_SPACES = bytes(
+    32 if chr(b) in _SEPARATORS or (chr(b) in string.punctuation and chr(b) != "%") else b for b in range(256)
+)
+_BYTE_DELETE = (string.whitespace + _SEPARATORS + string.punctuation.replace("%", "")).encode()
+_WORD_IDS: dict[str | bytes, int] = {}
+_SHINGLES: OrderedDict[tuple[str, int], tuple[tuple[int, ...], tuple[int, ...]]] = OrderedDict()
+_SHINGLE_CACHE_BYTES = 2 * 1024 * 1024
+_SHINGLE_BYTES = 0
+_WORD_MEMO = 500_000
+_SKETCH = 16
+_PAIRS: OrderedDict[tuple[tuple[str, ...], float, int], tuple[int, list[tuple[int, int, float]]]] = OrderedDict()
+_SCANS: OrderedDict[tuple[tuple[str, ...], float, int], _Scan] = OrderedDict()
+_PAIRS_KEPT = 8  # calls (of each kind), and at most _PAIRS_CHARS characters of the texts they hold on to
+_PAIRS_CHARS = 4 * 1024 * 1024
+_PAIRS_HELD = 0
+_SCANS_HELD = 0
+_HASH_BITS = sys.hash_info.width
+_HASH_LOW = -(1 << (_HASH_BITS - 1))
+
+
+def normalise(text: str) -> list[str]:
+    """Lower-cased words, punctuation (except ``%``) and spacing ignored."""
+    return text.lower().translate(_PUNCTUATION).split()
+
+
+def _words(text: str) -> list[str] | list[bytes]:
+    """:func:`normalise`'s words; as bytes for an ASCII text (same words, same CRC32, cheaper)."""
+    if text.isascii():
+        return text.encode("ascii").lower().translate(_BYTE_SPACES).split()
+    return normalise(text)
+
+
+def _signature(text: str) -> bytes:
+    """The normalised words concatenated (equal for texts whose :func:`normalise` words are equal)."""
+    if text.isascii():
+        return text.encode("ascii").lower().translate(None, _BYTE_DELETE)
+    return "".join(normalise(text)).encode("utf-8", "surrogatepass")
+
+
+def _word_ids(words: Sequence[str | bytes]) -> tuple[int, ...]:
+    ids = tuple(map(_WORD_IDS.get, words))
+    if None not in ids:  # every word seen before: one C-level pass
+        return ids  # type: ignore[return-value]
+    missing = set(words).difference(_WORD_IDS)
+    if len(_WORD_IDS) + len(missing) > _WORD_MEMO:  # a memo, not a store: bounded whatever the traffic
+        _WORD_IDS.clear()
+        missing = set(words)
+    for word in missing:
+        _WORD_IDS[word] = zlib.crc32(word if isinstance(word, bytes) else word.encode("utf-8", "surrogatepass"))
+    return tuple(map(_WORD_IDS.__getitem__, words))
+
+
+def shingles(text: str, size: int) -> frozenset[tuple[int, ...]]:
+    """The ``size``-word shingles of the normalised text (the whole text when shorter), words as stable ints."""
+    return _tuple_set(_shingled(text, size)[1], size)
+
+
+def _tuple_set(ids: Sequence[int], size: int) -> frozenset[tuple[int, ...]]:
+    if len(ids) <= size:
+        return frozenset([tuple(ids)]) if ids else frozenset()
+    return frozenset(zip(*(ids[i:] for i in range(size)), strict=False))
+
+
+def _shingled(text: str, size: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The bottom-k sketch of the text's shingle set (the ``_SKETCH`` smallest shingle hashes; integer tuples
+    hash the same in every process) and its word ids.  Equal shingle sets have equal sketches, so the sketch
+    is also the key under which equal sets are looked for.  The tuple sets themselves are built only for
+    candidate pairs (:func:`_tuple_set`); no set is kept, so the memo holds only integers (cheap for the
+    garbage collector too)."""
+    key = (text, size)
+    found = _SHINGLES.get(key)
+    if found is not None:
+        with suppress(KeyError):  # another thread may have just evicted it
+            _SHINGLES.move_to_end(key)
+        return found
+    ids = _word_ids(_words(text))
+    if len(ids) <= size:
+        hashes = [hash(ids)] if ids else []
+    else:
+        hashes = list(map(hash, zip(*(ids[i:] for i in range(size)), strict=False)))
+    entry = (tuple(_bottom_k(hashes)), ids)
+    # Why a cache: a conversation's next turn re-compiles mostly the same passages, memories and turns, and
+    # shingling is the costliest step of reference compression.  Bounded by the bytes of the texts it keys
+    # (an entry takes about 10x its text).
+    global _SHINGLE_BYTES
+    _SHINGLES[key] = entry
+    _SHINGLE_BYTES += len(text)
+    while _SHINGLE_BYTES > _SHINGLE_CACHE_BYTES and _SHINGLES:
+        (old, _), _ = _SHINGLES.popitem(last=False)
+        _SHINGLE_BYTES -= len(old)
+    return entry
+
+
+def _bottom_k(hashes: Collection[int]) -> list[int]:
+    """The ``_SKETCH`` smallest distinct hashes, in order.  Hashes spread evenly over their range, so about
+    ``4·k`` of the ``n`` (``len(hashes)``, at least the distinct count) fall below ``4·k/n`` of it: only those
+    are sorted (all of them when fewer than ``k`` distinct ones do, so the result is always exact)."""
+    n = len(hashes)
+    if n <= 4 * _SKETCH:
+        return sorted(set(hashes))[:_SKETCH]
+    cutoff = _HASH_LOW + (4 * _SKETCH << _HASH_BITS) // n
+    below = {h for h in hashes if h < cutoff}
+    if len(below) < _SKETCH:
+        return sorted(set(hashes))[:_SKETCH]
+    return sorted(below)[:_SKETCH]
+
+
+def clear_caches() -> None:
+    """Forget memoised shingles and word ids (benchmarks measuring a cold compile call this)."""
+    global _SHINGLE_BYTES, _PAIRS_HELD, _SCANS_HELD
+    _SHINGLES.clear()
+    _WORD_IDS.clear()
+    _PAIRS.clear()
+    _SCANS.clear()
+    _SHINGLE_BYTES = _PAIRS_HELD = _SCANS_HELD = 0
+
+
+def jaccard(a: frozenset[Any], b: frozenset[Any]) -> float:
+    """``|a ∩ b| / |a ∪ b|`` (0.0 when both are empty)."""
+    if not a and not b:
+        return 0.0
+    inter = len(a & b)
+    return inter / (len(a) + len(b) - inter)
+
+
+def find_exact_duplicates(texts: Sequence[str]) -> list[tuple[int, int, float]]:
+    """Exact duplicate pairs ``(first, later, 1.0)``: each later text whose normalised words equal an earlier
+    one's, paired with the first such text (no shingles: a signature pass, words compared on collisions only).
+    Remembered like :func:`find_duplicates`'s pairs.
+
+    >>> find_exact_duplicates(["Alpha, beta.", "gamma", "alpha beta"])
+    [(0, 2, 1.0)]
+    """
+    return _remembered(tuple(texts), -1.0, 0, _find_exact)
+
+
+def _find_exact(texts: Sequence[str], threshold: float, shingle_size: int) -> list[tuple[int, int, float]]:
+    groups: dict[bytes, list[int]] = {}
+    pairs: list[tuple[int, int, float]] = []
+    for j, text in enumerate(texts):
+        signature = _signature(text)
+        if not signature:
+            continue
+        firsts = groups.get(signature)
+        if firsts is None:
+            groups[signature] = [j]
+            continue
+        words = normalise(text)
+        first = next((k for k in firsts if normalise(texts[k]) == words), None)
+        if first is None:
+            firsts.append(j)
+        else:
+            pairs.append((first, j, 1.0))
+    return pairs
+
+
+def _remembered(
+    texts: tuple[str, ...],
+    threshold: float,
+    shingle_size: int,
+    find: Callable[[Sequence[str], float, int], list[tuple[int, int, float]]],
+) -> list[tuple[int, int, float]]:
+    """``find(texts, threshold, shingle_size)``, kept for the next identical call (bounded; a fresh list)."""
+    global _PAIRS_HELD
+    key = (texts, threshold, shingle_size)
+    found = _PAIRS.get(key)
+    if found is not None:
+        with suppress(KeyError):
+            _PAIRS.move_to_end(key)
+        return list(found[1])
+    pairs = find(texts, threshold, shingle_size)
+    size = sum(map(len, key[0]))
+    if size <= _PAIRS_CHARS:
+        _PAIRS[key] = (size, pairs)
+        _PAIRS_HELD += size
+        while _PAIRS and (len(_PAIRS) > _PAIRS_KEPT or _PAIRS_HELD > _PAIRS_CHARS):
+            _PAIRS_HELD -= _PAIRS.popitem(last=False)[1][0]
+    return list(pairs)
+
+
+def find_duplicates(texts: Sequence[str], threshold: float, shingle_size: int) -> list[tuple[int, int, float]]:
+    """Duplicate pairs ``(earlier, later, similarity)``: each later text paired with its most similar earlier one.
+
+    Exact duplicates (equal normalised words) have similarity 1.0; near-duplicates need a shingle Jaccard
+    >= ``threshold``.  Candidates share a bottom-k sketch value; each is verified exactly.
+
+    The scan goes through the texts in order, and the pairs of a text depend only on the texts before it,
+    so the scans of the last few calls are kept (bounded by calls and characters): the same texts again —
+    a retry, an ablation, a page — cost one tuple look-up, and texts that extend an earlier call's — the
+    next turn of a conversation, whose new messages come last — resume that scan where it stopped.
+    """
+    global _SCANS_HELD
+    done = tuple(texts)
+    key = (done, float(threshold), shingle_size)
+    scan = _SCANS.get(key)
+    if scan is not None:
+        with suppress(KeyError):
+            _SCANS.move_to_end(key)
+        return list(scan.pairs)
+    scan = _resumable(key) or _Scan(float(threshold), shingle_size)
+    scan.extend(done[len(scan.texts) :])
+    size = sum(map(len, done))
+    if size <= _PAIRS_CHARS:
+        _SCANS[key] = scan
+        _SCANS_HELD += size
+        while _SCANS and (len(_SCANS) > _PAIRS_KEPT or _SCANS_HELD > _PAIRS_CHARS):
+            _SCANS_HELD -= sum(map(len, _SCANS.popitem(last=False)[1].texts))
+    return list(scan.pairs)
+
+
+def _resumable(key: tuple[tuple[str, ...], float, int]) -> _Scan | None:
+    """The kept scan over the longest proper prefix of ``key``'s texts (taken out of the memo), if any."""
+    global _SCANS_HELD
+    texts, threshold, size = key
+    best: tuple[tuple[str, ...], float, int] | None = None
+    for kept in list(_SCANS):
+        done = kept[0]
+        if kept[1:] != (threshold, size) or not len(done) < len(texts) or (best and len(best[0]) >= len(done)):
+            continue
+        if texts[: len(done)] == done:
+            best = kept
+    if best is None:
+        return None
+    scan = _SCANS.pop(best, None)
+    if scan is not None:
+        _SCANS_HELD -= sum(map(len, best[0]))
+    return scan
+
+
+class _Scan:
+    """The duplicate scan's state after ``texts``: sketches, exact shingle sets built so far, the equal-set
+    groups, the inverted index over sketch values and the pairs found."""
+
+    __slots__ = ("exact", "index", "pairs", "shingled", "size", "texts", "threshold", "tuple_sets")
+
+    def __init__(self, threshold: float, size: int) -> None:
+        self.threshold = threshold
+        self.size = size
+        self.texts: tuple[str, ...] = ()
+        self.shingled: list[tuple[tuple[int, ...], tuple[int, ...]]] = []
+        self.tuple_sets: dict[int, frozenset[tuple[int, ...]]] = {}
+        # Equal shingle sets have equal sketches; a sketch match is confirmed on the exact sets, and every
+        # Jaccard is computed on the exact sets.
+        self.exact: dict[tuple[int, ...], list[int]] = {}  # sketch -> the first index of each distinct set
+        self.index: dict[int, list[int]] = {}
+        self.pairs: list[tuple[int, int, float]] = []
+
+    def real(self, i: int) -> frozenset[tuple[int, ...]]:
+        """The exact shingle set of text ``i``, built for candidates only."""
+        found = self.tuple_sets.get(i)
+        if found is None:
+            found = self.tuple_sets[i] = _tuple_set(self.shingled[i][1], self.size)
+        return found
+
+    def extend(self, texts: Sequence[str]) -> None:
+        start = len(self.shingled)
+        self.texts += tuple(texts)
+        self.shingled.extend(_shingled(t, self.size) for t in texts)
+        for j in range(start, len(self.shingled)):
+            self._add(j)
+
+    def _add(self, j: int) -> None:
+        sketch, ids = self.shingled[j]
+        if not sketch:
+            return
+        shingled, real, threshold, index = self.shingled, self.real, self.threshold, self.index
+        firsts = self.exact.setdefault(sketch, [])
+        first = next((k for k in firsts if ids == shingled[k][1] or real(k) == real(j)), None)
+        if first is None:
+            firsts.append(j)
+        elif ids == shingled[first][1] and normalise(self.texts[j]) == normalise(self.texts[first]):
+            self.pairs.append((first, j, 1.0))
+            return
+        hits = [i for value in sketch for i in index.get(value, ())]
+        if hits:  # most texts share no sketch value with any earlier one
+            need = max(1, math.floor(len(sketch) * threshold / 3))  # near-duplicates share ~Jaccard x k values
+            candidates = sorted(i for i, n in Counter(hits).items() if n >= need)
+            best: tuple[float, int] | None = None
+            for i in candidates:
+                other, current = real(i), real(j)
+                if min(len(other), len(current)) < threshold * max(len(other), len(current)):
+                    continue  # Jaccard <= |smaller| / |larger|: cannot reach the threshold
+                sim = jaccard(other, current)
+                if sim >= threshold and (best is None or sim > best[0]):
+                    best = (sim, i)
+            if best is not None:
+                self.pairs.append((best[1], j, best[0]))
+        for value in sketch:
+            index.setdefault(value, []).append(j)
