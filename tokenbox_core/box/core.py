@@ -30,6 +30,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Sequence
+from operator import attrgetter
 from typing import Any
 
 from tokenbox_core.budget import ContextBudget
@@ -44,6 +45,7 @@ from .compress import compress, drop
 from .groups import enforce_groups, group_members, incomplete_groups
 from .inputs import input_hash
 from .measure import Ruler
+from .memo import LayoutMemo
 from .refill import refill
 from .results import Results
 from .state import MAX_PASSES, Mode, Slot
@@ -102,14 +104,25 @@ class TokenBox:
         self.strict = strict
         self._ruler = Ruler(self.counter, separator, mode)
         self._results = Results(self._ruler)
+        self._memo = LayoutMemo()
 
     def __repr__(self) -> str:
         strict = ", strict=True" if self.strict else ""
         return f"TokenBox(budget={self.budget.max_tokens}, counter={self.counter.name!r}, mode={self.mode!r}{strict})"
 
     def layout(self, sections: Sequence[Section]) -> Layout:
-        """Lay out ``sections`` into the budget and return the :class:`Layout`."""
+        """Lay out ``sections`` into the budget and return the :class:`Layout`.
+
+        A call whose inputs equal one of the box's last few calls returns
+        that call's decisions under a fresh trace id (:mod:`.memo`).
+        """
         started = time.perf_counter()
+        config = (self._ruler, self.counter, self.separator, self.mode, self.strict, self.config_version, self.budget)
+        if isinstance(sections, list | tuple) and self._memo:
+            remembered = self._memo.lookup(config, tuple(sections))
+            if remembered is not None:
+                log_layout(remembered)
+                return remembered
         ruler = self._ruler
         checked = validate_sections(sections)
         slots = ruler.new_slots(checked)
@@ -136,7 +149,7 @@ class TokenBox:
         limit_target = fixed + effective.target_tokens
 
         flexible = [s for s in slots if not s.critical]
-        order = sorted(flexible, key=lambda s: (s.section.priority, -s.section.shrink, s.index))
+        order = protection_order(flexible)
         running = self._claims(order, fixed, limit_target)
         expand(ruler, flexible, limit_target - running)
 
@@ -147,7 +160,8 @@ class TokenBox:
         if groups and enforce_groups(ruler, groups):
             total = exact_total(ruler, slots)
         if not self.strict and total < limit_target:
-            total = refill(ruler, slots, order, limit_target, incomplete_groups(groups) if groups else frozenset())
+            blocked = incomplete_groups(groups) if groups else frozenset()
+            total = refill(ruler, slots, order, limit_target, blocked, total)
         if total > limit_max or total > capacity:
             raise ContextCriticalOverflow(capacity, total, critical_ids)
 
@@ -169,6 +183,7 @@ class TokenBox:
             timestamp=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         )
         log_layout(result)  # one DEBUG line under the "tokenbox" logger (tokenbox_core.logs)
+        self._memo.remember(config, checked, result)
         return result
 
     def _claims(self, order: list[Slot], fixed: int, limit_target: int) -> int:
@@ -214,6 +229,20 @@ class TokenBox:
                 drop(slot, "budget")
                 total = exact_total(ruler, slots)
         return total
+
+
+_BY_SHRINK = attrgetter("section.shrink")
+_BY_PRIORITY = attrgetter("section.priority")
+
+
+def protection_order(flexible: list[Slot]) -> list[Slot]:
+    """``flexible`` (in declaration order) sorted by (priority ASC, shrink DESC, declaration order).
+
+    Two stable sorts on C-level keys (shrink descending, then priority):
+    stability keeps declaration order within ties, so the result is the
+    sort by ``(priority, -shrink, index)`` without building a key per slot.
+    """
+    return sorted(sorted(flexible, key=_BY_SHRINK, reverse=True), key=_BY_PRIORITY)
 
 
 CLAIM_CHARS_PER_TOKEN = 4

@@ -138,21 +138,36 @@ class Ruler:
     # ------------------------------------------------------------------ templates
 
     def new_slots(self, sections: Sequence[Section]) -> list[Slot]:
-        """A slot per section, filled from memoised measurements where the section was seen before."""
+        """A slot per section, filled from memoised measurements where the section was seen before.
+
+        Thousands of slots are made per call, so a slot's ``__dict__`` is set
+        in one assignment (the same state :class:`Slot`'s constructor and
+        :func:`fill` give it; unset attributes read the class defaults).
+        """
         key = self.memo_key
         slots = []
+        append = slots.append
+        new = object.__new__
         for i, section in enumerate(sections):
-            slot = Slot(section, None, i, section.shrink == 0)
+            slot = new(Slot)
             memo = section.__dict__.get(MEMO_ATTR)
             template = memo.get(key) if memo is not None else None
-            if template is not None:
-                if template.units is None:  # inline fill() for the common case: a text section
-                    slot.template = template
-                    slot.size = slot.full_size = template.size
-                    slot.text = section.content  # type: ignore[assignment]
-                else:
+            if template is not None and template.units is None:  # the common case: a measured text section
+                size = template.size
+                slot.__dict__ = {
+                    "section": section,
+                    "template": template,
+                    "index": i,
+                    "critical": section.shrink == 0,
+                    "size": size,
+                    "full_size": size,
+                    "text": section.content,
+                }
+            else:
+                slot.__dict__ = {"section": section, "template": None, "index": i, "critical": section.shrink == 0}
+                if template is not None:
                     fill(slot, template)
-            slots.append(slot)
+            append(slot)
         return slots
 
     def ensure_measured(self, slots: Sequence[Slot]) -> None:
