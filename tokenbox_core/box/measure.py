@@ -145,7 +145,7 @@ class Ruler:
         :func:`fill` give it; unset attributes read the class defaults).
         """
         key = self.memo_key
-        slots = []
+        slots: list[Slot] = []
         append = slots.append
         new = object.__new__
         for i, section in enumerate(sections):
