@@ -1,4 +1,4 @@
-"""The box's layout memo (issue 16 §1): equal inputs return the previous decisions, never a stale result."""
+"""The box's layout memo and fast paths (issue 16 §1): equal inputs return the previous decisions, never a stale one."""
 
 from __future__ import annotations
 
@@ -9,7 +9,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tokenbox_core import ContextBudget, Item, Section, TokenBox
+from tokenbox_core.box.core import protection_order
 from tokenbox_core.box.memo import MEMO_ENTRIES, memo_safe, same_value
+from tokenbox_core.box.state import Slot
 from tokenbox_core.select import ReflexiveScorer, SelectionPolicy
 
 from .test_properties import COUNTERS, lay_out, section_lists
@@ -135,3 +137,17 @@ def test_memo_never_returns_a_stale_layout(
         if got is not None and want is not None:
             assert same_decisions(got, want)
             assert got.input_hash == want.input_hash
+
+
+@given(
+    keys=st.lists(
+        st.tuples(st.integers(-3, 3), st.sampled_from([0.25, 0.5, 1.0, 1.0000000000000002, 2.0, 7.5])), max_size=40
+    )
+)
+def test_protection_order_matches_the_reference_sort(keys: list[tuple[int, float]]) -> None:
+    """Two stable C-keyed sorts give exactly the old sort by (priority, -shrink, index)."""
+    slots = [
+        Slot(Section(f"s{i}", "x", priority=p, shrink=shrink), None, i, False) for i, (p, shrink) in enumerate(keys)
+    ]
+    reference = sorted(slots, key=lambda s: (s.section.priority, -s.section.shrink, s.index))
+    assert protection_order(slots) == reference

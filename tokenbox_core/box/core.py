@@ -165,7 +165,7 @@ class TokenBox:
         if total > limit_max or total > capacity:
             raise ContextCriticalOverflow(capacity, total, critical_ids)
 
-        laid_out = tuple(self._results.result(slot) for slot in slots)
+        laid_out = self._results.results(slots)
         result = Layout(
             sections=laid_out,
             total_tokens=total,

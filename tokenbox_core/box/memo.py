@@ -121,7 +121,7 @@ class LayoutMemo:
 
     def remember(self, config: tuple[Any, ...], sections: tuple[Section, ...], layout: Layout) -> None:
         """Remember ``layout`` as the result of ``sections`` under ``config`` (if every input is immutable)."""
-        if not all(memo_safe(s) for s in sections):
+        if not all(memo_safe(s) for s in sections if s.strategy or s.policy is not None):
             return
         self._entries.insert(0, _Entry(config, sections, layout))
         del self._entries[MEMO_ENTRIES:]

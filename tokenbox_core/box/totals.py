@@ -101,18 +101,26 @@ def _exact_total_fast(ruler: Ruler, slots: Sequence[Slot], neutral: Callable[[st
     last_vouched = False
     first = True
     for slot in slots:
-        if slot.dropped or slot.size == 0:
+        if slot.dropped:
+            continue
+        size = slot.size
+        if size == 0:
             continue
         if not slot.is_list:
             text = slot.text
             if not text:
                 continue
-            if not first and not (
-                slot.template.start_ok if text is slot.section.content and slot.template else neutral("\n", text[0])
-            ):
-                return None
-            total += slot.size
-            last_text, last_size, last_vouched, first = text, slot.size, False, False
+            if not first:
+                template = slot.template
+                if template is not None and text is slot.section.content:
+                    if not template.start_ok:
+                        return None
+                elif not neutral("\n", text[0]):
+                    return None
+            total += size
+            last_text = text
+            last_size = size
+            last_vouched = first = False
             continue
         if not slot.section.item_separator.endswith("\n"):
             return None

@@ -48,6 +48,20 @@ class _CountCache:
                 del self._data[old]
                 self._chars -= len(old[1]) if isinstance(old[1], str) else 16
 
+    def put_many(self, entries: list[tuple[tuple[str, str | bytes], int]]) -> None:
+        """:meth:`put` each (key, value), under one lock."""
+        data = self._data
+        with self._lock:
+            for key, value in entries:
+                if key in data:
+                    continue
+                data[key] = value
+                self._chars += len(key[1]) if isinstance(key[1], str) else 16
+            while len(data) > self.maxsize or self._chars > self.max_chars:
+                old = next(iter(data))
+                del data[old]
+                self._chars -= len(old[1]) if isinstance(old[1], str) else 16
+
     def clear(self) -> None:
         with self._lock:
             self._data.clear()

@@ -51,23 +51,28 @@ class _CachedCounter:
     def count_many(self, texts: Sequence[str]) -> list[int]:
         """Count many texts, tokenising only the ones not cached (in parallel where supported)."""
         cache_key = self._cache_key
+        cache_get = COUNT_CACHE.get
+        big = COUNT_CACHE.digest_above
         keys = []
         out: list[int | None] = []
         for t in texts:
-            if not isinstance(t, str):
+            if type(t) is not str:
                 validate_text(t)
-            k = COUNT_CACHE.key(cache_key, t)
+            k = (cache_key, t) if len(t) <= big else COUNT_CACHE.key(cache_key, t)
             keys.append(k)
-            out.append(COUNT_CACHE.get(k))
+            out.append(cache_get(k))
         missing = [i for i, v in enumerate(out) if v is None]
         if missing:
             for i in missing:
                 validate_text(texts[i])
             values = self._raw_count_many([texts[i] for i in missing])
+            name = self.name
+            entries = []
             for i, v in zip(missing, values, strict=True):
-                checked = _checked(v, self.name)
+                checked = v if type(v) is int and v >= 0 else _checked(v, name)
                 out[i] = checked
-                COUNT_CACHE.put(keys[i], checked)
+                entries.append((keys[i], checked))
+            COUNT_CACHE.put_many(entries)
         return [v if v is not None else 0 for v in out]
 
     def count_concat(self, parts: Sequence[str]) -> int:
