@@ -9,9 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tokenbox_core import ContextBudget, Item, Section, TokenBox
-from tokenbox_core.box.core import protection_order
 from tokenbox_core.box.memo import MEMO_ENTRIES, memo_safe, same_value
-from tokenbox_core.box.state import Slot
+from tokenbox_core.box.shape import new_shape, next_shape, protection_order
 from tokenbox_core.select import ReflexiveScorer, SelectionPolicy
 
 from .test_properties import COUNTERS, lay_out, section_lists
@@ -141,13 +140,74 @@ def test_memo_never_returns_a_stale_layout(
 
 @given(
     keys=st.lists(
-        st.tuples(st.integers(-3, 3), st.sampled_from([0.25, 0.5, 1.0, 1.0000000000000002, 2.0, 7.5])), max_size=40
+        st.tuples(st.integers(-3, 3), st.sampled_from([0.0, 0.25, 0.5, 1.0, 1.0000000000000002, 2.0, 7.5])),
+        max_size=40,
     )
 )
 def test_protection_order_matches_the_reference_sort(keys: list[tuple[int, float]]) -> None:
-    """Two stable C-keyed sorts give exactly the old sort by (priority, -shrink, index)."""
-    slots = [
-        Slot(Section(f"s{i}", "x", priority=p, shrink=shrink), None, i, False) for i, (p, shrink) in enumerate(keys)
-    ]
-    reference = sorted(slots, key=lambda s: (s.section.priority, -s.section.shrink, s.index))
-    assert protection_order(slots) == reference
+    """Two stable C-keyed sorts give exactly the old sort of the flexible slots by (priority, -shrink, index)."""
+    sections = [Section(f"s{i}", "x", priority=p, shrink=shrink) for i, (p, shrink) in enumerate(keys)]
+    flexible = [i for i, s in enumerate(sections) if s.shrink != 0]
+    reference = sorted(flexible, key=lambda i: (sections[i].priority, -sections[i].shrink, i))
+    assert protection_order(sections, flexible) == reference
+
+
+@st.composite
+def edits(draw: st.DrawFn, base: list[Section]) -> list[Section]:
+    """``base`` after a few realistic edits: content, priority or shrink changed, sections appended or removed."""
+    out = list(base)
+    for _ in range(draw(st.integers(0, 3))):
+        kind = draw(st.sampled_from(["content", "priority", "shrink", "append", "remove", "rename"]))
+        if kind == "append" or not out:
+            out.append(Section(f"new{len(out)}", draw(st.text("ab .\n", max_size=20)), shrink=draw(SHRINKS)))
+            continue
+        i = draw(st.integers(0, len(out) - 1))
+        if kind == "content":
+            out[i] = dataclasses.replace(out[i], content=draw(st.text("ab .\n", max_size=20)))
+        elif kind == "priority":
+            out[i] = dataclasses.replace(out[i], priority=draw(st.integers(0, 3)))
+        elif kind == "shrink":
+            out[i] = dataclasses.replace(out[i], shrink=draw(SHRINKS))
+        elif kind == "remove":
+            del out[i]
+        else:
+            out[i] = dataclasses.replace(out[i], id=f"renamed{i}")
+    return out
+
+
+SHRINKS = st.sampled_from([0.0, 0.5, 1.0, 2.0])
+
+
+@given(data=st.data(), base=section_lists(), steps=st.integers(1, 4))
+def test_patched_shape_is_the_full_shape(data: st.DataObject, base: list[Section], steps: int) -> None:
+    """A shape patched by next_shape equals the shape computed in full, over chains of edits."""
+    shape = new_shape(base)
+    current = base
+    for _ in range(steps):
+        current = data.draw(edits(current))
+        if len({s.id for s in current}) < len(current) or not current:
+            return
+        patched = next_shape(shape, tuple(current))
+        full = new_shape(current)
+        if patched is not None:
+            assert patched.sections == full.sections
+            assert (patched.flexible, patched.order, patched.memo_safe) == (full.flexible, full.order, full.memo_safe)
+            assert patched.ids == frozenset(s.id for s in current)
+        shape = full
+
+
+@given(data=st.data(), base=section_lists(), budget=st.integers(0, 120), counter=st.sampled_from(COUNTERS))
+def test_a_box_laying_out_a_chain_of_edits_matches_fresh_boxes(
+    data: st.DataObject, base: list[Section], budget: int, counter: str
+) -> None:
+    """One box (memo, patched shapes, memoised measurements) across edits equals a fresh box for each input."""
+    box = TokenBox(budget, counter=counter)
+    current = base
+    for _ in range(3):
+        if len({s.id for s in current}) == len(current) and current:
+            got = lay_out(box, current)
+            want = lay_out(TokenBox(budget, counter=counter), [dataclasses.replace(s) for s in current])
+            assert (got is None) == (want is None)
+            if got is not None and want is not None:
+                assert same_decisions(got, want)
+        current = data.draw(edits(current))

@@ -30,14 +30,13 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Sequence
-from operator import attrgetter
 from typing import Any
 
 from tokenbox_core.budget import ContextBudget
 from tokenbox_core.errors import ContextCriticalOverflow, SectionError
 from tokenbox_core.layout import Layout
 from tokenbox_core.logs import log_layout
-from tokenbox_core.sections import Section, validate_sections
+from tokenbox_core.sections import Section
 from tokenbox_core.tokens import PRIMING_TOKENS, TokenCounter, get_counter
 
 from .claim import claim, expand
@@ -48,6 +47,7 @@ from .measure import Ruler
 from .memo import LayoutMemo
 from .refill import refill
 from .results import Results
+from .shape import Shape, new_shape, next_shape
 from .state import MAX_PASSES, Mode, Slot
 from .totals import exact_total
 
@@ -105,6 +105,7 @@ class TokenBox:
         self._ruler = Ruler(self.counter, separator, mode)
         self._results = Results(self._ruler)
         self._memo = LayoutMemo()
+        self._shape: Shape | None = None  # the last layout's shape, patched by the next call (.shape)
 
     def __repr__(self) -> str:
         strict = ", strict=True" if self.strict else ""
@@ -124,12 +125,18 @@ class TokenBox:
                 log_layout(remembered)
                 return remembered
         ruler = self._ruler
-        checked = validate_sections(sections)
+        seq = tuple(sections) if isinstance(sections, list | tuple) else None
+        shape = next_shape(self._shape, seq) if seq is not None else None
+        if shape is None:
+            shape = new_shape(sections)
+        self._shape = shape
+        checked = shape.sections
         slots = ruler.new_slots(checked)
         groups = group_members(slots)
-        ruler.ensure_measured([s for s in slots if s.critical])
-        for slot in slots:
-            if slot.critical and slot.section.max_tokens is not None and slot.full_size > slot.section.max_tokens:
+        critical = [s for s in slots if s.critical]
+        ruler.ensure_measured(critical)
+        for slot in critical:
+            if slot.section.max_tokens is not None and slot.full_size > slot.section.max_tokens:
                 raise SectionError(
                     f"critical section {slot.section.id!r} has {slot.full_size} tokens, over its max_tokens "
                     f"({slot.section.max_tokens}); critical sections are never cut: raise max_tokens or give it "
@@ -137,19 +144,19 @@ class TokenBox:
                 )
 
         if self.mode == "messages":
-            fixed = PRIMING_TOKENS + sum(s.size for s in slots if s.critical)
+            fixed = PRIMING_TOKENS + sum(s.size for s in critical)
         else:  # exact: the last critical section's separator is only paid if something follows it
-            fixed = exact_total(ruler, [s for s in slots if s.critical])
+            fixed = exact_total(ruler, critical)
         capacity = max(0, self.budget.max_tokens - self.budget.output_reserve - self.budget.reserved_tokens)
-        critical_ids = [s.section.id for s in slots if s.critical]
+        critical_ids = [s.section.id for s in critical]
         if fixed > capacity:
             raise ContextCriticalOverflow(capacity, fixed, critical_ids)
         effective = self.budget.effective(pinned_tokens=fixed)
         limit_max = fixed + effective.max_tokens
         limit_target = fixed + effective.target_tokens
 
-        flexible = [s for s in slots if not s.critical]
-        order = protection_order(flexible)
+        flexible = [slots[i] for i in shape.flexible]
+        order = [slots[i] for i in shape.order]
         running = self._claims(order, fixed, limit_target)
         expand(ruler, flexible, limit_target - running)
 
@@ -183,7 +190,7 @@ class TokenBox:
             timestamp=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         )
         log_layout(result)  # one DEBUG line under the "tokenbox" logger (tokenbox_core.logs)
-        self._memo.remember(config, checked, result)
+        self._memo.remember(config, checked, result, shape.memo_safe)
         return result
 
     def _claims(self, order: list[Slot], fixed: int, limit_target: int) -> int:
@@ -229,20 +236,6 @@ class TokenBox:
                 drop(slot, "budget")
                 total = exact_total(ruler, slots)
         return total
-
-
-_BY_SHRINK = attrgetter("section.shrink")
-_BY_PRIORITY = attrgetter("section.priority")
-
-
-def protection_order(flexible: list[Slot]) -> list[Slot]:
-    """``flexible`` (in declaration order) sorted by (priority ASC, shrink DESC, declaration order).
-
-    Two stable sorts on C-level keys (shrink descending, then priority):
-    stability keeps declaration order within ties, so the result is the
-    sort by ``(priority, -shrink, index)`` without building a key per slot.
-    """
-    return sorted(sorted(flexible, key=_BY_SHRINK, reverse=True), key=_BY_PRIORITY)
 
 
 CLAIM_CHARS_PER_TOKEN = 4

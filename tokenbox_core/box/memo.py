@@ -119,9 +119,9 @@ class LayoutMemo:
                 )
         return None
 
-    def remember(self, config: tuple[Any, ...], sections: tuple[Section, ...], layout: Layout) -> None:
-        """Remember ``layout`` as the result of ``sections`` under ``config`` (if every input is immutable)."""
-        if not all(memo_safe(s) for s in sections if s.strategy or s.policy is not None):
+    def remember(self, config: tuple[Any, ...], sections: tuple[Section, ...], layout: Layout, safe: bool) -> None:
+        """Remember ``layout`` as the result of ``sections`` under ``config`` if ``safe`` (see :func:`memo_safe`)."""
+        if not safe:
             return
         self._entries.insert(0, _Entry(config, sections, layout))
         del self._entries[MEMO_ENTRIES:]
