@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import pickle
 from typing import Any
 
 from hypothesis import given
@@ -211,3 +212,13 @@ def test_a_box_laying_out_a_chain_of_edits_matches_fresh_boxes(
             if got is not None and want is not None:
                 assert same_decisions(got, want)
         current = data.draw(edits(current))
+
+
+def test_sections_pickle_without_what_the_box_memoised_on_them() -> None:
+    """Measurements, outranked records and memo safety live in the section's memo, which pickling leaves out."""
+    many = [Section("policy", "be brief"), *(Section(f"s{i}", "word " * 20, shrink=1) for i in range(5))]
+    layout = TokenBox(30, counter="whitespace").layout(many)
+    assert any(a.name == "outranked" for s in layout.sections for a in s.actions)
+    for section in many:
+        copy = pickle.loads(pickle.dumps(section))
+        assert "_tokenbox_memo" not in copy.__dict__ and copy.content == section.content

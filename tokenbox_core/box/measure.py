@@ -153,16 +153,19 @@ class Ruler:
             memo = section.__dict__.get(MEMO_ATTR)
             template = memo.get(key) if memo is not None else None
             if template is not None and template.units is None:  # the common case: a measured text section
-                size = template.size
-                slot.__dict__ = {
-                    "section": section,
-                    "template": template,
-                    "index": i,
-                    "critical": section.shrink == 0,
-                    "size": size,
-                    "full_size": size,
-                    "text": section.content,
-                }
+                state = template.slot_state
+                if state is None:
+                    state = template.slot_state = {
+                        "section": section,
+                        "template": template,
+                        "critical": section.shrink == 0,
+                        "size": template.size,
+                        "full_size": template.size,
+                        "text": section.content,
+                    }
+                state = state.copy()
+                state["index"] = i
+                slot.__dict__ = state
             else:
                 slot.__dict__ = {"section": section, "template": None, "index": i, "critical": section.shrink == 0}
                 if template is not None:

@@ -47,24 +47,29 @@ from tokenbox_core.layout import Layout
 from tokenbox_core.sections import Item, Section
 
 from .inputs import canonical_bytes
+from .state import MEMO_ATTR
 
 __all__ = ["MEMO_ENTRIES", "LayoutMemo", "memo_safe", "same_value"]
 
 MEMO_ENTRIES = 4
 """At most this many layouts are remembered per box (least recently used goes first)."""
-SAFE_ATTR = "_tokenbox_memo_safe"
+SAFE_KEY = "memo_safe"
 
 _PLAIN_FUNCTIONS = (types.FunctionType, types.BuiltinFunctionType)
 
 
 def memo_safe(section: Section) -> bool:
     """Whether every input of ``section`` is immutable (a memo keyed on it can never go stale); cached."""
-    safe: bool | None = section.__dict__.get(SAFE_ATTR)
+    memo = section.__dict__.get(MEMO_ATTR)
+    safe: bool | None = memo.get(SAFE_KEY) if memo is not None else None
     if safe is None:
         safe = _frozen_value(section.policy) and all(
             isinstance(lens, (str, *_PLAIN_FUNCTIONS)) or _frozen_dataclass(lens) for lens in section.strategy
         )
-        object.__setattr__(section, SAFE_ATTR, safe)
+        if memo is None:
+            memo = {}
+            object.__setattr__(section, MEMO_ATTR, memo)
+        memo[SAFE_KEY] = safe  # beside the measurements (a Section pickles without them)
     return safe
 
 

@@ -27,6 +27,10 @@ def emitted(ruler: Ruler, slot: Slot) -> list[Emitted]:
         return []
     if not slot.is_list:
         return [(slot.text, ruler.separator, slot.size, False)] if slot.text else []
+    template = slot.template
+    whole = slot.units_shared and not slot.marker and template is not None and all(slot.kept)
+    if whole and template is not None and template.emitted is not None:
+        return template.emitted  # the whole list as measured (callers never mutate it)
     isep = slot.section.item_separator
     out: list[Emitted] = []
     if slot.marker:
@@ -37,6 +41,8 @@ def emitted(ruler: Ruler, slot: Slot) -> list[Emitted]:
     if out and not out[-1][3]:
         text = out[-1][0]
         out[-1] = (text, ruler.separator, ruler.counter.count(text + ruler.separator), False)
+    if whole and template is not None:
+        template.emitted = out
     return out
 
 
