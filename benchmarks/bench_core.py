@@ -163,8 +163,9 @@ def bench_big(counter: TokenCounter, chars: int, rounds: int) -> list[tuple[str,
     rng = random.Random(chars)
     body = make_text(rng, chars // 6)[:chars] if BIG_TEXT == "words" else mixed_text(chars)
     policy = Section("policy", "You are a careful assistant.")
-    fits = TokenBox(10 * chars, counter=counter)
-    cut = TokenBox(128_000, counter=counter)
+    # a new box per run: a box remembers its last layouts (equal input, same answer), and these rows are cold
+    fits = lambda: TokenBox(10 * chars, counter=counter)  # noqa: E731
+    cut = lambda: TokenBox(128_000, counter=counter)  # noqa: E731
     fit_ratio: list[float] = []
     cut_ratio: list[float] = []
     floor: list[float] = []
@@ -173,14 +174,13 @@ def bench_big(counter: TokenCounter, chars: int, rounds: int) -> list[tuple[str,
         encode_s = timed(lambda: enc.encode_ordinary(body))
         if isinstance(counter, FastBpeCounter) and raw is not None:
             floor.append(timed(lambda: raw(body)) / encode_s)
-        fit_ratio.append(
-            timed(lambda: fits.layout([policy, Section("doc", body, shrink=1)]), COUNT_CACHE.clear) / encode_s
-        )
-        cut_ratio.append(
-            timed(lambda: cut.layout([policy, Section("doc", body, shrink=1)]), COUNT_CACHE.clear) / encode_s
-        )
+        box, doc = fits(), Section("doc", body, shrink=1)
+        fit_ratio.append(timed(lambda b=box, d=doc: b.layout([policy, d]), COUNT_CACHE.clear) / encode_s)
+        box, doc = cut(), Section("doc", body, shrink=1)
+        cut_ratio.append(timed(lambda b=box, d=doc: b.layout([policy, d]), COUNT_CACHE.clear) / encode_s)
     COUNT_CACHE.clear()
-    peak = peak_memory(lambda: cut.layout([policy, Section("doc", body, shrink=1)]))
+    box, doc = cut(), Section("doc", body, shrink=1)
+    peak = peak_memory(lambda: box.layout([policy, doc]))
     label = f"{chars / 1e6:g} MB section"
     rows = [(f"{label}: one fast count pass / one encode pass", spread(floor))] if floor else []
     return [

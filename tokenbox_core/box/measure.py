@@ -193,21 +193,21 @@ class Ruler:
         text_mode = self.text_mode
         sep = self.separator
         strings: list[str] = []
+        append = strings.append
         spans: list[tuple[int, int]] = []
         for section in sections:
             start = len(strings)
-            if not section.is_list:
-                text = section.content
-                assert isinstance(text, str)
+            text = section.content
+            if isinstance(text, str):
                 if text:
-                    strings.append(text + sep if text_mode else text)
+                    append(text + sep if text_mode else text)
             else:
                 isep = section.item_separator
                 items = section.items
                 if text_mode:
                     strings.extend([it.content + isep for it in items if it.tokens is None and it.content])
                     if items and items[-1].tokens is None and items[-1].content:
-                        strings.append(items[-1].content + sep)
+                        append(items[-1].content + sep)
                 else:
                     strings.extend([it.content for it in items if it.tokens is None])
             spans.append((start, len(strings)))
@@ -215,16 +215,15 @@ class Ruler:
         neutral = getattr(self.counter, "neutral_join", None)
         out = []
         for section, (start, end) in zip(sections, spans, strict=True):
-            values = counts[start:end]
-            if not section.is_list:
+            text = section.content
+            if isinstance(text, str):
                 size = 0
-                if values:
-                    size = values[0] if text_mode else values[0] + self.message_overhead(section.role or "user")
-                text = section.content
+                if end > start:
+                    size = counts[start] if text_mode else counts[start] + self.message_overhead(section.role or "user")
                 start_ok = bool(neutral and text and neutral("\n", text[0]))
                 out.append(Template(size=size, units=None, evict_order=[], start_ok=start_ok))
                 continue
-            out.append(self._list_template(section, values))
+            out.append(self._list_template(section, counts[start:end]))
         return out
 
     def _list_template(self, section: Section, values: Sequence[int]) -> Template:

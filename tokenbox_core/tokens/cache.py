@@ -15,7 +15,7 @@ class _CountCache:
     Keys are the texts themselves: Python caches a string's hash, so a hit on a
     text seen before costs one dict lookup.  The cache is bounded both in
     entries and in the characters it keeps alive; texts longer than
-    ``digest_above`` characters are keyed by a blake2b digest instead, so one
+    ``digest_above`` characters are keyed by a sha256 digest instead, so one
     huge section never pins megabytes.  Eviction is first-in-first-out, which
     keeps hits lock-free (a dict read is atomic under the GIL).
     """

@@ -51,21 +51,22 @@ class _CachedCounter:
     def count_many(self, texts: Sequence[str]) -> list[int]:
         """Count many texts, tokenising only the ones not cached (in parallel where supported)."""
         cache_key = self._cache_key
-        cache_get = COUNT_CACHE.get
         big = COUNT_CACHE.digest_above
-        keys = []
-        out: list[int | None] = []
-        for t in texts:
-            if type(t) is not str:
-                validate_text(t)
-            k = (cache_key, t) if len(t) <= big else COUNT_CACHE.key(cache_key, t)
-            keys.append(k)
-            out.append(cache_get(k))
+        if not all(type(t) is str for t in texts):
+            for t in texts:
+                validate_text(t)  # names the first that is not text
+        if texts and max(map(len, texts)) <= big:  # the common case: every key is the text itself
+            keys: list[tuple[str, str | bytes]] = [(cache_key, t) for t in texts]
+        else:
+            keys = [COUNT_CACHE.key(cache_key, t) for t in texts]
+        out: list[int | None] = list(map(COUNT_CACHE.get, keys))
         missing = [i for i, v in enumerate(out) if v is None]
         if missing:
-            for i in missing:
-                validate_text(texts[i])
-            values = self._raw_count_many([texts[i] for i in missing])
+            todo = [texts[i] for i in missing]
+            if not all(map(str.isascii, todo)):
+                for t in todo:
+                    validate_text(t)  # lone surrogates are not text
+            values = self._raw_count_many(todo)
             name = self.name
             entries = []
             for i, v in zip(missing, values, strict=True):
