@@ -249,7 +249,10 @@ def _claim_batch(order: Sequence[Slot], pos: int, room: int) -> list[Slot]:
     Measuring them in one batch instead of one at a time costs one call
     instead of hundreds; the few extra sections it measures past the point
     where the rest are outranked cost a little counting, never a different
-    layout (measurements are pure and memoised).
+    layout (measurements are pure and memoised).  Slots measured before fill
+    the room by their known size, so a re-layout that meets one new section
+    among measured ones measures that section, not the never-measured
+    sections far below it that the room will not reach.
     """
     want = max(0, room) * CLAIM_CHARS_PER_TOKEN
     batch: list[Slot] = []
@@ -257,10 +260,11 @@ def _claim_batch(order: Sequence[Slot], pos: int, room: int) -> list[Slot]:
     for i in range(pos, -1, -1):
         slot = order[i]
         if slot.template is not None:
-            continue
-        batch.append(slot)
-        content = slot.section.content
-        chars += len(content) if isinstance(content, str) else sum(len(it.content) for it in content)
+            chars += slot.size * CLAIM_CHARS_PER_TOKEN
+        else:
+            batch.append(slot)
+            content = slot.section.content
+            chars += len(content) if isinstance(content, str) else sum(len(it.content) for it in content)
         if chars > want:
             break
     return batch

@@ -33,7 +33,10 @@ from .state import (
     Unit,
 )
 
-__all__ = ["Ruler", "eviction_groups"]
+__all__ = ["NO_GROUPS", "Ruler", "eviction_groups"]
+
+NO_GROUPS: list[list[int]] = []
+"""The eviction order of a text section's template: shared, since it is only ever read."""
 
 
 class Ruler:
@@ -221,7 +224,7 @@ class Ruler:
                 if end > start:
                     size = counts[start] if text_mode else counts[start] + self.message_overhead(section.role or "user")
                 start_ok = bool(neutral and text and neutral("\n", text[0]))
-                out.append(Template(size=size, units=None, evict_order=[], start_ok=start_ok))
+                out.append(Template(size=size, units=None, evict_order=NO_GROUPS, start_ok=start_ok))
                 continue
             out.append(self._list_template(section, counts[start:end]))
         return out

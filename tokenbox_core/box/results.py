@@ -20,6 +20,8 @@ from .claim import claim
 from .measure import Ruler
 from .state import MEMO_ATTR, MEMO_LIMIT, OUTRANKED_DETAIL, Slot, removed_record
 
+OUTRANKED_ACTIONS = (Action("drop", "outranked", 0, 0, OUTRANKED_DETAIL),)
+"""The actions of every section dropped unmeasured (immutable, so one tuple serves them all)."""
 OUTRANKED_KEY = "outranked"
 """A section's record as a section dropped unmeasured is memoised beside its measurements under this key and the
 ruler's key (a measurement's key is a 3-tuple, so they never collide)."""
@@ -108,7 +110,7 @@ class Results:
             content=() if section.is_list else "",
             text="",
             role=section.role,
-            actions=(Action("drop", "outranked", 0, 0, OUTRANKED_DETAIL),),
+            actions=OUTRANKED_ACTIONS,
             removed=None,
             late=late,
         )
