@@ -222,3 +222,20 @@ def test_sections_pickle_without_what_the_box_memoised_on_them() -> None:
     for section in many:
         copy = pickle.loads(pickle.dumps(section))
         assert "_tokenbox_memo" not in copy.__dict__ and copy.content == section.content
+
+
+def test_a_relayout_with_one_new_section_measures_only_it(monkeypatch: Any) -> None:
+    """Measured sections fill a claim batch's room by their size: sections the room never reaches stay unmeasured."""
+    from tokenbox_core.box.measure import Ruler
+
+    many = [Section("policy", "be brief"), *(Section(f"s{i}", "word " * 10, shrink=1, priority=i) for i in range(40))]
+    box = TokenBox(60, counter="whitespace")
+    first = box.layout(many)
+    measured: list[list[str]] = []
+    original = Ruler.measure_batch
+    monkeypatch.setattr(Ruler, "measure_batch", lambda self, s: measured.append([x.id for x in s]) or original(self, s))
+    edited = [*many[:-1], Section("s39", "other words " * 5, shrink=1, priority=39)]
+    again = box.layout(edited)
+    assert measured == [["s39"]]
+    assert [s.status for s in again.sections] == [s.status for s in first.sections]
+    assert same_decisions(again, TokenBox(60, counter="whitespace").layout([dataclasses.replace(s) for s in edited]))
