@@ -239,3 +239,15 @@ def test_a_relayout_with_one_new_section_measures_only_it(monkeypatch: Any) -> N
     assert measured == [["s39"]]
     assert [s.status for s in again.sections] == [s.status for s in first.sections]
     assert same_decisions(again, TokenBox(60, counter="whitespace").layout([dataclasses.replace(s) for s in edited]))
+
+
+def test_one_box_serves_threads() -> None:
+    """Threads sharing a box (memo, patched shapes) get exactly what fresh boxes give."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    inputs = [[*sections()[:2], Section(f"extra{i}", "x y z " * i, shrink=1)] for i in range(6)]
+    want = [TokenBox(12, counter="whitespace").layout(s).to_json() for s in inputs]
+    box = TokenBox(12, counter="whitespace")
+    with ThreadPoolExecutor(4) as pool:
+        got = list(pool.map(lambda k: box.layout(inputs[k % 6]).to_json(), range(200)))
+    assert got == [want[k % 6] for k in range(200)]

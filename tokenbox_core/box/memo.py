@@ -37,6 +37,7 @@ arguments, as the determinism rule already requires.
 from __future__ import annotations
 
 import dataclasses
+import threading
 import time
 import types
 import uuid
@@ -94,26 +95,30 @@ class _Entry:
 class LayoutMemo:
     """The last :data:`MEMO_ENTRIES` layouts of one box, keyed by their inputs (see the module docstring)."""
 
-    __slots__ = ("_entries", "hits")
+    __slots__ = ("_entries", "_lock", "hits")
 
     def __init__(self) -> None:
         self._entries: list[_Entry] = []
+        self._lock = threading.Lock()  # a box may serve several threads: entries move under it
         self.hits = 0
 
     def __len__(self) -> int:
         return len(self._entries)
 
     def clear(self) -> None:
-        self._entries.clear()
+        with self._lock:
+            self._entries.clear()
 
     def lookup(self, config: tuple[Any, ...], sections: tuple[Section, ...]) -> Layout | None:
         """A fresh copy (new trace id, timestamp, latency) of the remembered layout of equal inputs, or None."""
         started = time.perf_counter()
-        for pos, entry in enumerate(self._entries):
+        for entry in list(self._entries):
             if _same_config(entry.config, config) and _same_sections(entry.sections, sections):
-                if pos:
-                    self._entries.insert(0, self._entries.pop(pos))
-                self.hits += 1
+                with self._lock:
+                    if entry in self._entries:  # most recently used first
+                        self._entries.remove(entry)
+                        self._entries.insert(0, entry)
+                    self.hits += 1
                 old = entry.layout
                 return dataclasses.replace(
                     old,
@@ -128,8 +133,9 @@ class LayoutMemo:
         """Remember ``layout`` as the result of ``sections`` under ``config`` if ``safe`` (see :func:`memo_safe`)."""
         if not safe:
             return
-        self._entries.insert(0, _Entry(config, sections, layout))
-        del self._entries[MEMO_ENTRIES:]
+        with self._lock:
+            self._entries.insert(0, _Entry(config, sections, layout))
+            del self._entries[MEMO_ENTRIES:]
 
 
 def _same_config(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
