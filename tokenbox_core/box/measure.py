@@ -66,6 +66,9 @@ class Ruler:
         """Emitted size of a text section's content (with its separator or message overhead)."""
         if not text:
             return 0
+        template = slot.template
+        if template is not None and text is slot.section.content and template.units is None:
+            return template.size  # the whole content, as measured: no copy, hash or count of megabytes again
         if self.mode == "messages":
             return self.counter.count(text) + self.message_overhead(self.role(slot))
         return count_plus(self.counter, text, self.separator)  # a long text's tail is re-counted, not all of it
