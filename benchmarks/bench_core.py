@@ -29,7 +29,7 @@ from collections.abc import Callable
 from corpus import WORDS
 
 from tokenbox_core import ContextBudget, Item, Section, TokenBox
-from tokenbox_core.tokens import COUNT_CACHE, TiktokenCounter, TokenCounter
+from tokenbox_core.tokens import COUNT_CACHE, TiktokenCounter, TokenCounter, fast_cut
 from tokenbox_core.tokens.fast import FastBpeCounter, fast_available
 
 
@@ -92,6 +92,12 @@ BIG_TEXT = "words"
 CLOCK = time.process_time
 
 
+def forget() -> None:
+    """Cold: no counts cached, no ids or cuts remembered from an earlier run over the same text."""
+    COUNT_CACHE.clear()
+    fast_cut._memo.__dict__.clear()
+
+
 def timed(fn: Callable[[], object], setup: Callable[[], object] | None = None) -> float:
     if setup is not None:
         setup()
@@ -136,7 +142,7 @@ def bench_corpus(counter: TokenCounter, rounds: int) -> list[tuple[str, str]]:
         encode_s = timed(lambda: enc.encode_ordinary(text))
         pending = fresh(sections)
         cold_box = TokenBox(budget, counter=counter)  # no layout memo, no measurement on the fresh sections
-        cold_s = timed(lambda p=pending, b=cold_box: b.layout(p), setup=COUNT_CACHE.clear)
+        cold_s = timed(lambda p=pending, b=cold_box: b.layout(p), setup=forget)
         cold.append(cold_s)
         cold_ratio.append(cold_s / encode_s)
         box.layout(sections)  # re-warm after the cold run cleared the count cache
@@ -146,7 +152,7 @@ def bench_corpus(counter: TokenCounter, rounds: int) -> list[tuple[str, str]]:
         warm.append(timed(lambda c=changed: box.layout(c)))
     warm_ratio = [w / statistics.median(cold) for w in warm]
     same_ratio = [w / statistics.median(cold) for w in same]
-    COUNT_CACHE.clear()
+    forget()
     cold_input = fresh(sections)
     peak = peak_memory(lambda: TokenBox(budget, counter=counter).layout(cold_input))
     return [
@@ -175,10 +181,10 @@ def bench_big(counter: TokenCounter, chars: int, rounds: int) -> list[tuple[str,
         if isinstance(counter, FastBpeCounter) and raw is not None:
             floor.append(timed(lambda: raw(body)) / encode_s)
         box, doc = fits(), Section("doc", body, shrink=1)
-        fit_ratio.append(timed(lambda b=box, d=doc: b.layout([policy, d]), COUNT_CACHE.clear) / encode_s)
+        fit_ratio.append(timed(lambda b=box, d=doc: b.layout([policy, d]), forget) / encode_s)
         box, doc = cut(), Section("doc", body, shrink=1)
-        cut_ratio.append(timed(lambda b=box, d=doc: b.layout([policy, d]), COUNT_CACHE.clear) / encode_s)
-    COUNT_CACHE.clear()
+        cut_ratio.append(timed(lambda b=box, d=doc: b.layout([policy, d]), forget) / encode_s)
+    forget()
     box, doc = cut(), Section("doc", body, shrink=1)
     peak = peak_memory(lambda: box.layout([policy, doc]))
     label = f"{chars / 1e6:g} MB section"

@@ -86,10 +86,14 @@ def _as_list(ids: Sequence[int]) -> list[int]:
     return list(tolist()) if tolist is not None else list(ids)
 
 
+def _decode_bytes(counter: TiktokenCounter, ids: Sequence[int]) -> bytes:
+    step = _DECODE_CHUNK  # in chunks: a list of Python ints costs ~36 bytes a token, the ids 4
+    return b"".join(counter.encoding.decode_bytes(_as_list(ids[i : i + step])) for i in range(0, len(ids), step))
+
+
 def _decode(counter: TiktokenCounter, ids: Sequence[int], *, from_end: bool) -> tuple[str, int]:
     """Decoded text of ``ids`` and how many bytes of a split character were trimmed (at the end or the start)."""
-    step = _DECODE_CHUNK  # in chunks: a list of Python ints costs ~36 bytes a token, the ids 4
-    data: bytes = b"".join(counter.encoding.decode_bytes(_as_list(ids[i : i + step])) for i in range(0, len(ids), step))
+    data = _decode_bytes(counter, ids)
     for trim in range(4):  # a token can end (or start) inside a multi-byte character
         try:
             piece = data[trim:] if from_end else data[: len(data) - trim]
@@ -239,13 +243,28 @@ def _tail_ids(counter: TiktokenCounter, text: str, n: int, need: int) -> Any:
 
 def _partial(counter: TiktokenCounter, text: str, n: int, limit: int, keep: Keep) -> _Ids | None:
     """The ids a cut to ``limit`` needs, encoding only the kept part of a text of ``n`` tokens."""
-    need_head = limit if keep == "head" else (limit + 1) // 2 if keep == "middle" else 0
-    need_tail = limit - need_head if keep != "head" else 0
+    need_head, need_tail = _needs(limit, keep)
     head = _head_ids(counter, text, n, need_head) if need_head else []
     tail = _tail_ids(counter, text, n, need_tail) if need_tail else []
     if head is None or tail is None:
         return None
     return _Ids(head, tail, n)
+
+
+def _needs(limit: int, keep: Keep) -> tuple[int, int]:
+    """How many head and tail ids a cut to ``limit`` keeping ``keep`` reads."""
+    need_head = limit if keep == "head" else (limit + 1) // 2 if keep == "middle" else 0
+    return need_head, (limit - need_head if keep != "head" else 0)
+
+
+def _known_partial(counter: TiktokenCounter, text: str, limit: int, keep: Keep) -> _Ids | None:
+    """The partial ids last encoded for ``text`` if they hold what a cut to ``limit`` needs (no second encode)."""
+    last = getattr(_memo, "partial", None)
+    if last is None or last[0] != counter._cache_key or last[1] is not text:
+        return None
+    view: _Ids = last[2]
+    need_head, need_tail = _needs(limit, keep)
+    return view if len(view.head) >= need_head and len(view.tail) >= need_tail else None
 
 
 def truncate_once(counter: TiktokenCounter, text: str, limit: int, keep: Keep = "head") -> str:
@@ -265,7 +284,11 @@ def truncate_once(counter: TiktokenCounter, text: str, limit: int, keep: Keep = 
         if known is not None and known <= limit:
             return text
         if known is not None:
-            view = _partial(counter, text, known, limit, keep)
+            view = _known_partial(counter, text, limit, keep)
+            if view is None:
+                view = _partial(counter, text, known, limit, keep)
+                if view is not None:
+                    _memo.partial = (counter._cache_key, text, view)
     if view is None:
         ids: Any = encode_ids(counter, text)
         if len(ids) <= limit:
