@@ -165,3 +165,20 @@ def test_a_regrown_cut_encodes_nothing_again(monkeypatch: pytest.MonkeyPatch) ->
     again = counter.truncate(text, total // 10 + 3)
     assert len(encoded) == 1 and again.startswith(first) and len(again) > len(first)
     assert again == counter._truncate_by_recounting(text, total // 10 + 3)  # type: ignore[attr-defined]
+
+
+def test_a_regrown_head_cut_decodes_only_the_ids_it_adds(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Growing a head cut decodes the added ids only, and gives the reference cut (multi-byte text)."""
+    counter = get_counter("o200k_base")
+    text = "".join(f"ligne {i}: café 🙂 日本語 données\n" for i in range(3_000))
+    COUNT_CACHE.clear()
+    fast_cut._memo.__dict__.clear()
+    n = counter.count(text)
+    decoded: list[int] = []
+    real = fast_cut._decode_bytes
+    monkeypatch.setattr(fast_cut, "_decode_bytes", lambda c, ids: decoded.append(len(ids)) or real(c, ids))
+    for limit in (n // 3, n // 3 + 1, n // 3 + 7, n // 2):
+        decoded.clear()
+        assert counter.truncate(text, limit) == counter._truncate_by_recounting(text, limit)  # type: ignore[attr-defined]
+        if limit != n // 3:
+            assert sum(decoded) < 2 * (limit - n // 3) + 16  # the added ids, not the whole head again

@@ -103,6 +103,45 @@ def _decode(counter: TiktokenCounter, ids: Sequence[int], *, from_end: bool) -> 
     return data.decode("utf-8", "ignore"), -1  # -1: byte accounting unknown, count in full
 
 
+def _trimmed_head(data: bytes) -> tuple[str, int] | None:
+    """``data`` decoded, less the fewest (0-3) trailing bytes of a split character; None if that fails."""
+    for trim in range(4):
+        try:
+            return data[: len(data) - trim].decode("utf-8"), trim
+        except UnicodeDecodeError:
+            continue
+    return None
+
+
+def _decode_head(counter: TiktokenCounter, view: _Ids, k: int) -> tuple[str, int]:
+    """``_decode`` of ``view``'s first ``k`` ids, extending the head decoded last from the same ids.
+
+    A cut that grows (refill regrowing a section it cut, the box's search
+    over cut sizes) decodes only the ids it adds: the bytes of ``k`` ids are
+    those of the ``k0 < k`` decoded before (their text, ending on a
+    character boundary, and the 0-3 trimmed bytes) followed by the new ids'
+    bytes, and UTF-8 validity after a character boundary does not depend on
+    what precedes it — so the result is the one a full decode gives.  The
+    memo holds the text the caller keeps anyway, not the bytes.
+    """
+    last = getattr(_memo, "head", None)
+    if last is not None and last[0] is view.head and last[1] <= k:
+        _, k0, text0, rest0 = last
+        more = rest0 + _decode_bytes(counter, view.head[k0:k])
+        extra = _trimmed_head(more)
+        if extra is not None:
+            out, trim = text0 + extra[0], extra[1]
+            _memo.head = (view.head, k, out, more[len(more) - trim :] if trim else b"")
+            return out, trim
+    data = _decode_bytes(counter, view.first(k))
+    whole = _trimmed_head(data)
+    if whole is None:
+        return data.decode("utf-8", "ignore"), -1  # -1: byte accounting unknown, count in full
+    out, trim = whole
+    _memo.head = (view.head, k, out, data[len(data) - trim :] if trim else b"")
+    return out, trim
+
+
 def _token_len(counter: TiktokenCounter, token: int) -> int:
     return len(counter.encoding.decode_single_token_bytes(int(token)))
 
@@ -173,7 +212,7 @@ def _cut(counter: TiktokenCounter, ids: _Ids, k: int, keep: Keep) -> tuple[str, 
     """The cut keeping ``k`` tokens as ``keep`` says, and its exact count."""
     count = counter.count
     if keep == "head":
-        out, trim = _decode(counter, ids.first(k), from_end=False)
+        out, trim = _decode_head(counter, ids, k)
         head = _head_part(counter, ids.first(k), out, trim)
         return out, (head[0] + count(head[1]) if head else count(out))
     if keep == "tail":
