@@ -120,3 +120,65 @@ def test_a_long_measured_text_is_not_encoded_whole(monkeypatch: pytest.MonkeyPat
     out = counter.truncate(text, total // 10)
     assert out == counter._truncate_by_recounting(text, total // 10)  # type: ignore[attr-defined]
     assert sum(encoded) < len(text) // 5
+
+
+@given(
+    text=texts,
+    fractions=st.lists(st.floats(0, 1.2), min_size=1, max_size=5),
+    keep=st.sampled_from(["head", "tail", "middle"]),
+    partial=st.booleans(),
+)
+def test_repeated_cuts_of_one_text_reuse_ids_and_bytes_with_the_same_results(
+    text: str, fractions: list[float], keep: str, partial: bool
+) -> None:
+    """Cuts of one text to several limits (refill regrowing a cut, a search over sizes) reuse the ids encoded
+    before, and still return the reference algorithm's strings."""
+    counter = get_counter("o200k_base")
+    n = len(counter.encoding.encode_ordinary(text))
+    limits = [int(n * f) for f in fractions]
+    COUNT_CACHE.clear()
+    want = [counter._truncate_by_recounting(text, k, keep=keep) for k in limits]  # type: ignore[attr-defined]
+    COUNT_CACHE.clear()
+    fast_cut._memo.__dict__.clear()
+    if partial:
+        counter.count(text)  # known count, no ids: the partial path
+    saved = fast_cut.PARTIAL_MIN_CHARS
+    fast_cut.PARTIAL_MIN_CHARS = 0
+    try:
+        got = [truncate_once(counter, text, k, keep) for k in limits]  # type: ignore[arg-type]
+    finally:
+        fast_cut.PARTIAL_MIN_CHARS = saved
+    assert got == want
+
+
+def test_a_regrown_cut_encodes_nothing_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Cutting a measured long text, then cutting it a little longer, encodes once."""
+    counter = get_counter("o200k_base")
+    text = "".join(f"line {i} of a long document about budgets\n" for i in range(20_000))
+    COUNT_CACHE.clear()
+    fast_cut._memo.__dict__.clear()
+    total = counter.count(text)
+    encoded: list[int] = []
+    real = fast_cut._encode
+    monkeypatch.setattr(fast_cut, "_encode", lambda c, t: encoded.append(len(t)) or real(c, t))
+    first = counter.truncate(text, total // 10)
+    again = counter.truncate(text, total // 10 + 3)
+    assert len(encoded) == 1 and again.startswith(first) and len(again) > len(first)
+    assert again == counter._truncate_by_recounting(text, total // 10 + 3)  # type: ignore[attr-defined]
+
+
+def test_a_regrown_head_cut_decodes_only_the_ids_it_adds(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Growing a head cut decodes the added ids only, and gives the reference cut (multi-byte text)."""
+    counter = get_counter("o200k_base")
+    text = "".join(f"ligne {i}: café 🙂 日本語 données\n" for i in range(3_000))
+    COUNT_CACHE.clear()
+    fast_cut._memo.__dict__.clear()
+    n = counter.count(text)
+    decoded: list[int] = []
+    real = fast_cut._decode_bytes
+    monkeypatch.setattr(fast_cut, "_decode_bytes", lambda c, ids: decoded.append(len(ids)) or real(c, ids))
+    for limit in (n // 3, n // 3 + 1, n // 3 + 7, n // 2):
+        decoded.clear()
+        assert counter.truncate(text, limit) == counter._truncate_by_recounting(text, limit)  # type: ignore[attr-defined]
+        if limit != n // 3:
+            assert sum(decoded) < 2 * (limit - n // 3) + 16  # the added ids, not the whole head again

@@ -8,6 +8,8 @@
 - :mod:`.selector` — how item selection plugs in (:class:`ItemSelector`);
 - :mod:`.results` — the per-section records;
 - :mod:`.inputs` — the layout's ``input_hash``;
+- :mod:`.memo` — the box's memo of its last layouts (equal inputs, the same decisions, no work);
+- :mod:`.shape` — validation and protection order, patched from the previous call when few sections changed;
 - :mod:`.core` — :class:`TokenBox`, which runs the steps in order.
 """
 

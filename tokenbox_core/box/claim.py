@@ -52,8 +52,10 @@ def claim(ruler: Ruler, slot: Slot) -> None:
 
 def expand(ruler: Ruler, flexible: Sequence[Slot], free: int) -> None:
     """Share ``free`` units among the growable slots, in proportion to ``grow``."""
+    if free <= 0:
+        return
     active = [s for s in flexible if s.section.grow > 0 and cap(s) > s.size]
-    if free <= 0 or not active:
+    if not active:
         return
     target = {s.index: s.size for s in active}
     while free > 0 and active:

@@ -36,7 +36,7 @@ from tokenbox_core.budget import ContextBudget
 from tokenbox_core.errors import ContextCriticalOverflow, SectionError
 from tokenbox_core.layout import Layout
 from tokenbox_core.logs import log_layout
-from tokenbox_core.sections import Section, validate_sections
+from tokenbox_core.sections import Section
 from tokenbox_core.tokens import PRIMING_TOKENS, TokenCounter, get_counter
 
 from .claim import claim, expand
@@ -44,8 +44,10 @@ from .compress import compress, drop
 from .groups import enforce_groups, group_members, incomplete_groups
 from .inputs import input_hash
 from .measure import Ruler
+from .memo import LayoutMemo
 from .refill import refill
 from .results import Results
+from .shape import Shape, new_shape, next_shape
 from .state import MAX_PASSES, Mode, Slot
 from .totals import exact_total
 
@@ -102,21 +104,39 @@ class TokenBox:
         self.strict = strict
         self._ruler = Ruler(self.counter, separator, mode)
         self._results = Results(self._ruler)
+        self._memo = LayoutMemo()
+        self._shape: Shape | None = None  # the last layout's shape, patched by the next call (.shape)
 
     def __repr__(self) -> str:
         strict = ", strict=True" if self.strict else ""
         return f"TokenBox(budget={self.budget.max_tokens}, counter={self.counter.name!r}, mode={self.mode!r}{strict})"
 
     def layout(self, sections: Sequence[Section]) -> Layout:
-        """Lay out ``sections`` into the budget and return the :class:`Layout`."""
+        """Lay out ``sections`` into the budget and return the :class:`Layout`.
+
+        A call whose inputs equal one of the box's last few calls returns
+        that call's decisions under a fresh trace id (:mod:`.memo`).
+        """
         started = time.perf_counter()
+        config = (self._ruler, self.counter, self.separator, self.mode, self.strict, self.config_version, self.budget)
+        if isinstance(sections, list | tuple) and self._memo:
+            remembered = self._memo.lookup(config, tuple(sections))
+            if remembered is not None:
+                log_layout(remembered)
+                return remembered
         ruler = self._ruler
-        checked = validate_sections(sections)
+        seq = tuple(sections) if isinstance(sections, list | tuple) else None
+        shape = next_shape(self._shape, seq) if seq is not None else None
+        if shape is None:
+            shape = new_shape(sections)
+        self._shape = shape
+        checked = shape.sections
         slots = ruler.new_slots(checked)
         groups = group_members(slots)
-        ruler.ensure_measured([s for s in slots if s.critical])
-        for slot in slots:
-            if slot.critical and slot.section.max_tokens is not None and slot.full_size > slot.section.max_tokens:
+        critical = [s for s in slots if s.critical]
+        ruler.ensure_measured(critical)
+        for slot in critical:
+            if slot.section.max_tokens is not None and slot.full_size > slot.section.max_tokens:
                 raise SectionError(
                     f"critical section {slot.section.id!r} has {slot.full_size} tokens, over its max_tokens "
                     f"({slot.section.max_tokens}); critical sections are never cut: raise max_tokens or give it "
@@ -124,19 +144,19 @@ class TokenBox:
                 )
 
         if self.mode == "messages":
-            fixed = PRIMING_TOKENS + sum(s.size for s in slots if s.critical)
+            fixed = PRIMING_TOKENS + sum(s.size for s in critical)
         else:  # exact: the last critical section's separator is only paid if something follows it
-            fixed = exact_total(ruler, [s for s in slots if s.critical])
+            fixed = exact_total(ruler, critical)
         capacity = max(0, self.budget.max_tokens - self.budget.output_reserve - self.budget.reserved_tokens)
-        critical_ids = [s.section.id for s in slots if s.critical]
+        critical_ids = [s.section.id for s in critical]
         if fixed > capacity:
             raise ContextCriticalOverflow(capacity, fixed, critical_ids)
         effective = self.budget.effective(pinned_tokens=fixed)
         limit_max = fixed + effective.max_tokens
         limit_target = fixed + effective.target_tokens
 
-        flexible = [s for s in slots if not s.critical]
-        order = sorted(flexible, key=lambda s: (s.section.priority, -s.section.shrink, s.index))
+        flexible = [slots[i] for i in shape.flexible]
+        order = [slots[i] for i in shape.order]
         running = self._claims(order, fixed, limit_target)
         expand(ruler, flexible, limit_target - running)
 
@@ -147,11 +167,12 @@ class TokenBox:
         if groups and enforce_groups(ruler, groups):
             total = exact_total(ruler, slots)
         if not self.strict and total < limit_target:
-            total = refill(ruler, slots, order, limit_target, incomplete_groups(groups) if groups else frozenset())
+            blocked = incomplete_groups(groups) if groups else frozenset()
+            total = refill(ruler, slots, order, limit_target, blocked, total)
         if total > limit_max or total > capacity:
             raise ContextCriticalOverflow(capacity, total, critical_ids)
 
-        laid_out = tuple(self._results.result(slot) for slot in slots)
+        laid_out = self._results.results(slots)
         result = Layout(
             sections=laid_out,
             total_tokens=total,
@@ -169,6 +190,7 @@ class TokenBox:
             timestamp=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         )
         log_layout(result)  # one DEBUG line under the "tokenbox" logger (tokenbox_core.logs)
+        self._memo.remember(config, checked, result, shape.memo_safe)
         return result
 
     def _claims(self, order: list[Slot], fixed: int, limit_target: int) -> int:
@@ -227,7 +249,10 @@ def _claim_batch(order: Sequence[Slot], pos: int, room: int) -> list[Slot]:
     Measuring them in one batch instead of one at a time costs one call
     instead of hundreds; the few extra sections it measures past the point
     where the rest are outranked cost a little counting, never a different
-    layout (measurements are pure and memoised).
+    layout (measurements are pure and memoised).  Slots measured before fill
+    the room by their known size, so a re-layout that meets one new section
+    among measured ones measures that section, not the never-measured
+    sections far below it that the room will not reach.
     """
     want = max(0, room) * CLAIM_CHARS_PER_TOKEN
     batch: list[Slot] = []
@@ -235,10 +260,11 @@ def _claim_batch(order: Sequence[Slot], pos: int, room: int) -> list[Slot]:
     for i in range(pos, -1, -1):
         slot = order[i]
         if slot.template is not None:
-            continue
-        batch.append(slot)
-        content = slot.section.content
-        chars += len(content) if isinstance(content, str) else sum(len(it.content) for it in content)
+            chars += slot.size * CLAIM_CHARS_PER_TOKEN
+        else:
+            batch.append(slot)
+            content = slot.section.content
+            chars += len(content) if isinstance(content, str) else sum(len(it.content) for it in content)
         if chars > want:
             break
     return batch

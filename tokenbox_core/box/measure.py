@@ -33,7 +33,10 @@ from .state import (
     Unit,
 )
 
-__all__ = ["Ruler", "eviction_groups"]
+__all__ = ["NO_GROUPS", "Ruler", "eviction_groups"]
+
+NO_GROUPS: list[list[int]] = []
+"""The eviction order of a text section's template: shared, since it is only ever read."""
 
 
 class Ruler:
@@ -63,6 +66,9 @@ class Ruler:
         """Emitted size of a text section's content (with its separator or message overhead)."""
         if not text:
             return 0
+        template = slot.template
+        if template is not None and text is slot.section.content and template.units is None:
+            return template.size  # the whole content, as measured: no copy, hash or count of megabytes again
         if self.mode == "messages":
             return self.counter.count(text) + self.message_overhead(self.role(slot))
         return count_plus(self.counter, text, self.separator)  # a long text's tail is re-counted, not all of it
@@ -138,21 +144,39 @@ class Ruler:
     # ------------------------------------------------------------------ templates
 
     def new_slots(self, sections: Sequence[Section]) -> list[Slot]:
-        """A slot per section, filled from memoised measurements where the section was seen before."""
+        """A slot per section, filled from memoised measurements where the section was seen before.
+
+        Thousands of slots are made per call, so a slot's ``__dict__`` is set
+        in one assignment (the same state :class:`Slot`'s constructor and
+        :func:`fill` give it; unset attributes read the class defaults).
+        """
         key = self.memo_key
-        slots = []
+        slots: list[Slot] = []
+        append = slots.append
+        new = object.__new__
         for i, section in enumerate(sections):
-            slot = Slot(section, None, i, section.shrink == 0)
+            slot = new(Slot)
             memo = section.__dict__.get(MEMO_ATTR)
             template = memo.get(key) if memo is not None else None
-            if template is not None:
-                if template.units is None:  # inline fill() for the common case: a text section
-                    slot.template = template
-                    slot.size = slot.full_size = template.size
-                    slot.text = section.content  # type: ignore[assignment]
-                else:
+            if template is not None and template.units is None:  # the common case: a measured text section
+                state = template.slot_state
+                if state is None:
+                    state = template.slot_state = {
+                        "section": section,
+                        "template": template,
+                        "critical": section.shrink == 0,
+                        "size": template.size,
+                        "full_size": template.size,
+                        "text": section.content,
+                    }
+                state = state.copy()
+                state["index"] = i
+                slot.__dict__ = state
+            else:
+                slot.__dict__ = {"section": section, "template": None, "index": i, "critical": section.shrink == 0}
+                if template is not None:
                     fill(slot, template)
-            slots.append(slot)
+            append(slot)
         return slots
 
     def ensure_measured(self, slots: Sequence[Slot]) -> None:
@@ -175,21 +199,21 @@ class Ruler:
         text_mode = self.text_mode
         sep = self.separator
         strings: list[str] = []
+        append = strings.append
         spans: list[tuple[int, int]] = []
         for section in sections:
             start = len(strings)
-            if not section.is_list:
-                text = section.content
-                assert isinstance(text, str)
+            text = section.content
+            if isinstance(text, str):
                 if text:
-                    strings.append(text + sep if text_mode else text)
+                    append(text + sep if text_mode else text)
             else:
                 isep = section.item_separator
                 items = section.items
                 if text_mode:
                     strings.extend([it.content + isep for it in items if it.tokens is None and it.content])
                     if items and items[-1].tokens is None and items[-1].content:
-                        strings.append(items[-1].content + sep)
+                        append(items[-1].content + sep)
                 else:
                     strings.extend([it.content for it in items if it.tokens is None])
             spans.append((start, len(strings)))
@@ -197,16 +221,15 @@ class Ruler:
         neutral = getattr(self.counter, "neutral_join", None)
         out = []
         for section, (start, end) in zip(sections, spans, strict=True):
-            values = counts[start:end]
-            if not section.is_list:
+            text = section.content
+            if isinstance(text, str):
                 size = 0
-                if values:
-                    size = values[0] if text_mode else values[0] + self.message_overhead(section.role or "user")
-                text = section.content
+                if end > start:
+                    size = counts[start] if text_mode else counts[start] + self.message_overhead(section.role or "user")
                 start_ok = bool(neutral and text and neutral("\n", text[0]))
-                out.append(Template(size=size, units=None, evict_order=[], start_ok=start_ok))
+                out.append(Template(size=size, units=None, evict_order=NO_GROUPS, start_ok=start_ok))
                 continue
-            out.append(self._list_template(section, values))
+            out.append(self._list_template(section, counts[start:end]))
         return out
 
     def _list_template(self, section: Section, values: Sequence[int]) -> Template:

@@ -50,9 +50,13 @@ from .totals import exact_total
 __all__ = ["refill"]
 
 
-def refill(ruler: Ruler, slots: Sequence[Slot], order: Sequence[Slot], target: int, blocked: frozenset[str]) -> int:
-    """Re-admit lost content in protection order while room is left; returns the exact total."""
-    total = exact_total(ruler, slots)
+def refill(
+    ruler: Ruler, slots: Sequence[Slot], order: Sequence[Slot], target: int, blocked: frozenset[str], total: int
+) -> int:
+    """Re-admit lost content in protection order while room is left; returns the exact total.
+
+    ``total`` is the exact total of ``slots`` as they stand (the caller has just counted it).
+    """
     short: set[int] = set()  # priorities with a section refill could not give back in full
     for slot in reversed(order):
         room = target - total

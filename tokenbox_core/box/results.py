@@ -4,20 +4,27 @@ Results of sections a layout left whole, or dropped whole without touching
 them, are memoised on the section's template, so a re-layout that changes
 one section builds one new record.  A section dropped unmeasured (everything
 that outranks it already fills the budget) gets a record whose sizes are
-counted only when first read.
+counted only when first read, memoised on the section beside its
+measurements (at most :data:`~.state.MEMO_LIMIT` entries a section, the oldest evicted first).
 """
 
 from __future__ import annotations
 
-import weakref
 from dataclasses import replace
+from typing import Any
 
 from tokenbox_core.layout import Action, LaidOutSection, RemovedItem, Status
 from tokenbox_core.sections import Item, Section
 
 from .claim import claim
 from .measure import Ruler
-from .state import OUTRANKED_DETAIL, Slot, removed_record
+from .state import MEMO_ATTR, MEMO_LIMIT, OUTRANKED_DETAIL, Slot, removed_record
+
+OUTRANKED_ACTIONS = (Action("drop", "outranked", 0, 0, OUTRANKED_DETAIL),)
+"""The actions of every section dropped unmeasured (immutable, so one tuple serves them all)."""
+OUTRANKED_KEY = "outranked"
+"""A section's record as a section dropped unmeasured is memoised beside its measurements under this key and the
+ruler's key (a measurement's key is a 3-tuple, so they never collide)."""
 
 __all__ = ["Results"]
 
@@ -27,7 +34,32 @@ class Results:
 
     def __init__(self, ruler: Ruler) -> None:
         self.ruler = ruler
-        self._outranked: weakref.WeakKeyDictionary[Section, LaidOutSection] = weakref.WeakKeyDictionary()
+
+    def results(self, slots: list[Slot]) -> tuple[LaidOutSection, ...]:
+        """The records of ``slots`` in order (:meth:`result` of each, the common cases inlined)."""
+        out: list[LaidOutSection] = []
+        append = out.append
+        result = self.result
+        key = (OUTRANKED_KEY, self.ruler.memo_key)
+        for slot in slots:
+            if slot.outranked:
+                known = slot.section.__dict__.get(MEMO_ATTR)
+                record = known.get(key) if known is not None else None
+                append(record if record is not None else self.outranked(slot.section))
+                continue
+            template = slot.template
+            untouched = template.untouched if template is not None else None
+            if (
+                untouched is not None
+                and not slot.actions
+                and not slot.dropped
+                and not slot.pristine_drop
+                and slot.size == slot.full_size
+            ):
+                append(untouched)
+            else:
+                append(result(slot))
+        return tuple(out)
 
     def result(self, slot: Slot) -> LaidOutSection:
         if slot.outranked:
@@ -48,8 +80,10 @@ class Results:
 
     def outranked(self, section: Section) -> LaidOutSection:
         """The record of a section dropped unmeasured; its sizes are counted when first read."""
-        cached = self._outranked.get(section)
-        if cached is not None:
+        key = (OUTRANKED_KEY, self.ruler.memo_key)
+        known: dict[Any, Any] | None = section.__dict__.get(MEMO_ATTR)
+        cached = known.get(key) if known is not None else None
+        if isinstance(cached, LaidOutSection):
             return cached
         ruler = self.ruler
 
@@ -76,11 +110,16 @@ class Results:
             content=() if section.is_list else "",
             text="",
             role=section.role,
-            actions=(Action("drop", "outranked", 0, 0, OUTRANKED_DETAIL),),
+            actions=OUTRANKED_ACTIONS,
             removed=None,
             late=late,
         )
-        self._outranked[section] = result
+        if known is None:
+            known = {}
+            object.__setattr__(section, MEMO_ATTR, known)
+        elif len(known) >= MEMO_LIMIT:
+            del known[next(iter(known))]  # bounded like the measurements: the oldest goes first
+        known[key] = result
         return result
 
 

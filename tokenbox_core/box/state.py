@@ -70,6 +70,8 @@ class Template:
     start_ok: bool = False  # a join before this text section's content is neutral (fast exact totals)
     untouched: LaidOutSection | None = None  # the result of a layout that left the section whole
     dropped: LaidOutSection | None = None  # the result of a layout that dropped it whole, untouched before
+    emitted: list[Emitted] | None = None  # a list section's emitted units when whole (``totals.emitted``)
+    slot_state: dict[str, Any] | None = None  # a text section's fresh slot state (``Ruler.new_slots`` copies it)
 
 
 class Slot:

@@ -27,6 +27,10 @@ def emitted(ruler: Ruler, slot: Slot) -> list[Emitted]:
         return []
     if not slot.is_list:
         return [(slot.text, ruler.separator, slot.size, False)] if slot.text else []
+    template = slot.template
+    whole = slot.units_shared and not slot.marker and template is not None and all(slot.kept)
+    if whole and template is not None and template.emitted is not None:
+        return template.emitted  # the whole list as measured (callers never mutate it)
     isep = slot.section.item_separator
     out: list[Emitted] = []
     if slot.marker:
@@ -37,6 +41,8 @@ def emitted(ruler: Ruler, slot: Slot) -> list[Emitted]:
     if out and not out[-1][3]:
         text = out[-1][0]
         out[-1] = (text, ruler.separator, ruler.counter.count(text + ruler.separator), False)
+    if whole and template is not None:
+        template.emitted = out
     return out
 
 
@@ -101,18 +107,26 @@ def _exact_total_fast(ruler: Ruler, slots: Sequence[Slot], neutral: Callable[[st
     last_vouched = False
     first = True
     for slot in slots:
-        if slot.dropped or slot.size == 0:
+        if slot.dropped:
+            continue
+        size = slot.size
+        if size == 0:
             continue
         if not slot.is_list:
             text = slot.text
             if not text:
                 continue
-            if not first and not (
-                slot.template.start_ok if text is slot.section.content and slot.template else neutral("\n", text[0])
-            ):
-                return None
-            total += slot.size
-            last_text, last_size, last_vouched, first = text, slot.size, False, False
+            if not first:
+                template = slot.template
+                if template is not None and text is slot.section.content:
+                    if not template.start_ok:
+                        return None
+                elif not neutral("\n", text[0]):
+                    return None
+            total += size
+            last_text = text
+            last_size = size
+            last_vouched = first = False
             continue
         if not slot.section.item_separator.endswith("\n"):
             return None

@@ -22,6 +22,7 @@ from tokenbox_core.tokens import (
     TOKENS_PER_MESSAGE,
     TokenCounter,
     content_text,
+    count_up_to,
     get_counter,
     message_token_count,
 )
@@ -219,6 +220,7 @@ class ChatCounter:
         self.base = base
         self.name = name
         self.core = text
+        self._plain_up_to: Callable[[Mapping[str, Any], int], int | None] | None = None
 
     @classmethod
     def of(cls, spec: Any, *, media_tokens: int | None = None) -> ChatCounter:
@@ -245,7 +247,23 @@ class ChatCounter:
                 plain, media = _media_free(m)
                 return message_token_count(plain, core) + media * per
 
-            return cls(sized, base=PRIMING_TOKENS, name=core.name, text=core)
+            def plain_up_to(m: Mapping[str, Any], limit: int) -> int | None:
+                """``sized(m)`` if at most ``limit`` else None, for a plain message; -1: not a plain message."""
+                content = m.get("content")
+                if type(content) is not str or m.get("name") or m.get("tool_calls") or m.get("tool_call_id"):
+                    return -1
+                role = m.get("role") or ""
+                overhead = TOKENS_PER_MESSAGE + (count(role) if role else 0)
+                if not content:
+                    return overhead if overhead <= limit else None
+                if overhead > limit:
+                    return None
+                text = count_up_to(core, content, limit - overhead)
+                return None if text is None else overhead + text
+
+            chat = cls(sized, base=PRIMING_TOKENS, name=core.name, text=core)
+            chat._plain_up_to = plain_up_to
+            return chat
         name = getattr(spec, "__qualname__", None) or type(spec).__name__
         return cls(lambda m, i: spec(m), name=name)
 
@@ -257,15 +275,37 @@ class ChatCounter:
         except TokenBoxError:
             raise
         except Exception as exc:
-            raise CounterError(
-                f"token counter {self.name} raised {type(exc).__name__}: {exc} (on message "
-                f"{'new' if index is None else index}); fix the counter or pass a counter name such as 'gpt-4o'"
-            ) from exc
+            raise self._raised(exc, index) from exc
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             raise CounterError(
                 f"token counter {self.name} returned {value!r} for message {index}; it must return an int >= 0"
             )
         return value
+
+    def _raised(self, exc: Exception, index: int | None) -> CounterError:
+        return CounterError(
+            f"token counter {self.name} raised {type(exc).__name__}: {exc} (on message "
+            f"{'new' if index is None else index}); fix the counter or pass a counter name such as 'gpt-4o'"
+        )
+
+    def size_up_to(self, message: Mapping[str, Any], index: int | None, limit: int) -> int | None:
+        """``size(message, index)`` if it is at most ``limit``, else None (issue 16 §1: count-up-to-a-limit).
+
+        A plain text message sized by a core counter is read only until the
+        limit is passed (:func:`~tokenbox_core.tokens.count_up_to`, native with
+        the fast counter); any other message is sized exactly and compared.
+        """
+        if self._plain_up_to is not None:
+            try:
+                value = self._plain_up_to(message, limit)
+            except TokenBoxError:
+                raise
+            except Exception as exc:
+                raise self._raised(exc, index) from exc
+            if value != -1:
+                return value
+        size = self.size(message, index)
+        return size if size <= limit else None
 
     def text_counter(self, role: str) -> TokenCounter:
         """A text counter in this counter's units, for text the engine makes (an omission marker).

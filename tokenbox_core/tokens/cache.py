@@ -15,7 +15,7 @@ class _CountCache:
     Keys are the texts themselves: Python caches a string's hash, so a hit on a
     text seen before costs one dict lookup.  The cache is bounded both in
     entries and in the characters it keeps alive; texts longer than
-    ``digest_above`` characters are keyed by a blake2b digest instead, so one
+    ``digest_above`` characters are keyed by a sha256 digest instead, so one
     huge section never pins megabytes.  Eviction is first-in-first-out, which
     keeps hits lock-free (a dict read is atomic under the GIL).
     """
@@ -46,6 +46,20 @@ class _CountCache:
             while len(self._data) > self.maxsize or self._chars > self.max_chars:
                 old = next(iter(self._data))
                 del self._data[old]
+                self._chars -= len(old[1]) if isinstance(old[1], str) else 16
+
+    def put_many(self, entries: list[tuple[tuple[str, str | bytes], int]]) -> None:
+        """:meth:`put` each (key, value), under one lock."""
+        data = self._data
+        with self._lock:
+            for key, value in entries:
+                if key in data:
+                    continue
+                data[key] = value
+                self._chars += len(key[1]) if isinstance(key[1], str) else 16
+            while len(data) > self.maxsize or self._chars > self.max_chars:
+                old = next(iter(data))
+                del data[old]
                 self._chars -= len(old[1]) if isinstance(old[1], str) else 16
 
     def clear(self) -> None:

@@ -51,23 +51,29 @@ class _CachedCounter:
     def count_many(self, texts: Sequence[str]) -> list[int]:
         """Count many texts, tokenising only the ones not cached (in parallel where supported)."""
         cache_key = self._cache_key
-        keys = []
-        out: list[int | None] = []
-        for t in texts:
-            if not isinstance(t, str):
-                validate_text(t)
-            k = COUNT_CACHE.key(cache_key, t)
-            keys.append(k)
-            out.append(COUNT_CACHE.get(k))
+        big = COUNT_CACHE.digest_above
+        if not all(type(t) is str for t in texts):
+            for t in texts:
+                validate_text(t)  # names the first that is not text
+        if texts and max(map(len, texts)) <= big:  # the common case: every key is the text itself
+            keys: list[tuple[str, str | bytes]] = [(cache_key, t) for t in texts]
+        else:
+            keys = [COUNT_CACHE.key(cache_key, t) for t in texts]
+        out: list[int | None] = list(map(COUNT_CACHE.get, keys))
         missing = [i for i, v in enumerate(out) if v is None]
         if missing:
-            for i in missing:
-                validate_text(texts[i])
-            values = self._raw_count_many([texts[i] for i in missing])
+            todo = [texts[i] for i in missing]
+            if not all(map(str.isascii, todo)):
+                for t in todo:
+                    validate_text(t)  # lone surrogates are not text
+            values = self._raw_count_many(todo)
+            name = self.name
+            entries = []
             for i, v in zip(missing, values, strict=True):
-                checked = _checked(v, self.name)
+                checked = v if type(v) is int and v >= 0 else _checked(v, name)
                 out[i] = checked
-                COUNT_CACHE.put(keys[i], checked)
+                entries.append((keys[i], checked))
+            COUNT_CACHE.put_many(entries)
         return [v if v is not None else 0 for v in out]
 
     def count_concat(self, parts: Sequence[str]) -> int:

@@ -86,10 +86,14 @@ def _as_list(ids: Sequence[int]) -> list[int]:
     return list(tolist()) if tolist is not None else list(ids)
 
 
+def _decode_bytes(counter: TiktokenCounter, ids: Sequence[int]) -> bytes:
+    step = _DECODE_CHUNK  # in chunks: a list of Python ints costs ~36 bytes a token, the ids 4
+    return b"".join(counter.encoding.decode_bytes(_as_list(ids[i : i + step])) for i in range(0, len(ids), step))
+
+
 def _decode(counter: TiktokenCounter, ids: Sequence[int], *, from_end: bool) -> tuple[str, int]:
     """Decoded text of ``ids`` and how many bytes of a split character were trimmed (at the end or the start)."""
-    step = _DECODE_CHUNK  # in chunks: a list of Python ints costs ~36 bytes a token, the ids 4
-    data: bytes = b"".join(counter.encoding.decode_bytes(_as_list(ids[i : i + step])) for i in range(0, len(ids), step))
+    data = _decode_bytes(counter, ids)
     for trim in range(4):  # a token can end (or start) inside a multi-byte character
         try:
             piece = data[trim:] if from_end else data[: len(data) - trim]
@@ -97,6 +101,45 @@ def _decode(counter: TiktokenCounter, ids: Sequence[int], *, from_end: bool) -> 
         except UnicodeDecodeError:
             continue
     return data.decode("utf-8", "ignore"), -1  # -1: byte accounting unknown, count in full
+
+
+def _trimmed_head(data: bytes) -> tuple[str, int] | None:
+    """``data`` decoded, less the fewest (0-3) trailing bytes of a split character; None if that fails."""
+    for trim in range(4):
+        try:
+            return data[: len(data) - trim].decode("utf-8"), trim
+        except UnicodeDecodeError:
+            continue
+    return None
+
+
+def _decode_head(counter: TiktokenCounter, view: _Ids, k: int) -> tuple[str, int]:
+    """``_decode`` of ``view``'s first ``k`` ids, extending the head decoded last from the same ids.
+
+    A cut that grows (refill regrowing a section it cut, the box's search
+    over cut sizes) decodes only the ids it adds: the bytes of ``k`` ids are
+    those of the ``k0 < k`` decoded before (their text, ending on a
+    character boundary, and the 0-3 trimmed bytes) followed by the new ids'
+    bytes, and UTF-8 validity after a character boundary does not depend on
+    what precedes it — so the result is the one a full decode gives.  The
+    memo holds the text the caller keeps anyway, not the bytes.
+    """
+    last = getattr(_memo, "head", None)
+    if last is not None and last[0] is view.head and last[1] <= k:
+        _, k0, text0, rest0 = last
+        more = rest0 + _decode_bytes(counter, view.head[k0:k])
+        extra = _trimmed_head(more)
+        if extra is not None:
+            out, trim = text0 + extra[0], extra[1]
+            _memo.head = (view.head, k, out, more[len(more) - trim :] if trim else b"")
+            return out, trim
+    data = _decode_bytes(counter, view.first(k))
+    whole = _trimmed_head(data)
+    if whole is None:
+        return data.decode("utf-8", "ignore"), -1  # -1: byte accounting unknown, count in full
+    out, trim = whole
+    _memo.head = (view.head, k, out, data[len(data) - trim :] if trim else b"")
+    return out, trim
 
 
 def _token_len(counter: TiktokenCounter, token: int) -> int:
@@ -169,7 +212,7 @@ def _cut(counter: TiktokenCounter, ids: _Ids, k: int, keep: Keep) -> tuple[str, 
     """The cut keeping ``k`` tokens as ``keep`` says, and its exact count."""
     count = counter.count
     if keep == "head":
-        out, trim = _decode(counter, ids.first(k), from_end=False)
+        out, trim = _decode_head(counter, ids, k)
         head = _head_part(counter, ids.first(k), out, trim)
         return out, (head[0] + count(head[1]) if head else count(out))
     if keep == "tail":
@@ -239,13 +282,28 @@ def _tail_ids(counter: TiktokenCounter, text: str, n: int, need: int) -> Any:
 
 def _partial(counter: TiktokenCounter, text: str, n: int, limit: int, keep: Keep) -> _Ids | None:
     """The ids a cut to ``limit`` needs, encoding only the kept part of a text of ``n`` tokens."""
-    need_head = limit if keep == "head" else (limit + 1) // 2 if keep == "middle" else 0
-    need_tail = limit - need_head if keep != "head" else 0
+    need_head, need_tail = _needs(limit, keep)
     head = _head_ids(counter, text, n, need_head) if need_head else []
     tail = _tail_ids(counter, text, n, need_tail) if need_tail else []
     if head is None or tail is None:
         return None
     return _Ids(head, tail, n)
+
+
+def _needs(limit: int, keep: Keep) -> tuple[int, int]:
+    """How many head and tail ids a cut to ``limit`` keeping ``keep`` reads."""
+    need_head = limit if keep == "head" else (limit + 1) // 2 if keep == "middle" else 0
+    return need_head, (limit - need_head if keep != "head" else 0)
+
+
+def _known_partial(counter: TiktokenCounter, text: str, limit: int, keep: Keep) -> _Ids | None:
+    """The partial ids last encoded for ``text`` if they hold what a cut to ``limit`` needs (no second encode)."""
+    last = getattr(_memo, "partial", None)
+    if last is None or last[0] != counter._cache_key or last[1] is not text:
+        return None
+    view: _Ids = last[2]
+    need_head, need_tail = _needs(limit, keep)
+    return view if len(view.head) >= need_head and len(view.tail) >= need_tail else None
 
 
 def truncate_once(counter: TiktokenCounter, text: str, limit: int, keep: Keep = "head") -> str:
@@ -265,7 +323,11 @@ def truncate_once(counter: TiktokenCounter, text: str, limit: int, keep: Keep = 
         if known is not None and known <= limit:
             return text
         if known is not None:
-            view = _partial(counter, text, known, limit, keep)
+            view = _known_partial(counter, text, limit, keep)
+            if view is None:
+                view = _partial(counter, text, known, limit, keep)
+                if view is not None:
+                    _memo.partial = (counter._cache_key, text, view)
     if view is None:
         ids: Any = encode_ids(counter, text)
         if len(ids) <= limit:
