@@ -103,6 +103,41 @@ def _frozen(owner: str, name: str, value: object) -> FrozenDict[str, Any]:
     return FrozenDict(dict(value))
 
 
+class FrozenList(tuple[Any, ...]):
+    """A list frozen inside a tool schema: a tuple (immutable, hashable, JSON-encoded as an array) that
+    still compares equal to the list it was made from."""
+
+    __slots__ = ()
+
+    def __eq__(self, other: object) -> bool:
+        return tuple.__eq__(self, tuple(other) if isinstance(other, list) else other)
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    __hash__ = tuple.__hash__
+
+
+def _deep_frozen(value: Any) -> Any:
+    """A deep, immutable copy of a JSON-like value: mappings become :class:`FrozenDict`, lists and tuples
+    :class:`FrozenList`; anything else is kept as it is (an object that stays mutable keeps its input
+    re-hashed on every compile, see ``trace._immutable``)."""
+    if isinstance(value, Mapping):
+        return FrozenDict({k: _deep_frozen(v) for k, v in value.items()})
+    if isinstance(value, list | tuple):
+        return FrozenList(_deep_frozen(v) for v in value)
+    return value
+
+
+def _thawed(value: Any) -> Any:
+    """Plain dicts and lists again (for ``json.dumps``, which would ``str()`` a FrozenDict)."""
+    if isinstance(value, Mapping):
+        return {k: _thawed(v) for k, v in value.items()}
+    if isinstance(value, tuple):
+        return [_thawed(v) for v in value]
+    return value
+
+
 @dataclass(frozen=True)
 class Policy:
     """Tier 0 role policy: the operator's versioned, constitutional text (chapter §6.3.1). Trusted."""
@@ -186,7 +221,8 @@ class Tool:
     def __post_init__(self) -> None:
         _text("tool", "name", self.name, empty=False)
         _text(f"tool {self.name!r}", "description", self.description)
-        object.__setattr__(self, "schema", _frozen(f"tool {self.name!r}", "schema", self.schema))
+        _frozen(f"tool {self.name!r}", "schema", self.schema)  # the type check
+        object.__setattr__(self, "schema", _deep_frozen(self.schema))
         _unit(f"tool {self.name!r}", "relevance", self.relevance, optional=True)
 
     @property
@@ -195,8 +231,19 @@ class Tool:
 
     @property
     def text(self) -> str:
-        """The affordance as canonical JSON (sorted keys: a stable, cache-friendly prefix)."""
-        return canonical_json({"name": self.name, "description": self.description, "parameters": dict(self.schema)})
+        """The affordance as canonical JSON (sorted keys: a stable, cache-friendly prefix).
+
+        The schema is a deep immutable copy taken at construction (a later change to the caller's dict
+        does not reach the tool), so the text is built once and kept on the instance."""
+        state = getattr(self, "__dict__", None)  # a slotted subclass has none: built every time
+        found = state.get("_tokenbox_text") if state is not None else None
+        if found is None:
+            found = canonical_json(
+                {"name": self.name, "description": self.description, "parameters": _thawed(self.schema)}
+            )
+            if state is not None:
+                object.__setattr__(self, "_tokenbox_text", found)
+        return str(found)
 
 
 @dataclass(frozen=True)
