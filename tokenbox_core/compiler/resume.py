@@ -32,7 +32,9 @@ def clear_caches() -> None:
 def _shared(chunks: list[bytes]) -> tuple[int, Any, tuple[tuple[int, Any], ...]]:
     """The longest checkpointed prefix of ``chunks`` equal to a kept stream's: (chunk index, state, the
     checkpoints up to it)."""
-    best_at, best_state, best_marks = 0, None, ()
+    best_at: int = 0
+    best_state: Any = None
+    best_marks: tuple[tuple[int, Any], ...] = ()
     size = len(chunks)
     for previous, marks in tuple(_streams):  # a snapshot: concurrent compiles may replace the list
         start = 0
