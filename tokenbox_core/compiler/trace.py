@@ -130,8 +130,36 @@ def _short(text: str) -> tuple[bytes, bytes]:
     return found
 
 
+_PLAIN: dict[tuple[str, str], tuple[bytes, ...]] = {}  # (role, content) -> the chunks of that plain message
+_PLAIN_CHARS = 4 * 1024 * 1024
+_plain_held = [0]
+
+
 def _message_chunks(h: _Chunks, entry: Mapping[Any, Any]) -> None:
-    """A message streamed into the hash: its keys in order, each with its value (strings as raw bytes)."""
+    """A message streamed into the hash: its keys in order, each with its value (strings as raw bytes).
+
+    A plain ``{"role": str, "content": str}`` message (most of a history) is looked up by its two strings
+    (whose hashes Python keeps), so a turn seen before costs one look-up; bounded by characters."""
+    if len(entry) == 2 and type(entry) is dict:
+        role, content = entry.get("role"), entry.get("content")
+        if type(role) is str and type(content) is str:
+            key = (role, content)
+            found = _PLAIN.get(key)
+            if found is None:
+                chunks = _Chunks()
+                _streamed(chunks, entry)
+                found = tuple(chunks)
+                if _plain_held[0] + len(content) > _PLAIN_CHARS:
+                    _PLAIN.clear()
+                    _plain_held[0] = 0
+                _PLAIN[key] = found
+                _plain_held[0] += len(content)
+            h += found
+            return
+    _streamed(h, entry)
+
+
+def _streamed(h: _Chunks, entry: Mapping[Any, Any]) -> None:
     for key in sorted(entry, key=str):
         value = entry[key]
         h += _short(key) if type(key) is str and len(key) <= 64 else _short(str(key))
@@ -214,6 +242,8 @@ _escaped_held = [0]
 def clear_caches() -> None:
     """Forget the escaped output pieces and the kept hash streams."""
     _clear_streams()
+    _PLAIN.clear()
+    _plain_held[0] = 0
     _ESCAPED.clear()
     _escaped_held[0] = 0
 
