@@ -14,6 +14,7 @@ key, every reused byte is compared.
 from __future__ import annotations
 
 import hashlib
+from contextlib import suppress
 from typing import Any
 
 __all__ = ["clear_caches", "digest"]
@@ -61,7 +62,8 @@ def digest(chunks: list[bytes]) -> str:
         h.update(b"".join(chunks[at:end]))
         at = end
         marks.append((at, h.copy()))
-    if len(_streams) >= _KEEP:
-        del _streams[0]
+    while len(_streams) >= _KEEP:
+        with suppress(IndexError):  # another thread may have emptied it meanwhile
+            del _streams[0]
     _streams.append((chunks, tuple(marks)))
     return h.hexdigest()
