@@ -36,6 +36,13 @@ __all__ = ["CompilationTrace", "input_hash", "output_hash"]
 
 
 def _plain(value: Any) -> Any:
+    kind = type(value)  # exact built-in types first (the common case; none of them is a dataclass)
+    if kind is str or kind is int or kind is float or kind is bool or value is None:
+        return value
+    if kind is dict:
+        return {str(k): _plain(v) for k, v in value.items()}
+    if kind is list or kind is tuple:
+        return [_plain(v) for v in value]
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
     if isinstance(value, Mapping):
