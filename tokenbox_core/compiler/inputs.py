@@ -207,6 +207,11 @@ class Tool:
     caller or a tool router knows it; Filter drops tools below
     ``CompilerConfig.tool_threshold``, and a tool without a relevance score is
     scored by word overlap between its name/description and the task's current step.
+
+    The schema is copied deep into an immutable form at construction (mappings as ``FrozenDict``, lists
+    as :class:`FrozenList`, which compares equal to the list it came from): changing the caller's dict
+    afterwards does not change the tool, and the compiler digests and renders it once (chapter §6.3.4's
+    stable, cache-friendly tool prefix).
     """
 
     name: str

@@ -10,7 +10,9 @@ come from a bottom-k sketch (the ``_SKETCH`` smallest shingle hashes of
 each segment) and an inverted index over sketch values: segments sharing at
 least ``k·threshold/3`` sketch values (near-duplicates share about
 ``k·Jaccard``) are verified with the exact Jaccard of the full shingle sets.  The cost is
-near-linear in the material rather than quadratic.
+near-linear in the material rather than quadratic.  With numpy installed (the ``fast`` extra), the
+sketches of a call's new texts are computed in one vectorised pass (:mod:`~tokenbox_core.compiler.sketch_np`,
+identical sketches); without it, text by text.
 
 An ASCII text (the common case) is normalised as bytes — lower-cased,
 punctuation and the separators ``str.split`` knows mapped to spaces by one
