@@ -118,6 +118,17 @@ class FrozenList(tuple[Any, ...]):
     __hash__ = tuple.__hash__
 
 
+class _Memoised:
+    """Base of the typed inputs: the compiler keeps derived values on an instance (renderings, hash chunks,
+    its rank row and item, under ``_tokenbox_*`` names), which are left out when it is pickled or copied —
+    they are rebuilt on demand, and one of them holds the token counter, which need not pickle."""
+
+    __slots__ = ()
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {k: v for k, v in vars(self).items() if not k.startswith("_tokenbox_")}
+
+
 def _deep_frozen(value: Any) -> Any:
     """A deep, immutable copy of a JSON-like value: mappings become :class:`FrozenDict`, lists and tuples
     :class:`FrozenList`; anything else is kept as it is (an object that stays mutable keeps its input
@@ -139,7 +150,7 @@ def _thawed(value: Any) -> Any:
 
 
 @dataclass(frozen=True)
-class Policy:
+class Policy(_Memoised):
     """Tier 0 role policy: the operator's versioned, constitutional text (chapter §6.3.1). Trusted."""
 
     text: str
@@ -155,7 +166,7 @@ class Policy:
 
 
 @dataclass(frozen=True)
-class Developer:
+class Developer(_Memoised):
     """Tier 0 developer instructions, subordinate to the policy (chapter §6.5.2 Tier D). Trusted."""
 
     text: str
@@ -169,7 +180,7 @@ class Developer:
 
 
 @dataclass(frozen=True)
-class TaskState:
+class TaskState(_Memoised):
     """Tier 1 task state, serialised as canonical JSON (chapter §6.3.2, §6.4.2).
 
     Args:
@@ -200,7 +211,7 @@ class TaskState:
 
 
 @dataclass(frozen=True)
-class Tool:
+class Tool(_Memoised):
     """A Tier 1 tool affordance: name, description and input schema (chapter §6.3.4).
 
     ``relevance`` (0..1) is the tool's relevance to the current step, when the
@@ -252,7 +263,7 @@ class Tool:
 
 
 @dataclass(frozen=True)
-class Evidence:
+class Evidence(_Memoised):
     """A Tier 2 retrieved passage with the provenance chapter §6.3.3 requires. Untrusted.
 
     Args:
@@ -340,7 +351,7 @@ class Evidence:
 
 
 @dataclass(frozen=True)
-class Memory:
+class Memory(_Memoised):
     """A Tier 3 memory summary: session, episodic, semantic or procedural (chapter §6.3.5). Untrusted.
 
     ``relevance`` and ``authority`` are in [0, 1] when known; ``expires_at``
