@@ -16,9 +16,9 @@ user turn, tool groups they belong to) are kept whole.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, cast
 
 from tokenbox_core.chat import ConversationSections
 from tokenbox_core.compiler.config import CompilerConfig
@@ -101,6 +101,37 @@ class SectionPlan:
         return replace(self, section=section)
 
 
+_ITEM = "_tokenbox_item"  # (key, Item) on a typed input: its item as last built
+
+
+def _kept_item(value: Any, key: tuple[Any, ...], make: Callable[..., Item], *args: Any) -> Item:
+    """The input's item, kept on the (frozen) input while ``key`` — everything the item depends on beyond the
+    input's own fields (its score, the counter) — is unchanged: the next turn does not build it again.
+    Items are immutable, so the layouts of two compiles may share one."""
+    state = getattr(value, "__dict__", None)
+    found = state.get(_ITEM) if state is not None else None
+    if type(found) is tuple and found[0] == key:
+        return cast(Item, found[1])
+    item = make(*args)
+    if state is not None:  # a slotted subclass is built every time
+        object.__setattr__(value, _ITEM, (key, item))
+    return item
+
+
+def _tool_item(t: Any) -> Item:
+    return Item(t.id, t.text, kind="Tool")
+
+
+def _evidence_item(e: Any, score: float, counter: TokenCounter) -> Item:
+    content = evidence_content(e)
+    tokens = media_item_tokens(e, content, counter)  # issue 14 hook
+    return Item(e.id, content, kind="Document", score=score, source=e.source, timestamp=e.retrieved_at, tokens=tokens)
+
+
+def _memory_item(m: Any, score: float) -> Item:
+    return Item(m.id, memory_content(m), kind="Memory", score=score, timestamp=m.created_at)
+
+
 def build_plan(ranked: Ranked, config: CompilerConfig, counter: TokenCounter) -> tuple[SectionPlan, ...]:
     """Lower ranked candidates to section plans in canonical order (empty parts are left out)."""
     c = ranked.candidates
@@ -131,7 +162,7 @@ def build_plan(ranked: Ranked, config: CompilerConfig, counter: TokenCounter) ->
             )
         )
     if c.tools:
-        items = [Item(t.id, t.text, kind="Tool") for t in c.tools]
+        items = [_kept_item(t, ("tool",), _tool_item, t) for t in c.tools]
         plans.append(
             SectionPlan(
                 Section("tools", items, role="system"),
@@ -148,16 +179,8 @@ def build_plan(ranked: Ranked, config: CompilerConfig, counter: TokenCounter) ->
         cut = config.overflow_policy != "paginate"  # pages hold whole passages; elsewhere the boundary one is cut
         scores = ranked.scores.get("evidence", {})
         items = [
-            Item(
-                e.id,
-                evidence_content(e),
-                kind="Document",
-                score=scores.get(e.id, e.relevance),
-                source=e.source,
-                timestamp=e.retrieved_at,
-                tokens=media_item_tokens(e, evidence_content(e), counter),  # issue 14 hook
-            )
-            for e in c.evidence
+            _kept_item(e, ("evidence", counter, type(score), score), _evidence_item, e, score, counter)
+            for e, score in ((e, scores.get(e.id, e.relevance)) for e in c.evidence)
         ]
         section = Section(
             "evidence",
@@ -183,8 +206,8 @@ def build_plan(ranked: Ranked, config: CompilerConfig, counter: TokenCounter) ->
     if c.memory:
         scores = ranked.scores.get("memory", {})
         items = [
-            Item(m.id, memory_content(m), kind="Memory", score=scores.get(m.id, 0.0), timestamp=m.created_at)
-            for m in c.memory
+            _kept_item(m, ("memory", type(score), score), _memory_item, m, score)
+            for m, score in ((m, scores.get(m.id, 0.0)) for m in c.memory)
         ]
         section = Section(
             "memory", items, role="user", priority=priorities["memory"], shrink=1, eviction="lowest_score", partial=True

@@ -132,14 +132,15 @@ def compress(
         counter=counter,
         measure=lambda s: measure(s, counter),
     )
-    if resolution.plans != plans:  # sections left: their headers and chat overhead are not needed
+    changed = resolution.plans is not plans and resolution.plans != plans
+    if changed:  # sections left: their headers and chat overhead are not needed
         reserve = scaffold(resolution.plans) + correction
         capacity = effective.max_tokens - reserve
         target = effective.target_tokens - reserve
         elastic_budget = target - fixed
+        demands = {p.id: measure(p.section, counter) for p in resolution.plans}  # else the same sections
+        tiers = _tier_demands(resolution.plans, demands)
     plans = resolution.plans
-    demands = {p.id: measure(p.section, counter) for p in plans}
-    tiers = _tier_demands(plans, demands)
     minimums = resolution.minimums
     shadow: float | None = None
     marginals: dict[str, float] = {}

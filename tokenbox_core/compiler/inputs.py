@@ -103,8 +103,54 @@ def _frozen(owner: str, name: str, value: object) -> FrozenDict[str, Any]:
     return FrozenDict(dict(value))
 
 
+class FrozenList(tuple[Any, ...]):
+    """A list frozen inside a tool schema: a tuple (immutable, hashable, JSON-encoded as an array) that
+    still compares equal to the list it was made from."""
+
+    __slots__ = ()
+
+    def __eq__(self, other: object) -> bool:
+        return tuple.__eq__(self, tuple(other) if isinstance(other, list) else other)
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    __hash__ = tuple.__hash__
+
+
+class _Memoised:
+    """Base of the typed inputs: the compiler keeps derived values on an instance (renderings, hash chunks,
+    its rank row and item, under ``_tokenbox_*`` names), which are left out when it is pickled or copied —
+    they are rebuilt on demand, and one of them holds the token counter, which need not pickle."""
+
+    __slots__ = ()
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {k: v for k, v in vars(self).items() if not k.startswith("_tokenbox_")}
+
+
+def _deep_frozen(value: Any) -> Any:
+    """A deep, immutable copy of a JSON-like value: mappings become :class:`FrozenDict`, lists and tuples
+    :class:`FrozenList`; anything else is kept as it is (an object that stays mutable keeps its input
+    re-hashed on every compile, see ``trace._immutable``)."""
+    if isinstance(value, Mapping):
+        return FrozenDict({k: _deep_frozen(v) for k, v in value.items()})
+    if isinstance(value, list | tuple):
+        return FrozenList(_deep_frozen(v) for v in value)
+    return value
+
+
+def _thawed(value: Any) -> Any:
+    """Plain dicts and lists again (for ``json.dumps``, which would ``str()`` a FrozenDict)."""
+    if isinstance(value, Mapping):
+        return {k: _thawed(v) for k, v in value.items()}
+    if isinstance(value, tuple):
+        return [_thawed(v) for v in value]
+    return value
+
+
 @dataclass(frozen=True)
-class Policy:
+class Policy(_Memoised):
     """Tier 0 role policy: the operator's versioned, constitutional text (chapter §6.3.1). Trusted."""
 
     text: str
@@ -120,7 +166,7 @@ class Policy:
 
 
 @dataclass(frozen=True)
-class Developer:
+class Developer(_Memoised):
     """Tier 0 developer instructions, subordinate to the policy (chapter §6.5.2 Tier D). Trusted."""
 
     text: str
@@ -134,7 +180,7 @@ class Developer:
 
 
 @dataclass(frozen=True)
-class TaskState:
+class TaskState(_Memoised):
     """Tier 1 task state, serialised as canonical JSON (chapter §6.3.2, §6.4.2).
 
     Args:
@@ -165,13 +211,18 @@ class TaskState:
 
 
 @dataclass(frozen=True)
-class Tool:
+class Tool(_Memoised):
     """A Tier 1 tool affordance: name, description and input schema (chapter §6.3.4).
 
     ``relevance`` (0..1) is the tool's relevance to the current step, when the
     caller or a tool router knows it; Filter drops tools below
     ``CompilerConfig.tool_threshold``, and a tool without a relevance score is
     scored by word overlap between its name/description and the task's current step.
+
+    The schema is copied deep into an immutable form at construction (mappings as ``FrozenDict``, lists
+    as :class:`FrozenList`, which compares equal to the list it came from): changing the caller's dict
+    afterwards does not change the tool, and the compiler digests and renders it once (chapter §6.3.4's
+    stable, cache-friendly tool prefix).
     """
 
     name: str
@@ -186,7 +237,8 @@ class Tool:
     def __post_init__(self) -> None:
         _text("tool", "name", self.name, empty=False)
         _text(f"tool {self.name!r}", "description", self.description)
-        object.__setattr__(self, "schema", _frozen(f"tool {self.name!r}", "schema", self.schema))
+        _frozen(f"tool {self.name!r}", "schema", self.schema)  # the type check
+        object.__setattr__(self, "schema", _deep_frozen(self.schema))
         _unit(f"tool {self.name!r}", "relevance", self.relevance, optional=True)
 
     @property
@@ -195,12 +247,23 @@ class Tool:
 
     @property
     def text(self) -> str:
-        """The affordance as canonical JSON (sorted keys: a stable, cache-friendly prefix)."""
-        return canonical_json({"name": self.name, "description": self.description, "parameters": dict(self.schema)})
+        """The affordance as canonical JSON (sorted keys: a stable, cache-friendly prefix).
+
+        The schema is a deep immutable copy taken at construction (a later change to the caller's dict
+        does not reach the tool), so the text is built once and kept on the instance."""
+        state = getattr(self, "__dict__", None)  # a slotted subclass has none: built every time
+        found = state.get("_tokenbox_text") if state is not None else None
+        if found is None:
+            found = canonical_json(
+                {"name": self.name, "description": self.description, "parameters": _thawed(self.schema)}
+            )
+            if state is not None:
+                object.__setattr__(self, "_tokenbox_text", found)
+        return str(found)
 
 
 @dataclass(frozen=True)
-class Evidence:
+class Evidence(_Memoised):
     """A Tier 2 retrieved passage with the provenance chapter §6.3.3 requires. Untrusted.
 
     Args:
@@ -288,7 +351,7 @@ class Evidence:
 
 
 @dataclass(frozen=True)
-class Memory:
+class Memory(_Memoised):
     """A Tier 3 memory summary: session, episodic, semantic or procedural (chapter §6.3.5). Untrusted.
 
     ``relevance`` and ``authority`` are in [0, 1] when known; ``expires_at``

@@ -117,26 +117,31 @@ def compute_metrics(
             signal += size
             continue
         size = 0
+        elastic = plan.elastic
+        payloads = plan.payload
+        count = counter.count
         for item in body:
-            emitted_ids.add((sid, item.id))
-            tokens = counter.count(item.content)
+            key = (sid, item.id)
+            emitted_ids.add(key)
+            tokens = count(item.content)
             size += tokens
-            payload = plan.payload.get(item.id)
-            is_pointer = (sid, item.id) in pointer_targets
+            payload = payloads.get(item.id)
+            is_pointer = key in pointer_targets
             if isinstance(payload, Evidence):
                 ev_items += 1
                 tag = evidence_tag(payload)
                 ev_tagged += item.content.startswith(tag)
                 if not is_pointer:
-                    signal += max(0, tokens - counter.count(tag))
+                    signal += max(0, tokens - count(tag))
             elif not is_pointer:
                 signal += tokens
-            if not is_pointer and plan.elastic:
+            if not is_pointer and elastic:
                 segments += 1
-            stamp = payload.retrieved_at if isinstance(payload, Evidence) else getattr(payload, "created_at", None)
-            if isinstance(payload, Evidence | Memory) and stamp is not None:
-                stale_num += tokens * (1.0 - freshness(stamp, now, config))
-                stale_den += tokens
+            if isinstance(payload, Evidence | Memory):
+                stamp = payload.retrieved_at if isinstance(payload, Evidence) else payload.created_at
+                if stamp is not None:
+                    stale_num += tokens * (1.0 - freshness(stamp, now, config))
+                    stale_den += tokens
         section_tokens[sid] = size
     duplicates = 0
     for cluster in clusters:
@@ -152,13 +157,15 @@ def compute_metrics(
     for plan in plans:
         if not plan.elastic:
             continue
-        scores = candidate_scores.get(plan.id, {})
+        pid = plan.id
+        scores = candidate_scores.get(pid, {})
         for item in plan.section.items:
             weight = scores.get(item.id, 1.0) if scores else 1.0
             weight = max(weight, 1e-9)
             mass += weight
-            target = pointer_targets.get((plan.id, item.id))
-            if (plan.id, item.id) in emitted_ids and (target is None or target in emitted_ids):
+            key = (pid, item.id)
+            target = pointer_targets.get(key)
+            if key in emitted_ids and (target is None or target in emitted_ids):
                 kept += weight
     return Metrics(
         budget_utilization=_ratio(total_tokens, capacity),

@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from tokenbox_core.compiler import pii as _pii
 from tokenbox_core.compiler import shingles as _shingles
@@ -115,8 +115,7 @@ def pointer_text(canonical_id: str, canonical_text: str) -> str:
     return f'[REF: {canonical_id} — "{snippet}"]'
 
 
-@dataclass(frozen=True)
-class _Segment:
+class _Segment(NamedTuple):  # a tuple: built for every elastic item on every compile, so cheap to make
     order: int
     plan_index: int
     item_index: int
@@ -131,9 +130,12 @@ def _segments(plans: Sequence[SectionPlan]) -> list[_Segment]:
     for p_index, plan in enumerate(plans):
         if plan.elastic_tier is None:
             continue  # the current turn, pinned system messages and fixed tiers are never replaced
+        get = plan.payload.get
         for i_index, item in enumerate(plan.section.items):
-            payload = plan.payload.get(item.id)
-            if isinstance(payload, Evidence):
+            payload = get(item.id)
+            if type(payload) is dict:  # a history message, the common case
+                text, authority = content_text(payload.get("content")), 0.0
+            elif isinstance(payload, Evidence):
                 text, authority = payload.text, payload.authority
             elif isinstance(payload, Memory):
                 text, authority = payload.text, 0.5 if payload.authority is None else payload.authority

@@ -10,7 +10,9 @@ come from a bottom-k sketch (the ``_SKETCH`` smallest shingle hashes of
 each segment) and an inverted index over sketch values: segments sharing at
 least ``k·threshold/3`` sketch values (near-duplicates share about
 ``k·Jaccard``) are verified with the exact Jaccard of the full shingle sets.  The cost is
-near-linear in the material rather than quadratic.
+near-linear in the material rather than quadratic.  With numpy installed (the ``fast`` extra), the
+sketches of a call's new texts are computed in one vectorised pass (:mod:`~tokenbox_core.compiler.sketch_np`,
+identical sketches); without it, text by text.
 
 An ASCII text (the common case) is normalised as bytes — lower-cased,
 punctuation and the separators ``str.split`` knows mapped to spaces by one
@@ -37,6 +39,8 @@ from collections import Counter, OrderedDict
 from collections.abc import Callable, Collection, Sequence
 from contextlib import suppress
 from typing import Any
+
+from tokenbox_core.compiler.sketch_np import sketches
 
 __all__ = ["clear_caches", "find_duplicates", "find_exact_duplicates", "jaccard", "normalise", "shingles"]
 
@@ -118,21 +122,42 @@ def _shingled(text: str, size: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
             _SHINGLES.move_to_end(key)
         return found
     ids = _word_ids(_words(text))
+    return _store(key, (tuple(_bottom_k(_hashes(ids, size))), ids))
+
+
+def _hashes(ids: tuple[int, ...], size: int) -> list[int]:
     if len(ids) <= size:
-        hashes = [hash(ids)] if ids else []
-    else:
-        hashes = list(map(hash, zip(*(ids[i:] for i in range(size)), strict=False)))
-    entry = (tuple(_bottom_k(hashes)), ids)
+        return [hash(ids)] if ids else []
+    return list(map(hash, zip(*(ids[i:] for i in range(size)), strict=False)))
+
+
+def _store(
+    key: tuple[str, int], entry: tuple[tuple[int, ...], tuple[int, ...]]
+) -> tuple[tuple[int, ...], tuple[int, ...]]:
     # Why a cache: a conversation's next turn re-compiles mostly the same passages, memories and turns, and
     # shingling is the costliest step of reference compression.  Bounded by the bytes of the texts it keys
     # (an entry takes about 10x its text).
     global _SHINGLE_BYTES
     _SHINGLES[key] = entry
-    _SHINGLE_BYTES += len(text)
+    _SHINGLE_BYTES += len(key[0])
     while _SHINGLE_BYTES > _SHINGLE_CACHE_BYTES and _SHINGLES:
         (old, _), _ = _SHINGLES.popitem(last=False)
         _SHINGLE_BYTES -= len(old)
     return entry
+
+
+def _shingled_many(texts: Sequence[str], size: int) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
+    """:func:`_shingled` of each text; the sketches of the texts not memoised are computed in one vectorised
+    pass when numpy is installed (``sketch_np``, identical sketches), else one by one."""
+    out: list[tuple[tuple[int, ...], tuple[int, ...]] | None] = [_SHINGLES.get((t, size)) for t in texts]
+    missing = [n for n, found in enumerate(out) if found is None]
+    if len(missing) > 1:
+        ids = [_word_ids(_words(texts[n])) for n in missing]
+        batch = sketches(ids, size, _SKETCH, _HASH_BITS)
+        if batch is not None:
+            for n, sketch, word_ids in zip(missing, batch, ids, strict=True):
+                out[n] = _store((texts[n], size), (tuple(sketch), word_ids))
+    return [found if found is not None else _shingled(t, size) for found, t in zip(out, texts, strict=True)]
 
 
 def _bottom_k(hashes: Collection[int]) -> list[int]:
@@ -299,7 +324,7 @@ class _Scan:
     def extend(self, texts: Sequence[str]) -> None:
         start = len(self.shingled)
         self.texts += tuple(texts)
-        self.shingled.extend(_shingled(t, self.size) for t in texts)
+        self.shingled.extend(_shingled_many(texts, self.size))
         for j in range(start, len(self.shingled)):
             self._add(j)
 

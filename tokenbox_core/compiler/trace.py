@@ -27,6 +27,8 @@ from tokenbox_core.budget import ContextBudget
 from tokenbox_core.compiler.collect import Candidates
 from tokenbox_core.compiler.config import CompilerConfig
 from tokenbox_core.compiler.filter import Exclusion
+from tokenbox_core.compiler.resume import clear_caches as _clear_streams
+from tokenbox_core.compiler.resume import digest
 from tokenbox_core.frozen import FrozenDict
 from tokenbox_core.tokens import canonical_json
 
@@ -34,6 +36,13 @@ __all__ = ["CompilationTrace", "input_hash", "output_hash"]
 
 
 def _plain(value: Any) -> Any:
+    kind = type(value)  # exact built-in types first (the common case; none of them is a dataclass)
+    if kind is str or kind is int or kind is float or kind is bool or value is None:
+        return value
+    if kind is dict:
+        return {str(k): _plain(v) for k, v in value.items()}
+    if kind is list or kind is tuple:
+        return [_plain(v) for v in value]
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
     if isinstance(value, Mapping):
@@ -115,6 +124,62 @@ def _entry_chunks(entry: Any) -> tuple[bytes, ...]:
     return out
 
 
+_SHORT: dict[str, tuple[bytes, bytes]] = {}  # keys and short values (roles, names): their two chunks
+
+
+def _short(text: str) -> tuple[bytes, bytes]:
+    found = _SHORT.get(text)
+    if found is None:
+        data = text.encode("utf-8", "surrogatepass")
+        found = (b"s%d:" % len(data), data)
+        if len(_SHORT) < 4096:
+            _SHORT[text] = found
+    return found
+
+
+_PLAIN: dict[tuple[str, str], tuple[bytes, ...]] = {}  # (role, content) -> the chunks of that plain message
+_PLAIN_CHARS = 4 * 1024 * 1024
+_plain_held = [0]
+
+
+def _message_chunks(h: _Chunks, entry: Mapping[Any, Any]) -> None:
+    """A message streamed into the hash: its keys in order, each with its value (strings as raw bytes).
+
+    A plain ``{"role": str, "content": str}`` message (most of a history) is looked up by its two strings
+    (whose hashes Python keeps), so a turn seen before costs one look-up; bounded by characters."""
+    if len(entry) == 2 and type(entry) is dict:
+        role, content = entry.get("role"), entry.get("content")
+        if type(role) is str and type(content) is str:
+            key = (role, content)
+            found = _PLAIN.get(key)
+            if found is None:
+                chunks = _Chunks()
+                _streamed(chunks, entry)
+                found = tuple(chunks)
+                if _plain_held[0] + len(content) > _PLAIN_CHARS:
+                    _PLAIN.clear()
+                    _plain_held[0] = 0
+                _PLAIN[key] = found
+                _plain_held[0] += len(content)
+            h += found
+            return
+    _streamed(h, entry)
+
+
+def _streamed(h: _Chunks, entry: Mapping[Any, Any]) -> None:
+    for key in sorted(entry, key=str):
+        value = entry[key]
+        h += _short(key) if type(key) is str and len(key) <= 64 else _short(str(key))
+        if type(value) is str:
+            if len(value) <= 64:
+                h += _short(value)
+            else:
+                data = value.encode("utf-8", "surrogatepass")
+                h += (b"s%d:" % len(data), data)
+        else:
+            _feed(h, value)
+
+
 def input_hash(
     candidates: Candidates, config: CompilerConfig, budget: ContextBudget, counter_name: str, now: datetime | None
 ) -> str:
@@ -126,21 +191,16 @@ def input_hash(
         value = getattr(candidates, slot.name)
         h.update(slot.name.encode())
         for entry in value if isinstance(value, tuple) else (value,):
-            if dataclasses.is_dataclass(entry) and not isinstance(entry, type):
+            kind = type(entry)
+            if kind is dict:  # a message: string keys and contents streamed inline
+                _message_chunks(h, entry)
+            elif kind in _FIELDS or (dataclasses.is_dataclass(entry) and not isinstance(entry, type)):
                 h += _entry_chunks(entry)
-            elif isinstance(entry, Mapping):  # a message: string keys and contents streamed inline
-                for key in sorted(entry, key=str):
-                    value = entry[key]
-                    name = str(key).encode("utf-8", "surrogatepass")
-                    h += (b"s%d:" % len(name), name)
-                    if type(value) is str:
-                        data = value.encode("utf-8", "surrogatepass")
-                        h += (b"s%d:" % len(data), data)
-                    else:
-                        _feed(h, value)
+            elif isinstance(entry, Mapping):
+                _message_chunks(h, entry)
             else:
                 _feed(h, entry)
-    return hashlib.sha256(b"".join(h)).hexdigest()
+    return digest(h)
 
 
 def output_hash(messages: Any, text: str, output: str, parts: Sequence[Sequence[str] | None] | None = None) -> str:
@@ -178,7 +238,7 @@ def output_hash(messages: Any, text: str, output: str, parts: Sequence[Sequence[
             chunks.append(b'"')
         chunks.append(b"}")
     chunks.append(b"]")
-    return hashlib.sha256(b"".join(chunks)).hexdigest()
+    return digest(chunks)
 
 
 _ESCAPED: dict[str, bytes] = {}
@@ -187,7 +247,10 @@ _escaped_held = [0]
 
 
 def clear_caches() -> None:
-    """Forget the escaped output pieces."""
+    """Forget the escaped output pieces and the kept hash streams."""
+    _clear_streams()
+    _PLAIN.clear()
+    _plain_held[0] = 0
     _ESCAPED.clear()
     _escaped_held[0] = 0
 

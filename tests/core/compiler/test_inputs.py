@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import copy
+import pickle
 from datetime import datetime, timezone
 
 import pytest
 
+from tokenbox_core import ContextCompiler
 from tokenbox_core.compiler import CompilerInputError, Evidence, Memory, TaskState, Tier, Tool, Trust
 from tokenbox_core.compiler.render import evidence_tag
+
+from .conftest import evidence
 
 NOW = datetime(2025, 1, 1, tzinfo=timezone.utc)
 
@@ -69,3 +74,22 @@ def test_memory_validates_scores_and_times() -> None:
         Memory("m", "x", relevance=2.0)
     with pytest.raises(CompilerInputError, match="timezone-aware"):
         Memory("m", "x", expires_at=datetime(2025, 1, 1))
+
+
+def test_inputs_pickle_and_copy_without_the_compilers_memos() -> None:
+    """After a compile, inputs carry the compiler's memos (one holds the token counter, which does not pickle);
+    pickling and copying leave them out, and the copies compile to the same context."""
+    ev = [evidence(f"e{i}", f"Passage {i} about refunds and returns.") for i in range(3)]
+    tools = [Tool("lookup", "Look up an order", {"type": "object", "required": ["id"]})]
+    memory = [Memory("m1", "Prefers e-mail.", relevance=0.5)]
+    compiler = ContextCompiler(4000)
+    first = compiler.compile(policy="Be brief.", evidence=ev, tools=tools, memory=memory, user="Refund?")
+    assert any(k.startswith("_tokenbox_") for k in vars(ev[0]))
+    clones = [pickle.loads(pickle.dumps(e)) for e in ev]
+    assert clones == ev and not any(k.startswith("_tokenbox_") for c in clones for k in vars(c))
+    tool_clones = [copy.deepcopy(t) for t in tools]
+    assert tool_clones == tools and not any(k.startswith("_tokenbox_") for k in vars(tool_clones[0]))
+    again = compiler.compile(
+        policy="Be brief.", evidence=clones, tools=tool_clones, memory=copy.copy(memory), user="Refund?"
+    )
+    assert again.messages == first.messages and again.trace.input_hash == first.trace.input_hash

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import string
+import sys
+from unittest.mock import patch
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from tokenbox_core import CompilerConfig, ContextCompiler
-from tokenbox_core.compiler import Memory
+from tokenbox_core.compiler import Memory, sketch_np
 from tokenbox_core.compiler import shingles as shipped
 from tokenbox_core.errors import TokenBoxError
 
@@ -140,3 +142,57 @@ def test_a_resumed_scan_gives_the_full_scans_pairs(
     assert shipped.find_duplicates(corpus, threshold, size) == reference.find_duplicates(corpus, threshold, size)
     branch = corpus[:cut] + other
     assert shipped.find_duplicates(branch, threshold, size) == reference.find_duplicates(branch, threshold, size)
+
+
+_ids = st.lists(st.integers(0, 2**32 - 1) | st.sampled_from([0, 1, 7, 2**31]), max_size=120).map(tuple)
+
+
+@given(st.lists(_ids, max_size=8), st.integers(1, 5), st.sampled_from([1, 4, 16]))
+def test_vectorised_sketches_equal_the_pure_ones(id_lists: list[tuple[int, ...]], size: int, k: int) -> None:
+    """numpy's sketches (CPython's tuple hash on uint64 lanes, the same cut-off rule) are the pure path's."""
+    pytest.importorskip("numpy")
+    saved = sketch_np._MIN_WORDS
+    sketch_np._MIN_WORDS = 0
+    try:
+        got = sketch_np.sketches(id_lists, size, k, sys.hash_info.width)
+    finally:
+        sketch_np._MIN_WORDS = saved
+    if not any(len(ids) > size for ids in id_lists):
+        assert got is None  # nothing to vectorise
+        return
+    assert got is not None
+    with patch.object(shipped, "_SKETCH", k):
+        assert got == [shipped._bottom_k(shipped._hashes(ids, size)) for ids in id_lists]
+    for ids in id_lists[:2]:
+        assert sketch_np._python_tuple_hash(ids) == hash(ids)
+
+
+@given(st.lists(st.lists(st.sampled_from(["a", "b", "c", "d", "e", "f"]), max_size=40), min_size=2, max_size=12))
+def test_find_duplicates_with_and_without_numpy_agree(word_lists: list[list[str]]) -> None:
+    """The vectorised sketches give the same pairs as the pure path (and the kept reference finder)."""
+    texts = [" ".join(words) for words in word_lists] + [" ".join(word_lists[0]).upper()]
+    saved = sketch_np._MIN_WORDS
+    try:
+        sketch_np._MIN_WORDS = 0
+        shipped.clear_caches()
+        vectorised = shipped.find_duplicates(texts, 0.5, 2)
+        sketch_np._MIN_WORDS = 10**9
+        shipped.clear_caches()
+        pure = shipped.find_duplicates(texts, 0.5, 2)
+    finally:
+        sketch_np._MIN_WORDS = saved
+        shipped.clear_caches()
+    reference.clear_caches()
+    assert vectorised == pure == reference.find_duplicates(texts, 0.5, 2)
+
+
+def test_without_numpy_the_pure_path_is_taken(monkeypatch: pytest.MonkeyPatch) -> None:
+    """numpy missing (or a hash that is not CPython's 64-bit tuple hash): no vectorised sketches, same pairs."""
+    texts = [" ".join(["refund", "order", str(i % 7)] * 300) for i in range(12)]
+    shipped.clear_caches()
+    expected = shipped.find_duplicates(texts, 0.8, 3)
+    monkeypatch.setattr(sketch_np, "_state", [False])
+    assert sketch_np.sketches([tuple(range(5000))], 3, 16, 64) is None
+    shipped.clear_caches()
+    assert shipped.find_duplicates(texts, 0.8, 3) == expected and expected
+    shipped.clear_caches()

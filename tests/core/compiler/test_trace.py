@@ -7,15 +7,16 @@ from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from tokenbox_core import CompilerConfig, ContextCompiler
-from tokenbox_core.compiler import Evidence
+from tokenbox_core.compiler import Evidence, Tool
 from tokenbox_core.compiler.trace import _plain, output_hash
 from tokenbox_core.tokens import canonical_json
 
-from .conftest import evidence
+from .conftest import NOW, evidence
 
 
 def test_trace_has_the_chapter_fields(turn: dict[str, Any]) -> None:
@@ -133,8 +134,9 @@ def test_input_hash_fast_paths_feed_the_canonical_json() -> None:
 
 
 def test_input_hash_reuses_immutable_entries_and_rehashes_mutable_ones(turn: dict[str, Any]) -> None:
-    """A typed input keeps what it streams into the hash (a warm compile gives the cold hash); one holding a
-    mutable value (a tool schema's nested dict) is re-read every time, so an in-place change is seen."""
+    """A typed input keeps what it streams into the hash (a warm compile gives the cold hash); a tool's
+    nested schema is frozen at construction, so it is kept too, and the caller's dict changed afterwards
+    does not reach the tool; an input holding a mutable value is re-read every time."""
     compiler = ContextCompiler(4000)
     cold = compiler.compile(**turn).trace.input_hash
     assert "_tokenbox_input_chunks" in vars(turn["evidence"][0])
@@ -142,9 +144,25 @@ def test_input_hash_reuses_immutable_entries_and_rehashes_mutable_ones(turn: dic
     fresh = {**turn, "evidence": [replace(e) for e in turn["evidence"]]}
     assert compiler.compile(**fresh).trace.input_hash == cold
     tool = turn["tools"][0]
-    assert "_tokenbox_input_chunks" not in vars(tool)
-    tool.schema["properties"]["id"]["type"] = "integer"
-    assert compiler.compile(**turn).trace.input_hash != cold
+    assert "_tokenbox_input_chunks" in vars(tool)
+    with pytest.raises(TypeError):
+        tool.schema["properties"]["id"]["type"] = "integer"
+    schema = {"type": "object", "properties": {"id": {"type": "string", "enum": ["a", "b"]}}}
+    mine = Tool("mine", "a tool", schema)
+    with_mine = {**turn, "tools": [*turn["tools"], mine]}
+    before = compiler.compile(**with_mine).trace.input_hash
+    schema["properties"]["id"]["type"] = "integer"  # the caller's dict, not the tool's frozen copy
+    assert compiler.compile(**with_mine).trace.input_hash == before
+    assert mine.schema["properties"]["id"] == {"type": "string", "enum": ["a", "b"]}  # lists compare equal
+    retyped = {**turn, "tools": [*turn["tools"], Tool("mine", "a tool", schema)]}
+    assert compiler.compile(**retyped).trace.input_hash != before
+    odd = Evidence(  # a mutable metadata value: never kept, so an in-place change is seen
+        "odd", "Some text.", source="s", retrieved_at=NOW, authority=0.5, relevance=0.5, metadata={"tags": ["a"]}
+    )
+    first = compiler.compile(**{**turn, "evidence": [odd]}).trace.input_hash
+    assert "_tokenbox_input_chunks" not in vars(odd)
+    odd.metadata["tags"].append("b")
+    assert compiler.compile(**{**turn, "evidence": [odd]}).trace.input_hash != first
 
 
 _piece = st.text(alphabet=st.sampled_from(["a", " ", '"', "\\", "\n", "\t", "\x00", "\x1f", "é", "€", "\ud800", "😀"]))

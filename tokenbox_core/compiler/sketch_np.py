@@ -1,0 +1,124 @@
+"""The shingle sketches of many texts at once, with numpy (the optional ``fast`` extra), identical to the pure path.
+
+:mod:`~tokenbox_core.compiler.shingles` sketches a text as the ``k`` smallest distinct hashes of its
+``size``-word shingles, each shingle a tuple of word ids hashed by Python's ``hash`` (chapter §6.7.3's
+near-duplicate detection).  For a first compile that is one ``hash`` call per word of the material and a
+per-text selection.  Here every text's shingle hashes are computed in one vectorised pass — CPython's
+tuple hash (xxHash-based, 64-bit, the word ids being their own ``hash``) re-implemented on ``uint64``
+lanes, wrapping like the C code — and the bottom-``k`` of all texts is taken with the pure path's cut-off
+rule (only hashes below ``4k/n`` of the range can be among the ``k`` smallest, checked) and one sort.
+
+:func:`sketches` returns ``None`` when numpy is missing or ``hash`` is not CPython's 64-bit tuple hash;
+the caller then takes the pure path.  A property test checks the two give the same sketches.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from itertools import chain
+from typing import Any
+
+__all__ = ["sketches"]
+
+_MIN_WORDS = 4096  # below this, numpy's call overhead costs more than it saves
+_P1 = 11400714785074694791
+_P2 = 14029467366897019727
+_P5 = 2870177450012600261
+_MASK = (1 << 64) - 1
+
+
+def _python_tuple_hash(ids: tuple[int, ...]) -> int:
+    """CPython 3.8+'s tuple hash of non-negative ints below 2**61 (their own hash), in Python."""
+    acc = _P5
+    for lane in ids:
+        acc = (acc + lane * _P2) & _MASK
+        acc = ((acc << 31) | (acc >> 33)) & _MASK
+        acc = (acc * _P1) & _MASK
+    acc = (acc + (len(ids) ^ (_P5 ^ 3527539))) & _MASK
+    if acc == _MASK:
+        return 1546275796
+    return acc - (1 << 64) if acc >> 63 else acc
+
+
+def _supported() -> bool:
+    if sys.hash_info.width != 64 or sys.implementation.name != "cpython":
+        return False
+    probe = (3, 1 << 31, 4294967295, 0)
+    return all(hash(probe[:n]) == _python_tuple_hash(probe[:n]) for n in range(1, 5))
+
+
+_np: Any = None
+_state: list[bool | None] = [None]  # None: not tried yet
+
+
+def _numpy() -> Any:
+    if _state[0] is None:
+        try:
+            import numpy
+        except ImportError:
+            _state[0] = False
+        else:
+            global _np
+            _np = numpy
+            _state[0] = _supported()
+    return _np if _state[0] else None
+
+
+def _window_hashes(np: Any, ids: Any, size: int) -> Any:
+    """``hash(tuple(ids[p:p + size]))`` for every start ``p`` (as int64)."""
+    m = len(ids) - size + 1
+    acc = np.full(m, _P5, dtype=np.uint64)
+    p1, p2 = np.uint64(_P1), np.uint64(_P2)
+    r31, r33 = np.uint64(31), np.uint64(33)
+    for i in range(size):
+        acc += ids[i : i + m] * p2
+        acc = (acc << r31) | (acc >> r33)
+        acc *= p1
+    acc += np.uint64(size ^ (_P5 ^ 3527539))
+    acc[acc == np.uint64(_MASK)] = np.uint64(1546275796)
+    return acc.view(np.int64)
+
+
+def sketches(id_lists: Sequence[tuple[int, ...]], size: int, k: int, hash_bits: int) -> list[list[int]] | None:
+    """The bottom-``k`` sketch of each word-id tuple's ``size``-shingles (the whole tuple hashed when it has at
+    most ``size`` ids; empty for none), exactly as ``shingles._bottom_k`` over the pure hashes — or None
+    (no numpy, another hash, or too little material to be worth it)."""
+    long = [n for n, ids in enumerate(id_lists) if len(ids) > size]
+    words = sum(len(id_lists[n]) for n in long)
+    np = _numpy() if long and words >= _MIN_WORDS else None
+    if np is None:
+        return None
+    out: list[list[int]] = [[hash(ids)] if ids else [] for ids in id_lists]
+    lengths = np.fromiter((len(id_lists[n]) for n in long), dtype=np.int64, count=len(long))
+    flat = np.fromiter(chain.from_iterable(id_lists[n] for n in long), dtype=np.uint64, count=words)
+    with np.errstate(over="ignore"):
+        every = _window_hashes(np, flat, size)
+    counts = lengths - (size - 1)  # windows per text
+    offsets = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+    firsts = np.concatenate(([0], np.cumsum(counts)[:-1]))
+    seg = np.repeat(np.arange(len(long)), counts)
+    starts = offsets[seg] + (np.arange(len(seg)) - firsts[seg])
+    hashes = every[starts]
+    # shingles._bottom_k's rule: with n hashes, the k smallest distinct lie below LOW + 4k/n of the range
+    # (else, or when n <= 4k, all of them are sorted)
+    low = -(1 << (hash_bits - 1))
+    limits = [(1 << 63) - 1 if n <= 4 * k else low + ((4 * k) << hash_bits) // n for n in counts.tolist()]
+    cutoff = np.array(limits, dtype=np.int64)
+    keep = (hashes < cutoff[seg]) | (cutoff[seg] == np.int64((1 << 63) - 1))
+    kept_h, kept_seg = hashes[keep], seg[keep]
+    order = np.lexsort((kept_h, kept_seg))
+    kept_h, kept_seg = kept_h[order], kept_seg[order]
+    fresh = np.ones(len(kept_h), dtype=bool)
+    fresh[1:] = (kept_h[1:] != kept_h[:-1]) | (kept_seg[1:] != kept_seg[:-1])
+    kept_h, kept_seg = kept_h[fresh], kept_seg[fresh]
+    per = np.bincount(kept_seg, minlength=len(long))
+    begin = np.concatenate(([0], np.cumsum(per)[:-1]))
+    values = kept_h.tolist()
+    for t, (n, b, c) in enumerate(zip(long, begin.tolist(), per.tolist(), strict=True)):
+        if c < k and limits[t] != (1 << 63) - 1:  # too few below the cut-off: all of this text's hashes
+            mine = hashes[seg == t]
+            out[n] = np.unique(mine)[:k].tolist()
+        else:
+            out[n] = values[b : b + min(c, k)]
+    return out
