@@ -69,6 +69,9 @@ class Rule:
     just before a match (a look-behind Python's ``re`` cannot express).
     ``anchors``, when set, are literals one of which every match starts with:
     :meth:`finditer` then tries the pattern only where an anchor occurs.
+    ``line_start`` says every match starts at a line start (the pattern is one
+    alternative opening with ``^``, multi-line): :meth:`finditer` then tries it
+    only there.
     """
 
     name: str
@@ -79,6 +82,7 @@ class Rule:
     gate: tuple[tuple[str, ...], ...] = ()
     lead: re.Pattern[str] | None = None
     anchors: tuple[str, ...] = ()
+    line_start: bool = False
 
     def finditer(self, text: str, starts: Iterable[int] | None = None) -> Iterator[re.Match[str]]:
         """The matches of ``pattern.finditer(text)``, found by matching only at anchor occurrences.
@@ -87,9 +91,13 @@ class Rule:
         position after the previous match's end yields the same non-overlapping,
         leftmost matches as a full scan (a hypothesis property pins that).
         ``starts``, when given, are every position where an anchor occurs (from
-        the prefilter's pass); otherwise they are looked up here.
+        the prefilter's pass); otherwise they are looked up here.  A
+        ``line_start`` rule is tried at every line start instead (a multi-line
+        ``^`` matches only at 0 and after a ``\n``).
         """
-        if not self.anchors:
+        if self.line_start:
+            starts = _line_starts(text)
+        elif not self.anchors:
             yield from self.pattern.finditer(text)
             return
         if starts is None:
@@ -136,7 +144,18 @@ def _r(name: str, family: str, weight: float, pattern: str, *, linguistic: bool 
     lead = None
     if pattern.startswith("\\b") and _top_level_single(pattern):
         pattern, lead = pattern[2:], _WORD_START
-    return Rule(name, family, weight, re.compile(pattern, re.MULTILINE), linguistic, lead=lead)
+    line_start = pattern.startswith("^") and _top_level_single(pattern)
+    return Rule(name, family, weight, re.compile(pattern, re.MULTILINE), linguistic, lead=lead, line_start=line_start)
+
+
+def _line_starts(text: str) -> list[int]:
+    """0 and every position just after a ``\\n``: where a multi-line ``^`` matches."""
+    out = [0]
+    i = text.find("\n")
+    while i >= 0:
+        out.append(i + 1)
+        i = text.find("\n", i + 1)
+    return out
 
 
 def _top_level_single(pattern: str) -> bool:
