@@ -22,7 +22,7 @@ from tokenbox_core.defense.analyzers import (
     hidden_spans,
     rot13_candidate,
 )
-from tokenbox_core.defense.chars import CHAR_CLASSES
+from tokenbox_core.defense.chars import CHAR_CLASSES, beyond_bmp
 from tokenbox_core.defense.homoglyphs import fold_mixed_words
 from tokenbox_core.defense.lexicon import VERBS, find_overrides
 from tokenbox_core.defense.prefilter import Prefilter
@@ -36,11 +36,11 @@ _PER_RULE = 3
 _QUOTED = re.compile(r"\"[^\"\n]{3,300}\"|“[^”\n]{3,300}”|'[^'\n]{8,300}'|«[^»\n]{3,300}»|`[^`\n]{3,300}`")
 _TAGS = "".join(chr(c) for c in sorted(CHAR_CLASSES["tag"]))
 _TAG_RUN = re.compile(f"[{_TAGS}]{{4,}}")
-_SPLIT_WORD = re.compile("\\w[\u200b\u200c\u200d\u2060\u00ad\ufeff]+\\w")
+_IN_WORD = "\u200b\u200c\u200d\u2060\u00ad\ufeff"
+_SPLIT_WORD = re.compile(f"\\w[{_IN_WORD}]+\\w")
 _BIDI_OVERRIDE = re.compile("[\u202a-\u202e\u2066-\u2069]")
-_SMUGGLE_ANY = re.compile(f"[{_TAGS[0]}-{_TAGS[-1]}\u200b\u200c\u200d\u2060\u00ad\ufeff\u202a-\u202e\u2066-\u2069]")
-"""One character any smuggling finding needs (a tag, an in-word invisible, a bidi control); the tag block is
-contiguous (a property test pins it), so it is a range."""
+_BIDI_CHARS = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+"""The characters of :data:`_BIDI_OVERRIDE`, each looked for with ``str.find`` (a test pins the two agree)."""
 _WORD_RUN = re.compile(r"\w+")
 _NEGATED = re.compile(r"(?:\bdo not|\bdon't|\bnever|\bnot to|\bshould not|\bshouldn't|\bmust not)\s+$")
 _NEGATABLE = frozenset({"leak", "exfil_action"})
@@ -237,18 +237,22 @@ class HeuristicDetector:
         return Detection(combine(findings), tuple(findings), self.name)
 
     def _smuggling(self, raw: str) -> list[Finding]:
+        # The characters are looked for with ``str.find`` (C speed; a character-class search is not):
+        # a split word starts just before an in-word invisible, the first bidi control is the first
+        # occurrence of one of them, and a tag lies beyond the BMP.
         found: list[Finding] = []
-        if raw.isascii() or _SMUGGLE_ANY.search(raw) is None:
+        if raw.isascii():
             return found
-        tags = _TAG_RUN.search(raw)
+        tags = _TAG_RUN.search(raw) if beyond_bmp(raw) else None
         if tags:
             found.append(Finding("tag_smuggling", "invisible", 0.55, f"{len(tags.group())} tag characters", 0))
-        split = _SPLIT_WORD.findall(raw)
+        first = _first_of(raw, _IN_WORD)
+        split = _SPLIT_WORD.findall(raw, max(0, first - 1)) if first >= 0 else []
         if len(split) >= 3:
             found.append(Finding("split_keywords", "invisible", 0.4, f"{len(split)} words split by invisibles", 0))
-        bidi = _BIDI_OVERRIDE.search(raw)
-        if bidi:
-            found.append(Finding("bidi_override", "invisible", 0.35, f"U+{ord(bidi.group()):04X}", bidi.start()))
+        bidi = _first_of(raw, _BIDI_CHARS)
+        if bidi >= 0:
+            found.append(Finding("bidi_override", "invisible", 0.35, f"U+{ord(raw[bidi]):04X}", bidi))
         return found
 
     def _scan(self, view: str, depth: int) -> list[Finding]:
@@ -336,6 +340,16 @@ def _may_hold_leet(low: str) -> bool:
         return True
     digit = "0" in low or "1" in low or "3" in low or "4" in low or "5" in low or "7" in low
     return digit and _LEET_PAIR.search(low) is not None
+
+
+def _first_of(text: str, chars: str) -> int:
+    """The first offset in ``text`` of any character of ``chars``, or -1."""
+    first = -1
+    for ch in chars:
+        i = text.find(ch)
+        if i >= 0 and (first < 0 or i < first):
+            first = i
+    return first
 
 
 def _set_bits(bits: int, names: Sequence[str]) -> list[str]:
