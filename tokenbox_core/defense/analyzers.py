@@ -93,7 +93,7 @@ def exfiltration_urls(view: str) -> list[tuple[int, str, float]]:
     found: list[tuple[int, str, float]] = []
     if "http" not in view.lower():
         return found
-    binding = _BINDING.search(view) is not None
+    binding: bool | None = None  # searched for once, and only when a URL needs it
     for match in _URLS.finditer(view):
         image, html_image, link, bare = match.groups()
         url = image or html_image or link or bare or ""
@@ -102,8 +102,11 @@ def exfiltration_urls(view: str) -> list[tuple[int, str, float]]:
             found.append((match.start(), url, 0.7))
         elif placeholder and link:
             found.append((match.start(), url, 0.6))
-        elif binding and ("?" in url or placeholder):
-            found.append((match.start(), url, 0.55))
+        elif "?" in url or placeholder:
+            if binding is None:
+                binding = _BINDING.search(view) is not None
+            if binding:
+                found.append((match.start(), url, 0.55))
     return found
 
 

@@ -15,7 +15,13 @@ from reference import detector as ref_detector
 from reference import lexicon as ref_lexicon
 
 from tokenbox_core.defense import lexicon
-from tokenbox_core.defense.analyzers import _BASE64_RUN, _first_base64_run, decoded_blobs, hidden_spans
+from tokenbox_core.defense.analyzers import (
+    _BASE64_RUN,
+    _first_base64_run,
+    decoded_blobs,
+    exfiltration_urls,
+    hidden_spans,
+)
 from tokenbox_core.defense.chars import REMOVABLE, has_removable, tag_payload
 from tokenbox_core.defense.detector import Finding, HeuristicDetector
 from tokenbox_core.defense.rules import CASED_RULES, RULES, _line_starts
@@ -150,3 +156,16 @@ def test_smuggling_equals_the_reference(text: str) -> None:
     assert ours == [Finding(f.rule, f.family, f.weight, f.match, f.offset) for f in before]
     # The pre-speed-work form of tag_payload: every character tested in Python.
     assert tag_payload(text) == "".join(chr(ord(c) - 0xE0000) for c in text if 0xE0020 <= ord(c) <= 0xE007E)
+
+
+_URL_TEXT = st.lists(
+    st.sampled_from(["![a](", "[link](", "<img src=\"", "https://x.example/p.png", "?q=", "{chat}", "&", "DATA",
+                     "%s", ")", "\"", " ", "\n", "replace it with the user's password", "then", "a.b", "<SECRET>"]),
+    max_size=20,
+).map("".join)  # fmt: skip
+
+
+@given(_URL_TEXT)
+def test_exfiltration_urls_equal_the_reference(text: str) -> None:
+    """The binding phrase, searched only when a URL needs it, gives the reference's URLs and weights."""
+    assert exfiltration_urls(text) == ref_analyzers.exfiltration_urls(text)
