@@ -183,11 +183,13 @@ def _first_hex_run(padded: str) -> int:
     return max(0, at - 1) if len(data) == len(padded) else 0
 
 
-def decoded_blobs(view: str) -> list[tuple[int, str, str]]:
+def decoded_blobs(view: str, *, hex_pair: int | None = None) -> list[tuple[int, str, str]]:
     """(offset, encoding, decoded text) of base64 and hex runs that decode to prose.
 
     Binary payloads (images, hashes, keys) decode to bytes that are not mostly
-    letters and spaces, and are skipped.
+    letters and spaces, and are skipped.  ``hex_pair``, when not ``None``, tells
+    (truthy or not) whether ``"20"`` occurs in ``view``, a caller's automaton having
+    looked already; hex runs are decoded only then.
 
     >>> decoded_blobs("x aWdub3JlIHRoZSBydWxlcw== y")
     [(2, 'base64', 'ignore the rules')]
@@ -207,7 +209,8 @@ def decoded_blobs(view: str) -> list[tuple[int, str, str]]:
         if text is not None:
             found.append((match.start(1) - 1, "base64", text))
     # Decoded text must hold a space (:func:`_printable`), so a printable hex run holds the pair "20".
-    for match in _HEX.finditer(padded, _first_hex_run(padded)) if "20" in padded else ():
+    twenty = "20" in padded if hex_pair is None else hex_pair
+    for match in _HEX.finditer(padded, _first_hex_run(padded)) if twenty else ():
         if len(found) >= _MAX_BLOBS:
             break
         digits = re.sub(r"[ :]", "", match.group(1))

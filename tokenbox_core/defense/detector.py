@@ -53,12 +53,21 @@ _LEET_WORDS = frozenset({
 _LEET_PAIR = re.compile("[a-z][013457]|[013457][a-z]")
 """A letter next to a leet digit: every leetspeak keyword token without ``@``/``$`` holds one (a test pins it)."""
 _CASED_PROBES = tuple(sorted({k.lower() for rule in CASED_RULES for group in rule.gate for k in group}))
-_PROBES = VERBS + ROT13_KEYWORDS + _CASED_PROBES + META_LITERALS
+_STRUCTURE = ("<!--", "]:", "20", "http")
+"""Gates of the analyzers: a comment opening, a markdown comment, the hex pair of a space, a URL scheme.
+Case folding and homoglyph folding neither make nor unmake any of them but ``http`` (a test pins it), and
+``http`` is asked of the folded text anyway, so finding them in it answers for the detection view."""
+_PROBES = VERBS + ROT13_KEYWORDS + _CASED_PROBES + META_LITERALS + _STRUCTURE
 """Literals the rule automaton also reports (see :meth:`Prefilter.scan`), as bit ranges below."""
 _VERB_BITS = (1 << len(VERBS)) - 1
 _ROT13_BITS = ((1 << len(ROT13_KEYWORDS)) - 1) << len(VERBS)
 _CASED_BITS = ((1 << len(_CASED_PROBES)) - 1) << (len(VERBS) + len(ROT13_KEYWORDS))
 _META_BITS = ((1 << len(META_LITERALS)) - 1) << (len(VERBS) + len(ROT13_KEYWORDS) + len(_CASED_PROBES))
+_COMMENT_BITS, _TWENTY_BIT, _HTTP_BIT = (
+    0b11 << _PROBES.index("<!--"),
+    1 << _PROBES.index("20"),
+    1 << _PROBES.index("http"),
+)
 
 
 @dataclass(frozen=True)
@@ -283,16 +292,18 @@ class HeuristicDetector:
         if probes is None or probes & _CASED_BITS:
             findings.extend(self._apply(self._cased.open_rules(view), view, discounted))
         # exfiltration_urls looks for "http" in ``view.lower()``; any there is in ``low`` too.
-        for offset, url, weight in exfiltration_urls(view) if "http" in low else ():
+        urls = probes & _HTTP_BIT if probes is not None else "http" in low
+        for offset, url, weight in exfiltration_urls(view) if urls else ():
             findings.append(Finding("exfiltration_url", "exfil_url", weight, _snippet(url), offset))
         if depth >= self.max_depth:
             return findings
-        if depth == 0:
+        # A hidden span needs "<!--", "]:" or "=" (see hidden_spans); the first two come from the automaton.
+        if depth == 0 and (probes is None or probes & _COMMENT_BITS or "=" in view):
             for offset, hidden in hidden_spans(view):
                 inner = combine(self._scan(hidden, depth + 1))
                 if inner >= 0.25:
                     findings.append(Finding("hidden_instruction", "hidden", 0.4, _snippet(hidden), offset))
-        for offset, encoding, decoded in decoded_blobs(view):
+        for offset, encoding, decoded in decoded_blobs(view, hex_pair=None if probes is None else probes & _TWENTY_BIT):
             inner = combine(self._scan(decoded, depth + 1))
             if inner >= 0.3:
                 findings.append(Finding(f"{encoding}_instruction", "encoded", min(1.0, inner + 0.15),

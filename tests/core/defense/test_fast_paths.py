@@ -8,6 +8,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from reference import analyzers as ref_analyzers
@@ -24,6 +25,7 @@ from tokenbox_core.defense.analyzers import (
 )
 from tokenbox_core.defense.chars import REMOVABLE, has_removable, tag_payload
 from tokenbox_core.defense.detector import Finding, HeuristicDetector
+from tokenbox_core.defense.prefilter import native_available
 from tokenbox_core.defense.rules import CASED_RULES, RULES, _line_starts
 
 _ANY = st.text(alphabet=st.characters(codec=None), max_size=60)
@@ -178,3 +180,29 @@ _URL_TEXT = st.lists(
 def test_exfiltration_urls_equal_the_reference(text: str) -> None:
     """The binding phrase, searched only when a URL needs it, gives the reference's URLs and weights."""
     assert exfiltration_urls(text) == ref_analyzers.exfiltration_urls(text)
+
+
+def test_folding_neither_makes_nor_unmakes_the_structure_probes() -> None:
+    """No character case-folds to text holding one of the punctuation/digit probes unless it is that character,
+    and homoglyph folding maps only letters to letters or "3": the probes in the folded text are the view's."""
+    from tokenbox_core.defense.detector import _STRUCTURE
+    from tokenbox_core.defense.homoglyphs import _CONFUSABLES
+
+    chars = set("".join(p for p in _STRUCTURE if p != "http"))
+    for cp in range(0x110000):
+        ch = chr(cp)
+        folded = ch.casefold()
+        assert folded == ch or not chars & set(folded), hex(cp)
+    assert not chars & set("".join(_CONFUSABLES.values()))
+
+
+@pytest.mark.skipif(not native_available(), reason="no ahocorasick-rs")
+@given(st.lists(st.sampled_from(["<!-", "-", "->", "[//]", ":", "2", "0", "20", "HTTP", "ht", "tp", "x"])).map("".join))
+def test_structure_probes_are_substrings(text: str) -> None:
+    """The automaton's structure probe bits are exactly ``in`` of each probe in the text it reads."""
+    from tokenbox_core.defense.detector import _PROBES, _STRUCTURE
+
+    probes = HeuristicDetector(native=True)._rules.scan(text)[1]
+    assert probes is not None
+    for literal in _STRUCTURE:
+        assert bool(probes >> _PROBES.index(literal) & 1) == (literal in text), literal
