@@ -15,7 +15,7 @@ from reference import analyzers as ref_analyzers
 from reference import detector as ref_detector
 from reference import lexicon as ref_lexicon
 
-from tokenbox_core.defense import lexicon
+from tokenbox_core.defense import lexicon, sanitize, sanitize_report
 from tokenbox_core.defense.analyzers import (
     _BASE64_RUN,
     _first_base64_run,
@@ -206,3 +206,9 @@ def test_structure_probes_are_substrings(text: str) -> None:
     assert probes is not None
     for literal in _STRUCTURE:
         assert bool(probes >> _PROBES.index(literal) & 1) == (literal in text), literal
+
+
+@given(st.one_of(_ANY, _ASCIIISH), st.sampled_from(["NFC", "NFKC", "none"]))
+def test_sanitize_shortcut_equals_the_report(text: str, form: str) -> None:
+    """The shortcut for text with nothing to remove or normalise returns what the report's text is."""
+    assert sanitize(text, form=form) == sanitize_report(text, form=form).text  # type: ignore[arg-type]
