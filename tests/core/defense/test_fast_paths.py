@@ -212,3 +212,24 @@ def test_structure_probes_are_substrings(text: str) -> None:
 def test_sanitize_shortcut_equals_the_report(text: str, form: str) -> None:
     """The shortcut for text with nothing to remove or normalise returns what the report's text is."""
     assert sanitize(text, form=form) == sanitize_report(text, form=form).text  # type: ignore[arg-type]
+
+
+_LEET_TEXT = st.lists(
+    st.sampled_from(["1gn0re", "pr3v10us", "ru1es", "s3cret", "4b0ve", "@ll", "p@$$w0rd", "ignore", "x1", "2", "9a",
+                     "_", " ", ".", "\n", "é", "ß", "ſ", "1", "a", "abc", "0", "ıgnore", "\U0001f600"]),
+    max_size=20,
+).map("".join)  # fmt: skip
+
+
+@given(_LEET_TEXT)
+def test_leet_shortcuts_equal_the_plain_forms(text: str) -> None:
+    """The byte-class pair test and the byte-split runs decide as the regex pair search and ``\\w+`` runs."""
+    from tokenbox_core.defense import detector
+
+    low = text.casefold()
+    digit = any(d in low for d in "013457")
+    plain = "@" in low or "$" in low or (digit and detector._LEET_PAIR.search(low) is not None)
+    assert detector._may_hold_leet(low) == plain
+    runs = set(detector._WORD_RUN.findall(low))
+    assert detector._leet_candidate(low) == detector._leet_candidate(low, runs)
+    assert detector._leet_candidate(low) == ref_detector._leet_candidate(low, runs)
