@@ -233,3 +233,13 @@ def test_leet_shortcuts_equal_the_plain_forms(text: str) -> None:
     runs = set(detector._WORD_RUN.findall(low))
     assert detector._leet_candidate(low) == detector._leet_candidate(low, runs)
     assert detector._leet_candidate(low) == ref_detector._leet_candidate(low, runs)
+
+
+def test_every_printable_removable_character_is_looked_up() -> None:
+    """has_removable's printable shortcut: the removable characters isprintable accepts are exactly the seven."""
+    from tokenbox_core.defense.chars import _CLASS_OF, _PRINTABLE_REMOVABLE
+
+    assert {chr(c) for c in _CLASS_OF if chr(c).isprintable()} == set(_PRINTABLE_REMOVABLE)
+    for c in _CLASS_OF:
+        assert has_removable("Инструкция\n\t\r " + chr(c) + " 请"), hex(c)
+    assert not has_removable("Инструкция\n\t\r 请\u3000\xa0")
