@@ -360,6 +360,8 @@ def _may_hold_leet(low: str) -> bool:
     """
     if "@" in low or "$" in low:
         return True
+    if not ("0" in low or "1" in low or "3" in low or "4" in low or "5" in low or "7" in low):
+        return False
     mask = low.encode("utf-8", "surrogatepass").translate(_LEET_CLASS)
     return b"ld" in mask or b"dl" in mask
 
