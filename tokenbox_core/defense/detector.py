@@ -26,7 +26,7 @@ from tokenbox_core.defense.chars import CHAR_CLASSES, beyond_bmp
 from tokenbox_core.defense.homoglyphs import fold_mixed_words
 from tokenbox_core.defense.lexicon import VERBS, find_overrides
 from tokenbox_core.defense.prefilter import Prefilter
-from tokenbox_core.defense.rules import CASED_RULES, META, META_LITERALS, RULES, Rule, word_runs
+from tokenbox_core.defense.rules import CASED_RULES, META, META_LITERALS, RULES, Rule, line_starts, word_runs
 from tokenbox_core.defense.sanitize import detection_view
 
 __all__ = ["CompositeDetector", "Detection", "Finding", "HeuristicDetector", "InjectionDetector", "combine"]
@@ -335,9 +335,13 @@ class HeuristicDetector:
         rules: Sequence[Rule], text: str, discounted: _Discounter, starts: Sequence[list[int] | None] | None = None
     ) -> list[Finding]:
         out: list[Finding] = []
+        lines: list[int] | None = None  # line starts, found once for every line-start rule
         for n, rule in enumerate(rules):
             k = 0
-            for m in rule.finditer(text, starts[n] if starts is not None else None):
+            at = starts[n] if starts is not None else None
+            if rule.line_start:
+                at = lines = line_starts(text) if lines is None else lines
+            for m in rule.finditer(text, at):
                 if k >= _PER_RULE:
                     break
                 start = m.start()

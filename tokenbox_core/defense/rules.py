@@ -19,10 +19,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
+from itertools import accumulate
 
 from tokenbox_core.defense.gates import ANCHORS, GATES
 
-__all__ = ["CASED_RULES", "GATES", "META", "META_LITERALS", "RULES", "WORDLIKE", "Rule", "word_runs"]
+__all__ = ["CASED_RULES", "GATES", "META", "META_LITERALS", "RULES", "WORDLIKE", "Rule", "line_starts", "word_runs"]
 
 _S = r"[^.!?;\n]"  # one character of the same sentence
 _AI = (
@@ -93,10 +94,11 @@ class Rule:
         ``starts``, when given, are every position where an anchor occurs (from
         the prefilter's pass); otherwise they are looked up here.  A
         ``line_start`` rule is tried at every line start instead (a multi-line
-        ``^`` matches only at 0 and after a ``\n``).
+        ``^`` matches only at 0 and after a ``\n``); ``starts``, when given, are those of
+        :func:`line_starts`.
         """
         if self.line_start:
-            starts = _line_starts(text)
+            starts = line_starts(text) if starts is None else starts
         elif not self.anchors:
             yield from self.pattern.finditer(text)
             return
@@ -148,14 +150,15 @@ def _r(name: str, family: str, weight: float, pattern: str, *, linguistic: bool 
     return Rule(name, family, weight, re.compile(pattern, re.MULTILINE), linguistic, lead=lead, line_start=line_start)
 
 
-def _line_starts(text: str) -> list[int]:
+def line_starts(text: str) -> list[int]:
     """0 and every position just after a ``\\n``: where a multi-line ``^`` matches."""
-    out = [0]
-    i = text.find("\n")
-    while i >= 0:
-        out.append(i + 1)
-        i = text.find("\n", i + 1)
+    # Each line's length plus its newline, summed from 0 (C-level iterators, no Python loop).
+    out = list(accumulate(map(_PLUS_ONE, map(len, text.split("\n"))), initial=0))
+    out.pop()
     return out
+
+
+_PLUS_ONE = (1).__add__
 
 
 def _top_level_single(pattern: str) -> bool:
