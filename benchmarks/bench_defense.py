@@ -202,7 +202,9 @@ def main(runs: int = 7) -> None:
 
 
 _STAGES = ("detection_view", "fold_mixed_words", "find_overrides", "exfiltration_urls", "hidden_spans",
-           "decoded_blobs", "_may_hold_leet", "_leet_candidate", "rot13_candidate")  # fmt: skip
+           "decoded_blobs", "_may_hold_leet", "_leet_candidate", "may_hold_leet", "leet_candidate",
+           "rot13_candidate")  # fmt: skip
+"""Stage functions as the detector module names them (the leet pair lost its underscore in a module of its own)."""
 
 
 def stages(package: str, runs: int = 3) -> dict[str, float]:
@@ -226,7 +228,7 @@ def stages(package: str, runs: int = 3) -> dict[str, float]:
 
     saved = {name: getattr(detector_module, name) for name in _STAGES if hasattr(detector_module, name)}
     for name, fn in saved.items():
-        setattr(detector_module, name, timed(name, fn))
+        setattr(detector_module, name, timed(name.lstrip("_"), fn))
     cls = prefilter_module.Prefilter
     gate_method = "scan" if hasattr(cls, "scan") else "open_rules"
     gate = getattr(cls, gate_method)

@@ -24,6 +24,7 @@ from tokenbox_core.defense.analyzers import (
 )
 from tokenbox_core.defense.chars import CHAR_CLASSES, beyond_bmp
 from tokenbox_core.defense.homoglyphs import fold_mixed_words
+from tokenbox_core.defense.leet import leet_candidate, may_hold_leet
 from tokenbox_core.defense.lexicon import VERBS, find_overrides
 from tokenbox_core.defense.prefilter import Prefilter
 from tokenbox_core.defense.rules import CASED_RULES, META, META_LITERALS, RULES, Rule, line_starts, word_runs
@@ -44,20 +45,6 @@ _BIDI_CHARS = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
 _WORD_RUN = re.compile(r"\w+")
 _NEGATED = re.compile(r"(?:\bdo not|\bdon't|\bnever|\bnot to|\bshould not|\bshouldn't|\bmust not)\s+$")
 _NEGATABLE = frozenset({"leak", "exfil_action"})
-_LEET = str.maketrans("013457@$", "oieasta" + "s")
-_LEET_TOKEN = re.compile(r"[\w@$]+")
-_LEET_WORDS = frozenset({
-    "ignore", "disregard", "forget", "previous", "prior", "instructions", "instruction", "rules", "prompt", "system",
-    "reveal", "secret", "password", "override", "guidelines", "above", "all",
-})  # fmt: skip
-_LEET_PAIR = re.compile("[a-z][013457]|[013457][a-z]")
-"""A letter next to a leet digit: every leetspeak keyword token without ``@``/``$`` holds one (a test pins it)."""
-_LEET_CLASS = bytes(0x6C if 0x61 <= b <= 0x7A else 0x64 if b in b"013457" else 0x20 for b in range(256))
-"""Each byte to ``l`` (a-z), ``d`` (a leet digit) or a space: :data:`_LEET_PAIR` is ``ld`` or ``dl``."""
-_NON_WORD = bytes(b if chr(b).isalnum() or b == 0x5F else 0x20 for b in range(128)) + b" " * 128
-"""ASCII word bytes (``\\w``) kept, every other byte a space: ``split()`` then gives the ``\\w+`` runs."""
-_LEET_BYTES = bytes.maketrans(b"013457@$", b"oieastas")
-_LEET_WORDS_BYTES = frozenset(w.encode() for w in _LEET_WORDS)
 _CASED_PROBES = tuple(sorted({k.lower() for rule in CASED_RULES for group in rule.gate for k in group}))
 _STRUCTURE = ("<!--", "]:", "20", "http")
 """Gates of the analyzers: a comment opening, a markdown comment, the hex pair of a space, a URL scheme.
@@ -315,8 +302,8 @@ class HeuristicDetector:
                 findings.append(Finding(f"{encoding}_instruction", "encoded", min(1.0, inner + 0.15),
                                         _snippet(decoded), offset))  # fmt: skip
         leet = None
-        if depth == 0 and _may_hold_leet(low):
-            leet = _leet_candidate(low, runs)
+        if depth == 0 and may_hold_leet(low):
+            leet = leet_candidate(low, runs)
         if leet is not None:
             inner = combine(self._scan(leet, depth + 1))
             if inner >= 0.3:
@@ -355,21 +342,6 @@ class HeuristicDetector:
         return out
 
 
-def _may_hold_leet(low: str) -> bool:
-    """False when no token of ``low`` can be a leetspeak keyword (no ``@``/``$``, no letter beside a leet digit).
-
-    The letter-digit pair (``_LEET_PAIR``, ASCII only) is looked for in the UTF-8 bytes mapped to
-    letter/digit/other classes: two ``find`` calls at C speed; other characters are bytes of the
-    third class, so a pair is adjacent in the bytes exactly when it is in the text.
-    """
-    if "@" in low or "$" in low:
-        return True
-    if not ("0" in low or "1" in low or "3" in low or "4" in low or "5" in low or "7" in low):
-        return False
-    mask = low.encode("utf-8", "surrogatepass").translate(_LEET_CLASS)
-    return b"ld" in mask or b"dl" in mask
-
-
 def _first_of(text: str, chars: str) -> int:
     """The first offset in ``text`` of any character of ``chars``, or -1."""
     first = -1
@@ -380,22 +352,6 @@ def _first_of(text: str, chars: str) -> int:
     return first
 
 
-def _leet_ascii(low: str) -> str | None:
-    """:func:`_leet_candidate` for ASCII text without ``@``/``$``: the same test on the runs as bytes."""
-    hits = 0
-    for token in set(low.encode("ascii").translate(_NON_WORD).split()):
-        if (
-            3 <= len(token) <= 15
-            and not token.isalpha()
-            and not token.isdigit()
-            and token.translate(_LEET_BYTES) in _LEET_WORDS_BYTES
-        ):
-            hits += 1
-            if hits >= 2:
-                return low.translate(_LEET)
-    return None
-
-
 def _set_bits(bits: int, names: Sequence[str]) -> list[str]:
     """``names[i]`` for every bit ``i`` set in ``bits``, in index order."""
     out: list[str] = []
@@ -404,35 +360,6 @@ def _set_bits(bits: int, names: Sequence[str]) -> list[str]:
         out.append(names[lowest.bit_length() - 1])
         bits ^= lowest
     return out
-
-
-def _leet_candidate(low: str, runs: set[str] | None = None) -> str | None:
-    """``low`` with digits read as letters when two or more leetspeak tokens spell instruction keywords.
-
-    ``runs`` are the distinct ``\\w+`` runs of ``low`` (found here when ``None``); ``@`` and ``$``
-    (not word characters) are read as letters too, so tokens are re-cut only when one of them occurs.
-    The runs of ASCII text are cut at C speed: every non-word byte mapped to a space, then split.
-    """
-    if "@" in low or "$" in low:
-        tokens: Iterable[str] = set(_LEET_TOKEN.findall(low))
-    elif runs is not None:
-        tokens = runs
-    elif low.isascii():
-        return _leet_ascii(low)
-    else:
-        tokens = set(_WORD_RUN.findall(low))
-    hits = 0
-    for token in tokens:
-        if (
-            3 <= len(token) <= 15
-            and not token.isalpha()
-            and not token.isdigit()
-            and token.translate(_LEET) in _LEET_WORDS
-        ):
-            hits += 1
-            if hits >= 2:
-                return low.translate(_LEET)
-    return None
 
 
 class CompositeDetector:

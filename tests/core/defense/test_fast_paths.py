@@ -96,7 +96,7 @@ def test_hidden_spans_equal_the_reference(text: str) -> None:
 
 def test_no_leet_keyword_is_spelled_with_leet_letters_alone() -> None:
     """Every leetspeak keyword has a letter no leet digit stands for, so a leet token pairs a letter with a digit."""
-    from tokenbox_core.defense.detector import _LEET, _LEET_WORDS
+    from tokenbox_core.defense.leet import _LEET, _LEET_WORDS
 
     images = set("013457@$".translate(_LEET))
     assert all(set(word) - images for word in _LEET_WORDS)
@@ -224,15 +224,15 @@ _LEET_TEXT = st.lists(
 @given(_LEET_TEXT)
 def test_leet_shortcuts_equal_the_plain_forms(text: str) -> None:
     """The byte-class pair test and the byte-split runs decide as the regex pair search and ``\\w+`` runs."""
-    from tokenbox_core.defense import detector
+    from tokenbox_core.defense import leet
 
     low = text.casefold()
     digit = any(d in low for d in "013457")
-    plain = "@" in low or "$" in low or (digit and detector._LEET_PAIR.search(low) is not None)
-    assert detector._may_hold_leet(low) == plain
-    runs = set(detector._WORD_RUN.findall(low))
-    assert detector._leet_candidate(low) == detector._leet_candidate(low, runs)
-    assert detector._leet_candidate(low) == ref_detector._leet_candidate(low, runs)
+    plain = "@" in low or "$" in low or (digit and leet._LEET_PAIR.search(low) is not None)
+    assert leet.may_hold_leet(low) == plain
+    runs = set(leet._WORD_RUN.findall(low))
+    assert leet.leet_candidate(low) == leet.leet_candidate(low, runs)
+    assert leet.leet_candidate(low) == ref_detector._leet_candidate(low, runs)
 
 
 def test_every_printable_removable_character_is_looked_up() -> None:
