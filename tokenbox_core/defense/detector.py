@@ -22,11 +22,12 @@ from tokenbox_core.defense.analyzers import (
     hidden_spans,
     rot13_candidate,
 )
-from tokenbox_core.defense.chars import CHAR_CLASSES
+from tokenbox_core.defense.chars import CHAR_CLASSES, beyond_bmp
 from tokenbox_core.defense.homoglyphs import fold_mixed_words
+from tokenbox_core.defense.leet import leet_candidate, may_hold_leet
 from tokenbox_core.defense.lexicon import VERBS, find_overrides
 from tokenbox_core.defense.prefilter import Prefilter
-from tokenbox_core.defense.rules import CASED_RULES, META, META_LITERALS, RULES, Rule, word_runs
+from tokenbox_core.defense.rules import CASED_RULES, META, META_LITERALS, RULES, Rule, line_starts, word_runs
 from tokenbox_core.defense.sanitize import detection_view
 
 __all__ = ["CompositeDetector", "Detection", "Finding", "HeuristicDetector", "InjectionDetector", "combine"]
@@ -36,29 +37,30 @@ _PER_RULE = 3
 _QUOTED = re.compile(r"\"[^\"\n]{3,300}\"|“[^”\n]{3,300}”|'[^'\n]{8,300}'|«[^»\n]{3,300}»|`[^`\n]{3,300}`")
 _TAGS = "".join(chr(c) for c in sorted(CHAR_CLASSES["tag"]))
 _TAG_RUN = re.compile(f"[{_TAGS}]{{4,}}")
-_SPLIT_WORD = re.compile("\\w[\u200b\u200c\u200d\u2060\u00ad\ufeff]+\\w")
+_IN_WORD = "\u200b\u200c\u200d\u2060\u00ad\ufeff"
+_SPLIT_WORD = re.compile(f"\\w[{_IN_WORD}]+\\w")
 _BIDI_OVERRIDE = re.compile("[\u202a-\u202e\u2066-\u2069]")
-_SMUGGLE_ANY = re.compile(f"[{_TAGS[0]}-{_TAGS[-1]}\u200b\u200c\u200d\u2060\u00ad\ufeff\u202a-\u202e\u2066-\u2069]")
-"""One character any smuggling finding needs (a tag, an in-word invisible, a bidi control); the tag block is
-contiguous (a property test pins it), so it is a range."""
+_BIDI_CHARS = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+"""The characters of :data:`_BIDI_OVERRIDE`, each looked for with ``str.find`` (a test pins the two agree)."""
 _WORD_RUN = re.compile(r"\w+")
 _NEGATED = re.compile(r"(?:\bdo not|\bdon't|\bnever|\bnot to|\bshould not|\bshouldn't|\bmust not)\s+$")
 _NEGATABLE = frozenset({"leak", "exfil_action"})
-_LEET = str.maketrans("013457@$", "oieasta" + "s")
-_LEET_TOKEN = re.compile(r"[\w@$]+")
-_LEET_WORDS = frozenset({
-    "ignore", "disregard", "forget", "previous", "prior", "instructions", "instruction", "rules", "prompt", "system",
-    "reveal", "secret", "password", "override", "guidelines", "above", "all",
-})  # fmt: skip
-_LEET_PAIR = re.compile("[a-z][013457]|[013457][a-z]")
-"""A letter next to a leet digit: every leetspeak keyword token without ``@``/``$`` holds one (a test pins it)."""
 _CASED_PROBES = tuple(sorted({k.lower() for rule in CASED_RULES for group in rule.gate for k in group}))
-_PROBES = VERBS + ROT13_KEYWORDS + _CASED_PROBES + META_LITERALS
+_STRUCTURE = ("<!--", "]:", "20", "http")
+"""Gates of the analyzers: a comment opening, a markdown comment, the hex pair of a space, a URL scheme.
+Case folding and homoglyph folding neither make nor unmake any of them but ``http`` (a test pins it), and
+``http`` is asked of the folded text anyway, so finding them in it answers for the detection view."""
+_PROBES = VERBS + ROT13_KEYWORDS + _CASED_PROBES + META_LITERALS + _STRUCTURE
 """Literals the rule automaton also reports (see :meth:`Prefilter.scan`), as bit ranges below."""
 _VERB_BITS = (1 << len(VERBS)) - 1
 _ROT13_BITS = ((1 << len(ROT13_KEYWORDS)) - 1) << len(VERBS)
 _CASED_BITS = ((1 << len(_CASED_PROBES)) - 1) << (len(VERBS) + len(ROT13_KEYWORDS))
 _META_BITS = ((1 << len(META_LITERALS)) - 1) << (len(VERBS) + len(ROT13_KEYWORDS) + len(_CASED_PROBES))
+_COMMENT_BITS, _TWENTY_BIT, _HTTP_BIT = (
+    0b11 << _PROBES.index("<!--"),
+    1 << _PROBES.index("20"),
+    1 << _PROBES.index("http"),
+)
 
 
 @dataclass(frozen=True)
@@ -237,18 +239,22 @@ class HeuristicDetector:
         return Detection(combine(findings), tuple(findings), self.name)
 
     def _smuggling(self, raw: str) -> list[Finding]:
+        # The characters are looked for with ``str.find`` (C speed; a character-class search is not):
+        # a split word starts just before an in-word invisible, the first bidi control is the first
+        # occurrence of one of them, and a tag lies beyond the BMP.
         found: list[Finding] = []
-        if raw.isascii() or _SMUGGLE_ANY.search(raw) is None:
+        if raw.isascii():
             return found
-        tags = _TAG_RUN.search(raw)
+        tags = _TAG_RUN.search(raw) if beyond_bmp(raw) else None
         if tags:
             found.append(Finding("tag_smuggling", "invisible", 0.55, f"{len(tags.group())} tag characters", 0))
-        split = _SPLIT_WORD.findall(raw)
+        first = _first_of(raw, _IN_WORD)
+        split = _SPLIT_WORD.findall(raw, max(0, first - 1)) if first >= 0 else []
         if len(split) >= 3:
             found.append(Finding("split_keywords", "invisible", 0.4, f"{len(split)} words split by invisibles", 0))
-        bidi = _BIDI_OVERRIDE.search(raw)
-        if bidi:
-            found.append(Finding("bidi_override", "invisible", 0.35, f"U+{ord(bidi.group()):04X}", bidi.start()))
+        bidi = _first_of(raw, _BIDI_CHARS)
+        if bidi >= 0:
+            found.append(Finding("bidi_override", "invisible", 0.35, f"U+{ord(raw[bidi]):04X}", bidi))
         return found
 
     def _scan(self, view: str, depth: int) -> list[Finding]:
@@ -279,23 +285,25 @@ class HeuristicDetector:
         if probes is None or probes & _CASED_BITS:
             findings.extend(self._apply(self._cased.open_rules(view), view, discounted))
         # exfiltration_urls looks for "http" in ``view.lower()``; any there is in ``low`` too.
-        for offset, url, weight in exfiltration_urls(view) if "http" in low else ():
+        urls = probes & _HTTP_BIT if probes is not None else "http" in low
+        for offset, url, weight in exfiltration_urls(view) if urls else ():
             findings.append(Finding("exfiltration_url", "exfil_url", weight, _snippet(url), offset))
         if depth >= self.max_depth:
             return findings
-        if depth == 0:
+        # A hidden span needs "<!--", "]:" or "=" (see hidden_spans); the first two come from the automaton.
+        if depth == 0 and (probes is None or probes & _COMMENT_BITS or "=" in view):
             for offset, hidden in hidden_spans(view):
                 inner = combine(self._scan(hidden, depth + 1))
                 if inner >= 0.25:
                     findings.append(Finding("hidden_instruction", "hidden", 0.4, _snippet(hidden), offset))
-        for offset, encoding, decoded in decoded_blobs(view):
+        for offset, encoding, decoded in decoded_blobs(view, hex_pair=None if probes is None else probes & _TWENTY_BIT):
             inner = combine(self._scan(decoded, depth + 1))
             if inner >= 0.3:
                 findings.append(Finding(f"{encoding}_instruction", "encoded", min(1.0, inner + 0.15),
                                         _snippet(decoded), offset))  # fmt: skip
         leet = None
-        if depth == 0 and _may_hold_leet(low):
-            leet = _leet_candidate(low, runs if runs is not None else set(_WORD_RUN.findall(low)))
+        if depth == 0 and may_hold_leet(low):
+            leet = leet_candidate(low, runs)
         if leet is not None:
             inner = combine(self._scan(leet, depth + 1))
             if inner >= 0.3:
@@ -314,9 +322,13 @@ class HeuristicDetector:
         rules: Sequence[Rule], text: str, discounted: _Discounter, starts: Sequence[list[int] | None] | None = None
     ) -> list[Finding]:
         out: list[Finding] = []
+        lines: list[int] | None = None  # line starts, found once for every line-start rule
         for n, rule in enumerate(rules):
             k = 0
-            for m in rule.finditer(text, starts[n] if starts is not None else None):
+            at = starts[n] if starts is not None else None
+            if rule.line_start:
+                at = lines = line_starts(text) if lines is None else lines
+            for m in rule.finditer(text, at):
                 if k >= _PER_RULE:
                     break
                 start = m.start()
@@ -330,12 +342,14 @@ class HeuristicDetector:
         return out
 
 
-def _may_hold_leet(low: str) -> bool:
-    """False when no token of ``low`` can be a leetspeak keyword (no ``@``/``$``, no letter beside a leet digit)."""
-    if "@" in low or "$" in low:
-        return True
-    digit = "0" in low or "1" in low or "3" in low or "4" in low or "5" in low or "7" in low
-    return digit and _LEET_PAIR.search(low) is not None
+def _first_of(text: str, chars: str) -> int:
+    """The first offset in ``text`` of any character of ``chars``, or -1."""
+    first = -1
+    for ch in chars:
+        i = text.find(ch)
+        if i >= 0 and (first < 0 or i < first):
+            first = i
+    return first
 
 
 def _set_bits(bits: int, names: Sequence[str]) -> list[str]:
@@ -346,27 +360,6 @@ def _set_bits(bits: int, names: Sequence[str]) -> list[str]:
         out.append(names[lowest.bit_length() - 1])
         bits ^= lowest
     return out
-
-
-def _leet_candidate(low: str, runs: set[str]) -> str | None:
-    """``low`` with digits read as letters when two or more leetspeak tokens spell instruction keywords.
-
-    ``runs`` are the distinct ``\\w+`` runs of ``low``; ``@`` and ``$`` (not word characters) are
-    read as letters too, so tokens are re-cut only when one of them occurs.
-    """
-    tokens = set(_LEET_TOKEN.findall(low)) if ("@" in low or "$" in low) else runs
-    hits = 0
-    for token in tokens:
-        if (
-            3 <= len(token) <= 15
-            and not token.isalpha()
-            and not token.isdigit()
-            and token.translate(_LEET) in _LEET_WORDS
-        ):
-            hits += 1
-            if hits >= 2:
-                return low.translate(_LEET)
-    return None
 
 
 class CompositeDetector:

@@ -43,7 +43,7 @@ GATES: dict[str, tuple[tuple[str, ...], ...]] = {
                       "</developer"),),
     "role_label_prose": (("system", "developer"),),
     "transcript_turns": (("assistant", "system", "human"),),
-    "json_role_system": (("role",),),
+    "json_role_system": (('"role', "'role"), ("system",)),
     "boundary_marker": (("<<<",),),
     "boundary_token": (("boundary_",),),
     "end_of_data": (("end of", "end untrusted", "end tool"),),

@@ -78,20 +78,21 @@ class Prefilter:
             self._probe_shift = bit
             for i, literal in enumerate(self.probes):
                 masks[literal] = masks.get(literal, 0) | (1 << (bit + i))
-            for rule in self.rules:
-                for anchor in rule.anchors:
-                    masks.setdefault(anchor, 0)
             literals = sorted(masks)
             self._masks = tuple(masks[literal] for literal in literals)
-            # Per rule, the indexes of its anchor literals: their match starts come from this pass too,
-            # so :meth:`Rule.finditer` needs no search of its own.
+            # Per rule, the indexes of its anchors that are gate literals or probes: their match starts
+            # come from this pass too.  Anchors that are nothing else ("the ", "rm", "prior") are not in
+            # the automaton, whose every hit costs a tuple (they were a third of all hits): they are looked
+            # up with ``str.find`` when one of their rules opens.
             index = {literal: i for i, literal in enumerate(literals)}
-            self._anchor_indexes = tuple(frozenset(index[a] for a in rule.anchors) for rule in self.rules)
-            # Per literal, the rules one of whose gate groups holds it: only those can open.
+            self._anchor_indexes = tuple(frozenset(index[a] for a in rule.anchors if a in index) for rule in self.rules)
+            self._extra_anchors = tuple(tuple(a for a in rule.anchors if a not in index) for rule in self.rules)
+            # Per literal, the rules one of whose gate groups holds it (one bit per rule): only those can open.
             self._rules_of = tuple(
-                frozenset(r for r, gates in enumerate(self._gates) if any(literal in g for g in gates))
+                sum(1 << r for r, gates in enumerate(self._gates) if any(literal in g for g in gates))
                 for literal in literals
             )
+            self._anchored = tuple(bool(rule.anchors) for rule in self.rules)
             # A DFA: a few hundred literals make a small one, and it reads a text several times faster
             # than the default (NFA) form.  Standard match semantics, so overlapping matches are reported.
             self._automaton = module.AhoCorasick(literals, implementation=module.Implementation.DFA)
@@ -127,23 +128,39 @@ class Prefilter:
         if not hits:
             return [], 0, []
         present = set(map(_LITERAL, hits))
-        have = 0
-        masks = self._masks
+        masks, rules_of = self._masks, self._rules_of
+        have = candidates = 0
         for i in present:
             have |= masks[i]
-        needs = self._needs
-        candidates = set().union(*map(self._rules_of.__getitem__, present))
-        opened = sorted(r for r in candidates if have & needs[r] == needs[r])
-        # Positions only of the anchors of open rules that occur: one pass over the hits, when any.
-        wanted = set().union(*(self._anchor_indexes[r] for r in opened)) & present
+            candidates |= rules_of[i]
+        # The candidate rules in order (lowest bit first); open when the bits present cover every group.
+        needs, anchors = self._needs, self._anchor_indexes
+        opened: list[int] = []
+        wanted: set[int] = set()
+        while candidates:
+            lowest = candidates & -candidates
+            candidates ^= lowest
+            r = lowest.bit_length() - 1
+            if have & needs[r] == needs[r]:
+                opened.append(r)
+                wanted |= anchors[r]
+        starts: list[list[int] | None] = [None] * len(opened)
+        wanted &= present
         at: dict[int, list[int]] = {i: [] for i in wanted}
         if wanted:
+            # Positions only of the anchors of open rules that occur: one pass over the hits.
             for i, start, _ in hits:
                 if i in wanted:
                     at[i].append(start)
-        rules = [self.rules[r] for r in opened]
-        starts: list[list[int] | None] = [
-            [s for i in self._anchor_indexes[r] & wanted for s in at[i]] if self.rules[r].anchors else None
-            for r in opened
-        ]
-        return rules, have >> self._probe_shift, starts
+        for n, r in enumerate(opened):
+            if self._anchored[r]:
+                found: list[int] = []
+                for i in anchors[r] & wanted:
+                    found += at[i]
+                for anchor in self._extra_anchors[r]:
+                    k = text.find(anchor)
+                    while k >= 0:
+                        found.append(k)
+                        k = text.find(anchor, k + 1)
+                starts[n] = found
+        return [self.rules[r] for r in opened], have >> self._probe_shift, starts

@@ -19,10 +19,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
+from itertools import accumulate
 
 from tokenbox_core.defense.gates import ANCHORS, GATES
 
-__all__ = ["CASED_RULES", "GATES", "META", "META_LITERALS", "RULES", "WORDLIKE", "Rule", "word_runs"]
+__all__ = ["CASED_RULES", "GATES", "META", "META_LITERALS", "RULES", "WORDLIKE", "Rule", "line_starts", "word_runs"]
 
 _S = r"[^.!?;\n]"  # one character of the same sentence
 _AI = (
@@ -69,6 +70,9 @@ class Rule:
     just before a match (a look-behind Python's ``re`` cannot express).
     ``anchors``, when set, are literals one of which every match starts with:
     :meth:`finditer` then tries the pattern only where an anchor occurs.
+    ``line_start`` says every match starts at a line start (the pattern is one
+    alternative opening with ``^``, multi-line): :meth:`finditer` then tries it
+    only there.
     """
 
     name: str
@@ -79,6 +83,7 @@ class Rule:
     gate: tuple[tuple[str, ...], ...] = ()
     lead: re.Pattern[str] | None = None
     anchors: tuple[str, ...] = ()
+    line_start: bool = False
 
     def finditer(self, text: str, starts: Iterable[int] | None = None) -> Iterator[re.Match[str]]:
         """The matches of ``pattern.finditer(text)``, found by matching only at anchor occurrences.
@@ -87,9 +92,14 @@ class Rule:
         position after the previous match's end yields the same non-overlapping,
         leftmost matches as a full scan (a hypothesis property pins that).
         ``starts``, when given, are every position where an anchor occurs (from
-        the prefilter's pass); otherwise they are looked up here.
+        the prefilter's pass); otherwise they are looked up here.  A
+        ``line_start`` rule is tried at every line start instead (a multi-line
+        ``^`` matches only at 0 and after a ``\n``); ``starts``, when given, are those of
+        :func:`line_starts`.
         """
-        if not self.anchors:
+        if self.line_start:
+            starts = line_starts(text) if starts is None else starts
+        elif not self.anchors:
             yield from self.pattern.finditer(text)
             return
         if starts is None:
@@ -136,7 +146,19 @@ def _r(name: str, family: str, weight: float, pattern: str, *, linguistic: bool 
     lead = None
     if pattern.startswith("\\b") and _top_level_single(pattern):
         pattern, lead = pattern[2:], _WORD_START
-    return Rule(name, family, weight, re.compile(pattern, re.MULTILINE), linguistic, lead=lead)
+    line_start = pattern.startswith("^") and _top_level_single(pattern)
+    return Rule(name, family, weight, re.compile(pattern, re.MULTILINE), linguistic, lead=lead, line_start=line_start)
+
+
+def line_starts(text: str) -> list[int]:
+    """0 and every position just after a ``\\n``: where a multi-line ``^`` matches."""
+    # Each line's length plus its newline, summed from 0 (C-level iterators, no Python loop).
+    out = list(accumulate(map(_PLUS_ONE, map(len, text.split("\n"))), initial=0))
+    out.pop()
+    return out
+
+
+_PLUS_ONE = (1).__add__
 
 
 def _top_level_single(pattern: str) -> bool:

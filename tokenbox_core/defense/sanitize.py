@@ -142,6 +142,10 @@ def sanitize(text: str, *, form: Emission = "NFC") -> str:
     >>> sanitize("Hello\\u202e dlrow\\u202c\\ufeff")
     'Hello dlrow'
     """
+    # Nothing to remove and nothing to normalise: the text itself, without building the report
+    # (argument errors still come from sanitize_report).
+    if isinstance(text, str) and form in _FORMS and (form == "none" or text.isascii()) and not has_removable(text):
+        return text
     return sanitize_report(text, form=form).text
 
 
