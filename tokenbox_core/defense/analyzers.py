@@ -75,8 +75,10 @@ def hidden_spans(view: str) -> list[tuple[int, str]]:
     spans: list[tuple[int, str]] = []
     # A match needs "<!--", "]:" (a markdown comment) or "=" (a style or an attribute), and one literal
     # of the gate; the three characters are checked first because they are rare in prose.
-    if not ("=" in view or "<!--" in view or "]:" in view) or not any(k in view for k in _HIDDEN_GATE):
+    if not ("=" in view or "<!--" in view or "]:" in view):
         return spans
+    if not any(k in view for k in _HIDDEN_GATE) and not any(k in view.lower() for k in _HIDDEN_GATE):
+        return spans  # the expression ignores case, so the gate does too (STYLE=, [Comment]:)
     for match in _HIDDEN.finditer(view):
         text = match.group(1) or match.group(2) or match.group(4) or match.group(5) or ""
         if text.strip():

@@ -81,7 +81,7 @@ GATES: dict[str, tuple[tuple[str, ...], ...]] = {
     "send_external": (("send", "forward", "email", "post", "upload", "transmit", "mail"), ("@", "http")),
     "permission_grant": (("is now ", "are now ", "you are ", "authorised you", "authorized you", "grant "),),
     "dangerous_tool": (("call", "invoke", "use", "run", "execute"), ("tool", "function")),
-    "dangerous_command": (("curl", "rm -rf", "transfer_funds", "delete_repository", "download"),),
+    "dangerous_command": (("curl", "-rf", "transfer_funds", "delete_repository", "download"),),
     "authority_claim": (("from the", "from openai", "from anthropic", "from admin", "from system", "i am your",
                          "i am the", "staff", "comes from"),
                         ("developer", "operator", "openai", "anthropic", "admin", "system", "creator", "owner",

@@ -63,7 +63,7 @@ def hidden_spans(view: str) -> list[tuple[int, str]]:
     [(2, ' secret ')]
     """
     spans: list[tuple[int, str]] = []
-    if not any(k in view for k in _HIDDEN_GATE):
+    if not any(k in view.lower() for k in _HIDDEN_GATE):  # fixed with the shipped gate: case-insensitive
         return spans
     for match in _HIDDEN.finditer(view):
         text = match.group(1) or match.group(2) or match.group(4) or match.group(5) or ""
