@@ -34,8 +34,9 @@ CHARS_PER_TOKEN = 4
 """A text is measured by its prefix only when it has more than this many characters per token of ``reach``
 (o200k/cl100k average about 4.5 on English): a shorter text probably fits, and counting is cheaper than encoding."""
 
-_CHUNK = 65_536
-"""Characters per count of the rest (cut at neutral positions): bounded copies, not one of the whole rest."""
+_CHUNK = 1_048_576
+"""Characters per count of the rest (cut at neutral positions): bounded copies, not one of the whole rest
+(large enough that per-call overhead stays negligible when tiktoken, which encodes to count, counts it)."""
 _SLACK = 1_024
 """Characters added to each prefix piece's estimate, so a second piece is rarely needed."""
 END_MARGIN = TAIL_WINDOW
