@@ -134,6 +134,8 @@ class TokenBox:
         slots = ruler.new_slots(checked)
         groups = group_members(slots)
         critical = [s for s in slots if s.critical]
+        capacity = max(0, self.budget.max_tokens - self.budget.output_reserve - self.budget.reserved_tokens)
+        ruler.reach = capacity  # the most a section can receive: what a long one's measure encodes (fast_measure)
         ruler.ensure_measured(critical)
         for slot in critical:
             if slot.section.max_tokens is not None and slot.full_size > slot.section.max_tokens:
@@ -147,7 +149,6 @@ class TokenBox:
             fixed = PRIMING_TOKENS + sum(s.size for s in critical)
         else:  # exact: the last critical section's separator is only paid if something follows it
             fixed = exact_total(ruler, critical)
-        capacity = max(0, self.budget.max_tokens - self.budget.output_reserve - self.budget.reserved_tokens)
         critical_ids = [s.section.id for s in critical]
         if fixed > capacity:
             raise ContextCriticalOverflow(capacity, fixed, critical_ids)

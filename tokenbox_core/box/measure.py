@@ -18,7 +18,8 @@ from typing import Any
 from tokenbox_core.errors import SectionError
 from tokenbox_core.lenses import LIST_LENSES
 from tokenbox_core.sections import Item, Section
-from tokenbox_core.tokens import TOKENS_PER_MESSAGE, TokenCounter, count_many
+from tokenbox_core.tokens import TOKENS_PER_MESSAGE, TokenCounter, count_many, fast_cut
+from tokenbox_core.tokens.fast_measure import measure_head, worth_it
 from tokenbox_core.tokens.fast_tail import count_plus
 
 from .state import (
@@ -42,7 +43,7 @@ NO_GROUPS: list[list[int]] = []
 class Ruler:
     """What sizes depend on — the counter, the separator, the mode — and every size the box computes."""
 
-    __slots__ = ("counter", "memo_key", "mode", "separator", "text_mode")
+    __slots__ = ("counter", "memo_key", "mode", "reach", "separator", "text_mode")
 
     def __init__(self, counter: TokenCounter, separator: str, mode: Mode) -> None:
         self.counter = counter
@@ -52,6 +53,8 @@ class Ruler:
         # Measurements live on the (immutable) Section objects, keyed by what they depend on, so they
         # die with the section and are shared by boxes with the same counter, separator and mode.
         self.memo_key: tuple[Any, str, str] = (getattr(counter, "_cache_key", counter), separator, mode)
+        self.reach: int | None = None
+        """The most any section can receive in the current layout (the box sets it); None: unknown."""
 
     # ------------------------------------------------------------------ sizes
 
@@ -199,13 +202,17 @@ class Ruler:
         text_mode = self.text_mode
         sep = self.separator
         strings: list[str] = []
+        known: dict[int, int] = {}  # long texts measured by their prefix (fast_measure), by section position
         append = strings.append
         spans: list[tuple[int, int]] = []
         for section in sections:
             start = len(strings)
             text = section.content
             if isinstance(text, str):
-                if text:
+                head = self._measure_head(section, text) if len(text) >= fast_cut.PARTIAL_MIN_CHARS else None
+                if head is not None:
+                    known[len(spans)] = head
+                elif text:
                     append(text + sep if text_mode else text)
             else:
                 isep = section.item_separator
@@ -220,17 +227,31 @@ class Ruler:
         counts = count_many(self.counter, strings)
         neutral = getattr(self.counter, "neutral_join", None)
         out = []
-        for section, (start, end) in zip(sections, spans, strict=True):
+        for pos, (section, (start, end)) in enumerate(zip(sections, spans, strict=True)):
             text = section.content
             if isinstance(text, str):
                 size = 0
-                if end > start:
-                    size = counts[start] if text_mode else counts[start] + self.message_overhead(section.role or "user")
+                if end > start or pos in known:
+                    size = known[pos] if pos in known else counts[start]
+                    if not text_mode:
+                        size += self.message_overhead(section.role or "user")
                 start_ok = bool(neutral and text and neutral("\n", text[0]))
                 out.append(Template(size=size, units=None, evict_order=NO_GROUPS, start_ok=start_ok))
                 continue
             out.append(self._list_template(section, counts[start:end]))
         return out
+
+    def _measure_head(self, section: Section, text: str) -> int | None:
+        """A long text a cut will shorten: measured by encoding the most it can keep and counting the rest."""
+        reach = self.reach
+        if reach is None or section.shrink == 0:
+            return None  # a critical section is never cut
+        if section.max_tokens is not None:
+            reach = min(reach, section.max_tokens)
+        if not worth_it(self.counter, text, reach):
+            return None
+        suffix = self.separator if self.text_mode else ""
+        return measure_head(self.counter, text, suffix, reach, section.keep)  # type: ignore[arg-type]
 
     def _list_template(self, section: Section, values: Sequence[int]) -> Template:
         units = []

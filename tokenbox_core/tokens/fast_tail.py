@@ -63,15 +63,14 @@ def count_plus(counter: TokenCounter, text: str, suffix: str) -> int:
     >>> count_plus(get_counter("whitespace"), "one two", " three")
     3
     """
-    joined = text + suffix
-    if len(text) < TAIL_MIN_CHARS or _cached(counter, joined) is not None:
-        return counter.count(joined)
+    if len(text) < TAIL_MIN_CHARS:
+        return counter.count(text + suffix)
     known = _cached(counter, text)
     p = neutral_split(counter, text) if known is not None else None
-    if known is None or p is None:
-        return counter.count(joined)
-    tail = text[p:]
-    return _remember(counter, joined, known - counter.count(tail) + counter.count(tail + suffix))
+    if known is not None and p is not None:  # no copy of the long text is made, nor kept alive by the cache
+        tail = text[p:]
+        return known - counter.count(tail) + counter.count(tail + suffix)
+    return counter.count(text + suffix)
 
 
 def count_minus(counter: TokenCounter, text: str, suffix: str, *, joined: int | None = None) -> int:
