@@ -159,18 +159,49 @@ def _tokens_covering(counter: TiktokenCounter, ids: Sequence[int], nbytes: int, 
     return None
 
 
-def _last_neutral(counter: TiktokenCounter, text: str) -> int | None:
-    for p in range(len(text) - 1, max(0, len(text) - TAIL_WINDOW), -1):
-        if counter.neutral_join(text[p - 1], text[p]):
+def scan_neutral(counter: TiktokenCounter, text: str, lo: int, hi: int, *, last: bool) -> int | None:
+    """The last (``last``) or first ``p`` with ``lo <= p < hi`` where ``counter.neutral_join(text[p - 1], text[p])``.
+
+    The tiktoken counters are neutral only right after a newline, so their positions are found by ``str.find``
+    over newlines instead of a call per character; any other ``neutral_join`` is asked position by position.
+    """
+    lo = max(lo, 1)
+    hi = min(hi, len(text))
+    if hi <= lo:
+        return None
+    join = counter.neutral_join
+    if type(counter).neutral_join is _tiktoken_join():
+        if last:
+            i = text.rfind("\n", lo - 1, hi - 1)
+            while i >= 0:
+                if join("\n", text[i + 1]):
+                    return i + 1
+                i = text.rfind("\n", lo - 1, i)
+        else:
+            i = text.find("\n", lo - 1, hi - 1)
+            while i >= 0:
+                if join("\n", text[i + 1]):
+                    return i + 1
+                i = text.find("\n", i + 1, hi - 1)
+        return None
+    for p in range(hi - 1, lo - 1, -1) if last else range(lo, hi):
+        if join(text[p - 1], text[p]):
             return p
     return None
+
+
+def _tiktoken_join() -> Any:
+    from tokenbox_core.tokens.tiktoken_counter import TiktokenCounter
+
+    return TiktokenCounter.neutral_join
+
+
+def _last_neutral(counter: TiktokenCounter, text: str) -> int | None:
+    return scan_neutral(counter, text, max(0, len(text) - TAIL_WINDOW) + 1, len(text), last=True)
 
 
 def _first_neutral(counter: TiktokenCounter, text: str) -> int | None:
-    for p in range(1, min(len(text), TAIL_WINDOW)):
-        if counter.neutral_join(text[p - 1], text[p]):
-            return p
-    return None
+    return scan_neutral(counter, text, 1, min(len(text), TAIL_WINDOW), last=False)
 
 
 def _head_part(counter: TiktokenCounter, ids: Sequence[int], out: str, trim: int) -> tuple[int, str] | None:
@@ -239,17 +270,11 @@ PARTIAL_MIN_CHARS = 200_000
 
 
 def _next_neutral(counter: TiktokenCounter, text: str, start: int) -> int | None:
-    for p in range(max(1, start), min(len(text), start + TAIL_WINDOW)):
-        if counter.neutral_join(text[p - 1], text[p]):
-            return p
-    return None
+    return scan_neutral(counter, text, max(1, start), min(len(text), start + TAIL_WINDOW), last=False)
 
 
 def _prev_neutral(counter: TiktokenCounter, text: str, start: int) -> int | None:
-    for p in range(min(start, len(text) - 1), max(0, start - TAIL_WINDOW), -1):
-        if counter.neutral_join(text[p - 1], text[p]):
-            return p
-    return None
+    return scan_neutral(counter, text, max(0, start - TAIL_WINDOW) + 1, min(start, len(text) - 1) + 1, last=True)
 
 
 def _head_ids(counter: TiktokenCounter, text: str, n: int, need: int) -> Any:
