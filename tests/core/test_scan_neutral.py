@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tokenbox_core.tokens import get_counter
-from tokenbox_core.tokens.fast_cut import scan_neutral
+from tokenbox_core.tokens.fast_tail import scan_neutral
 from tokenbox_core.tokens.tiktoken_counter import TiktokenCounter
 
 

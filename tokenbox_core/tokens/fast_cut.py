@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from tokenbox_core.tokens.base import Keep, validate_text
 from tokenbox_core.tokens.cache import COUNT_CACHE
-from tokenbox_core.tokens.fast_tail import TAIL_WINDOW
+from tokenbox_core.tokens.fast_tail import TAIL_WINDOW, scan_neutral
 
 if TYPE_CHECKING:
     from tokenbox_core.tokens.tiktoken_counter import TiktokenCounter
@@ -157,43 +157,6 @@ def _tokens_covering(counter: TiktokenCounter, ids: Sequence[int], nbytes: int, 
             return None
         covered += _token_len(counter, ids[m] if from_start else ids[n - 1 - m])
     return None
-
-
-def scan_neutral(counter: TiktokenCounter, text: str, lo: int, hi: int, *, last: bool) -> int | None:
-    """The last (``last``) or first ``p`` with ``lo <= p < hi`` where ``counter.neutral_join(text[p - 1], text[p])``.
-
-    The tiktoken counters are neutral only right after a newline, so their positions are found by ``str.find``
-    over newlines instead of a call per character; any other ``neutral_join`` is asked position by position.
-    """
-    lo = max(lo, 1)
-    hi = min(hi, len(text))
-    if hi <= lo:
-        return None
-    join = counter.neutral_join
-    if type(counter).neutral_join is _tiktoken_join():
-        if last:
-            i = text.rfind("\n", lo - 1, hi - 1)
-            while i >= 0:
-                if join("\n", text[i + 1]):
-                    return i + 1
-                i = text.rfind("\n", lo - 1, i)
-        else:
-            i = text.find("\n", lo - 1, hi - 1)
-            while i >= 0:
-                if join("\n", text[i + 1]):
-                    return i + 1
-                i = text.find("\n", i + 1, hi - 1)
-        return None
-    for p in range(hi - 1, lo - 1, -1) if last else range(lo, hi):
-        if join(text[p - 1], text[p]):
-            return p
-    return None
-
-
-def _tiktoken_join() -> Any:
-    from tokenbox_core.tokens.tiktoken_counter import TiktokenCounter
-
-    return TiktokenCounter.neutral_join
 
 
 def _last_neutral(counter: TiktokenCounter, text: str) -> int | None:

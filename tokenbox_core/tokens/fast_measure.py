@@ -93,26 +93,12 @@ def _count_span(counter: TiktokenCounter, text: str, start: int, end: int) -> in
     total = 0
     pos = start
     while pos < end:
-        cut = _next_neutral(counter, text, pos + _CHUNK) if end - pos > _CHUNK + END_MARGIN else None
+        cut = fast_cut._next_neutral(counter, text, pos + _CHUNK) if end - pos > _CHUNK + END_MARGIN else None
         if cut is None or cut >= end:
             cut = end
         total += _count(counter, text[pos:cut])
         pos = cut
     return total
-
-
-def _next_neutral(counter: TiktokenCounter, text: str, start: int) -> int | None:
-    """``fast_cut._next_neutral``, finding tiktoken's neutral positions (after a newline) with ``str.find``."""
-    if type(counter).neutral_join is not TiktokenCounter.neutral_join or not counter._neutral_newline:
-        return fast_cut._next_neutral(counter, text, start)
-    stop = min(len(text), start + TAIL_WINDOW) - 1  # a newline at i makes p = i + 1 < start + TAIL_WINDOW
-    i = text.find("\n", max(0, start - 1), stop)
-    while i >= 0:
-        c = text[i + 1]
-        if c != "/" and not c.isspace():
-            return i + 1
-        i = text.find("\n", i + 1, stop)
-    return None
 
 
 def _prefix_ids(counter: TiktokenCounter, text: str, need: int) -> tuple[Any, int] | None:
@@ -130,7 +116,7 @@ def _prefix_ids(counter: TiktokenCounter, text: str, need: int) -> tuple[Any, in
         reach = pos + 1 + int((need - have) * per_token * 1.05) + _SLACK  # past pos: each piece is new text
         if reach >= len(text) - END_MARGIN:
             return None  # the prefix would be (nearly) all of it: counting is cheaper
-        p = _next_neutral(counter, text, reach)
+        p = fast_cut._next_neutral(counter, text, reach)
         if p is None:
             return None
         piece = fast_cut._encode(counter, text[pos:p])

@@ -13,11 +13,12 @@ simply count.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from tokenbox_core.tokens.base import TokenCounter
 from tokenbox_core.tokens.cache import COUNT_CACHE
 
-__all__ = ["TAIL_MIN_CHARS", "count_minus", "count_plus", "neutral_split"]
+__all__ = ["TAIL_MIN_CHARS", "count_minus", "count_plus", "neutral_split", "scan_neutral"]
 
 TAIL_MIN_CHARS = 8_192
 """Texts shorter than this are simply counted: the tail arithmetic would not pay for itself."""
@@ -32,14 +33,45 @@ def neutral_split(counter: TokenCounter, text: str, *, window: int = TAIL_WINDOW
     >>> neutral_split(get_counter("whitespace"), "one two")
     4
     """
-    neutral: Callable[[str, str], bool] | None = getattr(counter, "neutral_join", None)
-    if neutral is None:
+    return scan_neutral(counter, text, max(0, len(text) - window) + 1, len(text), last=True)
+
+
+def scan_neutral(counter: TokenCounter, text: str, lo: int, hi: int, *, last: bool) -> int | None:
+    """The last (``last``) or first ``p`` with ``lo <= p < hi`` where ``counter.neutral_join(text[p - 1], text[p])``.
+
+    The tiktoken counters are neutral only right after a newline, so their positions are found by ``str.find``
+    over newlines instead of a call per character; any other ``neutral_join`` is asked position by position, and
+    a counter without one has none.  (fast_cut and fast_measure find their split positions here too.)
+    """
+    join: Callable[[str, str], bool] | None = getattr(counter, "neutral_join", None)
+    lo = max(lo, 1)
+    hi = min(hi, len(text))
+    if join is None or hi <= lo:
         return None
-    stop = max(0, len(text) - window)
-    for p in range(len(text) - 1, stop, -1):
-        if neutral(text[p - 1], text[p]):
+    if getattr(type(counter), "neutral_join", None) is _tiktoken_join():
+        if last:
+            i = text.rfind("\n", lo - 1, hi - 1)
+            while i >= 0:
+                if join("\n", text[i + 1]):
+                    return i + 1
+                i = text.rfind("\n", lo - 1, i)
+        else:
+            i = text.find("\n", lo - 1, hi - 1)
+            while i >= 0:
+                if join("\n", text[i + 1]):
+                    return i + 1
+                i = text.find("\n", i + 1, hi - 1)
+        return None
+    for p in range(hi - 1, lo - 1, -1) if last else range(lo, hi):
+        if join(text[p - 1], text[p]):
             return p
     return None
+
+
+def _tiktoken_join() -> Any:
+    from tokenbox_core.tokens.tiktoken_counter import TiktokenCounter
+
+    return TiktokenCounter.neutral_join
 
 
 def _cached(counter: TokenCounter, text: str) -> int | None:
