@@ -326,7 +326,7 @@ class HeuristicDetector:
         for n, rule in enumerate(rules):
             k = 0
             at = starts[n] if starts is not None else None
-            if rule.line_start:
+            if rule.line_start and at is None:  # no candidates from the prefilter: every line start
                 at = lines = line_starts(text) if lines is None else lines
             for m in rule.finditer(text, at):
                 if k >= _PER_RULE:

@@ -13,7 +13,7 @@ instead of at every position of the text.
 
 from __future__ import annotations
 
-__all__ = ["ANCHORS", "GATES"]
+__all__ = ["ANCHORS", "GATES", "LINE_HEADS"]
 
 _AI_WORDS = ("ai", "a.i.", "llm", "language model", "assistant", "chatbot", "bot", "agent", "model", "gpt", "claude",
              "gemini", "copilot")  # fmt: skip
@@ -160,3 +160,17 @@ ANCHORS: dict[str, tuple[str, ...]] = {
 """Per rule, the literals every match starts with (see :meth:`Rule.finditer`), where that is faster than a scan.
 
 Not the rules that start at a line start (``^``), which no literal marks."""
+
+LINE_HEADS: dict[str, tuple[str | None, tuple[str, ...]]] = {
+    "markdown_role_header": ("", ("##",)),
+    "bare_role_line": ("*=#[-", ("system", "developer", "admin")),
+    "role_label_prose": ("", ("system", "developer")),
+    "transcript_turns": (None, ("human", "user", "assistant", "system")),
+    "end_line": ("=-*#_<>[]|", ("end",)),
+}
+"""Per rule that starts at a line start (``^``), its *heads* and the *lead* before them.
+
+Every match consists of a lead (characters of the lead class: whitespace or one of the given characters;
+``None``: no lead at all), then one of the heads.  So a match starts at a line start from which only lead
+characters run up to a head occurrence: those few line starts are tried instead of every line
+(:func:`~tokenbox_core.defense.rules.line_starts_before`); a test pins each entry against its pattern."""

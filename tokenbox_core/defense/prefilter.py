@@ -24,7 +24,7 @@ import operator
 from collections.abc import Sequence
 from typing import Any
 
-from tokenbox_core.defense.rules import Rule
+from tokenbox_core.defense.rules import Rule, line_starts_before
 
 __all__ = ["Prefilter", "native_available"]
 
@@ -85,14 +85,18 @@ class Prefilter:
             # the automaton, whose every hit costs a tuple (they were a third of all hits): they are looked
             # up with ``str.find`` when one of their rules opens.
             index = {literal: i for i, literal in enumerate(literals)}
-            self._anchor_indexes = tuple(frozenset(index[a] for a in rule.anchors if a in index) for rule in self.rules)
-            self._extra_anchors = tuple(tuple(a for a in rule.anchors if a not in index) for rule in self.rules)
+            # A line-start rule with heads (see LINE_HEADS) has its heads looked up like anchors; the line
+            # starts before them are derived from their positions (:func:`line_starts_before`).
+            spots = tuple(rule.anchors or rule.heads for rule in self.rules)
+            self._anchor_indexes = tuple(frozenset(index[a] for a in spot if a in index) for spot in spots)
+            self._extra_anchors = tuple(tuple(a for a in spot if a not in index) for spot in spots)
             # Per literal, the rules one of whose gate groups holds it (one bit per rule): only those can open.
             self._rules_of = tuple(
                 sum(1 << r for r, gates in enumerate(self._gates) if any(literal in g for g in gates))
                 for literal in literals
             )
-            self._anchored = tuple(bool(rule.anchors) for rule in self.rules)
+            self._anchored = tuple(bool(spot) for spot in spots)
+            self._heads = tuple(bool(rule.heads) for rule in self.rules)
             # A DFA: a few hundred literals make a small one, and it reads a text several times faster
             # than the default (NFA) form.  Standard match semantics, so overlapping matches are reported.
             self._automaton = module.AhoCorasick(literals, implementation=module.Implementation.DFA)
@@ -116,8 +120,9 @@ class Prefilter:
         The probes come back as an int, bit ``i`` set when ``probes[i]`` is a
         substring of ``text``, found in the same automaton pass as the gates.
         The third item holds, for each open rule, where its anchors occur (every
-        occurrence, overlapping ones included; ``None`` for a rule without
-        anchors), to be passed to :meth:`Rule.finditer`.  The pure-Python path
+        occurrence, overlapping ones included; for a line-start rule with heads,
+        the line starts before its heads; ``None`` for a rule without either),
+        to be passed to :meth:`Rule.finditer`.  The pure-Python path
         looks for neither and returns ``None`` for both (the caller then
         decides without them, as it would without this pass).
         """
@@ -162,5 +167,5 @@ class Prefilter:
                     while k >= 0:
                         found.append(k)
                         k = text.find(anchor, k + 1)
-                starts[n] = found
+                starts[n] = line_starts_before(text, found, self.rules[r].head_lead) if self._heads[r] else found
         return [self.rules[r] for r in opened], have >> self._probe_shift, starts

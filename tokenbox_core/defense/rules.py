@@ -21,9 +21,10 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from itertools import accumulate
 
-from tokenbox_core.defense.gates import ANCHORS, GATES
+from tokenbox_core.defense.gates import ANCHORS, GATES, LINE_HEADS
 
-__all__ = ["CASED_RULES", "GATES", "META", "META_LITERALS", "RULES", "WORDLIKE", "Rule", "line_starts", "word_runs"]
+__all__ = ["CASED_RULES", "GATES", "META", "META_LITERALS", "RULES", "WORDLIKE", "Rule", "line_starts",
+           "line_starts_before", "word_runs"]  # fmt: skip
 
 _S = r"[^.!?;\n]"  # one character of the same sentence
 _AI = (
@@ -72,7 +73,10 @@ class Rule:
     :meth:`finditer` then tries the pattern only where an anchor occurs.
     ``line_start`` says every match starts at a line start (the pattern is one
     alternative opening with ``^``, multi-line): :meth:`finditer` then tries it
-    only there.
+    only there.  ``heads`` and ``head_lead`` (from
+    :data:`~tokenbox_core.defense.gates.LINE_HEADS`) narrow that further: the
+    native prefilter tries only the line starts from which lead characters run
+    up to a head occurrence (:func:`line_starts_before`).
     """
 
     name: str
@@ -84,6 +88,8 @@ class Rule:
     lead: re.Pattern[str] | None = None
     anchors: tuple[str, ...] = ()
     line_start: bool = False
+    heads: tuple[str, ...] = ()
+    head_lead: str | None = None
 
     def finditer(self, text: str, starts: Iterable[int] | None = None) -> Iterator[re.Match[str]]:
         """The matches of ``pattern.finditer(text)``, found by matching only at anchor occurrences.
@@ -159,6 +165,30 @@ def line_starts(text: str) -> list[int]:
 
 
 _PLUS_ONE = (1).__add__
+
+
+def line_starts_before(text: str, heads: Iterable[int], lead: str | None) -> list[int]:
+    """The line starts from which only lead characters run up to one of the ``heads`` positions.
+
+    ``lead`` is ``None`` (no lead: a head must itself sit at a line start) or extra characters
+    besides whitespace (``str.isspace``, which is what ``\\s`` matches).  A rule of
+    :data:`~tokenbox_core.defense.gates.LINE_HEADS` matches at a line start only if that line
+    start is among these for the occurrences of its heads (a hypothesis property pins that the
+    matches found from them are those found from every line start).
+    """
+    out: list[int] = []
+    for k in heads:
+        j = k
+        if lead is not None:
+            while j > 0 and (text[j - 1].isspace() or text[j - 1] in lead):
+                j -= 1
+        if j == 0 or text[j - 1] == "\n":
+            out.append(j)
+        nl = text.find("\n", j, k)
+        while nl >= 0:
+            out.append(nl + 1)
+            nl = text.find("\n", nl + 1, k)
+    return out
 
 
 def _top_level_single(pattern: str) -> bool:
@@ -339,7 +369,10 @@ _LEAD = re.compile(r"(?:^|\n|[.!?:;,(\[]\s*|\b(?:hi|hey|hello|please),?\s+|@)$")
 
 _LEADS = {"address_vocative": _LEAD}
 RULES = tuple(
-    replace(r, gate=GATES[r.name], lead=_LEADS.get(r.name, r.lead), anchors=ANCHORS.get(r.name, ())) for r in RULES
+    replace(r, gate=GATES[r.name], lead=_LEADS.get(r.name, r.lead), anchors=ANCHORS.get(r.name, ()))
+    if r.name not in LINE_HEADS
+    else replace(r, gate=GATES[r.name], heads=LINE_HEADS[r.name][1], head_lead=LINE_HEADS[r.name][0])
+    for r in RULES
 )
 
 CASED_RULES: tuple[Rule, ...] = (

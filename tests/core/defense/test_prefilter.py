@@ -104,6 +104,8 @@ def test_native_anchor_positions_are_every_occurrence(text: str) -> None:
     rules, _, starts = Prefilter(RULES, native=True).scan(text)
     assert starts is not None and len(starts) == len(rules)
     for rule, found in zip(rules, starts, strict=True):
+        if rule.heads:
+            continue  # line starts before the heads: see test_line_heads.py
         if not rule.anchors:
             assert found is None
             continue
