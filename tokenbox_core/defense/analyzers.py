@@ -14,6 +14,8 @@ import codecs
 import re
 from collections.abc import Iterator
 
+from tokenbox_core.defense.scan_at import ci_occurrences, finditer_at, occurrences, search_at
+
 __all__ = ["ROT13_KEYWORDS", "decoded_blobs", "exfiltration_urls", "hidden_spans", "rot13_candidate"]
 
 _HIDDEN = re.compile(
@@ -54,6 +56,11 @@ _HEX_MASK = bytes(0x68 if b in b"0123456789abcdefABCDEF :" else 0x78 for b in ra
 """Each byte to ``h`` (a hex digit or a separator of :data:`_HEX`) or ``x``: a hex run holds ``h`` * 16."""
 _HEX_SIXTEEN = b"h" * 16
 _HEX = re.compile(r"[^0-9A-Za-z]((?:[0-9a-fA-F]{2}[ :]?){8,})(?![0-9A-Za-z])")
+_HIDDEN_STARTS = ("alt", "title", "content", "aria-label")
+"""The attribute names a match of the last alternative of :data:`_HIDDEN` starts with."""
+_BINDING_STARTS = ("replac", "insert", "put", "append", "followed by", "fill in", "paste", "with the", "as the ",
+                   "after ")  # fmt: skip
+"""The words every match of :data:`_BINDING` starts with."""
 _HIDDEN_GATE = ("<!--", "[//]:", "[comment]:", "style", "alt", "title", "content", "aria-label")
 _ROT13_GATE = ("vtaber", "qvfertneq", "sbetrg", "vafgehpgvbaf", "cerivbhf", "cevbe", "flfgrz", "cebzcg", "erirny",
                "ehyrf", "bireevqr", "nffvfgnag")  # fmt: skip
@@ -79,11 +86,45 @@ def hidden_spans(view: str) -> list[tuple[int, str]]:
         return spans
     if not any(k in view for k in _HIDDEN_GATE) and not any(k in view.lower() for k in _HIDDEN_GATE):
         return spans  # the expression ignores case, so the gate does too (STYLE=, [Comment]:)
-    for match in _HIDDEN.finditer(view):
+    for match in _hidden_matches(view):
         text = match.group(1) or match.group(2) or match.group(4) or match.group(5) or ""
         if text.strip():
             spans.append((match.start(), text))
     return spans
+
+
+def _hidden_matches(view: str) -> Iterator[re.Match[str]]:
+    """``_HIDDEN.finditer(view)``, tried only where a match can start (see :mod:`~tokenbox_core.defense.scan_at`).
+
+    A match starts at a ``<`` (a comment, an element), at a ``[`` that starts a line, or at one of the
+    attribute names (any case).
+    """
+    starts = ci_occurrences(view, _HIDDEN_STARTS)
+    if starts is None:
+        return _HIDDEN.finditer(view)
+    starts += occurrences(view, ("<",))
+    starts += [k + 1 for k in occurrences(view, ("\n[",))]
+    if view.startswith("["):
+        starts.append(0)
+    return finditer_at(_HIDDEN, view, starts)
+
+
+def _url_matches(view: str) -> Iterator[re.Match[str]]:
+    """``_URLS.finditer(view)``, tried only where a match can start: ``![``, ``<img``, ``[``, ``http`` (any case)."""
+    starts = ci_occurrences(view, ("http", "<img"))
+    if starts is None:
+        return _URLS.finditer(view)
+    starts += occurrences(view, ("[",))  # "![" starts with a character before a "[": found from it below
+    starts += [k - 1 for k in starts if k > 0 and view[k] == "[" and view[k - 1] == "!"]
+    return finditer_at(_URLS, view, starts)
+
+
+def _binding(view: str) -> bool:
+    """``_BINDING.search(view) is not None``, tried only where its opening words occur (any case)."""
+    starts = ci_occurrences(view, _BINDING_STARTS)
+    if starts is None:
+        return _BINDING.search(view) is not None
+    return search_at(_BINDING, view, starts) is not None
 
 
 def exfiltration_urls(view: str) -> list[tuple[int, str, float]]:
@@ -100,7 +141,7 @@ def exfiltration_urls(view: str) -> list[tuple[int, str, float]]:
     if "http" not in view.lower():
         return found
     binding: bool | None = None  # searched for once, and only when a URL needs it
-    for match in _URLS.finditer(view):
+    for match in _url_matches(view):
         image, html_image, link, bare = match.groups()
         url = image or html_image or link or bare or ""
         placeholder = _PLACEHOLDER.search(url) is not None
@@ -110,7 +151,7 @@ def exfiltration_urls(view: str) -> list[tuple[int, str, float]]:
             found.append((match.start(), url, 0.6))
         elif "?" in url or placeholder:
             if binding is None:
-                binding = _BINDING.search(view) is not None
+                binding = _binding(view)
             if binding:
                 found.append((match.start(), url, 0.55))
     return found
