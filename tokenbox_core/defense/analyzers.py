@@ -47,11 +47,13 @@ _BINDING = re.compile(
 # No leading look-behind: a pattern that starts with a character class lets ``re`` skip ahead fast.
 _BASE64 = re.compile(r"(?:[^A-Za-z0-9+/=_-]|(?<=\w)=)([A-Za-z0-9+/_-]{16,}={0,2})(?![A-Za-z0-9+/=_-])")
 """A run of 16+ base64 characters after a separator, ``key=`` included (query strings, env files)."""
-_BASE64_RUN = re.compile(r"[A-Za-z0-9+/_-]{16}")
 _B64_ALPHABET = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_-"
 _B64_MASK = bytes(0x61 if b in _B64_ALPHABET else 0x20 for b in range(256))
 """Each byte to ``a`` (a base64 character) or a space: a run of 16 base64 characters becomes ``a`` * 16."""
 _B64_SIXTEEN = b"a" * 16
+_CONTINUATION = bytes(0x63 if 0x80 <= b <= 0xBF else 0x20 for b in range(256))
+"""Each UTF-8 continuation byte to ``c``, any other byte to a space: counting ``c`` before a byte offset
+gives how many more bytes than characters precede it."""
 _HEX_MASK = bytes(0x68 if b in b"0123456789abcdefABCDEF :" else 0x78 for b in range(256))
 """Each byte to ``h`` (a hex digit or a separator of :data:`_HEX`) or ``x``: a hex run holds ``h`` * 16."""
 _HEX_SIXTEEN = b"h" * 16
@@ -168,41 +170,28 @@ def _printable(data: bytes) -> str | None:
     return text if letters >= 0.75 * len(text) and " " in text else None
 
 
-def _first_base64_run(text: str) -> int:
-    """Where the first run of 16 base64 characters starts (``_BASE64_RUN.search``), or -1.
-
-    No match of :data:`_BASE64` starts before it.  The run is looked for in the UTF-8 bytes
-    mapped to two classes (C speed: a translate and a substring search); a non-ASCII
-    character is several bytes, all outside the alphabet, so a run exists in the bytes
-    exactly when it exists in the text, and for ASCII text the offsets agree too.
-    """
-    data = text.encode("utf-8", "surrogatepass")
-    at = data.translate(_B64_MASK).find(_B64_SIXTEEN)
-    if at < 0 or len(data) == len(text):
-        return at
-    run = _BASE64_RUN.search(text)
-    return run.start() if run is not None else -1
-
-
 def _base64_matches(padded: str) -> Iterator[re.Match[str]]:
     """The matches of ``_BASE64.finditer(padded)``, tried only where a run of 16 base64 characters starts.
 
     A match is a separator followed by a maximal run of 16 or more base64 characters (the
-    one before a shorter run or a non-base64 character fails), so in ASCII text each such
-    run is tried once with ``match`` at the character before it: the runs come from the
-    byte-class map (a ``find`` per run) instead of a regular-expression scan of the text
-    between them.  Other text is scanned from the first run on.
+    one before a shorter run or a non-base64 character fails), so each such run is tried
+    once with ``match`` at the character before it: the runs come from the byte-class map
+    of the UTF-8 bytes (a ``find`` per run) instead of a regular-expression scan of the text
+    between them.  A non-ASCII character is several bytes, all outside the alphabet, so the
+    runs of the bytes are those of the text; a run's offset in the text is its offset in the
+    bytes less the continuation bytes before it.
     """
-    if not padded.isascii():
-        first = _first_base64_run(padded)
-        return _BASE64.finditer(padded, max(0, first - 1)) if first >= 0 else iter(())
-    return _base64_runs(padded, padded.encode("ascii").translate(_B64_MASK))
+    if padded.isascii():
+        return _base64_runs(padded, padded.encode("ascii").translate(_B64_MASK), None)
+    data = padded.encode("utf-8", "surrogatepass")
+    return _base64_runs(padded, data.translate(_B64_MASK), data.translate(_CONTINUATION))
 
 
-def _base64_runs(padded: str, mask: bytes) -> Iterator[re.Match[str]]:
+def _base64_runs(padded: str, mask: bytes, continuation: bytes | None) -> Iterator[re.Match[str]]:
     at = mask.find(_B64_SIXTEEN)
     while at > 0:  # ``padded`` starts with a space: a run starts at 1 at the earliest
-        match = _BASE64.match(padded, at - 1)
+        start = at if continuation is None else at - continuation.count(b"c", 0, at)
+        match = _BASE64.match(padded, start - 1)
         if match is not None:
             yield match
         end = mask.find(b" ", at + 16)
@@ -216,14 +205,17 @@ def _first_hex_run(padded: str) -> int:
 
     A match is a separator and at least 16 characters that are hex digits, spaces or
     colons: with those bytes mapped to ``h`` the map holds ``h`` * 16 from the first
-    character after the separator on.  In ASCII text the map's offsets are the text's,
-    so the scan starts one before the first such run; otherwise at 0 when one exists.
+    character after the separator on, so the scan starts one before the first such run.
+    A non-ASCII character is bytes outside the class, and the run's offset in the text is
+    its offset in the bytes less the continuation bytes before it.
     """
     data = padded.encode("utf-8", "surrogatepass")
     at = data.translate(_HEX_MASK).find(_HEX_SIXTEEN)
     if at < 0:
         return len(padded)
-    return max(0, at - 1) if len(data) == len(padded) else 0
+    if len(data) != len(padded):
+        at -= data.translate(_CONTINUATION).count(b"c", 0, at)
+    return max(0, at - 1)
 
 
 def decoded_blobs(view: str, *, hex_pair: int | None = None) -> list[tuple[int, str, str]]:

@@ -17,8 +17,10 @@ from reference import lexicon as ref_lexicon
 
 from tokenbox_core.defense import lexicon, sanitize, sanitize_report
 from tokenbox_core.defense.analyzers import (
-    _BASE64_RUN,
-    _first_base64_run,
+    _BASE64,
+    _HEX,
+    _base64_matches,
+    _first_hex_run,
     decoded_blobs,
     exfiltration_urls,
     hidden_spans,
@@ -53,10 +55,21 @@ _BLOBBY = st.lists(
 
 
 @given(_BLOBBY)
-def test_first_base64_run_equals_the_regex(text: str) -> None:
-    """The byte-mapped search finds the first 16-character base64 run where ``_BASE64_RUN`` does."""
-    run = _BASE64_RUN.search(text)
-    assert _first_base64_run(text) == (run.start() if run is not None else -1)
+def test_base64_runs_from_the_byte_map_are_the_full_scan(text: str) -> None:
+    """Trying the runs the byte-class map finds (ASCII or not: offsets less continuation bytes) finds the
+    matches of a full scan, spans and groups."""
+    padded = " " + text
+    expected = [(m.span(), m.groups()) for m in _BASE64.finditer(padded)]
+    assert [(m.span(), m.groups()) for m in _base64_matches(padded)] == expected
+
+
+@given(_BLOBBY)
+def test_hex_scan_from_the_first_run_is_the_full_scan(text: str) -> None:
+    """Starting the hex scan one before the first run of the byte map (offsets less continuation bytes)
+    finds the matches of a full scan."""
+    padded = " " + text
+    expected = [(m.span(), m.groups()) for m in _HEX.finditer(padded)]
+    assert [(m.span(), m.groups()) for m in _HEX.finditer(padded, _first_hex_run(padded))] == expected
 
 
 _ASCII_BLOBBY = st.lists(

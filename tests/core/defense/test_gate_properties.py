@@ -46,9 +46,9 @@ _B64ISH = st.lists(
 @given(_B64ISH)
 def test_base64_prefilter_finds_every_match(text: str) -> None:
     """Starting the base64 scan at the first 16-character run finds exactly the matches of a full scan."""
-    from tokenbox_core.defense.analyzers import _BASE64, _BASE64_RUN
+    from tokenbox_core.defense.analyzers import _BASE64
 
     padded = " " + text
-    run = _BASE64_RUN.search(padded)
+    run = re.search(r"[A-Za-z0-9+/_-]{16}", padded)
     fast = [m.span(1) for m in _BASE64.finditer(padded, max(0, run.start() - 1))] if run else []
     assert fast == [m.span(1) for m in _BASE64.finditer(padded)]
