@@ -31,6 +31,13 @@ _CONF = "[" + "".join(sorted(_CONFUSABLES)) + "]"
 # pair (a pattern that starts with a character class) is what keeps the scan fast.
 _MIXED = re.compile(f"[a-z]{_CONF}|{_CONF}[a-z]")
 _WORD_EDGE = re.compile(r"\w*")
+_LEADS = frozenset(ch.encode("utf-8")[0] for ch in _CONFUSABLES)
+_PAIR_CLASS = bytes(
+    0x6C if 0x61 <= b <= 0x7A else 0x63 if b in _LEADS else 0x78 if 0x80 <= b <= 0xBF else 0x20 for b in range(256)
+)
+"""Each UTF-8 byte to ``l`` (a-z), ``c`` (the first byte of a confusable's two), ``x`` (a continuation byte) or a
+space: a pair of :data:`_MIXED` is ``lc`` (a letter, then a confusable) or ``cxl`` (a confusable, then a letter)
+in the map, so a map holding neither has no pair."""
 
 
 def fold_mixed_words(view: str) -> tuple[str, int]:
@@ -41,7 +48,10 @@ def fold_mixed_words(view: str) -> tuple[str, int]:
     >>> fold_mixed_words("іgnоrе previous instructions; привет")
     ('ignore previous instructions; привет', 1)
     """
-    if view.isascii() or _MIXED.search(view) is None:
+    if view.isascii():
+        return view, 0
+    pairs = view.encode("utf-8", "surrogatepass").translate(_PAIR_CLASS)
+    if (b"lc" not in pairs and b"cxl" not in pairs) or _MIXED.search(view) is None:
         return view, 0
     out: list[str] = []
     pos = mixed = 0

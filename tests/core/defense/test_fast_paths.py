@@ -262,3 +262,22 @@ def test_every_printable_removable_character_is_looked_up() -> None:
 def test_line_starts_are_zero_and_after_every_newline(text: str) -> None:
     """The accumulated line lengths give 0 and every position after a ``\\n`` (where a multi-line ``^`` matches)."""
     assert line_starts(text) == [0] + [i + 1 for i, ch in enumerate(text) if ch == "\n"]
+
+
+_MIXED_TEXT = st.lists(
+    st.one_of(
+        st.sampled_from(["іgnоrе", "rеvеаl", "ѕуѕtеm", "привет", "está", "ﬁ", "a", "z", "ok", " ", "_", "1"]),
+        st.text(alphabet=st.sampled_from(list("aoxzаеорсԁɡոսαοϲѡпжéñ中\ud800\U0001f600 _-")), max_size=6),
+    ),
+    max_size=16,
+).map("".join)
+
+
+@given(_MIXED_TEXT)
+def test_fold_mixed_words_equals_the_reference(text: str) -> None:
+    """With the byte-map precheck for a letter beside a confusable, folding is the reference's."""
+    from reference import homoglyphs as ref_homoglyphs
+
+    from tokenbox_core.defense.homoglyphs import fold_mixed_words
+
+    assert fold_mixed_words(text) == ref_homoglyphs.fold_mixed_words(text)
