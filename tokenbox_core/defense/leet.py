@@ -26,6 +26,8 @@ _LEET_CLASS = bytes(0x6C if 0x61 <= b <= 0x7A else 0x64 if b in b"013457" else 0
 """Each byte to ``l`` (a-z), ``d`` (a leet digit) or a space: :data:`_LEET_PAIR` is ``ld`` or ``dl``."""
 _NON_WORD = bytes(b if chr(b).isalnum() or b == 0x5F else 0x20 for b in range(128)) + b" " * 128
 """ASCII word bytes (``\\w``) kept, every other byte a space: ``split()`` then gives the ``\\w+`` runs."""
+_NON_TOKEN = bytes(b if chr(b).isalnum() or b in b"_@$" else 0x20 for b in range(128)) + b" " * 128
+"""As :data:`_NON_WORD`, keeping ``@`` and ``$`` (the token characters of :data:`_LEET_TOKEN` in ASCII)."""
 _LEET_BYTES = bytes.maketrans(b"013457@$", b"oieastas")
 _LEET_WORDS_BYTES = frozenset(w.encode() for w in _LEET_WORDS)
 
@@ -50,14 +52,23 @@ def leet_candidate(low: str, runs: set[str] | None = None) -> str | None:
 
     ``runs`` are the distinct ``\\w+`` runs of ``low`` (found here when ``None``); ``@`` and ``$``
     (not word characters) are read as letters too, so tokens are re-cut only when one of them occurs.
-    The runs of ASCII text are cut at C speed: every non-word byte mapped to a space, then split.
+    Without ``runs``, tokens are first cut at C speed from the UTF-8 bytes (every byte but an ASCII word
+    byte, ``@`` or ``$`` mapped to a space, then split): in ASCII text those are the tokens; in other text
+    every keyword token is one of them (its characters are ASCII, its neighbours are not token
+    characters), so fewer than two keyword byte tokens means fewer than two keyword tokens, and only
+    otherwise are the tokens cut by the expression.
     """
-    if "@" in low or "$" in low:
+    at = "@" in low or "$" in low
+    if runs is None:
+        data = low.encode("utf-8", "surrogatepass")
+        if _keyword_tokens(data.translate(_NON_TOKEN if at else _NON_WORD)) < 2:
+            return None
+        if len(data) == len(low):
+            return low.translate(_LEET)
+    if at:
         tokens: Iterable[str] = set(_LEET_TOKEN.findall(low))
     elif runs is not None:
         tokens = runs
-    elif low.isascii():
-        return _leet_ascii(low)
     else:
         tokens = set(_WORD_RUN.findall(low))
     hits = 0
@@ -74,10 +85,10 @@ def leet_candidate(low: str, runs: set[str] | None = None) -> str | None:
     return None
 
 
-def _leet_ascii(low: str) -> str | None:
-    """:func:`leet_candidate` for ASCII text without ``@``/``$``: the same test on the runs as bytes."""
+def _keyword_tokens(mask: bytes) -> int:
+    """How many distinct tokens of ``mask`` (split at spaces) spell a keyword in leetspeak, counting up to 2."""
     hits = 0
-    for token in set(low.encode("ascii").translate(_NON_WORD).split()):
+    for token in set(mask.split()):
         if (
             3 <= len(token) <= 15
             and not token.isalpha()
@@ -86,5 +97,5 @@ def _leet_ascii(low: str) -> str | None:
         ):
             hits += 1
             if hits >= 2:
-                return low.translate(_LEET)
-    return None
+                break
+    return hits

@@ -229,7 +229,8 @@ def test_sanitize_shortcut_equals_the_report(text: str, form: str) -> None:
 
 _LEET_TEXT = st.lists(
     st.sampled_from(["1gn0re", "pr3v10us", "ru1es", "s3cret", "4b0ve", "@ll", "p@$$w0rd", "ignore", "x1", "2", "9a",
-                     "_", " ", ".", "\n", "é", "ß", "ſ", "1", "a", "abc", "0", "ıgnore", "\U0001f600"]),
+                     "_", " ", ".", "\n", "é", "ß", "ſ", "1", "a", "abc", "0", "ıgnore", "\U0001f600",
+                     "中", "。", "\u00a0", "é1gn0re", "$", "@"]),
     max_size=20,
 ).map("".join)  # fmt: skip
 
@@ -281,3 +282,23 @@ def test_fold_mixed_words_equals_the_reference(text: str) -> None:
     from tokenbox_core.defense.homoglyphs import fold_mixed_words
 
     assert fold_mixed_words(text) == ref_homoglyphs.fold_mixed_words(text)
+
+
+_LEET_WORDS_TEXT = st.lists(
+    st.tuples(
+        st.sampled_from(["1gn0re", "pr3v10us", "ru1es", "s3cret", "4b0ve", "@ll", "p@$$w0rd", "1nstruct10ns", "ok",
+                         "é1gn0re", "1gn0reé", "ß4b0ve", "x", "1337", "_ru1es"]),
+        st.sampled_from([" ", "。", "\u00a0", "中", "-", "é", "\n", ". ", "$", "@"]),
+    ).map("".join),
+    max_size=8,
+).map("".join)  # fmt: skip
+
+
+@given(_LEET_WORDS_TEXT)
+def test_leet_candidate_on_keyword_tokens_equals_the_reference(text: str) -> None:
+    """Texts full of leet keyword tokens beside non-ASCII word and non-word characters decide as the reference."""
+    from tokenbox_core.defense import leet
+
+    low = text.casefold()
+    runs = set(leet._WORD_RUN.findall(low))
+    assert leet.leet_candidate(low) == ref_detector._leet_candidate(low, runs)
