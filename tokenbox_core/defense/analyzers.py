@@ -181,15 +181,17 @@ def _base64_matches(padded: str) -> Iterator[re.Match[str]]:
     runs of the bytes are those of the text; a run's offset in the text is its offset in the
     bytes less the continuation bytes before it.
     """
-    if padded.isascii():
-        return _base64_runs(padded, padded.encode("ascii").translate(_B64_MASK), None)
     data = padded.encode("utf-8", "surrogatepass")
-    return _base64_runs(padded, data.translate(_B64_MASK), data.translate(_CONTINUATION))
+    return _base64_runs(padded, data.translate(_B64_MASK), None if len(data) == len(padded) else data)
 
 
-def _base64_runs(padded: str, mask: bytes, continuation: bytes | None) -> Iterator[re.Match[str]]:
+def _base64_runs(padded: str, mask: bytes, data: bytes | None) -> Iterator[re.Match[str]]:
+    # ``data``: the UTF-8 bytes of non-ASCII text, whose continuation bytes are mapped on the first run found.
     at = mask.find(_B64_SIXTEEN)
+    continuation = None
     while at > 0:  # ``padded`` starts with a space: a run starts at 1 at the earliest
+        if data is not None and continuation is None:
+            continuation = data.translate(_CONTINUATION)
         start = at if continuation is None else at - continuation.count(b"c", 0, at)
         match = _BASE64.match(padded, start - 1)
         if match is not None:
