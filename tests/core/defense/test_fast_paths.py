@@ -302,3 +302,12 @@ def test_leet_candidate_on_keyword_tokens_equals_the_reference(text: str) -> Non
     low = text.casefold()
     runs = set(leet._WORD_RUN.findall(low))
     assert leet.leet_candidate(low) == ref_detector._leet_candidate(low, runs)
+
+
+def test_confusables_are_two_utf8_bytes_with_mapped_leads() -> None:
+    """The byte-map precheck of ``fold_mixed_words`` assumes every confusable is a lead byte and one more."""
+    from tokenbox_core.defense.homoglyphs import _CONFUSABLES, _LEADS, _PAIR_CLASS
+
+    assert all(len(ch.encode("utf-8")) == 2 for ch in _CONFUSABLES)
+    assert all(_PAIR_CLASS[ch.encode("utf-8")[0]] == ord("c") for ch in _CONFUSABLES)
+    assert _LEADS.isdisjoint(range(0x80, 0xC0))  # a lead byte is never a continuation byte
