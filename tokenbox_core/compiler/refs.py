@@ -33,6 +33,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from tokenbox_core.compiler import history as _history
 from tokenbox_core.compiler import pii as _pii
 from tokenbox_core.compiler import shingles as _shingles
 from tokenbox_core.compiler import trace as _trace
@@ -77,6 +78,7 @@ def clear_caches() -> None:
     _shingles.clear_caches()
     _pii.clear_caches()
     _trace.clear_caches()
+    _history.clear_caches()
 
 
 @dataclass(frozen=True)
