@@ -137,3 +137,18 @@ def test_too_much_text_is_not_kept(monkeypatch: pytest.MonkeyPatch) -> None:
     first = memo.history_sections(long, user=None, counter=counter, priority=1, preface="")
     assert memo.history_sections(long, user=None, counter=counter, priority=1, preface="") is not first
     assert not memo._kept_entries
+
+
+def test_threads_compiling_the_same_conversation_get_what_one_thread_gets() -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    clear_caches()
+    histories = [_conversation() for _ in range(16)]
+    budgets = [400, 2_000] * 8
+    expected = [_from_nothing(h, budget=b).trace.decisions() for h, b in zip(histories, budgets, strict=True)]
+    clear_caches()
+    with ThreadPoolExecutor(4) as pool:
+        got = list(
+            pool.map(lambda hb: _compile(hb[0], budget=hb[1]).trace.decisions(), zip(histories, budgets, strict=True))
+        )
+    assert got == expected
