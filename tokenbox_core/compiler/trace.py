@@ -66,6 +66,10 @@ def _feed(h: Any, value: Any) -> None:
         tag, data = b"n", repr(value).encode()
     elif kind is datetime:
         tag, data = b"t", value.isoformat().encode()
+    elif kind is tuple and all(type(v) is int for v in value):  # a span: exact types before the ABC checks
+        tag, data = b"j", b"[%s]" % b",".join(b"%d" % v for v in value)
+    elif (kind is FrozenDict or kind is dict) and not value:
+        tag, data = b"j", b"{}"
     elif isinstance(value, str):
         tag, data = b"s", value.encode("utf-8", "surrogatepass")
     elif value is None or isinstance(value, bool | int | float):
@@ -96,7 +100,14 @@ _FIELDS: dict[type, tuple[str, ...]] = {}
 
 
 def _immutable(value: Any) -> bool:
-    if type(value) in _SCALARS or isinstance(value, str | int | float | datetime | Enum):
+    kind = type(value)
+    if kind in _SCALARS:
+        return True
+    if kind is FrozenDict and not value:  # exact types first: the isinstance checks below cost more
+        return True
+    if kind is tuple and all(type(v) is int for v in value):
+        return True
+    if isinstance(value, str | int | float | datetime | Enum):
         return True
     if isinstance(value, tuple):
         return all(map(_immutable, value))

@@ -124,10 +124,12 @@ def test_input_hash_fast_paths_feed_the_canonical_json() -> None:
     from tokenbox_core.compiler.trace import _feed
     from tokenbox_core.tokens import canonical_json
 
-    for value in ({}, (), (3, -40), (0, 12345678901234567890)):
+    from tokenbox_core.frozen import FrozenDict
+
+    for value in ({}, FrozenDict(), (), (3, -40), (0, 12345678901234567890)):
         fast, slow = hashlib.sha256(), hashlib.sha256()
         _feed(fast, value)
-        data = canonical_json(list(value) if isinstance(value, tuple) else value).encode()
+        data = canonical_json(list(value) if isinstance(value, tuple) else dict(value)).encode()
         slow.update(b"j%d:" % len(data))
         slow.update(data)
         assert fast.hexdigest() == slow.hexdigest()
