@@ -33,6 +33,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from tokenbox_core.compiler import compress as _compress
 from tokenbox_core.compiler import history as _history
 from tokenbox_core.compiler import pii as _pii
 from tokenbox_core.compiler import shingles as _shingles
@@ -79,6 +80,7 @@ def clear_caches() -> None:
     _pii.clear_caches()
     _trace.clear_caches()
     _history.clear_caches()
+    _compress.clear_caches()
 
 
 @dataclass(frozen=True)

@@ -122,9 +122,8 @@ def test_input_hash_fast_paths_feed_the_canonical_json() -> None:
     import hashlib
 
     from tokenbox_core.compiler.trace import _feed
-    from tokenbox_core.tokens import canonical_json
-
     from tokenbox_core.frozen import FrozenDict
+    from tokenbox_core.tokens import canonical_json
 
     for value in ({}, FrozenDict(), (), (3, -40), (0, 12345678901234567890)):
         fast, slow = hashlib.sha256(), hashlib.sha256()
