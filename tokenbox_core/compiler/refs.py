@@ -33,6 +33,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from tokenbox_core.chat import items as _chat_items
 from tokenbox_core.compiler import compress as _compress
 from tokenbox_core.compiler import history as _history
 from tokenbox_core.compiler import pii as _pii
@@ -74,13 +75,15 @@ _SNIPPET_WORDS = 8
 
 
 def clear_caches() -> None:
-    """Forget every compiler memo: shingles, word ids, duplicate pairs, PII findings, escaped output pieces
-    (benchmarks measuring a cold compile call this, with the count cache cleared)."""
+    """Forget every compiler memo: shingles, word ids, duplicate pairs, PII findings, escaped output pieces,
+    kept conversations and Token Boxes, the conversation engine's message Items (benchmarks measuring a cold
+    compile call this, with the count cache cleared)."""
     _shingles.clear_caches()
     _pii.clear_caches()
     _trace.clear_caches()
     _history.clear_caches()
     _compress.clear_caches()
+    _chat_items.clear_caches()
 
 
 @dataclass(frozen=True)
