@@ -140,7 +140,9 @@ def _segments(plans: Sequence[SectionPlan]) -> list[_Segment]:
         get = plan.payload.get
         for i_index, item in enumerate(plan.section.items):
             payload = get(item.id)
-            if type(payload) is dict:  # a history message, the common case
+            if payload is None:  # a conversation turn (its plan keeps no payloads): the item's own text
+                text, authority = item.content, 0.0
+            elif type(payload) is dict:  # a message
                 text, authority = content_text(payload.get("content")), 0.0
             elif isinstance(payload, Evidence):
                 text, authority = payload.text, payload.authority
