@@ -14,7 +14,8 @@ reference compression, assembly, an exact re-count of what is sent, metrics, val
 at most 1.2x the layout.
 
 Both run side by side in each trial, in alternating order, each with the count cache and the compiler's memos
-cleared on fresh material objects ("cold": a first turn, every text encoded) and again warm (each side's
+cleared on fresh material objects and a new box and compiler ("cold": a first turn, every text encoded — a
+kept TokenBox would return its remembered layout of the previous trial's equal material) and again warm (each side's
 second run over the same material, right after an untimed first: the two sides count different strings —
 the compile's passages carry provenance tags — so one side's run does not warm the other's), and "next":
 the following turn (the user's message and an answer added to the history, a new user message) right after
@@ -153,8 +154,7 @@ def main() -> None:
     counter = get_counter("o200k_base")
     options: dict[str, Any] = {"near_duplicates": False} if args.exact_only else {}
     config = CompilerConfig(clock=NOW, constraint_density_limit=None, **options)
-    compiler = ContextCompiler(BUDGET, counter=counter, config=config)
-    box = TokenBox(BUDGET, counter=counter)
+    engines: dict[str, Any] = {}  # each trial's box and compiler, new for its cold run
     raw = sum(counter.count(s) for s in [data["policy"], *[e.text for e in data["evidence"]]])
     print(f"material: {raw:,}+ tokens of policy and evidence alone; budget {BUDGET.max_tokens:,} (reserve 4,000)")
 
@@ -169,13 +169,19 @@ def main() -> None:
             times = {}
             for which in order:
                 if which == "layout":  # building the sections (the conversation counted) is part of the work
-                    run: Any = lambda d: box.layout(peer_sections(d))  # noqa: E731
+                    run: Any = lambda d: engines["box"].layout(peer_sections(d))  # noqa: E731
                 else:
-                    run = lambda d: compiler.compile(**d)  # noqa: E731
+                    run = lambda d: engines["compiler"].compile(**d)  # noqa: E731
                 if phase == "cold":  # a first turn: fresh objects, nothing cached anywhere
                     data = material()
                     COUNT_CACHE.clear()
                     clear_caches()
+                    # a new box and compiler too: a TokenBox remembers its last layouts by value (issue 16's
+                    # layout memo), so a kept box would serve this trial's equal material from memory
+                    if which == "layout":
+                        engines["box"] = TokenBox(BUDGET, counter=counter)
+                    else:
+                        engines["compiler"] = ContextCompiler(BUDGET, counter=counter, config=config)
                 else:  # a second turn of this side over the same material
                     run(data)
                 turn = next_turn(data) if phase == "next" else data

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from tokenbox_core.chat.fixups import partial_cut, place_markers, split_groups, start_on_fixup
+from tokenbox_core.chat.items import message_item as _item
 from tokenbox_core.chat.messages import (
     SYSTEM_ROLES,
     ChatCounter,
@@ -38,7 +39,7 @@ from tokenbox_core.chat.messages import (
     validate_messages,
 )
 from tokenbox_core.layout import Layout
-from tokenbox_core.sections import Item, Section
+from tokenbox_core.sections import Section
 from tokenbox_core.tokens import content_text
 
 __all__ = [
@@ -357,15 +358,16 @@ def conversation_sections(
         for j in run:
             a = groups.group_of.get(j)
             m = msgs[j]
+            role = m["role"]
             items.append(
-                Item(
-                    id=ids[j],
-                    content=content_text(m.get("content")),
-                    role=m["role"],
-                    kind="ToolOutput" if m["role"] == "tool" else "Message",
-                    priority=found[j].get("priority") if j in found else None,
-                    group=f"{prefix}tools-{a}" if a is not None else None,
-                    tokens=sizes[j],
+                _item(
+                    ids[j],
+                    content_text(m.get("content")),
+                    role,
+                    "ToolOutput" if role == "tool" else "Message",
+                    found[j].get("priority") if j in found else None,
+                    f"{prefix}tools-{a}" if a is not None else None,
+                    sizes[j],
                 )
             )
         if is_critical:

@@ -11,10 +11,19 @@ own single layout and maps the result back with
 The current user message (``user=``) is appended as the conversation's last
 user turn, so it is the engine's critical anchor; the §6.5.4 preface ("subject
 to the system and developer instructions") is written inside that message.
+
+The last few conversations' sections are kept (:data:`_KEPT` of them): compiling the same
+conversation again (a retry, a page, the same turn with other evidence) re-uses the very Section
+objects, so the engine does not re-build them and the Token Box finds its measurements on them.  A
+kept conversation is used only when the messages (with the current turn and its preface) are equal
+to a private deep copy taken when it was built, and the messages it holds still are too (nothing
+mutated them in place since), for the same counter object and priority; only plain JSON-like
+messages are kept.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -22,7 +31,7 @@ from typing import Any
 from tokenbox_core.chat import ConversationSections, conversation_sections
 from tokenbox_core.tokens import TokenCounter, content_text
 
-__all__ = ["PREFIX", "History", "history_sections", "message_text"]
+__all__ = ["PREFIX", "History", "clear_caches", "history_sections", "message_text"]
 
 PREFIX = "history/"
 """Every conversation section id (and tool group) starts with this prefix in the compiler's layout."""
@@ -68,6 +77,9 @@ def history_sections(
     anchor = next((i for i in range(len(msgs) - 1, -1, -1) if msgs[i].get("role") == "user"), None)
     if anchor is not None and preface and isinstance(msgs[anchor].get("content"), str):
         msgs[anchor]["content"] = f"{preface}\n\n{msgs[anchor]['content']}"
+    kept = _kept(msgs, counter, priority)
+    if kept is not None:
+        return kept
     conversation = conversation_sections(
         msgs, counter=counter, keep_last="user", start_on="user", history_priority=priority, prefix=PREFIX
     )
@@ -77,4 +89,82 @@ def history_sections(
         for section in conversation.sections:
             if any(item.id == anchor_id for item in section.items):
                 anchor_section = section.id
-    return History(conversation, anchor_section)
+    history = History(conversation, anchor_section)
+    _keep(msgs, counter, priority, history)
+    return history
+
+
+# ---------------------------------------------------------------- the kept conversations
+
+_KEPT = 4  # conversations
+_KEPT_CHARS = 8 * 1024 * 1024  # a conversation with more text than this is not kept
+_SCALARS = (str, int, float, bool, type(None))
+_lock = threading.Lock()
+_kept_entries: list[tuple[list[dict[str, Any]], TokenCounter, int, History]] = []
+
+
+class _NotPlain(Exception):
+    pass
+
+
+def _copy(value: Any) -> Any:
+    """A private deep copy of JSON-like data (dicts with string keys, lists, tuples, scalars)."""
+    kind = type(value)
+    if kind in _SCALARS:
+        return value
+    if kind is dict:
+        if not all(type(k) is str for k in value):
+            raise _NotPlain
+        return {k: _copy(v) for k, v in value.items()}
+    if kind is list:
+        return [_copy(v) for v in value]
+    if kind is tuple:
+        return tuple(_copy(v) for v in value)
+    raise _NotPlain
+
+
+def _snapshot(msgs: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
+    """A deep copy of the messages (``None`` when one holds anything but plain data, or there is too much)."""
+    out: list[dict[str, Any]] = []
+    chars = 0
+    try:
+        for m in msgs:
+            values = m.values()
+            if all(type(v) in _SCALARS for v in values) and all(type(k) is str for k in m):
+                out.append(dict(m))  # the common case: nothing nested
+            else:
+                out.append(_copy(m))
+            content = m.get("content")
+            chars += len(content) if type(content) is str else 0
+    except _NotPlain:
+        return None
+    return out if chars <= _KEPT_CHARS else None
+
+
+def _kept(msgs: list[dict[str, Any]], counter: TokenCounter, priority: int) -> History | None:
+    with _lock:
+        entries = list(_kept_entries)
+    for n in range(len(entries) - 1, -1, -1):
+        snapshot, kept_counter, kept_priority, found = entries[n]
+        if kept_counter is not counter or kept_priority != priority or len(snapshot) != len(msgs):
+            continue
+        # equal to the copy taken at build time, and so is what the kept conversation holds (a caller may
+        # have changed a nested value of one of its messages in place since)
+        if msgs == snapshot and found.conversation.messages == snapshot:
+            return found
+    return None
+
+
+def _keep(msgs: list[dict[str, Any]], counter: TokenCounter, priority: int, history: History) -> None:
+    snapshot = _snapshot(msgs)
+    if snapshot is None:
+        return
+    with _lock:
+        _kept_entries.append((snapshot, counter, priority, history))
+        del _kept_entries[:-_KEPT]
+
+
+def clear_caches() -> None:
+    """Forget the kept conversations."""
+    with _lock:
+        _kept_entries.clear()

@@ -33,6 +33,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from tokenbox_core.chat import items as _chat_items
+from tokenbox_core.compiler import compress as _compress
+from tokenbox_core.compiler import history as _history
 from tokenbox_core.compiler import pii as _pii
 from tokenbox_core.compiler import shingles as _shingles
 from tokenbox_core.compiler import trace as _trace
@@ -72,11 +75,15 @@ _SNIPPET_WORDS = 8
 
 
 def clear_caches() -> None:
-    """Forget every compiler memo: shingles, word ids, duplicate pairs, PII findings, escaped output pieces
-    (benchmarks measuring a cold compile call this, with the count cache cleared)."""
+    """Forget every compiler memo: shingles, word ids, duplicate pairs, PII findings, escaped output pieces,
+    kept conversations and Token Boxes, the conversation engine's message Items (benchmarks measuring a cold
+    compile call this, with the count cache cleared)."""
     _shingles.clear_caches()
     _pii.clear_caches()
     _trace.clear_caches()
+    _history.clear_caches()
+    _compress.clear_caches()
+    _chat_items.clear_caches()
 
 
 @dataclass(frozen=True)
@@ -133,7 +140,9 @@ def _segments(plans: Sequence[SectionPlan]) -> list[_Segment]:
         get = plan.payload.get
         for i_index, item in enumerate(plan.section.items):
             payload = get(item.id)
-            if type(payload) is dict:  # a history message, the common case
+            if payload is None:  # a conversation turn (its plan keeps no payloads): the item's own text
+                text, authority = item.content, 0.0
+            elif type(payload) is dict:  # a message
                 text, authority = content_text(payload.get("content")), 0.0
             elif isinstance(payload, Evidence):
                 text, authority = payload.text, payload.authority

@@ -49,6 +49,8 @@ _SEPARATORS = "\x1c\x1d\x1e\x1f"  # whitespace to str.split, not to bytes.split
 _BYTE_SPACES = bytes(
     32 if chr(b) in _SEPARATORS or (chr(b) in string.punctuation and chr(b) != "%") else b for b in range(256)
 )
+_BYTE_WORDS = bytes(b + 32 if 65 <= b <= 90 else _BYTE_SPACES[b] for b in range(256))  # lower-cased too
+_BYTE_LOWER = bytes(b + 32 if 65 <= b <= 90 else b for b in range(256))
 _BYTE_DELETE = (string.whitespace + _SEPARATORS + string.punctuation.replace("%", "")).encode()
 _WORD_IDS: dict[str | bytes, int] = {}
 _SHINGLES: OrderedDict[tuple[str, int], tuple[tuple[int, ...], tuple[int, ...]]] = OrderedDict()
@@ -74,14 +76,14 @@ def normalise(text: str) -> list[str]:
 def _words(text: str) -> list[str] | list[bytes]:
     """:func:`normalise`'s words; as bytes for an ASCII text (same words, same CRC32, cheaper)."""
     if text.isascii():
-        return text.encode("ascii").lower().translate(_BYTE_SPACES).split()
+        return text.encode("ascii").translate(_BYTE_WORDS).split()  # one pass: lower-case and separators
     return normalise(text)
 
 
 def _signature(text: str) -> bytes:
     """The normalised words concatenated (equal for texts whose :func:`normalise` words are equal)."""
     if text.isascii():
-        return text.encode("ascii").lower().translate(None, _BYTE_DELETE)
+        return text.encode("ascii").translate(_BYTE_LOWER, _BYTE_DELETE)
     return "".join(normalise(text)).encode("utf-8", "surrogatepass")
 
 

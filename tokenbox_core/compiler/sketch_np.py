@@ -89,9 +89,19 @@ def sketches(id_lists: Sequence[tuple[int, ...]], size: int, k: int, hash_bits: 
     np = _numpy() if long and words >= _MIN_WORDS else None
     if np is None:
         return None
-    out: list[list[int]] = [[hash(ids)] if ids else [] for ids in id_lists]
     lengths = np.fromiter((len(id_lists[n]) for n in long), dtype=np.int64, count=len(long))
     flat = np.fromiter(chain.from_iterable(id_lists[n] for n in long), dtype=np.uint64, count=words)
+    return _sketched(np, id_lists, long, flat, lengths, size, k, hash_bits)
+
+
+def _sketched(
+    np: Any, id_lists: Sequence[tuple[int, ...]], long: list[int], flat: Any, lengths: Any, size: int, k: int, bits: int
+) -> list[list[int]]:
+    """The sketches of ``id_lists`` given the ids of its ``long`` ones (more than ``size`` ids) concatenated
+    in ``flat`` (``uint64``), ``lengths`` ids each."""
+    out: list[list[int]] = [[] if len(ids) > size else [hash(ids)] if ids else [] for ids in id_lists]
+    if not long:
+        return out
     with np.errstate(over="ignore"):
         every = _window_hashes(np, flat, size)
     counts = lengths - (size - 1)  # windows per text
@@ -102,12 +112,17 @@ def sketches(id_lists: Sequence[tuple[int, ...]], size: int, k: int, hash_bits: 
     hashes = every[starts]
     # shingles._bottom_k's rule: with n hashes, the k smallest distinct lie below LOW + 4k/n of the range
     # (else, or when n <= 4k, all of them are sorted)
-    low = -(1 << (hash_bits - 1))
-    limits = [(1 << 63) - 1 if n <= 4 * k else low + ((4 * k) << hash_bits) // n for n in counts.tolist()]
+    low = -(1 << (bits - 1))
+    limits = [(1 << 63) - 1 if n <= 4 * k else low + ((4 * k) << bits) // n for n in counts.tolist()]
     cutoff = np.array(limits, dtype=np.int64)
-    keep = (hashes < cutoff[seg]) | (cutoff[seg] == np.int64((1 << 63) - 1))
+    keep = hashes < cutoff[seg]
+    keep |= cutoff[seg] == np.int64((1 << 63) - 1)
     kept_h, kept_seg = hashes[keep], seg[keep]
-    order = np.lexsort((kept_h, kept_seg))
+    # by text, then by hash: kept_seg is already ascending, so a stable sort by text of the hash order
+    # (a radix sort on small integers) is the lexicographic order
+    order = np.argsort(kept_h)
+    small = np.int16 if len(long) < 1 << 15 else np.int64
+    order = order[np.argsort(kept_seg[order].astype(small), kind="stable")]
     kept_h, kept_seg = kept_h[order], kept_seg[order]
     fresh = np.ones(len(kept_h), dtype=bool)
     fresh[1:] = (kept_h[1:] != kept_h[:-1]) | (kept_seg[1:] != kept_seg[:-1])

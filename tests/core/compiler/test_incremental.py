@@ -1,7 +1,7 @@
 """Memos never change a compile: a conversation compiled turn after turn, over the same input objects (every
 memo warm: renderings, hash chunks, rank rows, resumed hashes, shingles, PII findings, counts), gives what a
 compile of fresh copies after ``clear_caches()`` and an empty count cache gives — through edits, removals,
-reorders, new messages and config changes."""
+reorders, new messages, messages edited in place and config changes."""
 
 from __future__ import annotations
 
@@ -38,6 +38,7 @@ _op = st.one_of(
     st.tuples(st.just("config"), st.integers(0, len(_CONFIGS) - 1)),
     st.tuples(st.just("budget"), st.sampled_from([300, 700, 5_000])),
     st.tuples(st.just("step"), _text),
+    st.tuples(st.just("rewrite"), st.integers(0, 20), _text),  # a history message changed in place
 )
 
 
@@ -108,11 +109,12 @@ def test_compiles_with_memos_equal_compiles_from_nothing(passages: list[str], op
             budget = op[1]
         elif kind == "step":
             turn = {**turn, "task": {**turn["task"], "step": op[1]}}
+        elif kind == "rewrite":  # the same dict object, edited: no memo may serve the old text
+            turn["history"][op[1] % len(turn["history"])]["content"] = op[2]
         turn = {**turn, "evidence": ev}
         # the same objects turn after turn, nothing cleared in between: every memo in play
-        turns.append((budget, config, turn, _compile(budget, config, turn)))
-    for budget, config, turn, warm in turns:
-        fresh = _fresh(turn)
+        turns.append((budget, config, _fresh(turn), _compile(budget, config, turn)))
+    for budget, config, fresh, warm in turns:
         clear_caches()
         COUNT_CACHE.clear()
         assert _compile(budget, config, fresh) == warm

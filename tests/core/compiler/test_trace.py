@@ -122,12 +122,13 @@ def test_input_hash_fast_paths_feed_the_canonical_json() -> None:
     import hashlib
 
     from tokenbox_core.compiler.trace import _feed
+    from tokenbox_core.frozen import FrozenDict
     from tokenbox_core.tokens import canonical_json
 
-    for value in ({}, (), (3, -40), (0, 12345678901234567890)):
+    for value in ({}, FrozenDict(), (), (3, -40), (0, 12345678901234567890)):
         fast, slow = hashlib.sha256(), hashlib.sha256()
         _feed(fast, value)
-        data = canonical_json(list(value) if isinstance(value, tuple) else value).encode()
+        data = canonical_json(list(value) if isinstance(value, tuple) else dict(value)).encode()
         slow.update(b"j%d:" % len(data))
         slow.update(data)
         assert fast.hexdigest() == slow.hexdigest()
@@ -193,3 +194,19 @@ def test_streamed_output_hash_is_the_canonical_json_digest(rows: list[tuple[list
     reference = hashlib.sha256(canonical_json(_plain(messages)).encode("utf-8", "surrogatepass")).hexdigest()
     assert output_hash(messages, "", "messages", parts) == reference
     assert output_hash(messages, "", "messages") == reference
+
+
+_json_text = st.text(
+    st.sampled_from(['"', "\\", "\n", "\r", "\t", "\b", "\f", "\x00", "\x1f", "\x7f", "\xa0", "\u2028", "é", "a", " "])
+    | st.characters(exclude_categories=())
+)
+
+
+@given(_json_text)
+def test_json_bodies_are_the_json_modules_escaping(piece: str) -> None:
+    """The output hash's fast escaping equals ``encode_basestring`` (canonical_json's) on any text."""
+    from json.encoder import encode_basestring
+
+    from tokenbox_core.compiler.trace import _json_body
+
+    assert _json_body(piece) == encode_basestring(piece)[1:-1]

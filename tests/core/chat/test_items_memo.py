@@ -1,0 +1,76 @@
+"""The conversation engine's remembered message Items (tokenbox_core/chat/items.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tokenbox_core.chat import conversation_sections
+from tokenbox_core.chat import items as memo
+from tokenbox_core.errors import SectionError
+
+
+def test_the_same_fields_give_the_same_item_and_any_other_field_another() -> None:
+    memo.clear_caches()
+    item = memo.message_item("m1", "hello", "user", "Message", None, None, 3)
+    assert memo.message_item("m1", "hello", "user", "Message", None, None, 3) is item
+    others = [
+        ("m2", "hello", "user", "Message", None, None, 3),
+        ("m1", "hello!", "user", "Message", None, None, 3),
+        ("m1", "hello", "assistant", "Message", None, None, 3),
+        ("m1", "hello", "user", "ToolOutput", None, None, 3),
+        ("m1", "hello", "user", "Message", 2, None, 3),
+        ("m1", "hello", "user", "Message", None, "g", 3),
+        ("m1", "hello", "user", "Message", None, None, 4),
+    ]
+    for fields in others:
+        other = memo.message_item(*fields)
+        assert other is not item and other != item
+
+
+def test_an_equal_priority_of_another_type_is_still_validated() -> None:
+    memo.clear_caches()
+    memo.message_item("m1", "x", "user", "Message", 1, None, 1)
+    with pytest.raises(SectionError, match="priority must be an integer"):
+        memo.message_item("m1", "x", "user", "Message", True, None, 1)  # True == 1, but not an integer priority
+
+
+def test_the_memo_is_bounded_by_characters(monkeypatch: pytest.MonkeyPatch) -> None:
+    memo.clear_caches()
+    monkeypatch.setattr(memo, "_ITEMS_CHARS", 10)
+    first = memo.message_item("m1", "123456", "user", "Message", None, None, 1)
+    memo.message_item("m2", "123456", "user", "Message", None, None, 1)  # over the bound: the memo starts over
+    assert len(memo._ITEMS) == 1
+    assert memo.message_item("m1", "123456", "user", "Message", None, None, 1) is not first
+
+
+_messages = st.lists(
+    st.fixed_dictionaries(
+        {"role": st.sampled_from(["user", "assistant", "system"]), "content": st.sampled_from(["a", "b c", "d e f"])},
+        optional={"priority": st.integers(0, 3)},
+    ),
+    max_size=12,
+)
+
+
+def _shape(conv: Any) -> list[Any]:
+    return [
+        (s.id, s.shrink, s.priority, tuple((i.id, i.content, i.role, i.priority, i.tokens) for i in s.items))
+        for s in conv.sections
+    ]
+
+
+@given(_messages, _messages)
+def test_sections_with_remembered_items_equal_sections_made_from_nothing(first: list[Any], then: list[Any]) -> None:
+    """A conversation translated after another (Items remembered) equals the same translated from nothing."""
+    messages = [{**m, "tokenbox": {"priority": m.pop("priority")}} if "priority" in m else m for m in [*first, *then]]
+    memo.clear_caches()
+    conversation_sections(first, counter="o200k_base")
+    warm = conversation_sections(messages, counter="o200k_base")
+    memo.clear_caches()
+    cold = conversation_sections(messages, counter="o200k_base")
+    assert _shape(warm) == _shape(cold)
+    assert [s.items for s in warm.sections] == [s.items for s in cold.sections]
