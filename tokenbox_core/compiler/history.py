@@ -99,8 +99,9 @@ def history_sections(
 _KEPT = 4  # conversations
 _KEPT_CHARS = 8 * 1024 * 1024  # a conversation with more text than this is not kept
 _SCALARS = (str, int, float, bool, type(None))
+_TEXTS = (str, type(None))
 _lock = threading.Lock()
-_kept_entries: list[tuple[list[dict[str, Any]], TokenCounter, int, History]] = []
+_kept_entries: list[tuple[list[dict[str, Any]], tuple[int, ...], TokenCounter, int, History]] = []
 
 
 class _NotPlain(Exception):
@@ -123,44 +124,72 @@ def _copy(value: Any) -> Any:
     raise _NotPlain
 
 
-def _snapshot(msgs: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
-    """A deep copy of the messages (``None`` when one holds anything but plain data, or there is too much)."""
+def _snapshot(msgs: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], tuple[int, ...]] | None:
+    """A deep copy of the messages and the indices of those holding anything but strings and ``None`` (``None``
+    when a message holds anything but plain data, or there is too much)."""
     out: list[dict[str, Any]] = []
+    strict: list[int] = []
     chars = 0
     try:
-        for m in msgs:
-            values = m.values()
-            if all(type(v) in _SCALARS for v in values) and all(type(k) is str for k in m):
-                out.append(dict(m))  # the common case: nothing nested
+        for i, m in enumerate(msgs):
+            if all(type(v) in _TEXTS for v in m.values()) and all(type(k) is str for k in m):
+                out.append(dict(m))  # the common case: nothing nested, no number
             else:
                 out.append(_copy(m))
+                strict.append(i)
             content = m.get("content")
             chars += len(content) if type(content) is str else 0
     except _NotPlain:
         return None
-    return out if chars <= _KEPT_CHARS else None
+    return (out, tuple(strict)) if chars <= _KEPT_CHARS else None
+
+
+def _same(a: Any, b: Any) -> bool:
+    """``a == b`` with strict types and key order: ``1``, ``1.0`` and ``True`` differ, so do ``0.0`` and
+    ``-0.0``, and so do two dicts listing their keys in another order (they render differently)."""
+    kind = type(a)
+    if kind is not type(b):
+        return False
+    if kind is dict:
+        return list(a) == list(b) and all(_same(v, b[k]) for k, v in a.items())
+    if kind is list or kind is tuple:
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    if kind is float:
+        return repr(a) == repr(b)
+    return bool(a == b)
+
+
+def _equal(msgs: Sequence[Mapping[str, Any]], snapshot: list[dict[str, Any]], strict: tuple[int, ...]) -> bool:
+    """Whether ``msgs`` equal the snapshot as the engine sees them: ``==``, the same key order, and for the
+    messages holding numbers or nested data, :func:`_same`."""
+    return (
+        msgs == snapshot
+        and list(map(tuple, msgs)) == list(map(tuple, snapshot))
+        and all(_same(msgs[i], snapshot[i]) for i in strict)
+    )
 
 
 def _kept(msgs: list[dict[str, Any]], counter: TokenCounter, priority: int) -> History | None:
     with _lock:
         entries = list(_kept_entries)
     for n in range(len(entries) - 1, -1, -1):
-        snapshot, kept_counter, kept_priority, found = entries[n]
+        snapshot, strict, kept_counter, kept_priority, found = entries[n]
         if kept_counter is not counter or kept_priority != priority or len(snapshot) != len(msgs):
             continue
         # equal to the copy taken at build time, and so is what the kept conversation holds (a caller may
         # have changed a nested value of one of its messages in place since)
-        if msgs == snapshot and found.conversation.messages == snapshot:
+        if _equal(msgs, snapshot, strict) and _equal(found.conversation.messages, snapshot, strict):
             return found
     return None
 
 
 def _keep(msgs: list[dict[str, Any]], counter: TokenCounter, priority: int, history: History) -> None:
-    snapshot = _snapshot(msgs)
-    if snapshot is None:
+    taken = _snapshot(msgs)
+    if taken is None:
         return
+    snapshot, strict = taken
     with _lock:
-        _kept_entries.append((snapshot, counter, priority, history))
+        _kept_entries.append((snapshot, strict, counter, priority, history))
         del _kept_entries[:-_KEPT]
 
 

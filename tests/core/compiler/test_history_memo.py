@@ -152,3 +152,31 @@ def test_threads_compiling_the_same_conversation_get_what_one_thread_gets() -> N
             pool.map(lambda hb: _compile(hb[0], budget=hb[1]).trace.decisions(), zip(histories, budgets, strict=True))
         )
     assert got == expected
+
+
+def test_numbers_of_another_type_are_another_conversation() -> None:
+    # ``==`` takes 1, 1.0 and True for one another (and 0.0 for -0.0); messages holding them render differently
+    clear_caches()
+    counter = get_counter("o200k_base")
+    for a, b in ((1, True), (1, 1.0), (0.0, -0.0)):
+        history = _conversation()
+        history[0]["n"] = a
+        first = memo.history_sections(history, user="Hi", counter=counter, priority=1, preface="P")
+        other = _deep(history)
+        other[0]["n"] = b
+        assert memo.history_sections(other, user="Hi", counter=counter, priority=1, preface="P") is not first
+        assert memo.history_sections(_deep(history), user="Hi", counter=counter, priority=1, preface="P") is first
+
+
+def test_keys_in_another_order_are_another_conversation() -> None:
+    clear_caches()
+    counter = get_counter("o200k_base")
+    history = _conversation()
+    first = memo.history_sections(history, user="Hi", counter=counter, priority=1, preface="P")
+    reordered = _deep(history)
+    reordered[0] = {"content": reordered[0]["content"], "role": "user"}
+    assert memo.history_sections(reordered, user="Hi", counter=counter, priority=1, preface="P") is not first
+    nested = _deep(history)
+    function = nested[1]["tool_calls"][0]["function"]
+    nested[1]["tool_calls"][0]["function"] = {"arguments": function["arguments"], "name": function["name"]}
+    assert memo.history_sections(nested, user="Hi", counter=counter, priority=1, preface="P") is not first
