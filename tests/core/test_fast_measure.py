@@ -40,6 +40,18 @@ _pieces = st.sampled_from(
         "!!",
         "def f():\n    return 1\n",
         "<|endoftext|>",
+        "x.",
+        "ab,",
+        "q1",
+        "z'",
+        "k\u0301",
+        "n\t",
+        "WORD)",
+        "a`",
+        "'ll",
+        "ʰ",
+        "ǅ",
+        "\xa0",
     ]
 )
 texts = st.lists(st.one_of(_pieces, st.text(max_size=6)), min_size=0, max_size=80).map("".join)
