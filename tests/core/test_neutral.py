@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from tokenbox_core.tokens import TiktokenCounter
 from tokenbox_core.tokens.fast import FastBpeCounter, fast_available
-from tokenbox_core.tokens.neutral import NEUTRAL_ENCODINGS, NEUTRAL_POSITION, tiktoken_neutral_join
+from tokenbox_core.tokens.neutral import BACKWARD, FORWARD, NEUTRAL_ENCODINGS, tiktoken_neutral_join
 
 ENCODINGS = ["cl100k_base", "o200k_base"]
 TIKTOKEN = {name: TiktokenCounter(name) for name in [*ENCODINGS, "o200k_harmony"]}
@@ -97,24 +97,28 @@ def test_the_rules() -> None:
     assert TIKTOKEN["o200k_harmony"].encoding._pat_str == o200k.encoding._pat_str  # same rules, same pattern
 
 
-def test_the_pattern_names_the_rules_positions_for_every_character() -> None:
-    """NEUTRAL_POSITION (what scan_neutral searches) matches right after ``left`` exactly when the rule holds:
-    every code point after a newline and after an ASCII letter, and every ASCII character after anything else."""
+def pattern_positions(left: str, rights: list[str]) -> tuple[set[int], set[int], set[int]]:
+    """For ``text = left + r0 + left + r1 + ...``: the positions right after a ``left`` that FORWARD and BACKWARD
+    (over the reversed text) name, and those the rule names."""
+    text = "".join(left + r for r in rights)
+    n = len(text)
+    forward = {m.end() for m in FORWARD.finditer(text) if m.start() % 2 == 0}
+    backward = {n - m.start() for m in BACKWARD.finditer(text[::-1]) if (n - m.start() - 1) % 2 == 0}
+    want = {2 * i + 1 for i, r in enumerate(rights) if tiktoken_neutral_join(left, r)}
+    return forward, backward, want
+
+
+def test_the_patterns_name_the_rules_positions_for_every_character() -> None:
+    """What scan_neutral searches names a position exactly when the rule holds: every code point after a newline
+    and after an ASCII letter, every ASCII character (and a few others) after anything else."""
     rights = [chr(c) for c in range(sys.maxunicode + 1) if not 0xD800 <= c <= 0xDFFF]
     for left in ["\n", "a", "z", "A", "Z", "m"]:
-        text = "".join(left + r for r in rights)
-        found = {m.start() for m in NEUTRAL_POSITION.finditer(text) if m.start() % 2}  # right after a `left`
-        want = {2 * i + 1 for i, r in enumerate(rights) if tiktoken_neutral_join(left, r)}
-        assert found == want, left
+        forward, backward, want = pattern_positions(left, rights)
+        assert forward == backward == want, repr(left)
     ascii_chars = [chr(c) for c in range(128)]
-    others = [*ascii_chars, "é", "字", "\u0301", "\xa0", "\u2028", "\x85", "😀", "ǅ"]
-    for left in others:
-        text = "".join(left + r for r in ascii_chars)
-        found = {m.start() for m in NEUTRAL_POSITION.finditer(text) if m.start() % 2}  # right after a `left`
-        want = {2 * i + 1 for i, r in enumerate(ascii_chars) if tiktoken_neutral_join(left, r)}
-        if left == "\n" or (left.isascii() and left.isalpha()):
-            continue  # checked above, where the right-hand character runs over every code point
-        assert found == want == set(), repr(left)
+    for left in [*ascii_chars, "é", "字", "\u0301", "\xa0", "\u2028", "\x85", "😀", "ǅ"]:
+        forward, backward, want = pattern_positions(left, [*ascii_chars, "é", "字", "\xa0", "😀"])
+        assert forward == backward == want, repr(left)
 
 
 def test_other_encodings_have_no_neutral_positions() -> None:
@@ -122,5 +126,5 @@ def test_other_encodings_have_no_neutral_positions() -> None:
     import copy
 
     other = copy.copy(TIKTOKEN["o200k_base"])
-    other._neutral_re = None
+    other._neutral = False
     assert not other.neutral_join("\n", "x") and not other.neutral_join("a", " ")

@@ -33,7 +33,7 @@ class EverySpace(TiktokenCounter):
 def never_neutral() -> Any:
     """An encoding whose pattern reads past newlines (as r50k/p50k do): no position is neutral."""
     counter = copy.copy(get_counter("o200k_base"))
-    counter._neutral_re = None
+    counter._neutral = False
     return counter
 
 

@@ -60,16 +60,20 @@ from typing import Any
 
 from tokenbox_core.tokens.base import TokenCounter
 
-__all__ = ["NEUTRAL_ENCODINGS", "NEUTRAL_POSITION", "scan_neutral", "tiktoken_neutral_join"]
+__all__ = ["NEUTRAL_ENCODINGS", "scan_neutral", "tiktoken_neutral_join"]
 
 NEUTRAL_ENCODINGS = frozenset({"cl100k_base", "o200k_base", "o200k_harmony"})
 """The tiktoken encodings whose neutral positions follow the rules in this module's docstring."""
 
-NEUTRAL_POSITION = re.compile(r"(?<=\n)[^\s/]|(?<=[A-Za-z])[\x00-\x26\x28-\x40\x5b-\x60\x7b-\x7f]")
-"""Matches the character right after a neutral position (``match.start()`` is the position).
+_AFTER_LETTER_CLASS = r"[\x00-\x26\x28-\x40\x5b-\x60\x7b-\x7f]"  # ASCII less the letters and ' (0x27)
+FORWARD = re.compile(r"[\nA-Za-z](?:(?<=\n)(?=[^\s/])|(?<=[A-Za-z])(?=" + _AFTER_LETTER_CLASS + "))")
+"""Matches the character just *before* a neutral position (``match.end()`` is the position).
 
-Python's ``\\s`` in a ``str`` pattern is exactly ``str.isspace()``, which ``neutral_join`` uses; the second
-class is ASCII less the letters and ``'`` (0x27)."""
+It starts with a character class, so ``re`` skips to candidates in C; Python's ``\\s`` in a ``str`` pattern is
+exactly ``str.isspace()``, which ``neutral_join`` uses (tests/core/test_neutral.py checks every code point)."""
+BACKWARD = re.compile(r"[\nA-Za-z](?<=" + _AFTER_LETTER_CLASS + r"[A-Za-z]|[^\s/]\n)")
+""":data:`FORWARD` for the *reversed* text: matches the character before a neutral position, reading the one
+after it behind it (``re`` has no backward search; the last position is the first one in the reversed text)."""
 
 _ASCII_LETTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
 _AFTER_LETTER = frozenset(map(chr, range(128))) - _ASCII_LETTERS - {"'"}
@@ -94,9 +98,10 @@ def tiktoken_neutral_join(left_end: str, right_start: str) -> bool:
 def scan_neutral(counter: TokenCounter, text: str, lo: int, hi: int, *, last: bool) -> int | None:
     """The last (``last``) or first ``p`` with ``lo <= p < hi`` where ``counter.neutral_join(text[p - 1], text[p])``.
 
-    For the tiktoken counters the positions are found by :data:`NEUTRAL_POSITION` in C (windows growing
-    backwards from ``hi`` for the last one), not by a Python call per character; any other ``neutral_join`` is
-    asked position by position, and a counter without one has none.
+    For the tiktoken counters the positions are found in C by :data:`FORWARD` (or :data:`BACKWARD` over
+    reversed windows that grow from ``hi``), not by a Python call per character: a few nanoseconds a character
+    where no ASCII letter or newline is, a microsecond or two in prose; any other ``neutral_join`` is asked
+    position by position, and a counter without one has none.
     """
     join: Callable[[str, str], bool] | None = getattr(counter, "neutral_join", None)
     lo = max(lo, 1)
@@ -104,36 +109,40 @@ def scan_neutral(counter: TokenCounter, text: str, lo: int, hi: int, *, last: bo
     if join is None or hi <= lo:
         return None
     if getattr(type(counter), "neutral_join", None) is _tiktoken_join():
-        pattern: re.Pattern[str] | None = getattr(counter, "_neutral_re", None)
-        if pattern is None:
+        if not getattr(counter, "_neutral", False):
             return None
         if not last:
-            found = pattern.search(text, lo, hi)  # the look-behind reads text[lo - 1], before pos
-            return None if found is None else found.start()
-        return _last_match(pattern, text, lo, hi)
+            found = FORWARD.search(text, lo - 1, hi)  # the character before p is at lo - 1 or later
+            return None if found is None else found.end()
+        return _last_neutral(text, lo, hi)
     for p in range(hi - 1, lo - 1, -1) if last else range(lo, hi):
         if join(text[p - 1], text[p]):
             return p
     return None
 
 
-def _last_match(pattern: re.Pattern[str], text: str, lo: int, hi: int) -> int | None:
-    """The start of the last match in ``[lo, hi)``, searching windows that double backwards from ``hi``."""
+def _last_neutral(text: str, lo: int, hi: int) -> int | None:
+    """The last neutral ``p`` in ``[lo, hi)``: :data:`BACKWARD` over reversed windows growing back from ``hi``."""
     size = _FIRST_WINDOW
     end = hi
     while end > lo:
         start = max(lo, end - size)
-        found = None
-        for found in pattern.finditer(text, start, end):  # noqa: B007 - the last one is wanted
-            pass
+        window = text[end - 1 : start - 2 if start >= 2 else None : -1]  # text[start - 1 : end], reversed
+        found = BACKWARD.search(window, 1)  # window[k] is text[end - 1 - k]; a match at k means p = end - k
         if found is not None:
-            return found.start()
+            return end - found.start()
         end = start
-        size *= 2
+        size *= 4
     return None
 
 
-def _tiktoken_join() -> Any:
-    from tokenbox_core.tokens.tiktoken_counter import TiktokenCounter
+_JOIN: list[Any] = []
 
-    return TiktokenCounter.neutral_join
+
+def _tiktoken_join() -> Any:
+    """``TiktokenCounter.neutral_join`` (imported on first use: tiktoken_counter imports this module)."""
+    if not _JOIN:
+        from tokenbox_core.tokens.tiktoken_counter import TiktokenCounter
+
+        _JOIN.append(TiktokenCounter.neutral_join)
+    return _JOIN[0]

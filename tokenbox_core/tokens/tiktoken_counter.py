@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from tokenbox_core.tokens.base import Keep, validate_text
 from tokenbox_core.tokens.counters import _CachedCounter
 from tokenbox_core.tokens.encodings import _load_encoding
-from tokenbox_core.tokens.neutral import NEUTRAL_ENCODINGS, NEUTRAL_POSITION, tiktoken_neutral_join
+from tokenbox_core.tokens.neutral import NEUTRAL_ENCODINGS, tiktoken_neutral_join
 
 if TYPE_CHECKING:
     import tiktoken
@@ -28,8 +28,7 @@ class TiktokenCounter(_CachedCounter):
         self.name = encoding.name
         super().__init__()
         self._cache_key = f"tiktoken:{encoding.name}"  # shared by every instance of one encoding
-        # The encoding's neutral positions as a pattern (tokens/neutral.py), or None: it has none.
-        self._neutral_re = NEUTRAL_POSITION if encoding.name in NEUTRAL_ENCODINGS else None
+        self._neutral = encoding.name in NEUTRAL_ENCODINGS  # it has the positions of tokens/neutral.py
 
     def _raw_count(self, text: str) -> int:
         if len(text) > _BUFFER_ABOVE:  # issue 16: tiktoken's buffer API, 4 bytes a token instead of a list
@@ -54,7 +53,7 @@ class TiktokenCounter(_CachedCounter):
         Always False for other encodings (r50k/p50k's ``\\s++$`` reads to the
         end of the text), which then re-count every join.
         """
-        return self._neutral_re is not None and tiktoken_neutral_join(left_end, right_start)
+        return self._neutral and tiktoken_neutral_join(left_end, right_start)
 
     def encode(self, text: str) -> list[int]:
         validate_text(text)
