@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from tokenbox_core.tokens.base import Keep, validate_text
 from tokenbox_core.tokens.counters import _CachedCounter
 from tokenbox_core.tokens.encodings import _load_encoding
+from tokenbox_core.tokens.fast_cut import encode_ids, truncate_once
 from tokenbox_core.tokens.neutral import NEUTRAL_ENCODINGS, tiktoken_neutral_join
 
 if TYPE_CHECKING:
@@ -32,8 +33,6 @@ class TiktokenCounter(_CachedCounter):
 
     def _raw_count(self, text: str) -> int:
         if len(text) > _BUFFER_ABOVE:  # issue 16: tiktoken's buffer API, 4 bytes a token instead of a list
-            from tokenbox_core.tokens.fast_cut import encode_ids
-
             return len(encode_ids(self, text))
         return len(self.encoding.encode_ordinary(text))
 
@@ -83,9 +82,7 @@ class TiktokenCounter(_CachedCounter):
         return sum(self.count_many(groups))
 
     def truncate(self, text: str, limit: int, *, keep: Keep = "head") -> str:
-        from tokenbox_core.tokens.fast_cut import truncate_once  # issue 16: one encode, tail re-counts
-
-        return truncate_once(self, text, limit, keep)
+        return truncate_once(self, text, limit, keep)  # issue 16: one encode, tail re-counts
 
     def _truncate_by_recounting(self, text: str, limit: int, *, keep: Keep = "head") -> str:
         """The reference algorithm ``truncate`` reproduces (kept for the property test that compares them)."""
