@@ -54,6 +54,12 @@ _pieces = st.sampled_from(
 texts = st.lists(st.one_of(_pieces, st.text(max_size=8)), min_size=0, max_size=60).map("".join)
 
 
+@pytest.fixture(autouse=True)
+def no_cut_memo(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These properties test the cutting algorithm: no answers from the memo of cuts (tests/core/test_cut_memo.py)."""
+    monkeypatch.setattr(fast_cut, "CUT_MEMO_MAX_CHARS", -1)
+
+
 @given(text=texts, fraction=st.floats(0, 1.2), keep=st.sampled_from(["head", "tail", "middle"]))
 def test_one_encode_cut_equals_the_recounting_cut(text: str, fraction: float, keep: str) -> None:
     """For every text, limit and keep, truncate (one encode) returns the reference algorithm's string."""

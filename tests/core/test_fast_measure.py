@@ -57,6 +57,12 @@ _pieces = st.sampled_from(
 texts = st.lists(st.one_of(_pieces, st.text(max_size=6)), min_size=0, max_size=80).map("".join)
 
 
+@pytest.fixture(autouse=True)
+def no_cut_memo(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These properties test the cutting algorithm: no answers from the memo of cuts (tests/core/test_cut_memo.py)."""
+    monkeypatch.setattr(fast_cut, "CUT_MEMO_MAX_CHARS", -1)
+
+
 @contextmanager
 def thresholds(min_chars: int, chunk: int = 7, per_token: int = 1) -> Iterator[None]:
     """Take the prefix path on short texts (``min_chars=0``), in small chunks, so generated text exercises
