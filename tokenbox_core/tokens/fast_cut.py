@@ -296,7 +296,7 @@ def _known_partial(counter: TiktokenCounter, text: str, limit: int, keep: Keep) 
 
 CUT_MEMO_ENTRIES = 64
 """Cuts remembered per thread (the last ones made): a compile re-cuts the same boundary passage every turn."""
-CUT_MEMO_MAX_CHARS = 65_536
+CUT_MEMO_MAX_CHARS = 16_384
 """Longer texts are not remembered by their cut (their ids are, by :func:`encode_ids`): bounded memory."""
 
 
