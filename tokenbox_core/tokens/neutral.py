@@ -19,13 +19,17 @@ offline).  ``p`` is neutral when
 (leftmost-first alternatives, matched one after another from the start) and byte-pair-encodes each piece on its
 own, so ``encode(T)`` is the concatenation of the pieces' encodings.  It suffices that the pieces of ``a + b``
 are the pieces of ``a`` followed by those of ``b``: (i) no match of any alternative that starts before ``p``
-contains both ``p - 1`` and ``p``; (ii) whether such a match exists (and which wins) does not depend on the
-text from ``p`` on — the only look-ahead, ``\\s+(?!\\S)``, reads the one character after a whitespace match, and
-cl100k's ``\\s++$`` the end of the text, and neither can end at ``p`` because ``T[p - 1]`` is not whitespace
-(letter rule), or reads a non-whitespace ``T[p]`` in both texts (newline rule); (iii) a match starting at
-``p`` or later reads nothing before ``p`` (there is no look-behind, ``^`` or ``\\b``).  Then the piece holding
-``p - 1`` ends at ``p`` in ``a + b`` as in ``a``, every earlier piece is the same, and the scan restarts at
-``p`` exactly as it starts ``b``.  For (i), alternative by alternative:
+contains both ``p - 1`` and ``p``; (ii) every match attempt starting before ``p`` that reads ``T[p]`` decides
+there as it does at the end of ``a``: a letter run (possessive or greedy), an optional contraction suffix and a
+punctuation piece's trailing ``[\\r\\n]``/``[\\r\\n/]`` run all stop (``T[p]`` can continue none of them, by
+(i)); the only look-arounds are ``\\s+(?!\\S)`` and cl100k's ``\\s++$`` at the end of a whitespace match, and
+under the letter rule no whitespace match ends at ``p`` (``T[p - 1]`` is a letter), while under the newline rule,
+at every position of the whitespace run that ends with the newline at ``p``, an earlier alternative already
+matches exactly to ``p`` — cl100k ``\\s*[\\r\\n]`` in ``a + b`` and ``\\s++$`` in ``a`` (the same piece),
+o200k ``\\s*[\\r\\n]+`` in both — so the look-around alternatives are never reached there; (iii) a match
+starting at ``p`` or later reads nothing before ``p`` (there is no look-behind, ``^`` or ``\\b``).  Then the
+piece holding ``p - 1`` ends at ``p`` in ``a + b`` as in ``a``, every earlier piece is the same, and the scan
+restarts at ``p`` exactly as it starts ``b``.  For (i), alternative by alternative:
 
 - cl100k ``'(?i:[sdmt]|ll|ve|re)`` and o200k's contraction suffixes ``(?i:'s|'t|'re|'ve|'m|'ll|'d)``: after a
   letter they hold only letters; a contraction can only *start* with the apostrophe (excluded on the right by
