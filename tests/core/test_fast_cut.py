@@ -9,7 +9,12 @@ from hypothesis import strategies as st
 from tokenbox_core.tokens import COUNT_CACHE, TiktokenCounter, fast_cut, get_counter
 from tokenbox_core.tokens.fast_cut import truncate_once
 
-COUNTERS = [TiktokenCounter("o200k_base"), TiktokenCounter("cl100k_base"), get_counter("o200k_base")]
+COUNTERS = [
+    TiktokenCounter("o200k_base"),
+    TiktokenCounter("cl100k_base"),
+    get_counter("o200k_base"),
+    get_counter("cl100k_base"),
+]
 _pieces = st.sampled_from(
     [
         "\n",
@@ -32,9 +37,27 @@ _pieces = st.sampled_from(
         "x",
         "def f():\n    return 1\n",
         "<|endoftext|>",
+        "x.",
+        "ab,",
+        "q1",
+        "z'",
+        "k\u0301",
+        "n\t",
+        "WORD)",
+        "a`",
+        "'ll",
+        "ʰ",
+        "ǅ",
+        "\xa0",
     ]
 )
 texts = st.lists(st.one_of(_pieces, st.text(max_size=8)), min_size=0, max_size=60).map("".join)
+
+
+@pytest.fixture(autouse=True)
+def no_cut_memo(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These properties test the cutting algorithm: no answers from the memo of cuts (tests/core/test_cut_memo.py)."""
+    monkeypatch.setattr(fast_cut, "CUT_MEMO_MAX_CHARS", -1)
 
 
 @given(text=texts, fraction=st.floats(0, 1.2), keep=st.sampled_from(["head", "tail", "middle"]))

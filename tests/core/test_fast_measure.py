@@ -40,9 +40,27 @@ _pieces = st.sampled_from(
         "!!",
         "def f():\n    return 1\n",
         "<|endoftext|>",
+        "x.",
+        "ab,",
+        "q1",
+        "z'",
+        "k\u0301",
+        "n\t",
+        "WORD)",
+        "a`",
+        "'ll",
+        "ʰ",
+        "ǅ",
+        "\xa0",
     ]
 )
 texts = st.lists(st.one_of(_pieces, st.text(max_size=6)), min_size=0, max_size=80).map("".join)
+
+
+@pytest.fixture(autouse=True)
+def no_cut_memo(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These properties test the cutting algorithm: no answers from the memo of cuts (tests/core/test_cut_memo.py)."""
+    monkeypatch.setattr(fast_cut, "CUT_MEMO_MAX_CHARS", -1)
 
 
 @contextmanager

@@ -13,6 +13,7 @@ COUNTERS = [
     get_counter("o200k_base"),
     get_counter("cl100k_base"),
     TiktokenCounter("o200k_base"),
+    TiktokenCounter("cl100k_base"),
     get_counter("bytes"),
     get_counter("whitespace"),
 ]
@@ -38,6 +39,18 @@ _pieces = st.sampled_from(
         "123",
         "!!",
         "x",
+        "x.",
+        "ab,",
+        "q1",
+        "z'",
+        "k\u0301",
+        "n\t",
+        "WORD)",
+        "a`",
+        "'ll",
+        "ʰ",
+        "ǅ",
+        "\xa0",
     ]
 )
 texts = st.lists(st.one_of(_pieces, st.text(max_size=6)), min_size=1, max_size=40).map("".join)
@@ -62,12 +75,13 @@ def test_count_plus_and_minus_are_exact(text: str, suffix: str) -> None:
 
 
 def test_split_is_a_neutral_position() -> None:
-    """The split lies after a newline and before a non-space (tiktoken), and None when there is none."""
+    """The split lies after a newline before a non-space, or after an ASCII letter before an ASCII non-letter other
+    than an apostrophe (tiktoken), and is None when there is none."""
     counter = get_counter("o200k_base")
     text = "alpha beta\ngamma delta\n  epsilon"
-    p = neutral_split(counter, text)
-    assert p == text.index("gamma")
-    assert neutral_split(counter, "no newline here") is None
+    assert neutral_split(counter, text) == text.index("\n  epsilon")  # after "delta"
+    assert neutral_split(counter, "1 2\n字字 é 3") == 4  # after the newline
+    assert neutral_split(counter, "日本 字\n 1 é.") is None
     assert neutral_split(get_counter("approximate"), text) is None
 
 

@@ -1,5 +1,5 @@
-"""``scan_neutral`` finds the same position as asking ``neutral_join`` at every position (issue 16: the tiktoken
-counters are neutral only right after a newline, so the scan walks newlines with ``str.find``)."""
+"""``scan_neutral`` finds the same position as asking ``neutral_join`` at every position (issue 16: for the tiktoken
+counters a regular expression finds them in C, tokens/neutral.py)."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ class EverySpace(TiktokenCounter):
 def never_neutral() -> Any:
     """An encoding whose pattern reads past newlines (as r50k/p50k do): no position is neutral."""
     counter = copy.copy(get_counter("o200k_base"))
-    counter._neutral_newline = False
+    counter._neutral = False
     return counter
 
 
@@ -43,7 +43,11 @@ COUNTERS = {
     "never": never_neutral(),
     "every-space": EverySpace(get_counter("o200k_base").encoding),
 }
-TEXT = st.text(alphabet=st.sampled_from(["a", "b", " ", "\n", "/", "\t", "\r", "é", "字", "😀"]), max_size=60)
+ALPHABET = ["a", "b", "Z", " ", "\n", "/", "\t", "\r", "é", "字", "😀", "'", "1", ".", "\x1c", "\x85", "\u2028", "\xa0"]
+ALPHABET += ["\u180e", "\u0301", "\x7f", "\x00", "`", "{", "@", "[", "_", "~", "\u3000", "ß"]
+TEXT = st.text(alphabet=st.sampled_from(ALPHABET), max_size=60)
+LONG_RUNS = ["字" * 40, "a" * 30, "\n" * 9, " " * 70, "é" * 200]
+LONG = st.lists(st.sampled_from([*ALPHABET, *LONG_RUNS]), max_size=40).map("".join)
 
 
 @pytest.mark.parametrize("name", sorted(COUNTERS))
@@ -54,9 +58,20 @@ def test_scan_neutral_equals_asking_every_position(name: str, text: str, lo: int
     assert scan_neutral(counter, text, lo, hi, last=last) == reference(counter, text, lo, hi, last=last)
 
 
+@pytest.mark.parametrize("name", sorted(COUNTERS))
+@given(text=LONG, lo=st.integers(-3, 1500), span=st.integers(-3, 1500), last=st.booleans())
+def test_scan_neutral_on_long_runs(name: str, text: str, lo: int, span: int, last: bool) -> None:
+    """Long stretches without a neutral position: the backward windows grow and meet ``lo`` exactly."""
+    counter = COUNTERS[name]
+    hi = lo + span
+    assert scan_neutral(counter, text, lo, hi, last=last) == reference(counter, text, lo, hi, last=last)
+
+
 def test_scan_neutral_examples() -> None:
     counter = COUNTERS["o200k_base"]
     text = "one\ntwo\n three\n/four\nfive"
-    assert scan_neutral(counter, text, 0, len(text), last=False) == 4  # after the first newline
+    assert scan_neutral(counter, text, 0, len(text), last=False) == 3  # after "one", before the newline
     assert scan_neutral(counter, text, 0, len(text), last=True) == text.index("five")  # not "\n/" nor "\n "
-    assert scan_neutral(counter, "no newline at all", 0, 99, last=True) is None
+    assert scan_neutral(counter, "é 字 1 2 é", 0, 99, last=True) is None  # no ASCII letter, no newline
+    assert scan_neutral(counter, "it's", 0, 99, last=True) is None  # an apostrophe starts a contraction
+    assert scan_neutral(counter, "x" * 10_000 + " ", 0, 10_001, last=True) == 10_000

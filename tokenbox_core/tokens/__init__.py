@@ -21,7 +21,10 @@ The package's modules, one idea each: ``base`` (the protocol and text checks),
 ``encodings`` (offline loading), ``tiktoken_counter``, ``guard`` (your own
 counter objects, their failures reported as ``CounterError``), ``registry``
 (names to counters), ``concat`` (batch and exact-join counting), ``messages``
-(chat message costs).  Every public name is importable from ``tokenbox_core.tokens``.
+(chat message costs), ``neutral`` (positions no token can span, and the proof),
+``fast`` / ``fast_tail`` / ``fast_cut`` / ``fast_measure`` (issue 16: the fast
+counter, tail re-counts, cuts from one encode, measuring by a prefix).  Every
+public name is importable from ``tokenbox_core.tokens``.
 """
 
 from tokenbox_core.tokens.base import Keep, TokenCounter, validate_text

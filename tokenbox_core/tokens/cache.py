@@ -36,6 +36,10 @@ class _CountCache:
     def get(self, key: tuple[str, str | bytes]) -> int | None:
         return self._data.get(key)
 
+    def get_many(self, keys: list[tuple[str, str | bytes]]) -> list[int | None]:
+        """:meth:`get` of each key, in one C-level pass."""
+        return list(map(self._data.get, keys))
+
     def put(self, key: tuple[str, str | bytes], value: int) -> None:
         size = len(key[1]) if isinstance(key[1], str) else 16
         with self._lock:

@@ -31,7 +31,7 @@ from tokenbox_core.tokens.fast_tail import TAIL_WINDOW, scan_neutral
 if TYPE_CHECKING:
     from tokenbox_core.tokens.tiktoken_counter import TiktokenCounter
 
-__all__ = ["encode_ids", "truncate_once"]
+__all__ = ["CUT_MEMO_ENTRIES", "CUT_MEMO_MAX_CHARS", "encode_ids", "truncate_once"]
 
 _memo = threading.local()
 
@@ -294,22 +294,51 @@ def _known_partial(counter: TiktokenCounter, text: str, limit: int, keep: Keep) 
     return view if len(view.head) >= need_head and len(view.tail) >= need_tail else None
 
 
+CUT_MEMO_ENTRIES = 64
+"""Cuts remembered per thread (the last ones made): a compile re-cuts the same boundary passage every turn."""
+CUT_MEMO_MAX_CHARS = 16_384
+"""Longer texts are not remembered by their cut (their ids are, by :func:`encode_ids`): bounded memory."""
+
+
 def truncate_once(counter: TiktokenCounter, text: str, limit: int, keep: Keep = "head") -> str:
     """``TiktokenCounter.truncate`` from one encode: the same result, a fraction of the work.
 
     A long text whose count is already known (measured by the fast counter,
     which builds no ids) and that the memo has no ids for is not encoded
     whole: only a prefix (and/or suffix) ending where no token can span, long
-    enough to hold the tokens kept.
+    enough to hold the tokens kept.  The last cuts of texts up to
+    :data:`CUT_MEMO_MAX_CHARS` are remembered by (encoding, text, limit, keep):
+    the cut is a function of those, and a conversation's next turn (or the
+    same compile again) asks for the same cut of the same passage.
     """
     limit = max(0, int(limit))
+    key = (counter._cache_key, limit, keep, text) if len(text) <= CUT_MEMO_MAX_CHARS else None
+    cuts: dict[tuple[str, int, str, str], tuple[str, int | None]] | None = getattr(_memo, "cuts", None)
+    if cuts is None:
+        cuts = _memo.cuts = {}
+    if key is not None:
+        hit = cuts.get(key)
+        if hit is not None:
+            if hit[1] is not None:  # as when it was cut: the cut's count is known to the cache
+                COUNT_CACHE.put(COUNT_CACHE.key(counter._cache_key, hit[0]), hit[1])
+            return hit[0]
+    out, size = _truncate(counter, text, limit, keep)
+    if key is not None:
+        cuts[key] = (out, size)
+        if len(cuts) > CUT_MEMO_ENTRIES:
+            del cuts[next(iter(cuts))]
+    return out
+
+
+def _truncate(counter: TiktokenCounter, text: str, limit: int, keep: Keep) -> tuple[str, int | None]:
+    """The cut of :func:`truncate_once` and its count (None: the text fits, it is returned whole)."""
     view: _Ids | None = None
     last = getattr(_memo, "last", None)
     memo_hit = last is not None and last[0] == counter._cache_key and last[1] is text
     if not memo_hit and len(text) >= PARTIAL_MIN_CHARS:
         known = COUNT_CACHE.get(COUNT_CACHE.key(counter._cache_key, text))
         if known is not None and known <= limit:
-            return text
+            return text, None
         if known is not None:
             view = _known_partial(counter, text, limit, keep)
             if view is None:
@@ -319,7 +348,7 @@ def truncate_once(counter: TiktokenCounter, text: str, limit: int, keep: Keep = 
     if view is None:
         ids: Any = encode_ids(counter, text)
         if len(ids) <= limit:
-            return text
+            return text, None
         view = _Ids(ids, ids, len(ids))
     k = limit
     while True:
@@ -327,5 +356,5 @@ def truncate_once(counter: TiktokenCounter, text: str, limit: int, keep: Keep = 
         # Re-encoding a cut can merge differently; shrink until the result fits.
         if size <= k or k == 0:
             COUNT_CACHE.put(COUNT_CACHE.key(counter._cache_key, out), size)
-            return out
+            return out, size
         k -= 1

@@ -29,7 +29,7 @@ TOKENS_PER_NAME = 1
 
 
 def _field(message: Any, key: str) -> Any:
-    if isinstance(message, Mapping):
+    if type(message) is dict or isinstance(message, Mapping):  # a plain dict skips the ABC check
         return message.get(key)
     return getattr(message, key, None)
 
@@ -86,22 +86,23 @@ def message_token_count(message: Any, counter: TokenCounter) -> int:
     Messages are dicts or objects with ``role``/``content`` (and optionally
     ``name``, ``tool_calls``, ``tool_call_id``).
     """
-    content = _field(message, "content")
+    field = message.get if type(message) is dict else lambda key: _field(message, key)
+    content = field("content")
     total = TOKENS_PER_MESSAGE
     if isinstance(content, list | tuple):  # issue 14 hook: media parts cost by the model's rules, not as JSON
         from tokenbox_core.media.parts import split_media
 
         content, media = split_media(content, counter)
         total += media
-    texts = [str(_field(message, "role") or ""), content_text(content)]
-    name = _field(message, "name")
+    texts = [str(field("role") or ""), content if type(content) is str else content_text(content)]
+    name = field("name")
     if name:
         texts.append(str(name))
         total += TOKENS_PER_NAME
-    calls = _tool_calls_text(_field(message, "tool_calls"))
+    calls = field("tool_calls")
     if calls:
-        texts.append(calls)
-    call_id = _field(message, "tool_call_id")
+        texts.append(_tool_calls_text(calls))
+    call_id = field("tool_call_id")
     if call_id:
         texts.append(str(call_id))
     return total + sum(count_many(counter, [t for t in texts if t]))

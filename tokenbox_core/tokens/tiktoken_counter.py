@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING
 from tokenbox_core.tokens.base import Keep, validate_text
 from tokenbox_core.tokens.counters import _CachedCounter
 from tokenbox_core.tokens.encodings import _load_encoding
+from tokenbox_core.tokens.fast_cut import encode_ids, truncate_once
+from tokenbox_core.tokens.neutral import NEUTRAL_ENCODINGS, tiktoken_neutral_join
 
 if TYPE_CHECKING:
     import tiktoken
@@ -15,7 +17,6 @@ if TYPE_CHECKING:
 __all__ = ["TiktokenCounter"]
 
 _BUFFER_ABOVE = 100_000
-_NEWLINE_NEUTRAL = frozenset({"cl100k_base", "o200k_base", "o200k_harmony"})
 
 
 class TiktokenCounter(_CachedCounter):
@@ -28,12 +29,10 @@ class TiktokenCounter(_CachedCounter):
         self.name = encoding.name
         super().__init__()
         self._cache_key = f"tiktoken:{encoding.name}"  # shared by every instance of one encoding
-        self._neutral_newline = encoding.name in _NEWLINE_NEUTRAL
+        self._neutral = encoding.name in NEUTRAL_ENCODINGS  # it has the positions of tokens/neutral.py
 
     def _raw_count(self, text: str) -> int:
         if len(text) > _BUFFER_ABOVE:  # issue 16: tiktoken's buffer API, 4 bytes a token instead of a list
-            from tokenbox_core.tokens.fast_cut import encode_ids
-
             return len(encode_ids(self, text))
         return len(self.encoding.encode_ordinary(text))
 
@@ -46,12 +45,14 @@ class TiktokenCounter(_CachedCounter):
     def neutral_join(self, left_end: str, right_start: str) -> bool:
         """Whether joining a text ending in ``left_end`` to one starting with ``right_start`` cannot change counts.
 
-        True for the o200k/cl100k pre-tokenisers after a newline and before a
-        non-space character other than ``/``: no piece can span that position
-        and no match depends on text beyond it (the r50k/p50k pattern's
-        ``\\s++$`` does, so those encodings always re-count joins).
+        True for o200k/cl100k at the positions :mod:`tokenbox_core.tokens.neutral`
+        proves no piece can span and no match reads past: after a newline and
+        before a non-space character other than ``/``; after an ASCII letter
+        and before an ASCII character that is neither a letter nor ``'``.
+        Always False for other encodings (r50k/p50k's ``\\s++$`` reads to the
+        end of the text), which then re-count every join.
         """
-        return self._neutral_newline and left_end == "\n" and right_start != "/" and not right_start.isspace()
+        return self._neutral and tiktoken_neutral_join(left_end, right_start)
 
     def encode(self, text: str) -> list[int]:
         validate_text(text)
@@ -60,11 +61,10 @@ class TiktokenCounter(_CachedCounter):
     def count_concat(self, parts: Sequence[str]) -> int:
         """Exact count of the joined parts, re-using per-part counts where a join is neutral.
 
-        In the o200k/cl100k/p50k pre-tokenisers no piece can span a position
-        that follows a newline and starts with a non-space character other than
-        ``/``, and no piece's match depends on text beyond it; so the joined
-        text's count is the sum of the counts of the groups between such
-        positions.  Groups are joined and counted (and cached) otherwise.
+        Where ``neutral_join`` holds (o200k/cl100k, :mod:`tokenbox_core.tokens.neutral`)
+        no piece can span the join and no piece's match depends on text beyond
+        it; so the joined text's count is the sum of the counts of the groups
+        between such joins.  Groups are joined and counted (and cached) otherwise.
         """
         groups: list[str] = []
         current: list[str] = []
@@ -82,9 +82,7 @@ class TiktokenCounter(_CachedCounter):
         return sum(self.count_many(groups))
 
     def truncate(self, text: str, limit: int, *, keep: Keep = "head") -> str:
-        from tokenbox_core.tokens.fast_cut import truncate_once  # issue 16: one encode, tail re-counts
-
-        return truncate_once(self, text, limit, keep)
+        return truncate_once(self, text, limit, keep)  # issue 16: one encode, tail re-counts
 
     def _truncate_by_recounting(self, text: str, limit: int, *, keep: Keep = "head") -> str:
         """The reference algorithm ``truncate`` reproduces (kept for the property test that compares them)."""

@@ -1,4 +1,5 @@
-"""The derived count of a text from the count of the text with its separator (compiler.tally)."""
+"""The derived count of a text from the count of the text with its separator (compiler.tally, which is the tokens
+layer's ``fast_tail.count_apart``: its split positions are the counter's ``neutral_join``, tokens/neutral.py)."""
 
 from __future__ import annotations
 
@@ -6,14 +7,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tokenbox_core.compiler.tally import count_before, letter_space_split
-from tokenbox_core.tokens import TiktokenCounter, get_counter
+from tokenbox_core.compiler.tally import count_before
+from tokenbox_core.tokens import COUNT_CACHE, TiktokenCounter, get_counter
+from tokenbox_core.tokens.fast_tail import neutral_split
 
 PIECES = [
     "word", "Word", "WORD", " ", "  ", "\t", "\n", "\n\n", "\r\n", "'s", "'LL", "'", ".", ",", "...", "!?",
-    "/", "12", "12345", "%", "é", "É", "ß", "\u0301", "日本", "😀", "\u00a0", "-", "a", "Z", "x'y",
+    "/", "12", "12345", "%", "é", "É", "ß", "\u0301", "日本", "😀", "\u00a0", "-", "a", "Z", "x'y", "x.", "q1",
+    "(", ")", '"', "k\u0301", "n\t", "\x00", "`", "ʰ", "ǅ",
 ]  # fmt: skip
-SUFFIXES = ["\n", "\n\n", " ", "  ", "'s", "s", "x", "\r\n", ".", " \n", "\t", "1", "\u0301", "/"]
+SUFFIXES = ["\n", "\n\n", " ", "  ", "'s", "s", "x", "\r\n", ".", " \n", "\t", "1", "\u0301", "/", "'", "é"]
 COUNTERS = {
     "o200k fast": get_counter("o200k_base"),
     "cl100k fast": get_counter("cl100k_base"),
@@ -28,18 +31,30 @@ def test_derived_count_is_the_count(name: str, text: str, suffix: str) -> None:
     """count(text) == count(text + suffix) - count(tail + suffix) + count(tail), checked against raw encoding."""
     counter = COUNTERS[name]
     raw = counter.encoding.encode_ordinary
+    COUNT_CACHE.clear()
     assert count_before(counter, text, suffix) == len(raw(text))
-    p = letter_space_split(text)
+    assert counter.count(text + suffix) == len(raw(text + suffix))  # counted (and cached) on the way
+    p = neutral_split(counter, text)
     if p is not None:  # the identity itself, each term encoded afresh
         tail = text[p:]
         assert len(raw(text + suffix)) - len(raw(tail + suffix)) + len(raw(tail)) == len(raw(text))
 
 
-def test_split_needs_an_ascii_letter_before_a_space() -> None:
-    assert letter_space_split("alpha beta.") == 5
-    assert letter_space_split("é beta") is None  # only ASCII letters are trusted
-    assert letter_space_split("a" * 300 + " " + "b" * 300) is None  # outside the window
-    assert letter_space_split("") is None
+def test_split_positions_are_the_counters() -> None:
+    """The split is the counter's last neutral position within a quarter of the text from its end."""
+    counter = COUNTERS["o200k fast"]
+    counted: list[str] = []
+    raw = counter._raw_count
+    counter._raw_count = lambda t: counted.append(t) or raw(t)  # type: ignore[method-assign]
+    try:
+        COUNT_CACHE.clear()
+        count_before(counter, "alpha beta gamma delta.", "\n")  # tail "." (after "delta")
+        COUNT_CACHE.clear()
+        count_before(counter, "é" * 40 + " 字", "\n")  # no neutral position: the text is counted
+    finally:
+        del counter._raw_count
+    assert counted[:3] == ["alpha beta gamma delta.\n", ".\n", "."]
+    assert "é" * 40 + " 字" in counted
 
 
 def test_other_counters_simply_count() -> None:
