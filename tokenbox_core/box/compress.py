@@ -24,11 +24,15 @@ from .state import MARKER_IDS_SHOWN, Slot, Unit, removed_record
 __all__ = ["apply_lenses", "compress", "cut_text", "drop", "shrink_to"]
 
 
-def compress(ruler: Ruler, order: Sequence[Slot], deficit: int) -> None:
-    """Visit ``order`` (compression order) until ``deficit`` tokens are freed."""
+def compress(ruler: Ruler, order: Sequence[Slot], deficit: int) -> int:
+    """Visit ``order`` (compression order) until ``deficit`` tokens are freed; returns what is left of it.
+
+    A positive result means ``order`` ran out before the deficit did (the
+    incremental re-layout, :mod:`.incremental`, then falls back to the full path).
+    """
     for slot in order:
         if deficit <= 0:
-            return
+            return deficit
         if slot.dropped or slot.size == 0:
             continue
         slot.remember()
@@ -37,7 +41,7 @@ def compress(ruler: Ruler, order: Sequence[Slot], deficit: int) -> None:
             apply_lenses(ruler, slot, max(slot.section.min_tokens, slot.size - deficit))
             deficit -= before - slot.size
             if deficit <= 0:
-                return
+                return deficit
         cut = min(deficit, slot.size - slot.section.min_tokens)
         if cut >= slot.size:  # cut to nothing is a drop: no need to tokenise a truncation
             deficit -= slot.size
@@ -50,6 +54,7 @@ def compress(ruler: Ruler, order: Sequence[Slot], deficit: int) -> None:
         if deficit > 0 and slot.size > 0:
             deficit -= slot.size
             drop(slot, "budget")
+    return deficit
 
 
 def apply_lenses(ruler: Ruler, slot: Slot, target: int) -> None:

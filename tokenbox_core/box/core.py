@@ -27,6 +27,7 @@ module per step:
 
 from __future__ import annotations
 
+import functools
 import time
 import uuid
 from collections.abc import Sequence
@@ -39,8 +40,9 @@ from tokenbox_core.logs import log_layout
 from tokenbox_core.sections import Section
 from tokenbox_core.tokens import PRIMING_TOKENS, TokenCounter, get_counter
 
-from .claim import claim, expand
-from .compress import compress, drop
+from .claim import expand
+from .compress import compress
+from .flow import claims, settle
 from .groups import enforce_groups, group_members, incomplete_groups
 from .inputs import input_hash
 from .measure import Ruler
@@ -48,7 +50,7 @@ from .memo import LayoutMemo
 from .refill import refill
 from .results import Results
 from .shape import Shape, new_shape, next_shape
-from .state import MAX_PASSES, Mode, Slot
+from .state import Mode
 from .totals import exact_total
 
 __all__ = ["TokenBox"]
@@ -158,18 +160,19 @@ class TokenBox:
 
         flexible = [slots[i] for i in shape.flexible]
         order = [slots[i] for i in shape.order]
-        running = self._claims(order, fixed, limit_target)
+        running, stop = claims(ruler, order, fixed, limit_target)
         expand(ruler, flexible, limit_target - running)
 
         estimate = fixed + sum(s.size for s in flexible if not s.dropped)
         if estimate > limit_target:  # sizes carry their separators, so the sum is (nearly) exact
             compress(ruler, order, estimate - limit_target)
-        total = self._settle(slots, order, limit_target)
+        exact = functools.partial(exact_total, ruler, slots)
+        total = settle(ruler, exact, order, limit_target)
         if groups and enforce_groups(ruler, groups):
             total = exact_total(ruler, slots)
         if not self.strict and total < limit_target:
             blocked = incomplete_groups(groups) if groups else frozenset()
-            total = refill(ruler, slots, order, limit_target, blocked, total)
+            total = refill(ruler, exact, order, limit_target, blocked, total)
         if total > limit_max or total > capacity:
             raise ContextCriticalOverflow(capacity, total, critical_ids)
 
@@ -193,79 +196,3 @@ class TokenBox:
         log_layout(result)  # one DEBUG line under the "tokenbox" logger (tokenbox_core.logs)
         self._memo.remember(config, checked, result, shape.memo_safe)
         return result
-
-    def _claims(self, order: list[Slot], fixed: int, limit_target: int) -> int:
-        """Claims in protection order (the reverse of the compression order); returns the running total.
-
-        Once the sections that outrank a section alone exceed the target,
-        compression would drop it whatever its size (and lenses cannot save
-        it), so it is dropped without being measured.
-        """
-        ruler = self._ruler
-        running = fixed
-        outranked = 0
-        for pos in range(len(order) - 1, -1, -1):
-            slot = order[pos]
-            if slot.template is None:  # issue 16: measure what the claims will need in one batch, not one by one
-                ruler.ensure_measured(_claim_batch(order, pos, limit_target - running))
-            section = slot.section
-            if section.basis is not None or section.max_tokens is not None or section.policy is not None:
-                claim(ruler, slot)
-            else:  # the common case: the claim is the whole content
-                slot.base_size = slot.alloc = slot.size
-            running += slot.size
-            if running > limit_target:
-                outranked = pos
-                break
-        for slot in order[:outranked]:
-            slot.dropped = slot.outranked = True
-        return running
-
-    def _settle(self, slots: list[Slot], order: list[Slot], limit_target: int) -> int:
-        """Re-count the output exactly; compress again while BPE merges at the joins leave it over."""
-        ruler = self._ruler
-        total = exact_total(ruler, slots)
-        passes = 0
-        while total > limit_target and passes < MAX_PASSES:
-            compress(ruler, order, total - limit_target)
-            total = exact_total(ruler, slots)
-            passes += 1
-        for slot in order:  # pathological joins only: drop what is left, lowest first
-            if total <= limit_target:
-                break
-            if not slot.dropped:
-                drop(slot, "budget")
-                total = exact_total(ruler, slots)
-        return total
-
-
-CLAIM_CHARS_PER_TOKEN = 4
-"""A claim batch holds text for the room left at about this many characters a token (English prose with
-o200k/cl100k): denser text measures a little more than needed, sparser text takes another, smaller batch."""
-
-
-def _claim_batch(order: Sequence[Slot], pos: int, room: int) -> list[Slot]:
-    """The unmeasured slots from ``pos`` down (protection order) with enough text to fill ``room`` tokens.
-
-    Measuring them in one batch instead of one at a time costs one call
-    instead of hundreds; the few extra sections it measures past the point
-    where the rest are outranked cost a little counting, never a different
-    layout (measurements are pure and memoised).  Slots measured before fill
-    the room by their known size, so a re-layout that meets one new section
-    among measured ones measures that section, not the never-measured
-    sections far below it that the room will not reach.
-    """
-    want = max(0, room) * CLAIM_CHARS_PER_TOKEN
-    batch: list[Slot] = []
-    chars = 0
-    for i in range(pos, -1, -1):
-        slot = order[i]
-        if slot.template is not None:
-            chars += slot.size * CLAIM_CHARS_PER_TOKEN
-        else:
-            batch.append(slot)
-            content = slot.section.content
-            chars += len(content) if isinstance(content, str) else sum(len(it.content) for it in content)
-        if chars > want:
-            break
-    return batch

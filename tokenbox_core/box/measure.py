@@ -146,18 +146,20 @@ class Ruler:
 
     # ------------------------------------------------------------------ templates
 
-    def new_slots(self, sections: Sequence[Section]) -> list[Slot]:
+    def new_slots(self, sections: Sequence[Section], indices: Sequence[int] | None = None) -> list[Slot]:
         """A slot per section, filled from memoised measurements where the section was seen before.
 
-        Thousands of slots are made per call, so a slot's ``__dict__`` is set
-        in one assignment (the same state :class:`Slot`'s constructor and
-        :func:`fill` give it; unset attributes read the class defaults).
+        ``indices``: the sections' positions in the layout's input (default:
+        their positions in ``sections``).  Thousands of slots are made per
+        call, so a slot's ``__dict__`` is set in one assignment (the same
+        state :class:`Slot`'s constructor and :func:`fill` give it; unset
+        attributes read the class defaults).
         """
         key = self.memo_key
         slots: list[Slot] = []
         append = slots.append
         new = object.__new__
-        for i, section in enumerate(sections):
+        for i, section in zip(range(len(sections)) if indices is None else indices, sections, strict=True):
             slot = new(Slot)
             memo = section.__dict__.get(MEMO_ATTR)
             template = memo.get(key) if memo is not None else None
