@@ -230,8 +230,9 @@ def drop(slot: Slot, reason: str) -> None:
     before = slot.size
     slot.cut = True
     slot.pristine_drop = not slot.actions and slot.size == slot.full_size and reason == "budget"
-    if slot.pristine_drop and slot.template is not None and slot.template.dropped is not None:
-        slot.text, slot.size, slot.alloc, slot.dropped = "", 0, 0, True  # the memoised result says the rest
+    if slot.pristine_drop and not slot.is_list and slot.template is not None and slot.template.dropped is not None:
+        slot.text, slot.size, slot.alloc, slot.dropped = "", 0, 0, True  # the memoised record says the rest,
+        slot.act(_drop_action(reason, before, slot.section.min_tokens))  # and refill may still undrop it
         return
     if slot.is_list:
         slot.remove([removed_record(slot, u, "section dropped") for u in slot.units if slot.kept[u.index]])
@@ -243,4 +244,8 @@ def drop(slot: Slot, reason: str) -> None:
     slot.size = 0
     slot.dropped = True
     slot.alloc = 0
-    slot.act(Action("drop", reason, before, 0, f"dropped whole ({reason}; min_tokens={slot.section.min_tokens})"))
+    slot.act(_drop_action(reason, before, slot.section.min_tokens))
+
+
+def _drop_action(reason: str, before: int, min_tokens: int) -> Action:
+    return Action("drop", reason, before, 0, f"dropped whole ({reason}; min_tokens={min_tokens})")

@@ -28,6 +28,7 @@ module per step:
 from __future__ import annotations
 
 import functools
+import threading
 import time
 import uuid
 from collections.abc import Sequence
@@ -35,7 +36,7 @@ from typing import Any
 
 from tokenbox_core.budget import ContextBudget
 from tokenbox_core.errors import ContextCriticalOverflow, SectionError
-from tokenbox_core.layout import Layout
+from tokenbox_core.layout import LaidOutSection, Layout
 from tokenbox_core.logs import log_layout
 from tokenbox_core.sections import Section
 from tokenbox_core.tokens import PRIMING_TOKENS, TokenCounter, get_counter
@@ -44,9 +45,10 @@ from .claim import expand
 from .compress import compress
 from .flow import claims, settle
 from .groups import enforce_groups, group_members, incomplete_groups
+from .incremental import Settled, relayout
 from .inputs import input_hash
 from .measure import Ruler
-from .memo import LayoutMemo
+from .memo import LayoutMemo, same_config
 from .refill import refill
 from .results import Results
 from .shape import Shape, new_shape, next_shape
@@ -108,6 +110,9 @@ class TokenBox:
         self._results = Results(self._ruler)
         self._memo = LayoutMemo()
         self._shape: Shape | None = None  # the last layout's shape, patched by the next call (.shape)
+        self._settled: Settled | None = None  # the last layout's settled state (.incremental)
+        self._lock = threading.Lock()
+        self._incremental_hits = 0  # layouts the incremental path computed (tests, benchmarks)
 
     def __repr__(self) -> str:
         strict = ", strict=True" if self.strict else ""
@@ -133,11 +138,54 @@ class TokenBox:
             shape = new_shape(sections)
         self._shape = shape
         checked = shape.sections
+        capacity = max(0, self.budget.max_tokens - self.budget.output_reserve - self.budget.reserved_tokens)
+        ruler.reach = capacity  # the most a section can receive: what a long one's measure encodes (fast_measure)
+        with self._lock:  # the settled state serves one call: a concurrent one takes the full path
+            prev, self._settled = self._settled, None
+        done = None
+        if prev is not None and seq is not None and same_config(prev.config, config):
+            done = relayout(ruler, self._results, prev, checked, shape.order, self.strict)
+        if done is not None:  # issue 16: re-decided only where the edit reaches (.incremental)
+            laid_out, total, settled = done
+            self._incremental_hits += 1
+            fixed, limit_max, limit_target = settled.fixed, settled.limit_max, settled.limit_target
+            if total > limit_max or total > capacity:
+                raise ContextCriticalOverflow(capacity, total, settled.critical_ids)
+        else:
+            laid_out, total, settled = self._full(config, shape, capacity)
+            fixed, limit_max, limit_target = settled.fixed, settled.limit_max, settled.limit_target
+        result = Layout(
+            sections=laid_out,
+            total_tokens=total,
+            budget=self.budget,
+            max_tokens=limit_max,
+            target_tokens=limit_target,
+            fixed_tokens=fixed,
+            counter_name=self.counter.name,
+            separator=self.separator,
+            mode=self.mode,
+            config_version=self.config_version,
+            input_hasher=lambda: input_hash(checked, self),
+            latency_ms=(time.perf_counter() - started) * 1000.0,
+            trace_id=str(uuid.uuid4()),
+            timestamp=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        )
+        log_layout(result)  # one DEBUG line under the "tokenbox" logger (tokenbox_core.logs)
+        self._memo.remember(config, checked, result, shape.memo_safe)
+        if settled.keep:
+            with self._lock:
+                self._settled = settled
+        return result
+
+    def _full(
+        self, config: tuple[Any, ...], shape: Shape, capacity: int
+    ) -> tuple[tuple[LaidOutSection, ...], int, Settled]:
+        """The whole algorithm over every section: the records, the exact total and the state it leaves."""
+        ruler = self._ruler
+        checked = shape.sections
         slots = ruler.new_slots(checked)
         groups = group_members(slots)
         critical = [s for s in slots if s.critical]
-        capacity = max(0, self.budget.max_tokens - self.budget.output_reserve - self.budget.reserved_tokens)
-        ruler.reach = capacity  # the most a section can receive: what a long one's measure encodes (fast_measure)
         ruler.ensure_measured(critical)
         for slot in critical:
             if slot.section.max_tokens is not None and slot.full_size > slot.section.max_tokens:
@@ -172,27 +220,12 @@ class TokenBox:
             total = exact_total(ruler, slots)
         if not self.strict and total < limit_target:
             blocked = incomplete_groups(groups) if groups else frozenset()
-            total = refill(ruler, exact, order, limit_target, blocked, total)
+            total = refill(ruler, exact, reversed(order), limit_target, blocked, total)
         if total > limit_max or total > capacity:
             raise ContextCriticalOverflow(capacity, total, critical_ids)
 
         laid_out = self._results.results(slots)
-        result = Layout(
-            sections=laid_out,
-            total_tokens=total,
-            budget=self.budget,
-            max_tokens=limit_max,
-            target_tokens=limit_target,
-            fixed_tokens=fixed,
-            counter_name=self.counter.name,
-            separator=self.separator,
-            mode=self.mode,
-            config_version=self.config_version,
-            input_hasher=lambda: input_hash(checked, self),
-            latency_ms=(time.perf_counter() - started) * 1000.0,
-            trace_id=str(uuid.uuid4()),
-            timestamp=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        )
-        log_layout(result)  # one DEBUG line under the "tokenbox" logger (tokenbox_core.logs)
-        self._memo.remember(config, checked, result, shape.memo_safe)
-        return result
+        limits = (fixed, limit_max, limit_target)
+        settled = Settled(config, shape.sections, shape.order, laid_out, critical, limits, stop, slots)
+        settled.keep = not groups
+        return laid_out, total, settled

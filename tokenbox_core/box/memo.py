@@ -50,7 +50,7 @@ from tokenbox_core.sections import Item, Section
 from .inputs import canonical_bytes
 from .state import MEMO_ATTR
 
-__all__ = ["MEMO_ENTRIES", "LayoutMemo", "memo_safe", "same_value"]
+__all__ = ["MEMO_ENTRIES", "LayoutMemo", "memo_safe", "same_config", "same_value"]
 
 MEMO_ENTRIES = 4
 """At most this many layouts are remembered per box (least recently used goes first)."""
@@ -113,7 +113,7 @@ class LayoutMemo:
         """A fresh copy (new trace id, timestamp, latency) of the remembered layout of equal inputs, or None."""
         started = time.perf_counter()
         for entry in list(self._entries):
-            if _same_config(entry.config, config) and _same_sections(entry.sections, sections):
+            if same_config(entry.config, config) and _same_sections(entry.sections, sections):
                 with self._lock:
                     if entry in self._entries:  # most recently used first
                         self._entries.remove(entry)
@@ -138,7 +138,7 @@ class LayoutMemo:
             del self._entries[MEMO_ENTRIES:]
 
 
-def _same_config(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
+def same_config(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
     """The box's ruler and counter by identity (they do the counting), the rest (budget, flags) by value."""
     return a[0] is b[0] and a[1] is b[1] and all(same_value(x, y) for x, y in zip(a[2:], b[2:], strict=True))
 

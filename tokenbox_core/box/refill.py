@@ -35,7 +35,7 @@ skips it and reproduces the reference algorithm literally.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 
 from tokenbox_core.layout import Action
@@ -52,18 +52,20 @@ __all__ = ["refill"]
 def refill(
     ruler: Ruler,
     exact: Callable[[], int],
-    order: Sequence[Slot],
+    top_first: Iterable[Slot],
     target: int,
     blocked: frozenset[str],
     total: int,
 ) -> int:
     """Re-admit lost content in protection order while room is left; returns the exact total.
 
-    ``exact()`` counts the layout's output as it stands (``exact_total`` of
-    its slots); ``total`` is its value now (the caller has just counted it).
+    ``top_first``: the flexible slots in reverse protection order (highest
+    first; only as many are drawn as refill visits).  ``exact()`` counts the
+    layout's output as it stands (``exact_total`` of its slots); ``total`` is
+    its value now (the caller has just counted it).
     """
     short: set[int] = set()  # priorities with a section refill could not give back in full
-    for slot in reversed(order):
+    for slot in top_first:
         room = target - total
         if room <= 0:
             break
