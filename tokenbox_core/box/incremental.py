@@ -281,13 +281,21 @@ def relayout(
 def _outranked(
     ruler: Ruler, sections: tuple[Section, ...], order: list[int], o: int, below: list[Slot]
 ) -> Iterator[Slot]:
-    """The slots under the window, highest first, as the claims left them (outranked), made as refill asks."""
-    for k in range(o - 1, -1, -1):
-        i = order[k]
-        slot = ruler.new_slots([sections[i]], [i])[0]
-        slot.dropped = slot.outranked = True
-        below.append(slot)
-        yield slot
+    """The slots under the window, highest first, as the claims left them (outranked), made as refill asks.
+
+    They are made a chunk at a time (one call per chunk); a slot made but
+    not visited stays outranked, as it would in the full path.
+    """
+    for top in range(o, 0, -_CHUNK):
+        indices = order[max(0, top - _CHUNK) : top][::-1]
+        chunk = ruler.new_slots([sections[i] for i in indices], indices)
+        for slot in chunk:
+            slot.dropped = slot.outranked = True
+        below.extend(chunk)
+        yield from chunk
+
+
+_CHUNK = 32
 
 
 def _whole(ruler: Ruler, results: Results, section: Section, index: int) -> LaidOutSection:

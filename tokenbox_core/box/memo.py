@@ -42,6 +42,8 @@ import time
 import types
 import uuid
 from collections.abc import Mapping
+from itertools import compress
+from operator import is_not
 from typing import Any
 
 from tokenbox_core.layout import Layout
@@ -148,7 +150,8 @@ def _same_sections(old: tuple[Section, ...], new: tuple[Section, ...]) -> bool:
         return True
     if len(old) != len(new):
         return False
-    return all(a is b or (type(b) is Section and same_value(a, b)) for a, b in zip(old, new, strict=True))
+    differ = compress(range(len(new)), map(is_not, old, new))  # identity first, in one C-level pass
+    return all(type(new[i]) is Section and same_value(old[i], new[i]) for i in differ)
 
 
 _SCALARS = (str, int, bool, bytes, type(None))
