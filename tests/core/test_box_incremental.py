@@ -230,3 +230,53 @@ def test_the_incremental_path_never_changes_an_earlier_layout() -> None:
         box.layout(changed)
     assert box._incremental_hits == 3
     assert decisions(first) == before
+
+
+@given(section=a_section("s"), counter=st.sampled_from(COUNTERS), mode=st.sampled_from(["text", "messages"]))
+def test_a_whole_text_record_made_directly_equals_the_built_one(section: Section, counter: str, mode: str) -> None:
+    """``results.whole_text`` sets every slot of the record exactly as ``results.build`` does."""
+    from tokenbox_core.box.results import build, whole_text
+    from tokenbox_core.records import LaidOutSection
+
+    if not isinstance(section.content, str):
+        return
+    ruler = TokenBox(100, counter=counter, mode=mode)._ruler  # type: ignore[arg-type]
+    slot = ruler.new_slots([section])[0]
+    ruler.ensure_measured([slot])
+    slot.base_size = slot.alloc = slot.size
+    fast, built = whole_text(slot), build(slot)
+    for name in LaidOutSection.__slots__:
+        assert getattr(fast, name) == getattr(built, name), name
+
+
+@given(section=a_section("s"), counter=st.sampled_from(COUNTERS))
+def test_an_outranked_record_made_directly_equals_the_constructed_one(section: Section, counter: str) -> None:
+    """``Results.outranked`` sets every slot as the keyword constructor would (sizes counted when first read)."""
+    from tokenbox_core.box.results import OUTRANKED_ACTIONS
+    from tokenbox_core.records import LaidOutSection
+
+    box = TokenBox(100, counter=counter)
+    fast = box._results.outranked(section)
+    reference = LaidOutSection(
+        id=section.id,
+        status="dropped",
+        critical=False,
+        priority=section.priority,
+        shrink=section.shrink,
+        grow=section.grow,
+        min_tokens=section.min_tokens,
+        full_tokens=None,
+        base_tokens=None,
+        allocated_tokens=0,
+        final_tokens=0,
+        content=() if section.is_list else "",
+        text="",
+        role=section.role,
+        actions=OUTRANKED_ACTIONS,
+        removed=None,
+        late=fast._late,
+    )
+    for name in LaidOutSection.__slots__:
+        assert getattr(fast, name) == getattr(reference, name), name
+    assert fast._late is not None and not fast.measured
+    assert (fast.full_tokens, fast.base_tokens) == (reference.full_tokens, reference.base_tokens)
