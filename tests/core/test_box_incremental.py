@@ -280,3 +280,17 @@ def test_an_outranked_record_made_directly_equals_the_constructed_one(section: S
         assert getattr(fast, name) == getattr(reference, name), name
     assert fast._late is not None and not fast.measured
     assert (fast.full_tokens, fast.base_tokens) == (reference.full_tokens, reference.base_tokens)
+
+
+@given(text=TEXTS, counter=st.sampled_from(COUNTERS), mode=st.sampled_from(["text", "messages"]))
+def test_a_text_template_made_directly_equals_the_constructed_one(text: str, counter: str, mode: str) -> None:
+    """``measure_batch`` makes text templates without the keyword constructor: same fields, same values."""
+    from tokenbox_core.box.state import Template
+
+    ruler = TokenBox(100, counter=counter, mode=mode)._ruler  # type: ignore[arg-type]
+    (template,) = ruler.measure_batch([Section("s", text, shrink=1)])
+    neutral = getattr(ruler.counter, "neutral_join", None)
+    start_ok = bool(neutral and text and neutral("\n", text[0]))
+    assert type(template) is Template
+    assert template == Template(size=template.size, units=None, evict_order=[], start_ok=start_ok)
+    assert vars(template).keys() == vars(Template(size=0, units=None, evict_order=[])).keys()

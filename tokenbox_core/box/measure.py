@@ -34,10 +34,12 @@ from .state import (
     Unit,
 )
 
-__all__ = ["NO_GROUPS", "Ruler", "eviction_groups"]
+__all__ = ["NO_GROUPS", "TEXT_TEMPLATE", "Ruler", "eviction_groups"]
 
 NO_GROUPS: list[list[int]] = []
 """The eviction order of a text section's template: shared, since it is only ever read."""
+TEXT_TEMPLATE: dict[str, Any] = vars(Template(size=0, units=None, evict_order=NO_GROUPS))
+"""A text section's template fields before its size is known (``measure_batch`` copies them)."""
 
 
 class Ruler:
@@ -229,6 +231,8 @@ class Ruler:
         counts = count_many(self.counter, strings)
         neutral = getattr(self.counter, "neutral_join", None)
         out = []
+        new = object.__new__
+        fresh = TEXT_TEMPLATE
         for pos, (section, (start, end)) in enumerate(zip(sections, spans, strict=True)):
             text = section.content
             if isinstance(text, str):
@@ -237,8 +241,12 @@ class Ruler:
                     size = known[pos] if pos in known else counts[start]
                     if not text_mode:
                         size += self.message_overhead(section.role or "user")
-                start_ok = bool(neutral and text and neutral("\n", text[0]))
-                out.append(Template(size=size, units=None, evict_order=NO_GROUPS, start_ok=start_ok))
+                template = new(Template)  # Template(size=size, start_ok=...) without the keyword handling
+                state = fresh.copy()
+                state["size"] = size
+                state["start_ok"] = bool(neutral and text and neutral("\n", text[0]))
+                template.__dict__ = state
+                out.append(template)
                 continue
             out.append(self._list_template(section, counts[start:end]))
         return out
