@@ -122,7 +122,10 @@ class TokenBox:
         """Lay out ``sections`` into the budget and return the :class:`Layout`.
 
         A call whose inputs equal one of the box's last few calls returns
-        that call's decisions under a fresh trace id (:mod:`.memo`).
+        that call's decisions under a fresh trace id (:mod:`.memo`); a call
+        that edits a few sections of the previous one is re-decided only
+        where the edit can reach (:mod:`.incremental`) — both give exactly
+        the layout a fresh box would.
         """
         started = time.perf_counter()
         config = (self._ruler, self.counter, self.separator, self.mode, self.strict, self.config_version, self.budget)

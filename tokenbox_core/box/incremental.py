@@ -34,14 +34,16 @@ Everything the algorithm does outside the window is provably nothing:
 above it every section is claimed whole and compression never arrives
 (a step that would reach beyond the window raises
 :class:`~.flow.OutOfReach`), expansion has no free space (the claims
-overflow), refill skips whole sections, and below it every section is
-outranked and refill never gets there (room left at the window's bottom
-falls back).  Whatever the fast path cannot prove it hands to the full
-path: a changed configuration, order (priority or shrink edits),
-length (appended or removed sections), a critical section edited, an edited
-list with atomic groups, a layout with groups spanning sections, claims
-that do not overflow the target, a join that is not neutral, a window that
-turns out too small.  Hypothesis properties compare the result with a fresh
+overflow), refill skips whole sections; below it every section is
+outranked, compression skips them, and where refill still has room at the
+window's bottom it goes on below, the sections there made as it reaches
+them (they join the window).  Whatever the fast path cannot prove it hands
+to the full path: a changed configuration (budget, counter, mode, ...), a
+changed order (priority or shrink edits that move a section, a reorder),
+a changed length (appended, removed sections), a critical section edited, more than :data:`MAX_EDITS` edits, an edited list with atomic
+groups, a layout with groups spanning sections, claims that do not
+overflow the target (expansion shares free space among all sections), a
+join that is not neutral, a compression that would reach above the window.  Hypothesis properties compare the result with a fresh
 box's, field by field, over chains of edits (``tests/core/test_box_incremental.py``).
 """
 
