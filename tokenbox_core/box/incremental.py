@@ -37,14 +37,18 @@ above it every section is claimed whole and compression never arrives
 overflow), refill skips whole sections; below it every section is
 outranked, compression skips them, and where refill still has room at the
 window's bottom it goes on below, the sections there made as it reaches
-them (they join the window).  Whatever the fast path cannot prove it hands
-to the full path: a changed configuration (budget, counter, mode, ...), a
-changed order (priority or shrink edits that move a section, a reorder),
-a changed length (appended, removed sections), a critical section edited, more than :data:`MAX_EDITS` edits, an edited list with atomic
-groups, a layout with groups spanning sections, claims that do not
-overflow the target (expansion shares free space among all sections), a
-join that is not neutral, a compression that would reach above the window.  Hypothesis properties compare the result with a fresh
-box's, field by field, over chains of edits (``tests/core/test_box_incremental.py``).
+them (they join the window).
+
+Whatever the fast path cannot prove it hands to the full path: a changed
+configuration (budget, counter, mode, ...); a changed order (priority or
+shrink edits that move a section, a reorder); a changed length (appended
+or removed sections); a critical section edited; more than
+:data:`MAX_EDITS` edits; an edited list with atomic groups; a layout with
+groups spanning sections; claims that do not overflow the target
+(expansion shares free space among all sections); a join that is not
+neutral; a compression that would reach above the window.  Hypothesis
+properties compare the result with a fresh box's, field by field, over
+chains of edits (``tests/core/test_box_incremental.py``).
 """
 
 from __future__ import annotations
