@@ -289,19 +289,25 @@ def _outranked(
 ) -> Iterator[Slot]:
     """The slots under the window, highest first, as the claims left them (outranked), made as refill asks.
 
-    They are made a chunk at a time (one call per chunk); a slot made but
-    not visited stays outranked, as it would in the full path.
+    They are made bare (no measurement attached: refill reads only the
+    section until it measures one, and ``Ruler.ensure_measured`` then finds
+    a memoised measurement); a slot made but not visited stays outranked,
+    as it would in the full path.
     """
-    for top in range(o, 0, -_CHUNK):
-        indices = order[max(0, top - _CHUNK) : top][::-1]
-        chunk = ruler.new_slots([sections[i] for i in indices], indices)
-        for slot in chunk:
-            slot.dropped = slot.outranked = True
-        below.extend(chunk)
-        yield from chunk
-
-
-_CHUNK = 32
+    new = object.__new__
+    for k in range(o - 1, -1, -1):
+        i = order[k]
+        slot = new(Slot)
+        slot.__dict__ = {
+            "section": sections[i],
+            "template": None,
+            "index": i,
+            "critical": False,
+            "dropped": True,
+            "outranked": True,
+        }
+        below.append(slot)
+        yield slot
 
 
 def _whole(ruler: Ruler, results: Results, section: Section, index: int) -> LaidOutSection:

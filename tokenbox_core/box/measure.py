@@ -191,6 +191,15 @@ class Ruler:
         missing = [s for s in slots if s.template is None]
         if not missing:
             return
+        key = self.memo_key
+        for slot in missing:  # a slot made bare (``incremental``) of a section measured before
+            memo = slot.section.__dict__.get(MEMO_ATTR)
+            template = memo.get(key) if memo is not None else None
+            if template is not None:
+                fill(slot, template)
+        missing = [s for s in missing if s.template is None]
+        if not missing:
+            return
         for slot, template in zip(missing, self.measure_batch([s.section for s in missing]), strict=True):
             memo = slot.section.__dict__.get(MEMO_ATTR)
             if memo is None:
