@@ -249,7 +249,7 @@ def relayout(
             return None
         total = settle(ruler, exact, window, target, bounded=True)
         if not strict and total < target:
-            walk = chain(reversed(window), _outranked(ruler, sections, order, o, below))
+            walk = chain(reversed(window), _outranked(sections, order, o, below))
             total = refill(ruler, exact, walk, target, frozenset(), total)
     except OutOfReach:
         return None
@@ -284,9 +284,7 @@ def relayout(
     return nxt.records, total, nxt
 
 
-def _outranked(
-    ruler: Ruler, sections: tuple[Section, ...], order: list[int], o: int, below: list[Slot]
-) -> Iterator[Slot]:
+def _outranked(sections: tuple[Section, ...], order: list[int], o: int, below: list[Slot]) -> Iterator[Slot]:
     """The slots under the window, highest first, as the claims left them (outranked), made as refill asks.
 
     They are made bare (no measurement attached: refill reads only the
