@@ -253,10 +253,12 @@ def relayout(
             total = refill(ruler, exact, walk, target, frozenset(), total)
     except OutOfReach:
         return None
-    if below:  # refill went on below the window: those sections join it
-        o -= len(below)
-        window[:0] = below[::-1]
-        crossed += len(below)
+    touched = [j for j, slot in enumerate(below) if not slot.outranked]  # refill measured (and maybe re-admitted)
+    if touched:  # refill went on below the window: the sections down to the lowest it touched join the window
+        joined = below[: touched[-1] + 1]  # those it passed over stay outranked, as their records say
+        o -= len(joined)
+        window[:0] = joined[::-1]
+        crossed += len(joined)
     records = list(prev.records)
     for slot, record in zip(window, results.results(window), strict=True):
         records[slot.index] = record
@@ -346,8 +348,9 @@ def _exact(
                 stand_ins.insert(1, carrier)
     fixed_part = [*critical, *stand_ins]
 
-    def exact() -> int:
-        slots = sorted([*fixed_part, *window, *below], key=_INDEX)
+    def exact() -> int:  # dropped slots emit nothing: only the live ones are ordered and summed
+        live = [s for s in chain(window, below) if not s.dropped]
+        slots = sorted([*fixed_part, *live], key=_INDEX)
         total = exact_total_fast(ruler, slots, neutral)
         if total is None:
             raise OutOfReach  # a join that needs re-counting: the full path
