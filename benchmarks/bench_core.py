@@ -9,8 +9,8 @@ Rows, each for the fast exact counter (``rs-bpe``, the default when the ``fast``
 tiktoken counter (the fallback):
 - cold layout of 1,000 sections (~200k tokens) into 128k (goal ≤ 0.8x one encode pass);
 - warm re-layout (goal ≤ 0.05x cold), two ways: the identical input again (the box's layout memo answers) and
-  the input with one section replaced (the realistic next turn: measurements of the unchanged sections are
-  memoised on them, the rest of the layout is redone);
+  the input with one section replaced (the realistic next turn: the box re-decides only the window of the
+  protection order the edit can reach, ``tokenbox_core/box/incremental.py``);
 - a 1 MB and a 10 MB section that fits (goal ≤ 0.7x one encode pass over it) and one cut to 128k (goal ≤ 1.2x);
 - peak traced memory relative to the input text (goal ≤ 3x).
 """

@@ -24,11 +24,15 @@ from .state import MARKER_IDS_SHOWN, Slot, Unit, removed_record
 __all__ = ["apply_lenses", "compress", "cut_text", "drop", "shrink_to"]
 
 
-def compress(ruler: Ruler, order: Sequence[Slot], deficit: int) -> None:
-    """Visit ``order`` (compression order) until ``deficit`` tokens are freed."""
+def compress(ruler: Ruler, order: Sequence[Slot], deficit: int) -> int:
+    """Visit ``order`` (compression order) until ``deficit`` tokens are freed; returns what is left of it.
+
+    A positive result means ``order`` ran out before the deficit did (the
+    incremental re-layout, :mod:`.incremental`, then falls back to the full path).
+    """
     for slot in order:
         if deficit <= 0:
-            return
+            return deficit
         if slot.dropped or slot.size == 0:
             continue
         slot.remember()
@@ -37,7 +41,7 @@ def compress(ruler: Ruler, order: Sequence[Slot], deficit: int) -> None:
             apply_lenses(ruler, slot, max(slot.section.min_tokens, slot.size - deficit))
             deficit -= before - slot.size
             if deficit <= 0:
-                return
+                return deficit
         cut = min(deficit, slot.size - slot.section.min_tokens)
         if cut >= slot.size:  # cut to nothing is a drop: no need to tokenise a truncation
             deficit -= slot.size
@@ -50,6 +54,7 @@ def compress(ruler: Ruler, order: Sequence[Slot], deficit: int) -> None:
         if deficit > 0 and slot.size > 0:
             deficit -= slot.size
             drop(slot, "budget")
+    return deficit
 
 
 def apply_lenses(ruler: Ruler, slot: Slot, target: int) -> None:
@@ -225,8 +230,9 @@ def drop(slot: Slot, reason: str) -> None:
     before = slot.size
     slot.cut = True
     slot.pristine_drop = not slot.actions and slot.size == slot.full_size and reason == "budget"
-    if slot.pristine_drop and slot.template is not None and slot.template.dropped is not None:
-        slot.text, slot.size, slot.alloc, slot.dropped = "", 0, 0, True  # the memoised result says the rest
+    if slot.pristine_drop and not slot.is_list and slot.template is not None and slot.template.dropped is not None:
+        slot.text, slot.size, slot.alloc, slot.dropped = "", 0, 0, True  # the memoised record says the rest,
+        slot.act(_drop_action(reason, before, slot.section.min_tokens))  # and refill may still undrop it
         return
     if slot.is_list:
         slot.remove([removed_record(slot, u, "section dropped") for u in slot.units if slot.kept[u.index]])
@@ -238,4 +244,8 @@ def drop(slot: Slot, reason: str) -> None:
     slot.size = 0
     slot.dropped = True
     slot.alloc = 0
-    slot.act(Action("drop", reason, before, 0, f"dropped whole ({reason}; min_tokens={slot.section.min_tokens})"))
+    slot.act(_drop_action(reason, before, slot.section.min_tokens))
+
+
+def _drop_action(reason: str, before: int, min_tokens: int) -> Action:
+    return Action("drop", reason, before, 0, f"dropped whole ({reason}; min_tokens={min_tokens})")

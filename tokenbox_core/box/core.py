@@ -27,6 +27,8 @@ module per step:
 
 from __future__ import annotations
 
+import functools
+import threading
 import time
 import uuid
 from collections.abc import Sequence
@@ -34,21 +36,23 @@ from typing import Any
 
 from tokenbox_core.budget import ContextBudget
 from tokenbox_core.errors import ContextCriticalOverflow, SectionError
-from tokenbox_core.layout import Layout
+from tokenbox_core.layout import LaidOutSection, Layout
 from tokenbox_core.logs import log_layout
 from tokenbox_core.sections import Section
 from tokenbox_core.tokens import PRIMING_TOKENS, TokenCounter, get_counter
 
-from .claim import claim, expand
-from .compress import compress, drop
+from .claim import expand
+from .compress import compress
+from .flow import claims, settle
 from .groups import enforce_groups, group_members, incomplete_groups
+from .incremental import Settled, relayout
 from .inputs import input_hash
 from .measure import Ruler
-from .memo import LayoutMemo
+from .memo import LayoutMemo, same_config
 from .refill import refill
 from .results import Results
 from .shape import Shape, new_shape, next_shape
-from .state import MAX_PASSES, Mode, Slot
+from .state import Mode
 from .totals import exact_total
 
 __all__ = ["TokenBox"]
@@ -106,6 +110,9 @@ class TokenBox:
         self._results = Results(self._ruler)
         self._memo = LayoutMemo()
         self._shape: Shape | None = None  # the last layout's shape, patched by the next call (.shape)
+        self._settled: Settled | None = None  # the last layout's settled state (.incremental)
+        self._lock = threading.Lock()
+        self._incremental_hits = 0  # layouts the incremental path computed (tests, benchmarks)
 
     def __repr__(self) -> str:
         strict = ", strict=True" if self.strict else ""
@@ -115,7 +122,10 @@ class TokenBox:
         """Lay out ``sections`` into the budget and return the :class:`Layout`.
 
         A call whose inputs equal one of the box's last few calls returns
-        that call's decisions under a fresh trace id (:mod:`.memo`).
+        that call's decisions under a fresh trace id (:mod:`.memo`); a call
+        that edits a few sections of the previous one is re-decided only
+        where the edit can reach (:mod:`.incremental`) — both give exactly
+        the layout a fresh box would.
         """
         started = time.perf_counter()
         config = (self._ruler, self.counter, self.separator, self.mode, self.strict, self.config_version, self.budget)
@@ -131,11 +141,54 @@ class TokenBox:
             shape = new_shape(sections)
         self._shape = shape
         checked = shape.sections
+        capacity = max(0, self.budget.max_tokens - self.budget.output_reserve - self.budget.reserved_tokens)
+        ruler.reach = capacity  # the most a section can receive: what a long one's measure encodes (fast_measure)
+        with self._lock:  # the settled state serves one call: a concurrent one takes the full path
+            prev, self._settled = self._settled, None
+        done = None
+        if prev is not None and seq is not None and same_config(prev.config, config):
+            done = relayout(ruler, self._results, prev, checked, shape.order, self.strict)
+        if done is not None:  # issue 16: re-decided only where the edit reaches (.incremental)
+            laid_out, total, settled = done
+            self._incremental_hits += 1
+            fixed, limit_max, limit_target = settled.fixed, settled.limit_max, settled.limit_target
+            if total > limit_max or total > capacity:
+                raise ContextCriticalOverflow(capacity, total, settled.critical_ids)
+        else:
+            laid_out, total, settled = self._full(config, shape, capacity)
+            fixed, limit_max, limit_target = settled.fixed, settled.limit_max, settled.limit_target
+        result = Layout(
+            sections=laid_out,
+            total_tokens=total,
+            budget=self.budget,
+            max_tokens=limit_max,
+            target_tokens=limit_target,
+            fixed_tokens=fixed,
+            counter_name=self.counter.name,
+            separator=self.separator,
+            mode=self.mode,
+            config_version=self.config_version,
+            input_hasher=lambda: input_hash(checked, self),
+            latency_ms=(time.perf_counter() - started) * 1000.0,
+            trace_id=str(uuid.uuid4()),
+            timestamp=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        )
+        log_layout(result)  # one DEBUG line under the "tokenbox" logger (tokenbox_core.logs)
+        self._memo.remember(config, checked, result, shape.memo_safe)
+        if settled.keep:
+            with self._lock:
+                self._settled = settled
+        return result
+
+    def _full(
+        self, config: tuple[Any, ...], shape: Shape, capacity: int
+    ) -> tuple[tuple[LaidOutSection, ...], int, Settled]:
+        """The whole algorithm over every section: the records, the exact total and the state it leaves."""
+        ruler = self._ruler
+        checked = shape.sections
         slots = ruler.new_slots(checked)
         groups = group_members(slots)
         critical = [s for s in slots if s.critical]
-        capacity = max(0, self.budget.max_tokens - self.budget.output_reserve - self.budget.reserved_tokens)
-        ruler.reach = capacity  # the most a section can receive: what a long one's measure encodes (fast_measure)
         ruler.ensure_measured(critical)
         for slot in critical:
             if slot.section.max_tokens is not None and slot.full_size > slot.section.max_tokens:
@@ -158,114 +211,24 @@ class TokenBox:
 
         flexible = [slots[i] for i in shape.flexible]
         order = [slots[i] for i in shape.order]
-        running = self._claims(order, fixed, limit_target)
+        running, stop = claims(ruler, order, fixed, limit_target)
         expand(ruler, flexible, limit_target - running)
 
         estimate = fixed + sum(s.size for s in flexible if not s.dropped)
         if estimate > limit_target:  # sizes carry their separators, so the sum is (nearly) exact
             compress(ruler, order, estimate - limit_target)
-        total = self._settle(slots, order, limit_target)
+        exact = functools.partial(exact_total, ruler, slots)
+        total = settle(ruler, exact, order, limit_target)
         if groups and enforce_groups(ruler, groups):
             total = exact_total(ruler, slots)
         if not self.strict and total < limit_target:
             blocked = incomplete_groups(groups) if groups else frozenset()
-            total = refill(ruler, slots, order, limit_target, blocked, total)
+            total = refill(ruler, exact, reversed(order), limit_target, blocked, total)
         if total > limit_max or total > capacity:
             raise ContextCriticalOverflow(capacity, total, critical_ids)
 
         laid_out = self._results.results(slots)
-        result = Layout(
-            sections=laid_out,
-            total_tokens=total,
-            budget=self.budget,
-            max_tokens=limit_max,
-            target_tokens=limit_target,
-            fixed_tokens=fixed,
-            counter_name=self.counter.name,
-            separator=self.separator,
-            mode=self.mode,
-            config_version=self.config_version,
-            input_hasher=lambda: input_hash(checked, self),
-            latency_ms=(time.perf_counter() - started) * 1000.0,
-            trace_id=str(uuid.uuid4()),
-            timestamp=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        )
-        log_layout(result)  # one DEBUG line under the "tokenbox" logger (tokenbox_core.logs)
-        self._memo.remember(config, checked, result, shape.memo_safe)
-        return result
-
-    def _claims(self, order: list[Slot], fixed: int, limit_target: int) -> int:
-        """Claims in protection order (the reverse of the compression order); returns the running total.
-
-        Once the sections that outrank a section alone exceed the target,
-        compression would drop it whatever its size (and lenses cannot save
-        it), so it is dropped without being measured.
-        """
-        ruler = self._ruler
-        running = fixed
-        outranked = 0
-        for pos in range(len(order) - 1, -1, -1):
-            slot = order[pos]
-            if slot.template is None:  # issue 16: measure what the claims will need in one batch, not one by one
-                ruler.ensure_measured(_claim_batch(order, pos, limit_target - running))
-            section = slot.section
-            if section.basis is not None or section.max_tokens is not None or section.policy is not None:
-                claim(ruler, slot)
-            else:  # the common case: the claim is the whole content
-                slot.base_size = slot.alloc = slot.size
-            running += slot.size
-            if running > limit_target:
-                outranked = pos
-                break
-        for slot in order[:outranked]:
-            slot.dropped = slot.outranked = True
-        return running
-
-    def _settle(self, slots: list[Slot], order: list[Slot], limit_target: int) -> int:
-        """Re-count the output exactly; compress again while BPE merges at the joins leave it over."""
-        ruler = self._ruler
-        total = exact_total(ruler, slots)
-        passes = 0
-        while total > limit_target and passes < MAX_PASSES:
-            compress(ruler, order, total - limit_target)
-            total = exact_total(ruler, slots)
-            passes += 1
-        for slot in order:  # pathological joins only: drop what is left, lowest first
-            if total <= limit_target:
-                break
-            if not slot.dropped:
-                drop(slot, "budget")
-                total = exact_total(ruler, slots)
-        return total
-
-
-CLAIM_CHARS_PER_TOKEN = 4
-"""A claim batch holds text for the room left at about this many characters a token (English prose with
-o200k/cl100k): denser text measures a little more than needed, sparser text takes another, smaller batch."""
-
-
-def _claim_batch(order: Sequence[Slot], pos: int, room: int) -> list[Slot]:
-    """The unmeasured slots from ``pos`` down (protection order) with enough text to fill ``room`` tokens.
-
-    Measuring them in one batch instead of one at a time costs one call
-    instead of hundreds; the few extra sections it measures past the point
-    where the rest are outranked cost a little counting, never a different
-    layout (measurements are pure and memoised).  Slots measured before fill
-    the room by their known size, so a re-layout that meets one new section
-    among measured ones measures that section, not the never-measured
-    sections far below it that the room will not reach.
-    """
-    want = max(0, room) * CLAIM_CHARS_PER_TOKEN
-    batch: list[Slot] = []
-    chars = 0
-    for i in range(pos, -1, -1):
-        slot = order[i]
-        if slot.template is not None:
-            chars += slot.size * CLAIM_CHARS_PER_TOKEN
-        else:
-            batch.append(slot)
-            content = slot.section.content
-            chars += len(content) if isinstance(content, str) else sum(len(it.content) for it in content)
-        if chars > want:
-            break
-    return batch
+        limits = (fixed, limit_max, limit_target)
+        settled = Settled(config, shape.sections, shape.order, laid_out, critical, limits, stop, slots)
+        settled.keep = not groups
+        return laid_out, total, settled

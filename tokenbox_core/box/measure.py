@@ -34,10 +34,12 @@ from .state import (
     Unit,
 )
 
-__all__ = ["NO_GROUPS", "Ruler", "eviction_groups"]
+__all__ = ["NO_GROUPS", "TEXT_TEMPLATE", "Ruler", "eviction_groups"]
 
 NO_GROUPS: list[list[int]] = []
 """The eviction order of a text section's template: shared, since it is only ever read."""
+TEXT_TEMPLATE: dict[str, Any] = vars(Template(size=0, units=None, evict_order=NO_GROUPS))
+"""A text section's template fields before its size is known (``measure_batch`` copies them)."""
 
 
 class Ruler:
@@ -146,18 +148,20 @@ class Ruler:
 
     # ------------------------------------------------------------------ templates
 
-    def new_slots(self, sections: Sequence[Section]) -> list[Slot]:
+    def new_slots(self, sections: Sequence[Section], indices: Sequence[int] | None = None) -> list[Slot]:
         """A slot per section, filled from memoised measurements where the section was seen before.
 
-        Thousands of slots are made per call, so a slot's ``__dict__`` is set
-        in one assignment (the same state :class:`Slot`'s constructor and
-        :func:`fill` give it; unset attributes read the class defaults).
+        ``indices``: the sections' positions in the layout's input (default:
+        their positions in ``sections``).  Thousands of slots are made per
+        call, so a slot's ``__dict__`` is set in one assignment (the same
+        state :class:`Slot`'s constructor and :func:`fill` give it; unset
+        attributes read the class defaults).
         """
         key = self.memo_key
         slots: list[Slot] = []
         append = slots.append
         new = object.__new__
-        for i, section in enumerate(sections):
+        for i, section in zip(range(len(sections)) if indices is None else indices, sections, strict=True):
             slot = new(Slot)
             memo = section.__dict__.get(MEMO_ATTR)
             template = memo.get(key) if memo is not None else None
@@ -185,6 +189,15 @@ class Ruler:
     def ensure_measured(self, slots: Sequence[Slot]) -> None:
         """Measure (in one batch) the slots whose sections were not seen before."""
         missing = [s for s in slots if s.template is None]
+        if not missing:
+            return
+        key = self.memo_key
+        for slot in missing:  # a slot made bare (``incremental``) of a section measured before
+            memo = slot.section.__dict__.get(MEMO_ATTR)
+            template = memo.get(key) if memo is not None else None
+            if template is not None:
+                fill(slot, template)
+        missing = [s for s in missing if s.template is None]
         if not missing:
             return
         for slot, template in zip(missing, self.measure_batch([s.section for s in missing]), strict=True):
@@ -227,6 +240,8 @@ class Ruler:
         counts = count_many(self.counter, strings)
         neutral = getattr(self.counter, "neutral_join", None)
         out = []
+        new = object.__new__
+        fresh = TEXT_TEMPLATE
         for pos, (section, (start, end)) in enumerate(zip(sections, spans, strict=True)):
             text = section.content
             if isinstance(text, str):
@@ -235,8 +250,12 @@ class Ruler:
                     size = known[pos] if pos in known else counts[start]
                     if not text_mode:
                         size += self.message_overhead(section.role or "user")
-                start_ok = bool(neutral and text and neutral("\n", text[0]))
-                out.append(Template(size=size, units=None, evict_order=NO_GROUPS, start_ok=start_ok))
+                template = new(Template)  # Template(size=size, start_ok=...) without the keyword handling
+                state = fresh.copy()
+                state["size"] = size
+                state["start_ok"] = bool(neutral and text and neutral("\n", text[0]))
+                template.__dict__ = state
+                out.append(template)
                 continue
             out.append(self._list_template(section, counts[start:end]))
         return out

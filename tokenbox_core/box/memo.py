@@ -42,6 +42,8 @@ import time
 import types
 import uuid
 from collections.abc import Mapping
+from itertools import compress
+from operator import is_not
 from typing import Any
 
 from tokenbox_core.layout import Layout
@@ -50,7 +52,7 @@ from tokenbox_core.sections import Item, Section
 from .inputs import canonical_bytes
 from .state import MEMO_ATTR
 
-__all__ = ["MEMO_ENTRIES", "LayoutMemo", "memo_safe", "same_value"]
+__all__ = ["MEMO_ENTRIES", "LayoutMemo", "memo_safe", "same_config", "same_value"]
 
 MEMO_ENTRIES = 4
 """At most this many layouts are remembered per box (least recently used goes first)."""
@@ -113,7 +115,7 @@ class LayoutMemo:
         """A fresh copy (new trace id, timestamp, latency) of the remembered layout of equal inputs, or None."""
         started = time.perf_counter()
         for entry in list(self._entries):
-            if _same_config(entry.config, config) and _same_sections(entry.sections, sections):
+            if same_config(entry.config, config) and _same_sections(entry.sections, sections):
                 with self._lock:
                     if entry in self._entries:  # most recently used first
                         self._entries.remove(entry)
@@ -138,7 +140,7 @@ class LayoutMemo:
             del self._entries[MEMO_ENTRIES:]
 
 
-def _same_config(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
+def same_config(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
     """The box's ruler and counter by identity (they do the counting), the rest (budget, flags) by value."""
     return a[0] is b[0] and a[1] is b[1] and all(same_value(x, y) for x, y in zip(a[2:], b[2:], strict=True))
 
@@ -148,7 +150,8 @@ def _same_sections(old: tuple[Section, ...], new: tuple[Section, ...]) -> bool:
         return True
     if len(old) != len(new):
         return False
-    return all(a is b or (type(b) is Section and same_value(a, b)) for a, b in zip(old, new, strict=True))
+    differ = compress(range(len(new)), map(is_not, old, new))  # identity first, in one C-level pass
+    return all(type(new[i]) is Section and same_value(old[i], new[i]) for i in differ)
 
 
 _SCALARS = (str, int, bool, bytes, type(None))

@@ -35,7 +35,7 @@ skips it and reproduces the reference algorithm literally.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 
 from tokenbox_core.layout import Action
@@ -45,20 +45,27 @@ from .compress import cut_text, drop
 from .measure import Ruler
 from .selector import fill_with_selector
 from .state import Slot, removed_record
-from .totals import exact_total
 
 __all__ = ["refill"]
 
 
 def refill(
-    ruler: Ruler, slots: Sequence[Slot], order: Sequence[Slot], target: int, blocked: frozenset[str], total: int
+    ruler: Ruler,
+    exact: Callable[[], int],
+    top_first: Iterable[Slot],
+    target: int,
+    blocked: frozenset[str],
+    total: int,
 ) -> int:
     """Re-admit lost content in protection order while room is left; returns the exact total.
 
-    ``total`` is the exact total of ``slots`` as they stand (the caller has just counted it).
+    ``top_first``: the flexible slots in reverse protection order (highest
+    first; only as many are drawn as refill visits).  ``exact()`` counts the
+    layout's output as it stands (``exact_total`` of its slots); ``total`` is
+    its value now (the caller has just counted it).
     """
     short: set[int] = set()  # priorities with a section refill could not give back in full
-    for slot in reversed(order):
+    for slot in top_first:
         room = target - total
         if room <= 0:
             break
@@ -87,7 +94,7 @@ def refill(
             _undrop(slot)
         grew = _regrow(ruler, slot, goal, blocked) and slot.size > before
         grew = grew and not (was_dropped and slot.size < slot.section.min_tokens)
-        new_total = exact_total(ruler, slots) if grew else total
+        new_total = exact() if grew else total
         if not grew or new_total > target:
             _restore(slot, saved)
             short.add(priority)

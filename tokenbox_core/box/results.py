@@ -26,7 +26,9 @@ OUTRANKED_KEY = "outranked"
 """A section's record as a section dropped unmeasured is memoised beside its measurements under this key and the
 ruler's key (a measurement's key is a 3-tuple, so they never collide)."""
 
-__all__ = ["Results"]
+__all__ = ["Results", "build", "whole_text"]
+
+_new = object.__new__
 
 
 class Results:
@@ -48,15 +50,17 @@ class Results:
                 append(record if record is not None else self.outranked(slot.section))
                 continue
             template = slot.template
-            untouched = template.untouched if template is not None else None
             if (
-                untouched is not None
+                template is not None
                 and not slot.actions
                 and not slot.dropped
                 and not slot.pristine_drop
                 and slot.size == slot.full_size
             ):
-                append(untouched)
+                untouched = template.untouched
+                if untouched is None and not slot.is_list:
+                    untouched = template.untouched = whole_text(slot)
+                append(untouched if untouched is not None else result(slot))
             else:
                 append(result(slot))
         return tuple(out)
@@ -95,25 +99,23 @@ class Results:
             claim(ruler, slot)
             return full, slot.size, removed
 
-        result = LaidOutSection(
-            id=section.id,
-            status="dropped",
-            critical=False,
-            priority=section.priority,
-            shrink=section.shrink,
-            grow=section.grow,
-            min_tokens=section.min_tokens,
-            full_tokens=None,
-            base_tokens=None,
-            allocated_tokens=0,
-            final_tokens=0,
-            content=() if section.is_list else "",
-            text="",
-            role=section.role,
-            actions=OUTRANKED_ACTIONS,
-            removed=None,
-            late=late,
-        )
+        result: LaidOutSection = _new(LaidOutSection)  # as the keyword constructor would set it, without its cost
+        result.id = section.id
+        result.status = "dropped"
+        result.critical = False
+        result.priority = section.priority
+        result.shrink = section.shrink
+        result.grow = section.grow
+        result.min_tokens = section.min_tokens
+        result._full_tokens = result._base_tokens = None
+        result.allocated_tokens = result.final_tokens = 0
+        result.content = () if section.is_list else ""
+        result.text = result.marker = ""
+        result.role = section.role
+        result.actions = OUTRANKED_ACTIONS
+        result._removed = result.selection = None
+        result._late = late
+        result.measured = False
         if known is None:
             known = {}
             object.__setattr__(section, MEMO_ATTR, known)
@@ -133,6 +135,37 @@ def status_of(slot: Slot) -> Status:
     if slot.size > slot.base_size and not slot.critical:
         return "expanded"
     return "kept"
+
+
+def whole_text(slot: Slot) -> LaidOutSection:
+    """What :func:`build` gives a text slot left whole with no actions, made without the keyword constructor.
+
+    A cold layout makes hundreds of these; setting the record's slots
+    directly costs a tenth of the constructor's keyword handling (a test
+    checks every slot against :func:`build`).
+    """
+    section = slot.section
+    record: LaidOutSection = _new(LaidOutSection)
+    record.id = section.id
+    record.status = status_of(slot)
+    record.critical = critical = slot.critical
+    record.priority = section.priority
+    record.shrink = section.shrink
+    record.grow = section.grow
+    record.min_tokens = section.min_tokens
+    record._full_tokens = slot.full_size
+    record._base_tokens = slot.full_size if critical else slot.base_size
+    record.allocated_tokens = slot.size if critical else max(slot.alloc, slot.size)
+    record.final_tokens = slot.size
+    record.content = record.text = slot.text
+    record.role = section.role
+    record.marker = slot.marker
+    record.actions = tuple(slot.actions)
+    record._removed = tuple(slot.removed)
+    record.selection = slot.selection
+    record._late = None
+    record.measured = True
+    return record
 
 
 def build(slot: Slot) -> LaidOutSection:

@@ -18,7 +18,7 @@ from tokenbox_core.tokens.fast_tail import count_minus
 from .measure import Ruler
 from .state import Emitted, Slot
 
-__all__ = ["emitted", "exact_total"]
+__all__ = ["emitted", "exact_total", "exact_total_fast"]
 
 
 def emitted(ruler: Ruler, slot: Slot) -> list[Emitted]:
@@ -54,7 +54,7 @@ def exact_total(ruler: Ruler, slots: Sequence[Slot]) -> int:
     neutral = getattr(counter, "neutral_join", None)
     sep = ruler.separator
     if neutral is not None and sep.endswith("\n"):
-        fast = _exact_total_fast(ruler, slots, neutral)
+        fast = exact_total_fast(ruler, slots, neutral)
         if fast is not None:
             return fast
     units: list[Emitted] = []
@@ -94,7 +94,7 @@ def exact_total(ruler: Ruler, slots: Sequence[Slot]) -> int:
     return total + _group_size(ruler, group)
 
 
-def _exact_total_fast(ruler: Ruler, slots: Sequence[Slot], neutral: Callable[[str, str], bool]) -> int | None:
+def exact_total_fast(ruler: Ruler, slots: Sequence[Slot], neutral: Callable[[str, str], bool]) -> int | None:
     """The common case: every join follows a newline and precedes a neutral character.
 
     Then the exact total is the sum of the measured sizes, with the last
