@@ -13,11 +13,19 @@ its message with the cut content.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, convert_to_openai_messages
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolMessage,
+    convert_to_openai_messages,
+)
 
 from tokenbox_core import ContextBudget, Layout
 from tokenbox_core.chat import (
@@ -93,10 +101,78 @@ def omission_message(text: str, section_id: str, marker_type: MarkerType) -> Bas
 
 
 def neutral(messages: Sequence[BaseMessage]) -> list[dict[str, Any]]:
-    """Each message as the core's neutral dict: LangChain's OpenAI conversion, its id, its overrides."""
+    """Each message as the core's neutral dict: LangChain's OpenAI conversion, its id, its overrides.
+
+    A message of the four common classes with text content (and, for an
+    ``AIMessage``, plain tool calls) is converted here directly, exactly as
+    ``convert_to_openai_messages`` converts it (role, name, tool calls,
+    refusal, tool-call id, content); every other message goes through the
+    converter, in one call.  The converter treats each message on its own, so
+    the two routes give the same dicts as converting the whole list
+    (``tests/langchain_adapter/test_neutral.py`` pins this against the
+    converter-only reference on generated conversations).
+    """
     msgs = list(messages)
+    out: list[dict[str, Any] | None] = [_direct(m) for m in msgs]
+    rest = [i for i, d in enumerate(out) if d is None]
+    if rest:
+        for i, d in zip(rest, _converted([msgs[i] for i in rest]), strict=True):
+            out[i] = d
+    return out  # type: ignore[return-value]  # every slot is filled
+
+
+_ROLE_OF: dict[type[BaseMessage], str] = {
+    HumanMessage: "user",
+    AIMessage: "assistant",
+    SystemMessage: "system",
+    ToolMessage: "tool",
+}
+
+
+def _direct(m: BaseMessage) -> dict[str, Any] | None:
+    """``convert_to_openai_messages([m])[0]`` plus id and overrides, for a message of one of the four common
+    classes (not a subclass) with string content; None for any other message."""
+    cls = type(m)
+    role = _ROLE_OF.get(cls)
+    content = m.content
+    if role is None or type(content) is not str:
+        return None
+    kwargs = m.additional_kwargs
+    if kwargs and "__openai_role__" in kwargs:  # a developer message, or a role the converter refuses
+        return None
+    d: dict[str, Any] = {"role": role}
+    if m.name:
+        d["name"] = m.name
+    if cls is AIMessage:
+        calls = m.tool_calls  # type: ignore[attr-defined]
+        if calls:
+            try:
+                d["tool_calls"] = [
+                    {
+                        "type": "function",
+                        "id": c["id"],
+                        "function": {"name": c["name"], "arguments": json.dumps(c["args"], ensure_ascii=False)},
+                    }
+                    for c in calls
+                ]
+            except Exception:  # what the converter would fail on: let it decide
+                return None
+    if kwargs and kwargs.get("refusal"):
+        d["refusal"] = kwargs["refusal"]
+    if cls is ToolMessage:
+        d["tool_call_id"] = m.tool_call_id  # type: ignore[attr-defined]
+    d["content"] = content
+    if m.id:
+        d["id"] = m.id
+    if kwargs and METADATA_KEY in kwargs:
+        d[METADATA_KEY] = kwargs[METADATA_KEY]
+    return d
+
+
+def _converted(msgs: list[BaseMessage]) -> list[dict[str, Any]]:
+    """The converter's dicts for ``msgs`` (one call: its set-up is paid once), with ids and overrides."""
     try:
-        out: list[dict[str, Any]] = convert_to_openai_messages(msgs)  # one call: its set-up is paid once
+        out: list[dict[str, Any]] = convert_to_openai_messages(msgs)
     except Exception:  # some message the converter refuses: convert one by one, falling back to role and text
         out = [_one(m) for m in msgs]
     if len(out) != len(msgs):  # the converter merged or split something: one by one keeps the positions
@@ -126,16 +202,32 @@ class _Bridge:
     def __init__(self, messages: Sequence[BaseMessage], marker_type: MarkerType) -> None:
         self.messages = list(messages)
         self.dicts = neutral(self.messages)
-        self._index: dict[int, int] | None = None  # id(dict) -> position, built only when a predicate needs it
+        self._index: dict[int, int] = {}  # id(dict) -> position, filled from the end as predicates need it
+        self._scanned = len(self.dicts)  # positions >= this are in _index
         self.marker_type = marker_type
+
+    def _position(self, d: Mapping[str, Any]) -> int | None:
+        """The position of ``d`` among the dicts (None: a dict the engine made).  The index is filled from
+        the newest message back, only as far as asked: the engine's predicates (``keep_last``, ``start_on``)
+        look at the newest messages, so a long history is not indexed on every call."""
+        i = self._index.get(id(d))
+        if i is not None or self._scanned == 0:
+            return i
+        dicts, index = self.dicts, self._index
+        for j in range(self._scanned - 1, -1, -1):
+            x = dicts[j]
+            index[id(x)] = j
+            if x is d:
+                self._scanned = j
+                return j
+        self._scanned = 0
+        return None
 
     def original(self, d: Mapping[str, Any], index: int | None) -> BaseMessage:
         """The LangChain message a dict stands for: the original, a copy with cut content, or a new message."""
         if index is not None:
             return self.messages[index] if self.dicts[index] is d else self.variant(index, d)
-        if self._index is None:
-            self._index = {id(x): i for i, x in enumerate(self.dicts)}
-        i = self._index.get(id(d))
+        i = self._position(d)
         if i is not None:
             return self.messages[i]
         return _ROLE_CLASSES.get(str(d.get("role")), HumanMessage)(content=content_text(d.get("content")))
