@@ -113,8 +113,27 @@ def neutral(messages: Sequence[BaseMessage]) -> list[dict[str, Any]]:
     converter-only reference on generated conversations).
     """
     msgs = list(messages)
-    out: list[dict[str, Any] | None] = [_direct(m) for m in msgs]
-    rest = [i for i, d in enumerate(out) if d is None]
+    out: list[dict[str, Any] | None] = []
+    rest: list[int] = []
+    role_of, key = _ROLE_OF, METADATA_KEY
+    for i, m in enumerate(msgs):
+        cls = type(m)
+        f = m.__dict__  # the exact classes below keep their fields there (pydantic): faster than attributes
+        if cls is HumanMessage or (cls is AIMessage and not f["tool_calls"]):
+            content = f["content"]
+            plain = type(content) is str and not f["name"] and not f["additional_kwargs"]
+        else:
+            plain = False
+        if plain:  # the most common messages, inline: a human or a plain AI text, no name, no extra kwargs
+            d: dict[str, Any] | None = {"role": "user" if cls is HumanMessage else "assistant", "content": content}
+            mid = f["id"]
+            if mid:
+                d["id"] = mid  # type: ignore[index]
+        else:
+            d = _direct(m, role_of.get(cls), key)
+            if d is None:
+                rest.append(i)
+        out.append(d)
     if rest:
         for i, d in zip(rest, _converted([msgs[i] for i in rest]), strict=True):
             out[i] = d
@@ -129,11 +148,11 @@ _ROLE_OF: dict[type[BaseMessage], str] = {
 }
 
 
-def _direct(m: BaseMessage) -> dict[str, Any] | None:
-    """``convert_to_openai_messages([m])[0]`` plus id and overrides, for a message of one of the four common
-    classes (not a subclass) with string content; None for any other message."""
+def _direct(m: BaseMessage, role: str | None, key: str) -> dict[str, Any] | None:
+    """``convert_to_openai_messages([m])[0]`` plus id and overrides (``key``), for a message of one of the four
+    common classes (not a subclass: ``role`` is its class's role, else None) with string content; None for any
+    other message."""
     cls = type(m)
-    role = _ROLE_OF.get(cls)
     content = m.content
     if role is None or type(content) is not str:
         return None
@@ -164,8 +183,8 @@ def _direct(m: BaseMessage) -> dict[str, Any] | None:
     d["content"] = content
     if m.id:
         d["id"] = m.id
-    if kwargs and METADATA_KEY in kwargs:
-        d[METADATA_KEY] = kwargs[METADATA_KEY]
+    if kwargs and key in kwargs:
+        d[key] = kwargs[key]
     return d
 
 

@@ -40,8 +40,14 @@ def to_messages(value: Any) -> list[BaseMessage]:
         return [value]
     if isinstance(value, Iterable):
         out = list(value)
+        known: set[type] = set()  # message classes already checked: one isinstance per class, not per message
         for i, m in enumerate(out):
-            if not isinstance(m, BaseMessage):
+            cls = type(m)
+            if cls in known:
+                continue
+            if isinstance(m, BaseMessage):
+                known.add(cls)
+            else:
                 try:
                     return convert_to_messages(out)
                 except (NotImplementedError, ValueError, TypeError, KeyError) as exc:
