@@ -10,13 +10,20 @@ start_on "human", the same tiktoken list counter for both.  Budgets 8k and 64k:
 
 A third row runs TokenBox with its own chat counter (``token_counter="o200k_base"``: chat overhead,
 names and tool-call payloads) for reference.  Both results are checked to be within budget.
+
+Old against new, side by side: ``bench_langchain.py --ab OLD_TREE [TRIALS]`` runs this workload
+alternately with ``OLD_TREE`` (e.g. ``git archive dc6c5c6 | tar -x -C /tmp/old``) and with this tree
+first on ``PYTHONPATH``, in fresh processes, measuring CPU time (``time.process_time``), and prints
+the median new/old ratio with its min–max over the trials, and LangChain's own time beside.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -117,5 +124,78 @@ def main() -> None:
         )
 
 
+def measure() -> dict[str, float]:
+    """CPU ms (median of REPEATS) of each case: TokenBox cold/warm at each budget, and LangChain's own."""
+    history = make_history()
+    newer = [*history, HumanMessage("one more question about the budget", id="new")]
+    kwargs: dict[str, Any] = {"strategy": "last", "include_system": True, "start_on": "human"}
+    holder: dict[str, Any] = {}
+
+    def fresh() -> None:
+        cold()
+        holder["counter"] = make_counter()
+
+    def cpu(fn: Callable[[], Any], setup: Callable[[], None] | None = None) -> float:
+        times = []
+        for _ in range(REPEATS):
+            if setup is not None:
+                setup()
+            start = time.process_time()
+            fn()
+            times.append((time.process_time() - start) * 1000.0)
+        return statistics.median(times)
+
+    out: dict[str, float] = {}
+    for b in BUDGETS:
+        out[f"{b} cold"] = cpu(
+            lambda b=b: trim_messages(history, max_tokens=b, token_counter=holder["counter"], **kwargs), fresh
+        )
+        counter = make_counter()
+        trim_messages(history, max_tokens=b, token_counter=counter, **kwargs)
+        out[f"{b} warm"] = cpu(lambda b=b, c=counter: trim_messages(newer, max_tokens=b, token_counter=c, **kwargs))
+        out[f"{b} langchain"] = cpu(
+            lambda b=b, c=counter: lc_trim_messages(history, max_tokens=b, token_counter=c, **kwargs)
+        )
+    return out
+
+
+def ab(old_tree: str, trials: int) -> None:
+    """Alternate fresh processes on ``old_tree`` and this tree; print median ratios with min-max."""
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    runs: dict[str, list[dict[str, float]]] = {"old": [], "new": []}
+    for _ in range(trials):
+        for name, tree in (("old", old_tree), ("new", here)):
+            env = {**os.environ, "PYTHONPATH": tree, "TOKENBOX_OFFLINE": "1"}
+            done = subprocess.run(
+                [sys.executable, os.path.abspath(__file__), "--json"],
+                env=env,
+                capture_output=True,
+                text=True,
+                check=True,
+            )
+            runs[name].append(json.loads(done.stdout))
+    print(f"{trials} alternating trials, CPU ms (median of {REPEATS} per trial); ratio new/old median (min-max)\n")
+    print(
+        f"{'case':<12} {'old ms':>8} {'new ms':>8} {'new/old':>8} {'(min-max)':>13} {'langchain ms':>13} {'lc/new':>7}"
+    )
+    for case in runs["new"][0]:
+        if case.endswith("langchain"):
+            continue
+        old = [r[case] for r in runs["old"]]
+        new = [r[case] for r in runs["new"]]
+        ratios = [n / o for n, o in zip(new, old, strict=True)]
+        lc = statistics.median(r[case.split()[0] + " langchain"] for r in runs["new"] + runs["old"])
+        mid_old, mid_new = statistics.median(old), statistics.median(new)
+        print(
+            f"{case:<12} {mid_old:>8.2f} {mid_new:>8.2f} {statistics.median(ratios):>8.2f} "
+            f"{f'({min(ratios):.2f}-{max(ratios):.2f})':>13} {lc:>13.1f} {lc / mid_new:>6.1f}x"
+        )
+
+
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:2] == ["--json"]:
+        print(json.dumps(measure()))
+    elif sys.argv[1:2] == ["--ab"]:
+        ab(sys.argv[2], int(sys.argv[3]) if len(sys.argv) > 3 else 5)
+    else:
+        main()
