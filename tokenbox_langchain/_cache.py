@@ -9,7 +9,6 @@ and the oldest entries go once the total passes ``max_bytes``.
 
 from __future__ import annotations
 
-import contextlib
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
@@ -39,8 +38,10 @@ class BytesLRU(Generic[_V]):
         hit = self.data.get(key)
         if hit is None:
             return None
-        with contextlib.suppress(KeyError):  # evicted by another thread meanwhile: still a valid answer
+        try:  # noqa: SIM105 - contextlib.suppress costs a context manager per lookup, on the hot path
             self.data.move_to_end(key)
+        except KeyError:  # evicted by another thread meanwhile: still a valid answer
+            pass
         return hit[0]
 
     def put(self, key: Hashable, value: _V, payload: int = 0) -> None:

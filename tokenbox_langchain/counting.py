@@ -35,7 +35,7 @@ import weakref
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any, Union
 
-from langchain_core.messages import BaseMessage, HumanMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.messages.utils import count_tokens_approximately
 
 from tokenbox_core import CounterError, TokenCounter, get_counter
@@ -74,10 +74,22 @@ def openai_role(message: BaseMessage) -> str:
     return _ROLES.get(kind, kind)
 
 
+_NO_KWARGS = (hash(""), 0)
+"""The kwargs part of a key for a message without extra kwargs."""
+
+
 def message_key(message: BaseMessage) -> Hashable:
     """A small key covering everything a counter can look at in ``message`` (type, content, name, id, tool
     calls, extra kwargs): texts enter it as their hash and length, so a cache keyed by it never keeps a
     message's content alive (issue 10 item 15).  ``str`` caches its own hash, so a warm key costs little."""
+    cls = type(message)
+    if cls is HumanMessage or cls is AIMessage:  # the common case, from the model's fields: the same key
+        f = message.__dict__
+        content = f["content"]
+        calls = f["tool_calls"] if cls is AIMessage else None
+        kwargs = f["additional_kwargs"]
+        if type(content) is str and not calls and not kwargs:
+            return (cls.__qualname__, hash(content), len(content), f["name"], f["id"], None, _NO_KWARGS)
     content = message.content
     text = content if isinstance(content, str) else repr(content)
     extra: Any = None

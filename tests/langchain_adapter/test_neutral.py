@@ -32,7 +32,7 @@ import tokenbox_langchain.fit as fit_module
 import tokenbox_langchain.trim as trim_module
 from tokenbox_core.tokens import content_text
 from tokenbox_langchain import CriticalMessagesOverflow, TokenBoxMessages, trim_messages
-from tokenbox_langchain.counting import openai_role
+from tokenbox_langchain.counting import message_key, openai_role
 from tokenbox_langchain.fit import METADATA_KEY, neutral
 
 
@@ -221,3 +221,35 @@ def test_fit_decides_as_with_the_reference(
         old = _outcome(lambda: fit.fit(messages).report())
     event(f"fit: {new[0]}")
     assert new == old
+
+
+def reference_message_key(message: BaseMessage) -> Any:
+    """``counting.message_key`` as it was at dc6c5c6 (every message through the general path)."""
+    content = message.content
+    text = content if isinstance(content, str) else repr(content)
+    extra: Any = None
+    kind = message.type
+    if kind == "ai":
+        calls = getattr(message, "tool_calls", None)
+        extra = repr(calls) if calls else None
+    elif kind == "tool":
+        extra = getattr(message, "tool_call_id", None)
+    elif kind == "chat":
+        extra = getattr(message, "role", None)
+    kwargs = message.additional_kwargs
+    more = repr(kwargs) if kwargs else ""
+    return (
+        type(message).__qualname__,
+        hash(text),
+        len(text),
+        message.name,
+        message.id,
+        None if extra is None else (hash(extra), len(extra)),
+        (hash(more), len(more)),
+    )
+
+
+@given(conversations())
+def test_message_key_is_the_reference(messages: list[BaseMessage]) -> None:
+    """The size-cache key of the common messages, built from their fields, is the key the general path builds."""
+    assert [message_key(m) for m in messages] == [reference_message_key(m) for m in messages]
