@@ -311,6 +311,8 @@ def _carried(
     of_old, edited, r, shift = paired
     if not edited and len(sections) == len(old):
         return None
+    if any(sections[i].shrink == 0 for i in edited):
+        return None  # a critical section added or edited
     new_index: list[int] = []
     for slot in prev.critical:
         c = slot.index

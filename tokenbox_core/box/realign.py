@@ -23,8 +23,6 @@ from tokenbox_core.sections import Section
 
 __all__ = ["Carried", "align", "carry"]
 
-OUTRANKED, MIXED, WHOLE = 0, 1, 2
-
 
 def _mismatches(old: tuple[Section, ...], new: tuple[Section, ...], lo: int, shift: int, cap: int) -> list[int]:
     """New indices ``i >= lo`` (while ``i + shift`` is an old index) whose section is not ``old[i + shift]``."""
@@ -89,42 +87,32 @@ def carry(
     edited: list[int],
     order: list[int],
 ) -> Carried:
-    """Claims, plainness, classes and records of the carried sections at their new positions.
+    """Claims, plainness, records and the stop/low/high positions of the carried sections, re-indexed.
 
     ``prev_state``: the previous (csize, plain, pos_of, stop, low, high).
     Edited positions get a placeholder claim and plainness (the caller
-    measures them; their claims count as known); a claim is carried only from at or above the
-    previous ``stop`` (below it nothing was claimed).
+    measures them; their claims count as known); a claim is carried only
+    from at or above the previous ``stop`` (below it nothing was claimed).
     """
     pcs, pplain, ppos, pstop, plow, phigh = prev_state
-    n = len(of_old)
-    fresh = set(edited)
+    n, m = len(of_old), len(order)
     pos_of = [-1] * n
-    csize: list[int] = []
-    plain: list[bool] = []
-    klass: list[int] = []
-    # every section's previous record (critical ones too); an edited section's is replaced by the caller
-    records: list[LaidOutSection | None] = [prev_records[a] if a >= 0 else None for a in of_old]
     for k, i in enumerate(order):
         pos_of[i] = k
-        if i in fresh:  # the caller measures it: its claim will be known
-            csize.append(0)
-            plain.append(False)
-            klass.append(MIXED)
-            continue
-        a = of_old[i]
-        pk = ppos[a]
-        csize.append(pcs[pk] if pk >= pstop else -1)
-        plain.append(pplain[pk])
-        klass.append(OUTRANKED if pk < plow else WHOLE if pk >= phigh else MIXED)
-    m = len(order)
+    at = [ppos[a] if (a := of_old[i]) >= 0 else -1 for i in order]  # each position's previous position
+    for i in edited:  # the caller measures it: its claim will be known; it is re-decided wherever it lands
+        at[pos_of[i]] = -1
+    csize = [pcs[pk] if pk >= pstop else -1 for pk in at]
+    plain = [pk >= 0 and pplain[pk] for pk in at]
+    for i in edited:
+        csize[pos_of[i]] = 0
+    # every section's previous record (critical ones too); an edited section's is replaced by the caller
+    records: list[LaidOutSection | None] = [prev_records[a] if a >= 0 else None for a in of_old]
     stop = m
     while stop > 0 and csize[stop - 1] >= 0:
         stop -= 1
-    low = 0
-    while low < m and klass[low] == OUTRANKED:
-        low += 1
-    high = m
-    while high > low and klass[high - 1] == WHOLE:
-        high -= 1
+    # low/high: the carried sections outranked before form a prefix of the carried ones (their relative
+    # order is kept), the whole ones a suffix; edited positions (at == -1) are skipped: they are patched anyway
+    low = next((k for k, pk in enumerate(at) if pk >= plow), m)
+    high = next((k + 1 for k in range(m - 1, low - 1, -1) if 0 <= at[k] < phigh), low)
     return Carried(csize, plain, pos_of, records, stop, low, high)
