@@ -8,8 +8,9 @@ refill follow.  The realistic next call (one section edited, a few
 appended) changes almost none of it, so :func:`next_shape` patches the
 previous shape instead of re-validating and re-sorting a thousand sections:
 an edited section leaves and re-enters the order by binary search, an
-appended one enters it.  Anything else — a removed or reordered section, a
-changed id, more than :data:`MAX_PATCHED` edits — rebuilds the shape from
+appended one enters it, one removed section leaves it (the indices above it
+shift down by one, which keeps their order).  Anything else — a reordered
+section, a changed id, more than :data:`MAX_PATCHED` edits — rebuilds the shape from
 scratch (:func:`new_shape`), so a patched shape is always the shape the
 full computation gives (a hypothesis property compares the two).
 """
@@ -19,7 +20,7 @@ from __future__ import annotations
 from bisect import bisect_left, insort
 from collections.abc import Sequence
 from itertools import compress
-from operator import attrgetter, is_not
+from operator import attrgetter, is_, is_not
 
 from tokenbox_core.sections import Section, validate_sections
 
@@ -76,9 +77,36 @@ def protection_order(sections: Sequence[Section], flexible: list[int]) -> list[i
 
 
 def next_shape(previous: Shape | None, sections: tuple[Section, ...]) -> Shape | None:
-    """``previous`` patched to ``sections`` (a few edited or appended sections), or None to rebuild it."""
+    """``previous`` patched to ``sections`` (a few edited or appended sections, at most one removed), or None."""
     if previous is None:
         return None
+    shape = _patched(previous, sections)
+    if shape is None:  # one section removed (and a few appended: a sliding chat window)?
+        shorter = _without_one(previous, sections)
+        if shorter is not None:
+            shape = _patched(shorter, sections)
+    return shape
+
+
+def _without_one(previous: Shape, sections: tuple[Section, ...]) -> Shape | None:
+    """``previous`` less the section at the first position where ``sections`` differs, if the rest follow it."""
+    old = previous.sections
+    n, n_old = len(sections), len(old)
+    r = next(compress(range(min(n, n_old)), map(is_not, old, sections)), min(n, n_old))
+    tail = old[r + 1 :]
+    if r >= n_old or len(tail) > n - r or not previous.memo_safe:
+        return None
+    if not all(map(is_, tail, sections[r : r + len(tail)])):
+        return None
+    flexible = [j - (j > r) for j in previous.flexible if j != r]
+    order = [j - (j > r) for j in previous.order if j != r]
+    shape = Shape((*old[:r], *tail), flexible, order, True)  # a part of a memo-safe input is memo-safe
+    if previous._ids is not None:
+        shape._ids = previous._ids - {old[r].id}
+    return shape
+
+
+def _patched(previous: Shape, sections: tuple[Section, ...]) -> Shape | None:
     old = previous.sections
     n_old = len(old)
     if len(sections) < n_old:
