@@ -81,18 +81,21 @@ def next_shape(previous: Shape | None, sections: tuple[Section, ...]) -> Shape |
     if previous is None:
         return None
     shape = _patched(previous, sections)
-    if shape is None:  # one section removed (and a few appended: a sliding chat window)?
-        shorter = _without_one(previous, sections)
-        if shorter is not None:
-            shape = _patched(shorter, sections)
+    n, n_old = len(sections), len(previous.sections)
+    if shape is None and n_old:  # one section removed (and a few appended: a sliding chat window)?
+        first = next(compress(range(min(n, n_old)), map(is_not, previous.sections, sections)), min(n, n_old))
+        for r in (first, n_old - 1) if n < n_old and first < n_old - 1 else (first,):
+            shorter = _without(previous, sections, r)
+            shape = _patched(shorter, sections) if shorter is not None else None
+            if shape is not None:
+                break
     return shape
 
 
-def _without_one(previous: Shape, sections: tuple[Section, ...]) -> Shape | None:
-    """``previous`` less the section at the first position where ``sections`` differs, if the rest follow it."""
+def _without(previous: Shape, sections: tuple[Section, ...], r: int) -> Shape | None:
+    """``previous`` less its section ``r``, if the sections after it follow in ``sections`` from ``r`` on."""
     old = previous.sections
     n, n_old = len(sections), len(old)
-    r = next(compress(range(min(n, n_old)), map(is_not, old, sections)), min(n, n_old))
     tail = old[r + 1 :]
     if r >= n_old or len(tail) > n - r or not previous.memo_safe:
         return None
