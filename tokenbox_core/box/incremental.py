@@ -39,11 +39,18 @@ outranked, compression skips them, and where refill still has room at the
 window's bottom it goes on below, the sections there made as it reaches
 them (they join the window).
 
+Sections appended, removed (one, plus appends: a sliding chat window) or
+moved in the protection order (priority or shrink edits, a reorder) are no
+obstacle: the window argument is about positions of the *new* order, and
+every section carried over unchanged keeps its claim, plainness and
+previous record at its new position (:mod:`.realign`); new sections count
+as edited.
+
 Whatever the fast path cannot prove it hands to the full path: a changed
-configuration (budget, counter, mode, ...); a changed order (priority or
-shrink edits that move a section, a reorder); a changed length (appended
-or removed sections); a critical section edited; more than
-:data:`MAX_EDITS` edits; an edited list with atomic groups; a layout with
+configuration (budget, counter, mode, ...); a critical section added,
+removed, edited or moved relative to the others; more than
+:data:`MAX_EDITS` edited or appended sections (or inputs that pair with the
+previous ones neither position by position nor with one removed); an edited list with atomic groups; a layout with
 groups spanning sections; claims that do not overflow the target
 (expansion shares free space among all sections); a join that is not
 neutral; a compression that would reach above the window.  Hypothesis
