@@ -8,9 +8,10 @@ the median ratio with its range (min–max) over the runs, because the machine i
 Rows, each for the fast exact counter (``rs-bpe``, the default when the ``fast`` extra is installed) and for the
 tiktoken counter (the fallback):
 - cold layout of 1,000 sections (~200k tokens) into 128k (goal ≤ 0.8x one encode pass);
-- warm re-layout (goal ≤ 0.05x cold), two ways: the identical input again (the box's layout memo answers) and
-  the input with one section replaced (the realistic next turn: the box re-decides only the window of the
-  protection order the edit can reach, ``tokenbox_core/box/incremental.py``);
+- warm re-layout (goal ≤ 0.05x cold), three ways: the identical input again (the box's layout memo answers),
+  the input with one section replaced, and that input with a new section appended (the realistic next chat
+  turn): the box re-decides only the window of the protection order the edit can reach, carrying the rest to
+  its new positions (``tokenbox_core/box/incremental.py``, ``realign.py``);
 - a 1 MB and a 10 MB section that fits (goal ≤ 0.7x one encode pass over it) and one cut to 128k (goal ≤ 1.2x);
 - peak traced memory relative to the input text (goal ≤ 3x).
 """
@@ -137,6 +138,7 @@ def bench_corpus(counter: TokenCounter, rounds: int) -> list[tuple[str, str]]:
     cold: list[float] = []
     same: list[float] = []
     warm: list[float] = []
+    turn: list[float] = []
     cold_ratio: list[float] = []
     for r in range(rounds):
         encode_s = timed(lambda: enc.encode_ordinary(text))
@@ -150,8 +152,11 @@ def bench_corpus(counter: TokenCounter, rounds: int) -> list[tuple[str, str]]:
         changed = list(sections)
         changed[500] = Section("s500", make_text(random.Random(r + 99), 150), priority=3, shrink=1)
         warm.append(timed(lambda c=changed: box.layout(c)))
+        appended = [*changed, Section(f"turn{r}", make_text(random.Random(r + 7), 150), priority=5, shrink=1)]
+        turn.append(timed(lambda a=appended: box.layout(a)))
     warm_ratio = [w / statistics.median(cold) for w in warm]
     same_ratio = [w / statistics.median(cold) for w in same]
+    turn_ratio = [w / statistics.median(cold) for w in turn]
     forget()
     cold_input = fresh(sections)
     peak = peak_memory(lambda: TokenBox(budget, counter=counter).layout(cold_input))
@@ -160,6 +165,7 @@ def bench_corpus(counter: TokenCounter, rounds: int) -> list[tuple[str, str]]:
         ("cold layout / one encode pass", spread(cold_ratio, 0.8)),
         ("warm re-layout, identical input / cold", spread(same_ratio, 0.05)),
         ("warm re-layout, one section changed / cold", spread(warm_ratio, 0.05)),
+        ("warm re-layout, one section appended / cold", spread(turn_ratio, 0.05)),
         ("peak memory / input text", f"{peak / sys.getsizeof(text):6.2f}x (goal 3x)"),
     ]
 

@@ -202,20 +202,61 @@ def test_one_section_changed_takes_the_incremental_path_and_matches() -> None:
 
 
 def test_edits_the_window_cannot_prove_take_the_full_path() -> None:
-    """A reorder, a priority change or a critical edit is laid out in full (and still matches a fresh box)."""
+    """A critical section moved, edited or removed, or a budget change, is laid out in full (and matches)."""
     sections = corpus(60)
     box = TokenBox(1_500, counter="o200k_base")
     box.layout(sections)
     edits = [
         [*sections[1:], sections[0]],
-        [sections[0], dataclasses.replace(sections[1], priority=9), *sections[2:]],
+        sections,
         [dataclasses.replace(sections[0], content="short system"), *sections[1:]],
+        sections[1:],
     ]
     for changed in edits:
         got = box.layout(changed)
         want = TokenBox(1_500, counter="o200k_base").layout([dataclasses.replace(s) for s in changed])
         assert decisions(got) == decisions(want)
+    box.budget = ContextBudget.coerce(1_200)
+    got = box.layout(sections)
+    assert decisions(got) == decisions(TokenBox(1_200, counter="o200k_base").layout(sections))
     assert box._incremental_hits == 0
+
+
+def test_chat_turns_that_append_remove_and_reprioritise_take_the_incremental_path() -> None:
+    """Appends, removals, a sliding window and priority/shrink edits move sections in the protection order;
+    the settled state is carried to the new positions (box/realign.py) and the layout matches a fresh box."""
+    sections = corpus(200)
+    box = TokenBox(4_000, counter="o200k_base")
+    box.layout(sections)
+    rng = random.Random(11)
+    current = list(sections)
+    kinds = ["append", "remove", "slide", "priority", "shrink", "append+priority", "remove last"]
+    for step in range(3 * len(kinds)):
+        kind = kinds[step % len(kinds)]
+        k = rng.randrange(1, len(current))
+        words = " ".join(rng.choice(VOCAB[:6]) for _ in range(80))
+        new = Section(f"turn{step}", words, priority=rng.randint(0, 5), shrink=1)
+        if kind == "append":
+            current = [*current, new]
+        elif kind == "remove":
+            del current[k]
+        elif kind == "slide":  # the oldest message leaves, a new one arrives
+            current = [current[0], *current[2:], new]
+        elif kind == "priority":
+            current[k] = dataclasses.replace(current[k], priority=(current[k].priority + 1) % 6)
+        elif kind == "shrink":
+            current[k] = dataclasses.replace(current[k], shrink=3.0)
+        elif kind == "append+priority":
+            current[k] = dataclasses.replace(current[k], priority=5)
+            current = [*current, new]
+        else:
+            current = current[:-1]
+        got = box.layout(current)
+        want = TokenBox(4_000, counter="o200k_base").layout([dataclasses.replace(s) for s in current])
+        assert decisions(got) == decisions(want), (step, kind)
+        # every turn was re-decided incrementally, or (an input seen before) answered by the memo
+        assert box._incremental_hits + box._memo.hits == step + 1, (step, kind)
+    assert box._incremental_hits >= 3 * len(kinds) - 3
 
 
 def test_the_incremental_path_never_changes_an_earlier_layout() -> None:

@@ -39,11 +39,18 @@ outranked, compression skips them, and where refill still has room at the
 window's bottom it goes on below, the sections there made as it reaches
 them (they join the window).
 
+Sections appended, removed (one, plus appends: a sliding chat window) or
+moved in the protection order (priority or shrink edits, a reorder) are no
+obstacle: the window argument is about positions of the *new* order, and
+every section carried over unchanged keeps its claim, plainness and
+previous record at its new position (:mod:`.realign`); new sections count
+as edited.
+
 Whatever the fast path cannot prove it hands to the full path: a changed
-configuration (budget, counter, mode, ...); a changed order (priority or
-shrink edits that move a section, a reorder); a changed length (appended
-or removed sections); a critical section edited; more than
-:data:`MAX_EDITS` edits; an edited list with atomic groups; a layout with
+configuration (budget, counter, mode, ...); a critical section added,
+removed, edited or moved relative to the others; more than
+:data:`MAX_EDITS` edited or appended sections (or inputs that pair with the
+previous ones neither position by position nor with one removed); an edited list with atomic groups; a layout with
 groups spanning sections; claims that do not overflow the target
 (expansion shares free space among all sections); a join that is not
 neutral; a compression that would reach above the window.  Hypothesis
@@ -68,6 +75,7 @@ from .claim import claim
 from .compress import compress as compress_order
 from .flow import OutOfReach, claims, settle
 from .measure import Ruler
+from .realign import Carried, align, carry
 from .refill import refill
 from .results import Results
 from .state import Slot, Template
@@ -202,19 +210,29 @@ def relayout(
     """
     old = prev.sections
     n = len(sections)
-    if n != len(old) or order != prev.order:
-        return None
-    edited = list(compress(range(n), map(is_not, old, sections)))
-    if not edited or len(edited) > MAX_EDITS:
-        return None
+    if n == len(old) and order == prev.order:  # positions unchanged: the state is used in place
+        edited = list(compress(range(n), map(is_not, old, sections)))
+        if not edited or len(edited) > MAX_EDITS:
+            return None
+        if any(old[i].shrink == 0 for i in edited):
+            return None  # a critical section edited: the fixed load changes
+        prev.derive(ruler)
+        csize, plain, pos_of = prev.csize, prev.plain, prev.pos_of
+        records: list[Any] = list(prev.records)
+        stop, low, high, critical = prev.stop, prev.low, prev.high, prev.critical
+    else:  # appended, removed or moved sections: the state is carried to the new positions (.realign)
+        moved = _carried(ruler, prev, sections, order)
+        if moved is None:
+            return None
+        edited, critical, kept = moved
+        csize, plain, pos_of, records = kept.csize, kept.plain, kept.pos_of, kept.records
+        stop, low, high = kept.stop, kept.low, kept.high
     for i in edited:
         new = sections[i]
-        if new.shrink == 0 or old[i].shrink == 0:
+        if new.shrink == 0:
             return None
         if type(new.content) is not str and any(it.group is not None for it in new.items):
             return None
-    prev.derive(ruler)
-    csize, plain, pos_of = prev.csize, prev.plain, prev.pos_of
     fresh = ruler.new_slots([sections[i] for i in edited], edited)
     try:
         ruler.ensure_measured(fresh)
@@ -226,7 +244,7 @@ def relayout(
         if not plain[k]:
             claim(ruler, slot)  # pure: the same claim the window will make, if it reaches this section
         csize[k] = slot.size
-    fixed, target, stop = prev.fixed, prev.limit_target, prev.stop
+    fixed, target = prev.fixed, prev.limit_target
     m = len(order)
     suffix = list(accumulate(reversed(csize[stop:])))  # suffix[j]: the claims of the top j + 1 sections
     j = bisect_right(suffix, target - fixed)  # the first j whose claims cross the target
@@ -240,7 +258,7 @@ def relayout(
     if not (running > target or (o == 0 and running >= target)):
         return None  # the claims do not overflow here: the full path (expansion, or claims further down)
     below: list[Slot] = []  # outranked slots under the window that refill reached, highest first
-    exact = _exact(ruler, prev.critical, window, below, sections, order, w, frozen)
+    exact = _exact(ruler, critical, window, below, sections, order, w, frozen)
     if exact is None:
         return None
     estimate = fixed + frozen + sum(s.size for s in window if not s.dropped)
@@ -259,10 +277,9 @@ def relayout(
         o -= len(joined)
         window[:0] = joined[::-1]
         crossed += len(joined)
-    records = list(prev.records)
     for slot, record in zip(window, results.results(window), strict=True):
         records[slot.index] = record
-    patch = {*edited, *order[min(prev.low, o) : o], *order[w : max(prev.high, w)]}
+    patch = {*edited, *order[min(low, o) : o], *order[w : max(high, w)]}
     for i in sorted(patch):
         k = pos_of[i]
         if k < o:
@@ -270,7 +287,7 @@ def relayout(
         elif k >= w:
             records[i] = _whole(ruler, results, sections[i], i)
     limits = (fixed, prev.limit_max, target)
-    nxt = Settled(prev.config, sections, order, tuple(records), prev.critical, limits, o + crossed, None)
+    nxt = Settled(prev.config, sections, order, tuple(records), critical, limits, o + crossed, None)
     for slot in window[crossed:]:
         csize[pos_of[slot.index]] = slot.base_size
     low = 0
@@ -284,6 +301,41 @@ def relayout(
         high -= 1
     nxt.csize, nxt.plain, nxt.pos_of, nxt.low, nxt.high = csize, plain, pos_of, o + low, o + high
     return nxt.records, total, nxt
+
+
+def _carried(
+    ruler: Ruler, prev: Settled, sections: tuple[Section, ...], order: list[int]
+) -> tuple[list[int], list[Slot], Carried] | None:
+    """The edited indices, the critical slots and the state carried to new positions, or None (full path).
+
+    Every critical section must be carried over unchanged (same object, same
+    relative order), so the fixed load and the target stay the previous ones.
+    """
+    old = prev.sections
+    paired = align(old, sections, MAX_EDITS)
+    if paired is None:
+        return None
+    of_old, edited, r, shift = paired
+    if not edited and len(sections) == len(old):
+        return None
+    if any(sections[i].shrink == 0 for i in edited):
+        return None  # a critical section added or edited
+    new_index: list[int] = []
+    for slot in prev.critical:
+        c = slot.index
+        if shift and c == r:
+            return None  # a critical section removed
+        i = c if c < r else c - shift
+        if i >= len(of_old) or of_old[i] != c or sections[i] is not old[c]:
+            return None  # a critical section edited or removed
+        new_index.append(i)
+    critical = prev.critical
+    if any(slot.index != i for slot, i in zip(critical, new_index, strict=True)):
+        critical = ruler.new_slots([sections[i] for i in new_index], new_index)
+        ruler.ensure_measured(critical)  # memoised: the previous layout measured them
+    prev.derive(ruler)
+    state = (prev.csize, prev.plain, prev.pos_of, prev.stop, prev.low, prev.high)
+    return edited, critical, carry(state, prev.records, of_old, edited, order)
 
 
 def _outranked(sections: tuple[Section, ...], order: list[int], o: int, below: list[Slot]) -> Iterator[Slot]:

@@ -8,8 +8,9 @@ refill follow.  The realistic next call (one section edited, a few
 appended) changes almost none of it, so :func:`next_shape` patches the
 previous shape instead of re-validating and re-sorting a thousand sections:
 an edited section leaves and re-enters the order by binary search, an
-appended one enters it.  Anything else — a removed or reordered section, a
-changed id, more than :data:`MAX_PATCHED` edits — rebuilds the shape from
+appended one enters it, one removed section leaves it (the indices above it
+shift down by one, which keeps their order).  Anything else — a reordered
+section, a changed id, more than :data:`MAX_PATCHED` edits — rebuilds the shape from
 scratch (:func:`new_shape`), so a patched shape is always the shape the
 full computation gives (a hypothesis property compares the two).
 """
@@ -19,7 +20,7 @@ from __future__ import annotations
 from bisect import bisect_left, insort
 from collections.abc import Sequence
 from itertools import compress
-from operator import attrgetter, is_not
+from operator import attrgetter, is_, is_not
 
 from tokenbox_core.sections import Section, validate_sections
 
@@ -76,9 +77,39 @@ def protection_order(sections: Sequence[Section], flexible: list[int]) -> list[i
 
 
 def next_shape(previous: Shape | None, sections: tuple[Section, ...]) -> Shape | None:
-    """``previous`` patched to ``sections`` (a few edited or appended sections), or None to rebuild it."""
+    """``previous`` patched to ``sections`` (a few edited or appended sections, at most one removed), or None."""
     if previous is None:
         return None
+    shape = _patched(previous, sections)
+    n, n_old = len(sections), len(previous.sections)
+    if shape is None and n_old:  # one section removed (and a few appended: a sliding chat window)?
+        first = next(compress(range(min(n, n_old)), map(is_not, previous.sections, sections)), min(n, n_old))
+        for r in (first, n_old - 1) if n < n_old and first < n_old - 1 else (first,):
+            shorter = _without(previous, sections, r)
+            shape = _patched(shorter, sections) if shorter is not None else None
+            if shape is not None:
+                break
+    return shape
+
+
+def _without(previous: Shape, sections: tuple[Section, ...], r: int) -> Shape | None:
+    """``previous`` less its section ``r``, if the sections after it follow in ``sections`` from ``r`` on."""
+    old = previous.sections
+    n, n_old = len(sections), len(old)
+    tail = old[r + 1 :]
+    if r >= n_old or len(tail) > n - r or not previous.memo_safe:
+        return None
+    if not all(map(is_, tail, sections[r : r + len(tail)])):
+        return None
+    flexible = [j - (j > r) for j in previous.flexible if j != r]
+    order = [j - (j > r) for j in previous.order if j != r]
+    shape = Shape((*old[:r], *tail), flexible, order, True)  # a part of a memo-safe input is memo-safe
+    if previous._ids is not None:
+        shape._ids = previous._ids - {old[r].id}
+    return shape
+
+
+def _patched(previous: Shape, sections: tuple[Section, ...]) -> Shape | None:
     old = previous.sections
     n_old = len(old)
     if len(sections) < n_old:
