@@ -9,48 +9,15 @@ from hypothesis import strategies as st
 from tokenbox_core.tokens import COUNT_CACHE, TiktokenCounter, fast_cut, get_counter
 from tokenbox_core.tokens.fast_cut import truncate_once
 
+from .conftest import TOKEN_PIECES
+
 COUNTERS = [
     TiktokenCounter("o200k_base"),
     TiktokenCounter("cl100k_base"),
     get_counter("o200k_base"),
     get_counter("cl100k_base"),
 ]
-_pieces = st.sampled_from(
-    [
-        "\n",
-        "\n\n",
-        " ",
-        "   ",
-        "\t",
-        "/",
-        "/usr/bin",
-        "word",
-        "Word",
-        "日本語",
-        "🙂",
-        "👩‍👩‍👧",
-        "e\u0301",
-        "\r\n",
-        "'s",
-        "1234",
-        "!!",
-        "x",
-        "def f():\n    return 1\n",
-        "<|endoftext|>",
-        "x.",
-        "ab,",
-        "q1",
-        "z'",
-        "k\u0301",
-        "n\t",
-        "WORD)",
-        "a`",
-        "'ll",
-        "ʰ",
-        "ǅ",
-        "\xa0",
-    ]
-)
+_pieces = st.sampled_from(TOKEN_PIECES)
 texts = st.lists(st.one_of(_pieces, st.text(max_size=8)), min_size=0, max_size=60).map("".join)
 
 

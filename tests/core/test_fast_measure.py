@@ -14,46 +14,13 @@ from tokenbox_core.tokens import COUNT_CACHE, TiktokenCounter, fast_cut, fast_me
 from tokenbox_core.tokens.fast import FastBpeCounter, fast_available
 from tokenbox_core.tokens.fast_measure import measure_head
 
+from .conftest import TOKEN_PIECES
+
 COUNTERS: list[TiktokenCounter] = [TiktokenCounter("o200k_base"), TiktokenCounter("cl100k_base")]
 if fast_available():
     COUNTERS += [FastBpeCounter("o200k_base"), FastBpeCounter("cl100k_base")]
 
-_pieces = st.sampled_from(
-    [
-        "\n",
-        "\n\n",
-        "\nword",
-        "\n/usr",
-        "\n ",
-        " ",
-        "   ",
-        "\t",
-        "word",
-        "Word",
-        "日本語",
-        "🙂",
-        "👩‍👩‍👧",
-        "e\u0301",
-        "\r\n",
-        "'s",
-        "1234",
-        "!!",
-        "def f():\n    return 1\n",
-        "<|endoftext|>",
-        "x.",
-        "ab,",
-        "q1",
-        "z'",
-        "k\u0301",
-        "n\t",
-        "WORD)",
-        "a`",
-        "'ll",
-        "ʰ",
-        "ǅ",
-        "\xa0",
-    ]
-)
+_pieces = st.sampled_from(TOKEN_PIECES)
 texts = st.lists(st.one_of(_pieces, st.text(max_size=6)), min_size=0, max_size=80).map("".join)
 
 

@@ -9,6 +9,8 @@ from hypothesis import strategies as st
 from tokenbox_core.tokens import COUNT_CACHE, TiktokenCounter, fast_tail, get_counter
 from tokenbox_core.tokens.fast_tail import count_minus, count_plus, neutral_split
 
+from .conftest import TOKEN_PIECES
+
 COUNTERS = [
     get_counter("o200k_base"),
     get_counter("cl100k_base"),
@@ -19,40 +21,7 @@ COUNTERS = [
 ]
 REFERENCE = TiktokenCounter("o200k_base").encoding
 
-_pieces = st.sampled_from(
-    [
-        "\n",
-        "\n\n",
-        " ",
-        "  ",
-        "\t",
-        "/",
-        "/path",
-        "word",
-        "Word",
-        "日本",
-        "🙂",
-        "e\u0301",
-        "\r",
-        "\r\n",
-        "'s",
-        "123",
-        "!!",
-        "x",
-        "x.",
-        "ab,",
-        "q1",
-        "z'",
-        "k\u0301",
-        "n\t",
-        "WORD)",
-        "a`",
-        "'ll",
-        "ʰ",
-        "ǅ",
-        "\xa0",
-    ]
-)
+_pieces = st.sampled_from(TOKEN_PIECES)
 texts = st.lists(st.one_of(_pieces, st.text(max_size=6)), min_size=1, max_size=40).map("".join)
 suffixes = st.sampled_from(["", "\n\n", "\n", " ", "\n\n/", "x", "\r\n", "\u0301", "  \n"])
 

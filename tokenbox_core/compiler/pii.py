@@ -179,7 +179,11 @@ class RegexPIIDetector:
         return [list(found or ()) for found in known]
 
     def _remember(self, text: str, may_hold: bool) -> tuple[PIIMatch, ...]:
-        found = _FOUND[(tuple(self.kinds), text)] = tuple(self._find(text)) if may_hold else ()
+        key = (tuple(self.kinds), text)
+        found = _FOUND.get(key)
+        if found is not None:  # the same text twice in one batch: scanned and counted once
+            return found
+        found = _FOUND[key] = tuple(self._find(text)) if may_hold else ()
         _FOUND_HELD[0] += len(text)
         if _FOUND_HELD[0] > _FOUND_CHARS:
             _FOUND.clear()

@@ -25,7 +25,6 @@ from tokenbox_core.compiler.collect import Candidates
 from tokenbox_core.compiler.config import CompilerConfig, RankingWeights
 from tokenbox_core.compiler.filter import tool_relevance
 from tokenbox_core.compiler.render import evidence_content, memory_content
-from tokenbox_core.compiler.tally import count_before
 from tokenbox_core.sections import Item, Section
 from tokenbox_core.select import (
     CompositeScorer,
@@ -36,6 +35,7 @@ from tokenbox_core.select import (
 )
 from tokenbox_core.select.scorers import Scorer, score_items
 from tokenbox_core.tokens import TokenCounter
+from tokenbox_core.tokens.fast_tail import count_apart
 
 __all__ = ["Ranked", "composite_scores", "rank_candidates"]
 
@@ -159,7 +159,7 @@ def _row(
     utility: float | None = None,
 ) -> Item:
     # Build lays each text out as an item of a list section: the Token Box will look up text + separator.
-    metadata: dict[str, Any] = {_TOKENS: count_before(counter, text, _ITEM_SEPARATOR)}
+    metadata: dict[str, Any] = {_TOKENS: count_apart(counter, text, _ITEM_SEPARATOR)}
     if authority is not None:
         metadata[_AUTHORITY] = authority
     if utility is not None:

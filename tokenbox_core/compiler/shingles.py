@@ -140,6 +140,9 @@ def _store(
     # shingling is the costliest step of reference compression.  Bounded by the bytes of the texts it keys
     # (an entry takes about 10x its text).
     global _SHINGLE_BYTES
+    found = _SHINGLES.get(key)
+    if found is not None:  # the same text twice in one batch: held (and counted) once
+        return found
     _SHINGLES[key] = entry
     _SHINGLE_BYTES += len(key[0])
     while _SHINGLE_BYTES > _SHINGLE_CACHE_BYTES and _SHINGLES:
@@ -156,9 +159,10 @@ def _shingled_many(texts: Sequence[str], size: int) -> list[tuple[tuple[int, ...
     if len(missing) > 1:
         ids = [_word_ids(_words(texts[n])) for n in missing]
         batch = sketches(ids, size, _SKETCH, _HASH_BITS)
-        if batch is not None:
-            for n, sketch, word_ids in zip(missing, batch, ids, strict=True):
-                out[n] = _store((texts[n], size), (tuple(sketch), word_ids))
+        if batch is None:  # no numpy, or too few words to pay for it: the same sketches one by one
+            batch = [_bottom_k(_hashes(word_ids, size)) for word_ids in ids]
+        for n, sketch, word_ids in zip(missing, batch, ids, strict=True):
+            out[n] = _store((texts[n], size), (tuple(sketch), word_ids))
     return [found if found is not None else _shingled(t, size) for found, t in zip(out, texts, strict=True)]
 
 

@@ -41,16 +41,7 @@ class _CountCache:
         return list(map(self._data.get, keys))
 
     def put(self, key: tuple[str, str | bytes], value: int) -> None:
-        size = len(key[1]) if isinstance(key[1], str) else 16
-        with self._lock:
-            if key in self._data:
-                return
-            self._data[key] = value
-            self._chars += size
-            while len(self._data) > self.maxsize or self._chars > self.max_chars:
-                old = next(iter(self._data))
-                del self._data[old]
-                self._chars -= len(old[1]) if isinstance(old[1], str) else 16
+        self.put_many([(key, value)])
 
     def put_many(self, entries: list[tuple[tuple[str, str | bytes], int]]) -> None:
         """:meth:`put` each (key, value), under one lock."""

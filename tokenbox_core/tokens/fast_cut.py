@@ -26,7 +26,8 @@ from typing import TYPE_CHECKING, Any
 
 from tokenbox_core.tokens.base import Keep, validate_text
 from tokenbox_core.tokens.cache import COUNT_CACHE
-from tokenbox_core.tokens.fast_tail import TAIL_WINDOW, scan_neutral
+from tokenbox_core.tokens.fast_tail import TAIL_WINDOW
+from tokenbox_core.tokens.neutral import scan_neutral
 
 if TYPE_CHECKING:
     from tokenbox_core.tokens.tiktoken_counter import TiktokenCounter
@@ -94,10 +95,11 @@ def _decode_bytes(counter: TiktokenCounter, ids: Sequence[int]) -> bytes:
 def _decode(counter: TiktokenCounter, ids: Sequence[int], *, from_end: bool) -> tuple[str, int]:
     """Decoded text of ``ids`` and how many bytes of a split character were trimmed (at the end or the start)."""
     data = _decode_bytes(counter, ids)
-    for trim in range(4):  # a token can end (or start) inside a multi-byte character
+    if not from_end:
+        return _trimmed_head(data) or (data.decode("utf-8", "ignore"), -1)
+    for trim in range(4):  # a token can start inside a multi-byte character
         try:
-            piece = data[trim:] if from_end else data[: len(data) - trim]
-            return piece.decode("utf-8"), trim
+            return data[trim:].decode("utf-8"), trim
         except UnicodeDecodeError:
             continue
     return data.decode("utf-8", "ignore"), -1  # -1: byte accounting unknown, count in full
@@ -284,6 +286,11 @@ def _needs(limit: int, keep: Keep) -> tuple[int, int]:
     return need_head, (limit - need_head if keep != "head" else 0)
 
 
+def remember_partial(counter: TiktokenCounter, text: str, view: _Ids) -> None:
+    """Remember ``view``, ids of part of ``text``, for the next cut of the same text (:func:`_known_partial`)."""
+    _memo.partial = (counter._cache_key, text, view)
+
+
 def _known_partial(counter: TiktokenCounter, text: str, limit: int, keep: Keep) -> _Ids | None:
     """The partial ids last encoded for ``text`` if they hold what a cut to ``limit`` needs (no second encode)."""
     last = getattr(_memo, "partial", None)
@@ -344,7 +351,7 @@ def _truncate(counter: TiktokenCounter, text: str, limit: int, keep: Keep) -> tu
             if view is None:
                 view = _partial(counter, text, known, limit, keep)
                 if view is not None:
-                    _memo.partial = (counter._cache_key, text, view)
+                    remember_partial(counter, text, view)
     if view is None:
         ids: Any = encode_ids(counter, text)
         if len(ids) <= limit:

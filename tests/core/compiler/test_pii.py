@@ -144,3 +144,11 @@ def test_filter_gives_the_same_exclusions_with_and_without_the_batch(texts: list
         collect(sources), CompilerConfig(clock=NOW, evidence_threshold=0.3, pii_detector=OneByOne()), NOW
     )
     assert batched == single
+
+
+def test_find_many_scans_and_counts_a_repeated_text_once() -> None:
+    pii.clear_caches()
+    text = "Write to ana@example.com or call +44 20 7946 0958."
+    found = RegexPIIDetector().find_many([text, "nothing here", text])
+    assert found[0] == found[2] and [m.kind for m in found[0]] == ["email", "phone"]
+    assert pii._FOUND_HELD[0] == len(text) + len("nothing here")

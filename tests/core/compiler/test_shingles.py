@@ -196,3 +196,15 @@ def test_without_numpy_the_pure_path_is_taken(monkeypatch: pytest.MonkeyPatch) -
     shipped.clear_caches()
     assert shipped.find_duplicates(texts, 0.8, 3) == expected and expected
     shipped.clear_caches()
+
+
+@pytest.mark.parametrize("numpy_path", [True, False])
+def test_a_text_twice_in_one_batch_is_held_and_counted_once(numpy_path: bool) -> None:
+    shipped.clear_caches()
+    t = " ".join(f"word{i}" for i in range(5_000))  # enough words for the vectorised path
+    u = " ".join(f"other{i}" for i in range(5_000))
+    with patch.object(sketch_np, "_MIN_WORDS", 0 if numpy_path else sys.maxsize):
+        out = shipped._shingled_many([t, u, t], 3)
+    assert out[0] == out[2] == shipped._shingled(t, 3)
+    assert len(shipped._SHINGLES) == 2
+    assert len(t) + len(u) == shipped._SHINGLE_BYTES  # not len(t) twice: eviction takes each entry off once

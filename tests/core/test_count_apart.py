@@ -1,5 +1,5 @@
-"""The derived count of a text from the count of the text with its separator (compiler.tally, which is the tokens
-layer's ``fast_tail.count_apart``: its split positions are the counter's ``neutral_join``, tokens/neutral.py)."""
+"""The derived count of a text from the count of the text with its separator (``fast_tail.count_apart``, which the
+compiler's Rank uses; its split positions are the counter's ``neutral_join``, tokens/neutral.py)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tokenbox_core.compiler.tally import count_before
 from tokenbox_core.tokens import COUNT_CACHE, TiktokenCounter, get_counter
-from tokenbox_core.tokens.fast_tail import neutral_split
+from tokenbox_core.tokens.fast_tail import count_apart, neutral_split
 
 PIECES = [
     "word", "Word", "WORD", " ", "  ", "\t", "\n", "\n\n", "\r\n", "'s", "'LL", "'", ".", ",", "...", "!?",
@@ -32,7 +31,7 @@ def test_derived_count_is_the_count(name: str, text: str, suffix: str) -> None:
     counter = COUNTERS[name]
     raw = counter.encoding.encode_ordinary
     COUNT_CACHE.clear()
-    assert count_before(counter, text, suffix) == len(raw(text))
+    assert count_apart(counter, text, suffix) == len(raw(text))
     assert counter.count(text + suffix) == len(raw(text + suffix))  # counted (and cached) on the way
     p = neutral_split(counter, text)
     if p is not None:  # the identity itself, each term encoded afresh
@@ -48,9 +47,9 @@ def test_split_positions_are_the_counters() -> None:
     counter._raw_count = lambda t: counted.append(t) or raw(t)  # type: ignore[method-assign]
     try:
         COUNT_CACHE.clear()
-        count_before(counter, "alpha beta gamma delta.", "\n")  # tail "." (after "delta")
+        count_apart(counter, "alpha beta gamma delta.", "\n")  # tail "." (after "delta")
         COUNT_CACHE.clear()
-        count_before(counter, "é" * 40 + " 字", "\n")  # no neutral position: the text is counted
+        count_apart(counter, "é" * 40 + " 字", "\n")  # no neutral position: the text is counted
     finally:
         del counter._raw_count
     assert counted[:3] == ["alpha beta gamma delta.\n", ".\n", "."]
@@ -61,16 +60,16 @@ def test_other_counters_simply_count() -> None:
     """Counters without the piece structure (or no suffix) count the text itself."""
     for spec in ("whitespace", "bytes", "approximate"):
         counter = get_counter(spec)
-        assert count_before(counter, "one two three", "\n") == counter.count("one two three")
+        assert count_apart(counter, "one two three", "\n") == counter.count("one two three")
     o200k = get_counter("o200k_base")
-    assert count_before(o200k, "one two", "") == o200k.count("one two")
+    assert count_apart(o200k, "one two", "") == o200k.count("one two")
 
 
 def test_derived_count_is_remembered() -> None:
     """The bare text's count is cached as if counted: a later count() finds it without encoding."""
     counter = get_counter("o200k_base")
     text = "a derived count that nobody has encoded before today."
-    value = count_before(counter, text, "\n")
+    value = count_apart(counter, text, "\n")
     seen: list[str] = []
     raw = counter._raw_count
     counter._raw_count = lambda t: seen.append(t) or raw(t)  # type: ignore[method-assign]
