@@ -86,8 +86,10 @@ def hidden_spans(view: str) -> list[tuple[int, str]]:
     # of the gate; the three characters are checked first because they are rare in prose.
     if not ("=" in view or "<!--" in view or "]:" in view):
         return spans
-    if not any(k in view for k in _HIDDEN_GATE) and not any(k in view.lower() for k in _HIDDEN_GATE):
-        return spans  # the expression ignores case, so the gate does too (STYLE=, [Comment]:)
+    if not any(k in view for k in _HIDDEN_GATE):
+        lower = view.lower()  # the expression ignores case, so the gate does too (STYLE=, [Comment]:)
+        if not any(k in lower for k in _HIDDEN_GATE):
+            return spans
     for match in _hidden_matches(view):
         text = match.group(1) or match.group(2) or match.group(4) or match.group(5) or ""
         if text.strip():

@@ -17,8 +17,7 @@ __all__ = ["ANCHORS", "GATES", "LINE_HEADS"]
 
 _AI_WORDS = ("ai", "a.i.", "llm", "language model", "assistant", "chatbot", "bot", "agent", "model", "gpt", "claude",
              "gemini", "copilot")  # fmt: skip
-_AI_STARTS = ("ai", "a.i.", "llm", "language model", "assistant", "chatbot", "chatgpt", "bot", "agent", "model",
-              "gpt", "claude", "gemini", "copilot", "automated agent")  # fmt: skip
+_AI_STARTS = (*_AI_WORDS, "chatgpt", "automated agent")
 """The literals an addressee (``_AI`` in the rules) starts with: anchors."""
 _VOCATIVE_VERBS = ("ignore", "disregard", "forget", "you must", "you should", "you will", "you are", "do not",
                    "don't", "send", "forward", "reveal", "output", "print", "call", "run", "delete", "rename", "email",

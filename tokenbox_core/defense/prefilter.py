@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from tokenbox_core.defense.rules import Rule, line_starts_before
+from tokenbox_core.defense.scan_at import occurrences
 
 __all__ = ["Prefilter", "native_available"]
 
@@ -162,10 +163,6 @@ class Prefilter:
                 found: list[int] = []
                 for i in anchors[r] & wanted:
                     found += at[i]
-                for anchor in self._extra_anchors[r]:
-                    k = text.find(anchor)
-                    while k >= 0:
-                        found.append(k)
-                        k = text.find(anchor, k + 1)
+                found += occurrences(text, self._extra_anchors[r])
                 starts[n] = line_starts_before(text, found, self.rules[r].head_lead) if self._heads[r] else found
         return [self.rules[r] for r in opened], have >> self._probe_shift, starts

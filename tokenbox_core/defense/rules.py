@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 from itertools import accumulate
 
 from tokenbox_core.defense.gates import ANCHORS, GATES, LINE_HEADS
+from tokenbox_core.defense.scan_at import finditer_at, occurrences
 
 __all__ = ["CASED_RULES", "GATES", "META", "META_LITERALS", "RULES", "WORDLIKE", "Rule", "line_starts",
            "line_starts_before", "word_runs"]  # fmt: skip
@@ -109,21 +110,8 @@ class Rule:
             yield from self.pattern.finditer(text)
             return
         if starts is None:
-            found: list[int] = []
-            for anchor in self.anchors:
-                i = text.find(anchor)
-                while i >= 0:
-                    found.append(i)
-                    i = text.find(anchor, i + 1)
-            starts = found
-        end = 0
-        for start in sorted(set(starts)):
-            if start < end:
-                continue
-            m = self.pattern.match(text, start)
-            if m is not None and m.end() > start:
-                yield m
-                end = m.end()
+            starts = occurrences(text, self.anchors)
+        yield from finditer_at(self.pattern, text, starts)
 
     def opens(self, text: str, seen: dict[str, bool] | None = None, words: str | None = None) -> bool:
         """True when every gate group has a member in ``text`` (``seen`` memoises lookups per text).
