@@ -23,7 +23,7 @@ from typing import Any, cast
 from tokenbox_core.chat import ConversationSections
 from tokenbox_core.compiler.config import CompilerConfig
 from tokenbox_core.compiler.history import history_sections
-from tokenbox_core.compiler.inputs import Tier, Trust
+from tokenbox_core.compiler.inputs import Tier, Trust, keep, kept
 from tokenbox_core.compiler.rank import Ranked
 from tokenbox_core.compiler.render import evidence_content, evidence_tag, memory_content
 from tokenbox_core.media.evidence import media_item_tokens
@@ -108,13 +108,11 @@ def _kept_item(value: Any, key: tuple[Any, ...], make: Callable[..., Item], *arg
     """The input's item, kept on the (frozen) input while ``key`` — everything the item depends on beyond the
     input's own fields (its score, the counter) — is unchanged: the next turn does not build it again.
     Items are immutable, so the layouts of two compiles may share one."""
-    state = getattr(value, "__dict__", None)
-    found = state.get(_ITEM) if state is not None else None
+    found = kept(value, _ITEM)
     if type(found) is tuple and found[0] == key:
         return cast(Item, found[1])
     item = make(*args)
-    if state is not None:  # a slotted subclass is built every time
-        object.__setattr__(value, _ITEM, (key, item))
+    keep(value, _ITEM, (key, item))
     return item
 
 

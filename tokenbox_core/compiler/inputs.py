@@ -129,6 +129,19 @@ class _Memoised:
         return {k: v for k, v in vars(self).items() if not k.startswith("_tokenbox_")}
 
 
+def kept(value: Any, name: str) -> Any:
+    """The derived value kept on a typed input under ``name`` (a ``_tokenbox_*`` name), or None."""
+    state = getattr(value, "__dict__", None)
+    return state.get(name) if state is not None else None
+
+
+def keep(value: Any, name: str, derived: Any) -> None:
+    """Keep ``derived`` on the (frozen) typed input under ``name``; a subclass with ``__slots__`` only keeps
+    nothing, so its values are derived every time."""
+    if hasattr(value, "__dict__"):
+        object.__setattr__(value, name, derived)
+
+
 def _deep_frozen(value: Any) -> Any:
     """A deep, immutable copy of a JSON-like value: mappings become :class:`FrozenDict`, lists and tuples
     :class:`FrozenList`; anything else is kept as it is (an object that stays mutable keeps its input
@@ -251,14 +264,12 @@ class Tool(_Memoised):
 
         The schema is a deep immutable copy taken at construction (a later change to the caller's dict
         does not reach the tool), so the text is built once and kept on the instance."""
-        state = getattr(self, "__dict__", None)  # a slotted subclass has none: built every time
-        found = state.get("_tokenbox_text") if state is not None else None
+        found = kept(self, "_tokenbox_text")
         if found is None:
             found = canonical_json(
                 {"name": self.name, "description": self.description, "parameters": _thawed(self.schema)}
             )
-            if state is not None:
-                object.__setattr__(self, "_tokenbox_text", found)
+            keep(self, "_tokenbox_text", found)
         return str(found)
 
 

@@ -24,6 +24,7 @@ from typing import Any, TypeVar
 from tokenbox_core.compiler.collect import Candidates
 from tokenbox_core.compiler.config import CompilerConfig, RankingWeights
 from tokenbox_core.compiler.filter import tool_relevance
+from tokenbox_core.compiler.inputs import keep, kept
 from tokenbox_core.compiler.render import evidence_content, memory_content
 from tokenbox_core.sections import Item, Section
 from tokenbox_core.select import (
@@ -122,8 +123,7 @@ def _scored(
     missing: list[int] = []
     for n, value in enumerate(values):
         extra = extra_of(value)
-        state = getattr(value, "__dict__", None)
-        found = state.get(_RANK) if state is not None else None
+        found = kept(value, _RANK)
         if type(found) is tuple and found[0] is counter and found[1] == context and found[2] == extra:
             rows.append(found[3])
             partial.append(found[4])
@@ -139,8 +139,7 @@ def _scored(
             for column, weight in zip(columns, composite.weights, strict=False):
                 result = result + column[j] * weight
             partial[n] = result
-            if hasattr(values[n], "__dict__"):  # a slotted subclass is scored every time
-                object.__setattr__(values[n], _RANK, (counter, context, extra, rows[n], result))
+            keep(values[n], _RANK, (counter, context, extra, rows[n], result))
     if local == len(entries):
         return rows, partial
     cost = score_items(composite.entries[-1][0], rows)

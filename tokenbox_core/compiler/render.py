@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tokenbox_core.compiler.inputs import Evidence, Memory
+from tokenbox_core.compiler.inputs import Evidence, Memory, keep, kept
 
 __all__ = ["evidence_content", "evidence_tag", "memory_content"]
 
@@ -19,14 +19,12 @@ _CONTENT = "_tokenbox_content"
 
 
 def _kept(value: Any, name: str) -> str | None:
-    state = getattr(value, "__dict__", None)
-    found = state.get(name) if state is not None else None
+    found = kept(value, name)
     return found if isinstance(found, str) else None
 
 
 def _keep(value: Any, name: str, text: str) -> str:
-    if hasattr(value, "__dict__"):  # a subclass with __slots__ only is rendered every time
-        object.__setattr__(value, name, text)
+    keep(value, name, text)
     return text
 
 

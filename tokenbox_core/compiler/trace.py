@@ -27,6 +27,7 @@ from tokenbox_core.budget import ContextBudget
 from tokenbox_core.compiler.collect import Candidates
 from tokenbox_core.compiler.config import CompilerConfig
 from tokenbox_core.compiler.filter import Exclusion
+from tokenbox_core.compiler.inputs import keep, kept
 from tokenbox_core.compiler.resume import clear_caches as _clear_streams
 from tokenbox_core.compiler.resume import digest
 from tokenbox_core.frozen import FrozenDict
@@ -118,8 +119,7 @@ def _immutable(value: Any) -> bool:
 
 def _entry_chunks(entry: Any) -> tuple[bytes, ...]:
     """What a typed input streams into the hash: each field, in order (kept on the instance when immutable)."""
-    state = getattr(entry, "__dict__", None)
-    found = state.get(_ENTRY_CHUNKS) if state is not None else None
+    found = kept(entry, _ENTRY_CHUNKS)
     if isinstance(found, tuple):
         return found
     names = _FIELDS.get(type(entry))
@@ -130,8 +130,8 @@ def _entry_chunks(entry: Any) -> tuple[bytes, ...]:
     for value in values:
         _feed(chunks, value)
     out = tuple(chunks)
-    if state is not None and all(map(_immutable, values)):
-        object.__setattr__(entry, _ENTRY_CHUNKS, out)
+    if all(map(_immutable, values)):
+        keep(entry, _ENTRY_CHUNKS, out)
     return out
 
 
