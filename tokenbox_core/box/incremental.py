@@ -61,7 +61,7 @@ chains of edits (``tests/core/test_box_incremental.py``).
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from itertools import accumulate, chain, compress
 from operator import attrgetter, is_not
 from typing import Any
@@ -156,17 +156,22 @@ class Settled:
         for k, i in enumerate(self.order):
             pos_of[i] = k
         self.pos_of = pos_of
-        low = 0
-        while low < len(order) and order[low].outranked:
-            low += 1
-        high = len(order)
-        records = self.records
-        while high > low:
-            slot = order[high - 1]
-            if slot.template is None or records[slot.index] is not slot.template.untouched:
-                break
-            high -= 1
-        self.low, self.high = low, high
+        self.low, self.high = _bounds(order, self.records)
+
+
+def _bounds(order: Sequence[Slot], records: Sequence[Any]) -> tuple[int, int]:
+    """Where the outranked slots at the bottom of ``order`` end, and where the slots whose records are their
+    templates' untouched ones begin at its top (the window a later call re-decides lies between)."""
+    low = 0
+    while low < len(order) and order[low].outranked:
+        low += 1
+    high = len(order)
+    while high > low:
+        slot = order[high - 1]
+        if slot.template is None or records[slot.index] is not slot.template.untouched:
+            break
+        high -= 1
+    return low, high
 
 
 def is_plain(ruler: Ruler, section: Section, template: Template | None) -> bool:
@@ -290,15 +295,7 @@ def relayout(
     nxt = Settled(prev.config, sections, order, tuple(records), critical, limits, o + crossed, None)
     for slot in window[crossed:]:
         csize[pos_of[slot.index]] = slot.base_size
-    low = 0
-    while low < len(window) and window[low].outranked:
-        low += 1
-    high = len(window)
-    while high > low:
-        slot = window[high - 1]
-        if slot.template is None or records[slot.index] is not slot.template.untouched:
-            break
-        high -= 1
+    low, high = _bounds(window, records)
     nxt.csize, nxt.plain, nxt.pos_of, nxt.low, nxt.high = csize, plain, pos_of, o + low, o + high
     return nxt.records, total, nxt
 

@@ -168,8 +168,7 @@ class Ruler:
             if template is not None and template.units is None:  # the common case: a measured text section
                 state = template.slot_state
                 if state is None:
-                    state = template.slot_state = {
-                        "section": section,
+                    state = template.slot_state = {  # not the section: the template is kept on it
                         "template": template,
                         "critical": section.shrink == 0,
                         "size": template.size,
@@ -177,6 +176,7 @@ class Ruler:
                         "text": section.content,
                     }
                 state = state.copy()
+                state["section"] = section
                 state["index"] = i
                 slot.__dict__ = state
             else:

@@ -107,10 +107,6 @@ class LayoutMemo:
     def __len__(self) -> int:
         return len(self._entries)
 
-    def clear(self) -> None:
-        with self._lock:
-            self._entries.clear()
-
     def lookup(self, config: tuple[Any, ...], sections: tuple[Section, ...]) -> Layout | None:
         """A fresh copy (new trace id, timestamp, latency) of the remembered layout of equal inputs, or None."""
         started = time.perf_counter()
@@ -176,6 +172,6 @@ def same_value(x: Any, y: Any) -> bool:
         return same_value(x.content, y.content) and all(same_value(getattr(x, n), getattr(y, n)) for n in names)
     if isinstance(x, Mapping) and not x and not y:
         return True
-    if kind in (types.FunctionType, types.BuiltinFunctionType, types.LambdaType):
+    if kind in _PLAIN_FUNCTIONS:
         return False  # functions are the same only when they are the same object
     return canonical_bytes(x, []) == canonical_bytes(y, [])

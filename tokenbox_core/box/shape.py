@@ -156,8 +156,7 @@ def _patched(previous: Shape, sections: tuple[Section, ...]) -> Shape | None:
                 flexible.append(i)
     safe = previous.memo_safe and all(memo_safe(sections[i]) for i in (*edited, *appended))
     shape = Shape(sections, flexible, order, safe)
-    if not appended:
-        shape._ids = previous._ids
+    shape._ids = frozenset(seen) if appended else previous._ids  # edited sections keep their ids
     return shape
 
 
