@@ -34,9 +34,7 @@ from tokenbox_core.chat.messages import (
     Roles,
     ToolGroups,
     matcher,
-    overrides,
-    tool_groups,
-    validate_messages,
+    read_messages,
 )
 from tokenbox_core.layout import Layout
 from tokenbox_core.sections import Section
@@ -278,7 +276,8 @@ def conversation_sections(
     layout; ``horizon`` is the most tokens the conversation can be given (``None``: count everything)."""
     from tokenbox_core.errors import SectionError
 
-    msgs = validate_messages(messages)
+    read = read_messages(messages)
+    msgs = read.messages
     if strategy not in ("last", "first"):
         raise SectionError(f"strategy must be 'last' or 'first', got {strategy!r}")
     rule: SystemRule = ("leading" if include_system else "none") if isinstance(include_system, bool) else include_system
@@ -286,8 +285,9 @@ def conversation_sections(
         raise SectionError(f"include_system must be True, False, 'leading', 'first', 'all' or 'none', got {rule!r}")
     chat = ChatCounter.of(counter, media_tokens=media_tokens)
     n = len(msgs)
-    groups = tool_groups(msgs)
-    found = overrides(msgs)
+    read.raise_deferred()
+    groups = read.groups
+    found = read.overrides
     system_end = _system_end(msgs, rule)
     critical: set[int] = set(range(system_end))
     if rule == "all":
