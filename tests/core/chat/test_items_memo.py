@@ -74,3 +74,53 @@ def test_sections_with_remembered_items_equal_sections_made_from_nothing(first: 
     cold = conversation_sections(messages, counter="o200k_base")
     assert _shape(warm) == _shape(cold)
     assert [s.items for s in warm.sections] == [s.items for s in cold.sections]
+
+
+_ids = st.one_of(st.sampled_from(["m1", "m12#3", "", "é", "a\ud800b", "id with spaces"]), st.text(max_size=6))
+_contents = st.one_of(st.text(max_size=8), st.just(b"bytes"), st.none())
+_priorities = st.one_of(st.none(), st.integers(-3, 3), st.booleans(), st.just(1.5), st.just("1"))
+_tokens = st.one_of(st.integers(0, 99), st.booleans(), st.just(2.0), st.none(), st.just(-1))
+
+
+def _outcome(make: Any) -> Any:
+    try:
+        item = make()
+    except Exception as exc:
+        return ("error", type(exc), str(exc))
+    return ("ok", item, {k: (type(v), v) for k, v in item.__dict__.items()}, list(item.__dict__))
+
+
+@given(
+    _ids,
+    _contents,
+    st.sampled_from(["user", "tool", None]),
+    st.sampled_from(["Message", "ToolOutput"]),
+    _priorities,
+    st.one_of(st.none(), st.sampled_from(["history/tools-3", "tools-0"]), st.just(4)),
+    _tokens,
+)
+def test_a_new_item_is_the_constructors_item(
+    item_id: Any, content: Any, role: Any, kind: str, priority: Any, group: Any, tokens: Any
+) -> None:
+    """The engine's unchecked construction gives the constructor's Item, field for field and type for type
+    (or, for fields the constructor refuses, its error)."""
+    expected = _outcome(
+        lambda: memo.Item(
+            id=item_id, content=content, role=role, kind=kind, priority=priority, group=group, tokens=tokens
+        )
+    )
+    got = _outcome(lambda: memo._new_item(item_id, content, role, kind, priority, group, tokens))
+    assert got[0] == expected[0]
+    if got[0] == "error":
+        assert got[1:] == expected[1:]
+        return
+    assert got[1] == expected[1] and hash(got[1]) == hash(expected[1])
+    assert got[2:] == expected[2:]
+    assert type(got[1].metadata) is type(expected[1].metadata)
+
+
+def test_a_new_items_metadata_is_read_only() -> None:
+    item = memo._new_item("m1", "x", "user", "Message", None, None, 1)
+    with pytest.raises(TypeError):
+        item.metadata["k"] = 1  # type: ignore[index]
+    assert dict(item.metadata) == {}
