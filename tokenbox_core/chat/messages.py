@@ -22,6 +22,7 @@ from tokenbox_core.tokens import (
     TOKENS_PER_MESSAGE,
     TokenCounter,
     content_text,
+    count_many,
     count_up_to,
     get_counter,
     message_token_count,
@@ -302,6 +303,7 @@ class ChatCounter:
         self.name = name
         self.core = text
         self._plain_up_to: Callable[[Mapping[str, Any], int], int | None] | None = None
+        self._plain_many: Callable[[Sequence[Mapping[str, Any]], Iterable[int]], dict[int, int]] | None = None
 
     @classmethod
     def of(cls, spec: Any, *, media_tokens: int | None = None) -> ChatCounter:
@@ -342,8 +344,29 @@ class ChatCounter:
                 text = count_up_to(core, content, limit - overhead)
                 return None if text is None else overhead + text
 
+            def plain_many(messages: Sequence[Mapping[str, Any]], indices: Iterable[int]) -> dict[int, int]:
+                """``sized`` of the plain messages among ``indices``: their texts counted in one batch, each role
+                once."""
+                plain: list[tuple[int, str, str]] = []
+                for i in indices:
+                    m = messages[i]
+                    content = m.get("content")
+                    if type(content) is str and not (m.get("name") or m.get("tool_calls") or m.get("tool_call_id")):
+                        plain.append((i, m.get("role") or "", content))
+                texts = [c for _, _, c in plain if c]
+                counts = iter(count_many(core, texts)) if texts else iter(())
+                roles: dict[str, int] = {}
+                out: dict[int, int] = {}
+                for i, role, content in plain:
+                    r = roles.get(role)
+                    if r is None:
+                        r = roles[role] = count(role) if role else 0
+                    out[i] = TOKENS_PER_MESSAGE + r + (next(counts) if content else 0)
+                return out
+
             chat = cls(sized, base=PRIMING_TOKENS, name=core.name, text=core)
             chat._plain_up_to = plain_up_to
+            chat._plain_many = plain_many
             return chat
         name = getattr(spec, "__qualname__", None) or type(spec).__name__
         return cls(lambda m, i: spec(m), name=name)
@@ -387,6 +410,20 @@ class ChatCounter:
                 return value
         size = self.size(message, index)
         return size if size <= limit else None
+
+    def sizes(self, messages: Sequence[Mapping[str, Any]], indices: Iterable[int]) -> dict[int, int]:
+        """``{i: size(messages[i], i)}`` for ``indices``, in their order: with a core counter the plain text
+        messages' texts are counted in one batch (``count_many``) and each role once; the others, and
+        everything when the batch raises (so the first failing message raises what it always did), one by
+        one."""
+        order = list(indices)
+        known: dict[int, int] = {}
+        if self._plain_many is not None:
+            try:
+                known = self._plain_many(messages, order)
+            except Exception:
+                known = {}
+        return {i: known[i] if i in known else self.size(messages[i], i) for i in order}
 
     def text_counter(self, role: str) -> TokenCounter:
         """A text counter in this counter's units, for text the engine makes (an omission marker).

@@ -308,7 +308,7 @@ def conversation_sections(
         if a is not None:
             critical.update(groups.members[a])
 
-    sizes: dict[int, int] = {i: chat.size(msgs[i], i) for i in sorted(critical)}
+    sizes: dict[int, int] = chat.sizes(msgs, sorted(critical))
     prioritised = any("priority" in o for i, o in found.items() if i not in critical)
     window: set[int] = set()
     stop: int | None = None
@@ -333,10 +333,9 @@ def conversation_sections(
                 window.add(j)
             i = (unit[0] - 1) if newest_first else (unit[-1] + 1)
     else:
-        for i in range(n):
-            if i not in critical:
-                sizes[i] = chat.size(msgs[i], i)
-                window.add(i)
+        rest = [i for i in range(n) if i not in critical]
+        sizes.update(chat.sizes(msgs, rest))  # the plain texts counted in one batch
+        window.update(rest)
 
     ids: dict[int, str] = {}
     seen: set[str] = set()
