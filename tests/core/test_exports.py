@@ -34,7 +34,13 @@ def test_fit_conversation_and_its_result_are_exported() -> None:
 
     assert tokenbox_core.fit_conversation is tokenbox_core.chat.fit_conversation
     assert tokenbox_core.ConversationFit is tokenbox_core.chat.ConversationFit
-    assert set(tokenbox_core.chat.__all__) >= {"fit_conversation", "ConversationFit", "conversation_sections"}
+    assert set(tokenbox_core.chat.__all__) >= {
+        "fit_conversation",
+        "ConversationFit",
+        "conversation_sections",
+        "read_messages",
+        "ReadMessages",
+    }
 
 
 def test_all_names_exist_and_are_sorted() -> None:

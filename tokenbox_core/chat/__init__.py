@@ -26,6 +26,7 @@ from tokenbox_core.chat.messages import (
     matcher,
     tool_groups,
 )
+from tokenbox_core.chat.read import ReadMessages, read_messages
 from tokenbox_core.chat.sections import (
     MARKER_ID_PREFIX,
     ConversationSections,
@@ -44,6 +45,7 @@ __all__ = [
     "ConversationOverflow",
     "ConversationSections",
     "Marker",
+    "ReadMessages",
     "RemovedMessage",
     "Roles",
     "SystemRule",
@@ -53,6 +55,7 @@ __all__ = [
     "matcher",
     "partial_cut",
     "place_markers",
+    "read_messages",
     "shift_budget",
     "split_groups",
     "start_on_fixup",

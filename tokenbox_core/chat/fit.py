@@ -24,6 +24,7 @@ from typing import Any, Literal
 from tokenbox_core.box import TokenBox
 from tokenbox_core.budget import ContextBudget
 from tokenbox_core.chat.messages import Roles
+from tokenbox_core.chat.read import ReadMessages
 from tokenbox_core.chat.sections import (
     ConversationSections,
     Finished,
@@ -154,7 +155,7 @@ def _default_splitter(text: str) -> list[str]:
 
 
 def fit_conversation(
-    messages: Iterable[Mapping[str, Any]],
+    messages: Iterable[Mapping[str, Any]] | ReadMessages,
     budget: int | ContextBudget,
     *,
     counter: Any = "gpt-4o",
@@ -177,7 +178,8 @@ def fit_conversation(
 
     Args:
         messages: dicts with ``role``, ``content`` and optionally ``name``, ``tool_calls``, ``tool_call_id``,
-            ``id`` and the reserved ``"tokenbox"`` options (``{"critical": bool, "priority": int}``).
+            ``id`` and the reserved ``"tokenbox"`` options (``{"critical": bool, "priority": int}``); or a
+            :class:`~tokenbox_core.chat.read.ReadMessages` (an adapter's lazily made messages).
         budget: an int or a ``ContextBudget`` (reserves, target, safety margin), in the counter's units.
         counter: a counter or model name (``"gpt-4o"``, ``"o200k_base"``, ``"whitespace"``), a
             ``TokenCounter`` — exact chat counts as billed (priming, per-message overhead, names, tool-call
@@ -213,7 +215,7 @@ def fit_conversation(
         from tokenbox_core.cache.window import fit_cache_aware
 
         return fit_cache_aware(
-            messages,
+            messages.messages if isinstance(messages, ReadMessages) else messages,
             budget,
             cache_aware,
             counter=counter,

@@ -35,9 +35,7 @@ __all__ = [
     "Roles",
     "ToolGroups",
     "content_text",
-    "ReadMessages",
     "matcher",
-    "read_messages",
     "tool_groups",
 ]
 
@@ -49,8 +47,6 @@ SYSTEM_ROLES = frozenset({"system", "developer"})
 
 Roles = str | Sequence[str] | Callable[[Mapping[str, Any]], bool]
 """Which messages a rule applies to: a role, several roles, or a predicate over a message."""
-
-_OVERRIDE_KEYS = ("critical", "priority")
 
 
 def matcher(roles: Roles) -> Callable[[Mapping[str, Any]], bool]:
@@ -124,141 +120,6 @@ def tool_groups(messages: Sequence[Mapping[str, Any]]) -> ToolGroups:
         else:
             current = None
     return ToolGroups(group_of, members, contiguous)
-
-
-def _invalid(i: int, m: Any) -> SectionError | None:
-    """Why message ``i`` is not a message (a mapping with a non-empty string ``role`` and ``tool_calls`` a list
-    or tuple, if any), or None."""
-    if type(m) is not dict and not isinstance(m, Mapping):
-        return SectionError(
-            f"message {i} is a {type(m).__name__}; messages are dicts in the OpenAI chat shape, "
-            f"e.g. {{'role': 'user', 'content': 'hi'}}"
-        )
-    role = m.get("role")
-    if not role or not isinstance(role, str):
-        return SectionError(f"message {i} has role {role!r}; a role is a non-empty string such as 'user'")
-    calls = m.get("tool_calls")
-    if calls is not None and type(calls) is not list and not isinstance(calls, list | tuple):
-        return SectionError(
-            f"message {i} has tool_calls of type {type(calls).__name__}; tool_calls is a list of "
-            f"{{'id', 'type': 'function', 'function': {{'name', 'arguments'}}}}"
-        )
-    return None
-
-
-def _bad_override(i: int, value: Any) -> SectionError | None:
-    """Why the ``"tokenbox"`` options ``value`` of message ``i`` are not valid, or None."""
-    if not isinstance(value, Mapping):
-        return SectionError(
-            f"message {i} has {OVERRIDE_KEY!r} = {value!r}; it must be a dict such as "
-            f"{{'priority': 2}} or {{'critical': True}}"
-        )
-    unknown = sorted(str(k) for k in value if k not in _OVERRIDE_KEYS)
-    if unknown:
-        return SectionError(
-            f"message {i}: unknown {OVERRIDE_KEY!r} override keys {unknown}; the keys are 'priority' (int) "
-            f"and 'critical' (bool)"
-        )
-    prio = value.get("priority")
-    if prio is not None and (isinstance(prio, bool) or not isinstance(prio, int)):
-        return SectionError(f"message {i}: override 'priority' must be an int, got {prio!r}")
-    crit = value.get("critical")
-    if crit is not None and not isinstance(crit, bool):
-        return SectionError(f"message {i}: override 'critical' must be True or False, got {crit!r}")
-    return None
-
-
-@dataclass(frozen=True)
-class ReadMessages:
-    """A conversation read in one pass (:func:`read_messages`): the messages as a list, their tool groups and
-    the validated ``"tokenbox"`` options by index.  ``group_error`` and ``override_error`` are what grouping
-    and the first invalid option raised: :meth:`raise_deferred` raises them after the engine has checked its
-    own arguments, so errors come in the order they always did (messages, options, counter, groups,
-    overrides)."""
-
-    messages: list[Mapping[str, Any]]
-    groups: ToolGroups
-    overrides: dict[int, Mapping[str, Any]]
-    group_error: Exception | None = None
-    override_error: Exception | None = None
-
-    def raise_deferred(self) -> None:
-        """Raise what grouping, then reading the overrides, found wrong (nothing when all is well)."""
-        if self.group_error is not None:
-            raise self.group_error
-        if self.override_error is not None:
-            raise self.override_error
-
-
-def read_messages(messages: Iterable[Any]) -> ReadMessages:
-    """Validate a conversation, group its tool calls and read its overrides, in one pass (chapter §6.2.4).
-
-    The same as checking each message (a mapping with a non-empty string
-    ``role`` and a list ``tool_calls``; the first bad message raises a
-    :class:`~tokenbox_core.errors.SectionError`), then :func:`tool_groups`,
-    then collecting the ``"tokenbox"`` options up to the first invalid one —
-    three walks over a long history made one (the three, kept as test
-    references, are compared with this on generated conversations).
-    """
-    out = list(messages)
-    owner: dict[str, int] = {}
-    group_of: dict[int, int] = {}
-    members: dict[int, list[int]] = {}
-    contiguous = True
-    current: int | None = None  # the call that directly following results join
-    found: dict[int, Mapping[str, Any]] = {}
-    group_error: Exception | None = None
-    override_error: Exception | None = None
-    key = OVERRIDE_KEY
-    for i, m in enumerate(out):
-        if type(m) is dict:  # the common case in one look: a dict, a string role, no or a list of tool_calls
-            role = m.get("role")
-            calls = m.get("tool_calls")
-            if not (type(role) is str and role and (calls is None or type(calls) is list)):
-                invalid = _invalid(i, m)
-                if invalid is not None:
-                    raise invalid
-        else:
-            invalid = _invalid(i, m)
-            if invalid is not None:
-                raise invalid
-            role = m.get("role")
-            calls = m.get("tool_calls")
-        value = m.get(key)
-        if value is not None and override_error is None:
-            try:
-                override_error = _bad_override(i, value)
-            except Exception as exc:  # a key whose str() raises: raised where the old overrides pass raised it
-                override_error = exc
-            if override_error is None:
-                found[i] = value
-        if group_error is not None:
-            continue
-        try:
-            if calls and role != "tool":
-                for call in calls:
-                    call_id = _field(call, "id")
-                    if call_id:
-                        owner[str(call_id)] = i
-                members[i] = [i]
-                group_of[i] = i
-                current = i
-            elif role == "tool":
-                call_id = m.get("tool_call_id")
-                a = owner.get(str(call_id)) if call_id else None
-                if a is None:
-                    a = current
-                if a is not None:
-                    group = members[a]
-                    if group[-1] != i - 1:
-                        contiguous = False
-                    group.append(i)
-                    group_of[i] = a
-            else:
-                current = None
-        except Exception as exc:  # a call object whose id raises: raised after validation, as tool_groups did
-            group_error = exc
-    return ReadMessages(out, ToolGroups(group_of, members, contiguous), found, group_error, override_error)
 
 
 def _media_free(message: Mapping[str, Any]) -> tuple[Mapping[str, Any], int]:

@@ -34,8 +34,8 @@ from tokenbox_core.chat.messages import (
     Roles,
     ToolGroups,
     matcher,
-    read_messages,
 )
+from tokenbox_core.chat.read import ReadMessages, read_messages
 from tokenbox_core.layout import Layout
 from tokenbox_core.sections import Section
 from tokenbox_core.tokens import content_text
@@ -119,7 +119,7 @@ class ConversationSections:
     kept messages in order.
     """
 
-    messages: list[Mapping[str, Any]]
+    messages: Sequence[Mapping[str, Any]]
     sections: list[Section]
     counter: ChatCounter
     ids: dict[int, str]
@@ -255,7 +255,7 @@ class ConversationSections:
 
 
 def conversation_sections(
-    messages: Iterable[Mapping[str, Any]],
+    messages: Iterable[Mapping[str, Any]] | ReadMessages,
     *,
     counter: Any = "gpt-4o",
     include_system: bool | SystemRule = True,
@@ -273,10 +273,13 @@ def conversation_sections(
 ) -> ConversationSections:
     """Translate a conversation into core Sections (see the module docstring and :func:`fit_conversation`
     for the options); ``prefix`` starts every section id and group, so several conversations can share a
-    layout; ``horizon`` is the most tokens the conversation can be given (``None``: count everything)."""
+    layout; ``horizon`` is the most tokens the conversation can be given (``None``: count everything).
+    ``messages`` may be a :class:`~tokenbox_core.chat.read.ReadMessages` already read
+    (:func:`~tokenbox_core.chat.read.read_messages` with ``only``: the messages are then read only as
+    far as the engine needs them)."""
     from tokenbox_core.errors import SectionError
 
-    read = read_messages(messages)
+    read = messages if isinstance(messages, ReadMessages) else read_messages(messages)
     msgs = read.messages
     if strategy not in ("last", "first"):
         raise SectionError(f"strategy must be 'last' or 'first', got {strategy!r}")

@@ -5,15 +5,16 @@ overrides — and the engine raises the same first error as before."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from types import MappingProxyType
-from typing import Any
+from typing import Any, overload
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tokenbox_core.chat import conversation_sections, tool_groups
-from tokenbox_core.chat.messages import read_messages
+from tokenbox_core.chat import conversation_sections, fit_conversation, tool_groups
+from tokenbox_core.chat.read import read_messages
 from tokenbox_core.errors import SectionError
 
 from . import reference_passes as reference
@@ -192,3 +193,72 @@ def test_a_group_error_comes_before_an_earlier_override_error() -> None:
         conversation_sections(messages, counter="whitespace")
     with pytest.raises(SectionError, match="message 0 has 'tokenbox' = 3"):
         conversation_sections(messages[:1], counter="whitespace")
+
+
+class _Lazy(Sequence[Any]):
+    """A sequence that records which messages were read (an adapter's lazily converted history)."""
+
+    def __init__(self, messages: list[Any]) -> None:
+        self._messages = messages
+        self.read: set[int] = set()
+
+    def __len__(self) -> int:
+        return len(self._messages)
+
+    @overload
+    def __getitem__(self, i: int) -> Any: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[Any]: ...
+
+    def __getitem__(self, i: int | slice) -> Any:
+        if isinstance(i, slice):
+            raise TypeError("not sliced by the engine")
+        self.read.add(i)
+        return self._messages[i]
+
+
+def _plain(m: Any) -> bool:
+    return (
+        type(m) is dict
+        and type(m.get("role")) is str
+        and m["role"] not in ("", "tool")
+        and "tool_calls" not in m
+        and "tokenbox" not in m
+    )
+
+
+@given(conversations)
+def test_reading_only_the_irregular_messages_reads_the_same(messages: list[Any]) -> None:
+    """``only``: the plain messages are not read, and groups, overrides and errors are those of a full read."""
+    only = [i for i, m in enumerate(messages) if not _plain(m)]
+    lazy = _Lazy(messages)
+    got = _outcome(lambda: read_messages(lazy, only=only))
+    expected = _outcome(lambda: read_messages(messages))
+    assert got[0] == expected[0]
+    if got[0] == "error":
+        assert got[1:] == expected[1:]
+        return
+    assert lazy.read <= set(only)
+    assert got[1].messages is lazy
+    assert got[1].groups == expected[1].groups
+    assert got[1].overrides == expected[1].overrides
+    assert _outcome(got[1].raise_deferred) == _outcome(expected[1].raise_deferred)
+
+
+@given(conversations.filter(lambda ms: all(isinstance(m, dict) and m.get("role") for m in ms)), st.booleans())
+def test_the_engine_on_a_lazy_read_decides_as_on_the_list(messages: list[Any], marker: bool) -> None:
+    only = [i for i, m in enumerate(messages) if not _plain(m)]
+    lazy = _Lazy(messages)
+    expected = _outcome(lambda: fit_conversation(messages, 40, counter="whitespace", omission_marker=marker).report())
+    got = _outcome(
+        lambda: fit_conversation(
+            read_messages(lazy, only=only), 40, counter="whitespace", omission_marker=marker
+        ).report()
+    )
+    assert got == expected
+
+
+def test_only_needs_a_sequence() -> None:
+    with pytest.raises(SectionError, match="needs a sequence"):
+        read_messages(iter([{"role": "user", "content": "x"}]), only=[])
