@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, overload
 
 from langchain_core.messages import (
     AIMessage,
@@ -34,8 +34,10 @@ from tokenbox_core.chat import (
     ConversationFit,
     ConversationOverflow,
     Marker,
+    ReadMessages,
     RemovedMessage,
     fit_conversation,
+    read_messages,
 )
 from tokenbox_core.tokens import content_text
 from tokenbox_langchain.counting import MessageCounter, openai_role
@@ -215,32 +217,90 @@ def _one(message: BaseMessage) -> dict[str, Any]:
         return {"role": openai_role(message), "content": content_text(message.content)}
 
 
+class _Neutral(Sequence[dict[str, Any]]):
+    """The neutral dicts of ``messages``, each made when the engine first reads it (the adapter's lazy history).
+
+    A message of the common kind — a ``HumanMessage``, or an ``AIMessage``
+    without tool calls, with text content, no name and no extra kwargs — is
+    *plain* for the core (:func:`tokenbox_core.chat.read_messages`): its dict
+    (role, content, id) is made only if the engine reads it, which with a
+    horizon is only the newest part of a long history.  Every other message is
+    converted up front by :func:`neutral` (the same dicts, in one converter
+    call) and listed in :attr:`irregular`, the messages the core reads.
+    """
+
+    def __init__(self, messages: list[BaseMessage]) -> None:
+        self._messages = messages
+        dicts: list[dict[str, Any] | None] = [None] * len(messages)
+        irregular: list[int] = []
+        for i, m in enumerate(messages):
+            cls = type(m)
+            f = m.__dict__  # the exact classes below keep their fields there (pydantic): faster than attributes
+            if not (
+                (cls is HumanMessage or (cls is AIMessage and not f["tool_calls"]))
+                and type(f["content"]) is str
+                and not f["name"]
+                and not f["additional_kwargs"]
+            ):
+                irregular.append(i)
+        self._where: dict[int, int] = {}  # id(dict) -> its position, for every dict handed out
+        if irregular:
+            for i, d in zip(irregular, neutral([messages[i] for i in irregular]), strict=True):
+                dicts[i] = d
+                self._where[id(d)] = i
+        self._dicts = dicts
+        self.irregular = irregular
+
+    def __len__(self) -> int:
+        return len(self._dicts)
+
+    @overload
+    def __getitem__(self, index: int) -> dict[str, Any]: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[dict[str, Any]]: ...
+
+    def __getitem__(self, index: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self._dicts)))]
+        d = self._dicts[index]
+        if d is None:  # a plain message, made as neutral() makes it
+            if index < 0:
+                index += len(self._dicts)
+            m = self._messages[index]
+            f = m.__dict__
+            d = {"role": "user" if type(m) is HumanMessage else "assistant", "content": f["content"]}
+            if f["id"]:
+                d["id"] = f["id"]
+            self._dicts[index] = d
+            self._where[id(d)] = index
+        return d
+
+    def position(self, d: Mapping[str, Any]) -> int | None:
+        """The position of ``d`` if it is one of these dicts (None: a dict the engine made)."""
+        i = self._where.get(id(d))
+        return i if i is not None and self._dicts[i] is d else None
+
+    def read(self) -> ReadMessages:
+        """The conversation as the core reads it: only the irregular messages up front."""
+        return read_messages(self, only=self.irregular)
+
+
 class _Bridge:
     """The neutral dicts of one call and the way back to the original messages."""
 
     def __init__(self, messages: Sequence[BaseMessage], marker_type: MarkerType) -> None:
         self.messages = list(messages)
-        self.dicts = neutral(self.messages)
-        self._index: dict[int, int] = {}  # id(dict) -> position, filled from the end as predicates need it
-        self._scanned = len(self.dicts)  # positions >= this are in _index
+        self.dicts = _Neutral(self.messages)
         self.marker_type = marker_type
 
+    def conversation(self) -> ReadMessages:
+        """What the core's engine is given: the lazily made dicts, read."""
+        return self.dicts.read()
+
     def _position(self, d: Mapping[str, Any]) -> int | None:
-        """The position of ``d`` among the dicts (None: a dict the engine made).  The index is filled from
-        the newest message back, only as far as asked: the engine's predicates (``keep_last``, ``start_on``)
-        look at the newest messages, so a long history is not indexed on every call."""
-        i = self._index.get(id(d))
-        if i is not None or self._scanned == 0:
-            return i
-        dicts, index = self.dicts, self._index
-        for j in range(self._scanned - 1, -1, -1):
-            x = dicts[j]
-            index[id(x)] = j
-            if x is d:
-                self._scanned = j
-                return j
-        self._scanned = 0
-        return None
+        """The position of ``d`` among the dicts (None: a dict the engine made)."""
+        return self.dicts.position(d)
 
     def original(self, d: Mapping[str, Any], index: int | None) -> BaseMessage:
         """The LangChain message a dict stands for: the original, a copy with cut content, or a new message."""
@@ -351,7 +411,7 @@ def fit_messages(
     bridge = _Bridge(messages, options.marker_type)
     try:
         fit = fit_conversation(
-            bridge.dicts,
+            bridge.conversation(),
             budget,
             counter=bridge.counter(counter),
             include_system=options.system,

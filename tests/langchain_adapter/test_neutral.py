@@ -1,11 +1,14 @@
-"""The direct conversion of common messages (``fit.neutral``) against the converter-only reference it replaced.
+"""The direct conversion of common messages (``fit.neutral``) and the lazy history (``fit._Neutral``) against
+the converter-only, all-up-front reference they replaced.
 
 ``reference_neutral`` is the adapter's conversion before the speed-up (every message through
-``convert_to_openai_messages``, dc6c5c6); the properties check that the new one gives the very same dicts
-(keys in the same order) and that ``trim_messages`` and ``TokenBoxMessages`` decide exactly as with the
-reference, on generated conversations: tool groups, system and developer messages, names, refusals, content
-blocks, overrides, odd message classes; start_on / end_on / include_system, both strategies, partial cuts and
-several token counters.
+``convert_to_openai_messages``, dc6c5c6), ``ReferenceBridge`` the bridge before the lazy history (fb91a8a:
+every message converted, the engine given the whole list).  The properties check that the new conversion
+gives the very same dicts (keys in the same order), that the lazy history hands out those dicts, and that
+``trim_messages`` and ``TokenBoxMessages`` decide exactly as with the references, on generated
+conversations: tool groups, system and developer messages, names, refusals, content blocks, overrides, odd
+message classes; start_on / end_on / include_system, both strategies, partial cuts and several token
+counters.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from langchain_core.messages import (
 
 import tokenbox_langchain.fit as fit_module
 import tokenbox_langchain.trim as trim_module
+from tokenbox_core.chat import read_messages
 from tokenbox_core.tokens import content_text
 from tokenbox_langchain import CriticalMessagesOverflow, TokenBoxMessages, trim_messages
 from tokenbox_langchain.counting import message_key, openai_role
@@ -146,12 +150,36 @@ def _list_counter(messages: list[BaseMessage]) -> int:
 counters = st.sampled_from(["whitespace", "o200k_base", "approximate", len, _per_message, _list_counter])
 
 
+class ReferenceBridge(fit_module._Bridge):
+    """The bridge as it was at fb91a8a: every message converted by the reference, the engine given the list,
+    a dict's position found by scanning."""
+
+    def __init__(self, messages: Sequence[BaseMessage], marker_type: Any) -> None:
+        self.messages = list(messages)
+        self.dicts = reference_neutral(self.messages)  # type: ignore[assignment]
+        self.marker_type = marker_type
+
+    def conversation(self) -> Any:
+        return self.dicts
+
+    def _position(self, d: Any) -> int | None:
+        return next((j for j, x in enumerate(self.dicts) if x is d), None)
+
+
 @given(conversations())
 def test_neutral_is_the_converter(messages: list[BaseMessage]) -> None:
-    """Same dicts, same key order, as the converter-only conversion."""
+    """Same dicts, same key order, as the converter-only conversion; the lazy history hands out the same."""
     new, old = neutral(messages), reference_neutral(messages)
     assert new == old
     assert [list(d) for d in new] == [list(d) for d in old]
+    lazy = fit_module._Neutral(messages)
+    made = [lazy[i] for i in reversed(range(len(messages)))][::-1]  # read newest first, as the engine does
+    assert made == old and [list(d) for d in made] == [list(d) for d in old]
+    assert list(lazy) == made and all(lazy[i] is d for i, d in enumerate(made))
+    assert all(lazy.position(d) == i for i, d in enumerate(made)) and lazy.position(dict(old[0] if old else {})) is None
+    read = lazy.read()
+    expected = read_messages(old)
+    assert read.groups == expected.groups and read.overrides == expected.overrides
 
 
 def _outcome(fn: Any) -> Any:
@@ -197,7 +225,7 @@ def test_trim_decides_as_with_the_reference(
     }
     new = _outcome(lambda: trim_messages(messages, **kwargs))
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(fit_module, "neutral", reference_neutral)
+        patch.setattr(fit_module, "_Bridge", ReferenceBridge)
         patch.setattr(trim_module, "neutral", reference_neutral)
         old = _outcome(lambda: trim_messages(messages, **kwargs))
     event(f"trim: {new[0]}")
@@ -217,7 +245,7 @@ def test_fit_decides_as_with_the_reference(
     fit = TokenBoxMessages(budget=budget, counter="whitespace", omission_marker=marker, marker_type=marker_type)  # type: ignore[arg-type]
     new = _outcome(lambda: fit.fit(messages).report())
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(fit_module, "neutral", reference_neutral)
+        patch.setattr(fit_module, "_Bridge", ReferenceBridge)
         old = _outcome(lambda: fit.fit(messages).report())
     event(f"fit: {new[0]}")
     assert new == old
