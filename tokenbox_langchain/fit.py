@@ -233,16 +233,19 @@ class _Neutral(Sequence[dict[str, Any]]):
         self._messages = messages
         dicts: list[dict[str, Any] | None] = [None] * len(messages)
         irregular: list[int] = []
+        human, ai = HumanMessage, AIMessage
         for i, m in enumerate(messages):
             cls = type(m)
-            f = m.__dict__  # the exact classes below keep their fields there (pydantic): faster than attributes
-            if not (
-                (cls is HumanMessage or (cls is AIMessage and not f["tool_calls"]))
-                and type(f["content"]) is str
-                and not f["name"]
-                and not f["additional_kwargs"]
-            ):
-                irregular.append(i)
+            if cls is human or cls is ai:
+                f = m.__dict__  # the exact classes keep their fields there (pydantic): faster than attributes
+                if (
+                    type(f["content"]) is str
+                    and not f["name"]
+                    and not f["additional_kwargs"]
+                    and (cls is human or not f["tool_calls"])
+                ):
+                    continue
+            irregular.append(i)
         self._where: dict[int, int] = {}  # id(dict) -> its position, for every dict handed out
         if irregular:
             for i, d in zip(irregular, neutral([messages[i] for i in irregular]), strict=True):

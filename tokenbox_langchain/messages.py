@@ -40,6 +40,8 @@ def to_messages(value: Any) -> list[BaseMessage]:
         return [value]
     if isinstance(value, Iterable):
         out = list(value)
+        if all(issubclass(cls, BaseMessage) for cls in set(map(type, out))):  # the usual list, its classes at C speed
+            return out
         known: set[type] = set()  # message classes already checked: one isinstance per class, not per message
         for i, m in enumerate(out):
             cls = type(m)

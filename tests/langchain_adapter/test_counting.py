@@ -121,3 +121,31 @@ def test_unusable_counter_raises() -> None:
         CounterError, match="'token_counter' expected to be a model .* Received object of type <class 'int'>"
     ):
         MessageCounter(42)
+
+
+def test_a_counters_shape_is_decided_once_per_counter_object() -> None:
+    """An un-annotated counter is probed with ``[]`` to tell a list counter from a per-message one: once per
+    counter object, not on every call; an object that cannot be remembered is probed each time."""
+    probes: list[int] = []
+
+    def by_list(messages):  # type: ignore[no-untyped-def]
+        if not messages:
+            probes.append(1)
+        return sum(len(str(m.content)) for m in messages)
+
+    messages = [HumanMessage("hello there")]
+    first = MessageCounter(by_list)
+    assert first.count(messages) == 11 and first.base == 0
+    probed = len(probes)
+    assert MessageCounter(by_list).count(messages) == 11
+    assert len(probes) == probed + 1  # the base is still read each time; the shape probe is not repeated
+
+    class Unhashable:
+        __hash__ = None  # type: ignore[assignment]
+
+        def __call__(self, message: Any) -> int:
+            if isinstance(message, list):
+                raise TypeError("one message")
+            return 7
+
+    assert MessageCounter(Unhashable()).count(messages) == 7
