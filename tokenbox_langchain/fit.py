@@ -308,7 +308,7 @@ class _Bridge:
     def original(self, d: Mapping[str, Any], index: int | None) -> BaseMessage:
         """The LangChain message a dict stands for: the original, a copy with cut content, or a new message."""
         if index is not None:
-            return self.messages[index] if self.dicts[index] is d else self.variant(index, d)
+            return self.messages[index] if self.dicts.position(d) == index else self.variant(index, d)
         i = self._position(d)
         if i is not None:
             return self.messages[i]

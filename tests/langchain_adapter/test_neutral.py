@@ -156,14 +156,19 @@ class ReferenceBridge(fit_module._Bridge):
 
     def __init__(self, messages: Sequence[BaseMessage], marker_type: Any) -> None:
         self.messages = list(messages)
-        self.dicts = reference_neutral(self.messages)  # type: ignore[assignment]
+        self.dicts = _Scanned(reference_neutral(self.messages))  # type: ignore[assignment]
         self.marker_type = marker_type
 
     def conversation(self) -> Any:
-        return self.dicts
+        return list(self.dicts)
 
     def _position(self, d: Any) -> int | None:
-        return next((j for j, x in enumerate(self.dicts) if x is d), None)
+        return self.dicts.position(d)
+
+
+class _Scanned(list[dict[str, Any]]):
+    def position(self, d: Any) -> int | None:
+        return next((j for j, x in enumerate(self) if x is d), None)
 
 
 @given(conversations())

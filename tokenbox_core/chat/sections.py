@@ -319,6 +319,7 @@ def conversation_sections(
         cap = horizon - sum(sizes.values())
         acc = 0
         newest_first = strategy == "last"
+        group_of, members, size = groups.group_of, groups.members, chat.size
         i = n - 1 if newest_first else 0
         while 0 <= i < n:
             if i in critical:
@@ -327,11 +328,20 @@ def conversation_sections(
             if acc > cap:
                 stop = i
                 break
-            unit = groups.unit(i)
+            a = group_of.get(i)
+            if a is None:  # a message in no tool group: its own unit
+                s = sizes.get(i)
+                if s is None:
+                    s = sizes[i] = size(msgs[i], i)
+                acc += s
+                window.add(i)
+                i += -1 if newest_first else 1
+                continue
+            unit = members[a]
             for j in unit:
                 s = sizes.get(j)
                 if s is None:
-                    s = sizes[j] = chat.size(msgs[j], j)
+                    s = sizes[j] = size(msgs[j], j)
                 acc += s
                 window.add(j)
             i = (unit[0] - 1) if newest_first else (unit[-1] + 1)
@@ -342,29 +352,23 @@ def conversation_sections(
 
     ids: dict[int, str] = {}
     seen: set[str] = set()
-    for i in sorted(critical | window):
-        own = msgs[i].get("id")
-        item_id = own if isinstance(own, str) and own and own not in seen else f"m{i}"
-        if item_id in seen:
-            item_id = f"m{i}#{len(seen)}"
-        seen.add(item_id)
-        ids[i] = item_id
-
     sections: list[Section] = []
     run: list[int] = []
+    run_messages: list[Mapping[str, Any]] = []
     history_runs = 0
+    group_of = groups.group_of
 
     def flush(is_critical: bool) -> None:
         nonlocal history_runs
         items = []
-        for j in run:
-            a = groups.group_of.get(j)
-            m = msgs[j]
+        for j, m in zip(run, run_messages, strict=True):
+            a = group_of.get(j)
             role = m["role"]
+            content = m.get("content")
             items.append(
                 _item(
                     ids[j],
-                    content_text(m.get("content")),
+                    content if type(content) is str else content_text(content),
                     role,
                     "ToolOutput" if role == "tool" else "Message",
                     found[j].get("priority") if j in found else None,
@@ -394,14 +398,23 @@ def conversation_sections(
                 )
             )
         run.clear()
+        run_messages.clear()
 
     run_critical: bool | None = None
     for i in sorted(critical | window):
+        m = msgs[i]
+        own = m.get("id")  # the item id: the message's own id, unless missing or taken
+        item_id = own if isinstance(own, str) and own and own not in seen else f"m{i}"
+        if item_id in seen:
+            item_id = f"m{i}#{len(seen)}"
+        seen.add(item_id)
+        ids[i] = item_id
         is_critical = i in critical
         if run_critical is not None and (is_critical != run_critical or (is_critical and i != run[-1] + 1)):
             flush(run_critical)
         run_critical = is_critical
         run.append(i)
+        run_messages.append(m)
     if run_critical is not None:
         flush(run_critical)
     if not sections:  # an empty conversation: an empty history keeps the core happy
