@@ -27,7 +27,7 @@ TRUNCATED_KEY = "tokenbox_truncated"
 """Metadata flag set on a document whose text was cut to fit (``partial=True``)."""
 
 
-class TokenBoxCompressor(  # type: ignore[misc]
+class TokenBoxCompressor(
     StrictArguments, TracedFit, RunnableSerializable[Sequence[Document], list[Document]], BaseDocumentCompressor
 ):
     """Keeps the retrieved documents that fit ``budget``, deterministically.

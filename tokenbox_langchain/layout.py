@@ -175,7 +175,7 @@ class _Outcome:
         }
 
 
-class TokenBoxLayout(StrictArguments, TracedFit, RunnableSerializable[dict[str, Any], Any]):  # type: ignore[misc]
+class TokenBoxLayout(StrictArguments, TracedFit, RunnableSerializable[dict[str, Any], Any]):
     """Lays out named prompt parts into one budget; returns the fitted parts or the rendered prompt.
 
     ``{"context": retriever, "history": ..., "question": RunnablePassthrough()}
@@ -379,13 +379,13 @@ class TokenBoxLayout(StrictArguments, TracedFit, RunnableSerializable[dict[str, 
                 groups=part.groups,
             )
         if part.kind == "messages" and laid.marker and (self.template is None or part.key in self._placeholders()):
-            start_on = self.start_on
+            marker_start_on = self.start_on
             place_markers(  # sent as messages: a valid sequence
                 entries,
                 is_system=lambda i: values[i].type == "system",
-                is_start=None if start_on is None else (lambda i: matches(values[i], start_on)),
+                is_start=None if marker_start_on is None else (lambda i: matches(values[i], marker_start_on)),
                 marker_is_system=lambda m: m.type == "system",
-                marker_is_start=lambda m: start_on is not None and matches(m, start_on),
+                marker_is_start=lambda m: marker_start_on is not None and matches(m, marker_start_on),
                 groups=part.groups,
             )
         kept = [cut.get(e, values[e]) if isinstance(e, int) else e for e in entries]

@@ -91,7 +91,7 @@ def budget_from(budget: int | ContextBudget | None, max_tokens: int | None, mode
     )
 
 
-class TokenBoxMessages(StrictArguments, TracedFit, RunnableSerializable[Any, Any]):  # type: ignore[misc]
+class TokenBoxMessages(StrictArguments, TracedFit, RunnableSerializable[Any, Any]):
     """Fits a conversation into a token budget, deterministically, inside an LCEL chain.
 
     ``prompt | TokenBoxMessages(budget=8_000, counter="gpt-4o") | model``
