@@ -326,8 +326,13 @@ class _Bridge:
         return lambda d: matches(self.original(d, None), types)
 
     def counter(self, counter: MessageCounter) -> ChatCounter:
+        messages = self.messages
         return ChatCounter(
-            lambda d, i: counter.size(self.original(d, i)), base=counter.base, name=counter.name, text=counter.core
+            lambda d, i: counter.size(self.original(d, i)),
+            base=counter.base,
+            name=counter.name,
+            text=counter.core,
+            size_at=lambda i: counter.size(messages[i]),  # an input message: its original, not made into a dict
         )
 
 

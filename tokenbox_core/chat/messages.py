@@ -149,6 +149,10 @@ class ChatCounter:
     or from a callable over one message; or directly, for a size function
     that also takes the message's input index (``None`` for a message the
     engine made, such as an omission marker or a partial cut's candidate).
+    ``size_at`` (optional, for an adapter that keeps the original messages):
+    the size of input message ``i`` by its index alone — the same number
+    ``size(messages[i], i)`` gives —, so the engine need not read (or make)
+    a message to size it.
     """
 
     def __init__(
@@ -158,8 +162,10 @@ class ChatCounter:
         base: int = 0,
         name: str = "custom",
         text: TokenCounter | None = None,
+        size_at: Callable[[int], int] | None = None,
     ) -> None:
         self._size = size
+        self._size_at = size_at
         self.base = base
         self.name = name
         self.core = text
@@ -242,10 +248,29 @@ class ChatCounter:
         except Exception as exc:
             raise self._raised(exc, index) from exc
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise CounterError(
-                f"token counter {self.name} returned {value!r} for message {index}; it must return an int >= 0"
-            )
+            raise self._not_a_count(value, index)
         return value
+
+    def size_of(self, messages: Sequence[Mapping[str, Any]], index: int) -> int:
+        """``size(messages[index], index)``: the size of an input message, by ``size_at`` when the counter has
+        it (the message is then not read)."""
+        at = self._size_at
+        if at is None:
+            return self.size(messages[index], index)
+        try:
+            value = at(index)
+        except TokenBoxError:
+            raise
+        except Exception as exc:
+            raise self._raised(exc, index) from exc
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise self._not_a_count(value, index)
+        return value
+
+    def _not_a_count(self, value: Any, index: int | None) -> CounterError:
+        return CounterError(
+            f"token counter {self.name} returned {value!r} for message {index}; it must return an int >= 0"
+        )
 
     def _raised(self, exc: Exception, index: int | None) -> CounterError:
         return CounterError(
@@ -284,7 +309,7 @@ class ChatCounter:
                 known = self._plain_many(messages, order)
             except Exception:
                 known = {}
-        return {i: known[i] if i in known else self.size(messages[i], i) for i in order}
+        return {i: known[i] if i in known else self.size_of(messages, i) for i in order}
 
     def text_counter(self, role: str) -> TokenCounter:
         """A text counter in this counter's units, for text the engine makes (an omission marker).

@@ -319,7 +319,7 @@ def conversation_sections(
         cap = horizon - sum(sizes.values())
         acc = 0
         newest_first = strategy == "last"
-        group_of, members, size = groups.group_of, groups.members, chat.size
+        group_of, members, size_of = groups.group_of, groups.members, chat.size_of
         i = n - 1 if newest_first else 0
         while 0 <= i < n:
             if i in critical:
@@ -332,7 +332,7 @@ def conversation_sections(
             if a is None:  # a message in no tool group: its own unit
                 s = sizes.get(i)
                 if s is None:
-                    s = sizes[i] = size(msgs[i], i)
+                    s = sizes[i] = size_of(msgs, i)
                 acc += s
                 window.add(i)
                 i += -1 if newest_first else 1
@@ -341,7 +341,7 @@ def conversation_sections(
             for j in unit:
                 s = sizes.get(j)
                 if s is None:
-                    s = sizes[j] = size(msgs[j], j)
+                    s = sizes[j] = size_of(msgs, j)
                 acc += s
                 window.add(j)
             i = (unit[0] - 1) if newest_first else (unit[-1] + 1)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -63,3 +64,33 @@ def test_batched_sizes_are_the_one_by_one_sizes(
     if batched[0] == "ok":
         assert list(batched[1]) == list(indices)
         assert chat.sizes(messages, indices) == one_by_one[1]  # now from the count cache
+
+
+def test_sizing_an_input_message_by_its_index_is_sizing_the_message() -> None:
+    """``size_at``: the engine sizes input messages by index; same numbers, same errors as ``size``."""
+    from tokenbox_core.chat import fit_conversation
+    from tokenbox_core.errors import CounterError
+
+    messages = [{"role": "user" if i % 2 == 0 else "assistant", "content": "w " * (i + 1)} for i in range(9)]
+    read: list[int] = []
+
+    def by_index(i: int) -> int:
+        read.append(i)
+        return len(messages[i]["content"].split()) + 3
+
+    plain = ChatCounter(lambda m, i: len(m["content"].split()) + 3)
+    indexed = ChatCounter(lambda m, i: len(m["content"].split()) + 3, size_at=by_index)
+    assert [indexed.size_of(messages, i) for i in range(9)] == [plain.size(m, i) for i, m in enumerate(messages)]
+    assert (
+        fit_conversation(messages, 30, counter=indexed).report()
+        == fit_conversation(messages, 30, counter=plain).report()
+    )
+    assert read  # the engine asked by index
+
+    def broken(i: int) -> int:
+        raise KeyError(i)
+
+    with pytest.raises(CounterError, match=r"raised KeyError: 3 \(on message 3\)"):
+        ChatCounter(lambda m, i: 1, size_at=broken).size_of(messages, 3)
+    with pytest.raises(CounterError, match=r"returned -1 for message 2; it must return an int >= 0"):
+        ChatCounter(lambda m, i: 1, size_at=lambda i: -1).size_of(messages, 2)
