@@ -38,6 +38,8 @@ import zlib
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Collection, Sequence
 from contextlib import suppress
+from itertools import chain
+from operator import itemgetter
 from typing import Any
 
 from tokenbox_core.compiler.sketch_np import sketches
@@ -100,6 +102,47 @@ def _word_ids(words: Sequence[str | bytes]) -> tuple[int, ...]:
     return tuple(map(_WORD_IDS.__getitem__, words))
 
 
+def _word_ids_many(word_lists: Sequence[Sequence[str | bytes]]) -> list[tuple[int, ...]]:
+    """:func:`_word_ids` of each list.  Each text's ids are one C-level ``itemgetter`` call over the memo; the
+    first text with a word not seen before has the words of it and every later text learnt at once (one set
+    pass, the new words' CRC32s by a C-level ``map``), then is looked up again; a text that still misses one
+    (the memo was emptied meanwhile, or the batch holds more new words than it keeps) takes ``_word_ids``."""
+    out: list[tuple[int, ...]] = []
+    table, learnt = _WORD_IDS, False
+    for words in word_lists:
+        if len(words) > 1:  # itemgetter of one key gives the value, not a 1-tuple
+            try:
+                out.append(itemgetter(*words)(table))
+                continue
+            except KeyError:
+                if not learnt:
+                    learnt = True
+                    if _learn(word_lists[len(out) :]):
+                        with suppress(KeyError):
+                            out.append(itemgetter(*words)(table))
+                            continue
+        out.append(_word_ids(words))
+    return out
+
+
+def _learn(word_lists: Sequence[Sequence[str | bytes]]) -> bool:
+    """Put the words of ``word_lists`` the memo lacks into it (emptying it first when it would grow past
+    ``_WORD_MEMO``); False, and nothing learnt, when they alone are more than it holds."""
+    missing = set(chain.from_iterable(word_lists)).difference(_WORD_IDS)
+    if len(_WORD_IDS) + len(missing) > _WORD_MEMO:  # a memo, not a store: bounded whatever the traffic
+        if len(missing) > _WORD_MEMO:
+            return False
+        _WORD_IDS.clear()
+        missing = set(chain.from_iterable(word_lists))
+        if len(missing) > _WORD_MEMO:
+            return False
+    raw = [w for w in missing if type(w) is bytes]
+    _WORD_IDS.update(zip(raw, map(zlib.crc32, raw), strict=True))
+    if len(raw) < len(missing):
+        _WORD_IDS.update((w, zlib.crc32(w.encode("utf-8", "surrogatepass"))) for w in missing if type(w) is str)
+    return True
+
+
 def shingles(text: str, size: int) -> frozenset[tuple[int, ...]]:
     """The ``size``-word shingles of the normalised text (the whole text when shorter), words as stable ints."""
     return _tuple_set(_shingled(text, size)[1], size)
@@ -157,7 +200,7 @@ def _shingled_many(texts: Sequence[str], size: int) -> list[tuple[tuple[int, ...
     out: list[tuple[tuple[int, ...], tuple[int, ...]] | None] = [_SHINGLES.get((t, size)) for t in texts]
     missing = [n for n, found in enumerate(out) if found is None]
     if len(missing) > 1:
-        ids = [_word_ids(_words(texts[n])) for n in missing]
+        ids = _word_ids_many([_words(texts[n]) for n in missing])
         batch = sketches(ids, size, _SKETCH, _HASH_BITS)
         if batch is None:  # no numpy, or too few words to pay for it: the same sketches one by one
             batch = [_bottom_k(_hashes(word_ids, size)) for word_ids in ids]

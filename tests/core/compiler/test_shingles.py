@@ -68,6 +68,22 @@ def test_ascii_fast_path_gives_normalise_words(text: str) -> None:
     assert shipped._signature(text) == "".join(reference.normalise(text)).encode("utf-8", "surrogatepass")
 
 
+@given(st.lists(texts(), max_size=12), st.integers(0, 3), st.sampled_from([3, 8, 500_000]))
+def test_word_ids_of_a_batch_are_each_texts_ids(batch: list[str], known: int, memo: int) -> None:
+    """``_word_ids_many`` (one itemgetter per text, new words learnt at once) gives each text's ``_word_ids``,
+    whatever the memo already holds, also when the batch's new words overflow a small memo."""
+    shipped.clear_caches()
+    words = [shipped._words(text) for text in batch]
+    for listed in words[:known]:  # some words already known, the others new
+        shipped._word_ids(listed)
+    with patch.object(shipped, "_WORD_MEMO", memo):
+        got = shipped._word_ids_many(words)
+        assert len(shipped._WORD_IDS) <= max(memo, max(map(len, words), default=0))
+    shipped.clear_caches()
+    assert got == [tuple(reference._word_ids(reference.normalise(text))) for text in batch]
+    assert all(type(ids) is tuple for ids in got)
+
+
 @given(corpora(), st.sampled_from([0.3, 0.5, 0.75, 0.9, 1.0]), st.integers(1, 4))
 def test_find_duplicates_matches_the_reference(corpus: list[str], threshold: float, size: int) -> None:
     """Same pairs as the pre-speed-work finder, with cold caches and again warm."""
