@@ -38,7 +38,7 @@ import zlib
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Collection, Sequence
 from contextlib import suppress
-from itertools import chain
+from itertools import chain, repeat
 from operator import itemgetter
 from typing import Any
 
@@ -382,16 +382,21 @@ class _Scan:
         if not sketch:
             return
         shingled, real, threshold, index = self.shingled, self.real, self.threshold, self.index
-        firsts = self.exact.setdefault(sketch, [])
-        first = next((k for k in firsts if ids == shingled[k][1] or real(k) == real(j)), None)
-        if first is None:
-            firsts.append(j)
-        elif ids == shingled[first][1] and normalise(self.texts[j]) == normalise(self.texts[first]):
-            self.pairs.append((first, j, 1.0))
-            return
-        hits = [i for value in sketch for i in index.get(value, ())]
-        if hits:  # most texts share no sketch value with any earlier one
-            need = max(1, math.floor(len(sketch) * threshold / 3))  # near-duplicates share ~Jaccard x k values
+        firsts = self.exact.get(sketch)
+        if firsts is None:  # the common case: no earlier text has this sketch
+            self.exact[sketch] = [j]
+        else:
+            first = next((k for k in firsts if ids == shingled[k][1] or real(k) == real(j)), None)
+            if first is None:
+                firsts.append(j)
+            elif ids == shingled[first][1] and normalise(self.texts[j]) == normalise(self.texts[first]):
+                self.pairs.append((first, j, 1.0))
+                return
+        hits = list(chain.from_iterable(map(index.get, sketch, repeat(()))))
+        need = max(1, math.floor(len(sketch) * threshold / 3))  # near-duplicates share ~Jaccard x k values
+        # a candidate shares >= need values, so hits then repeat at least need - 1 times: most texts share
+        # fewer (checked on a set, cheaper than counting)
+        if len(hits) >= need and (need == 1 or len(hits) - len(set(hits)) >= need - 1):
             candidates = sorted(i for i, n in Counter(hits).items() if n >= need)
             best: tuple[float, int] | None = None
             for i in candidates:
