@@ -103,37 +103,32 @@ def _word_ids(words: Sequence[str | bytes]) -> tuple[int, ...]:
 
 
 def _word_ids_many(word_lists: Sequence[Sequence[str | bytes]]) -> list[tuple[int, ...]]:
-    """:func:`_word_ids` of each list.  Each text's ids are one C-level ``itemgetter`` call over the memo; the
-    first text with a word not seen before has the words of it and every later text learnt at once (one set
-    pass, the new words' CRC32s by a C-level ``map``), then is looked up again; a text that still misses one
-    (the memo was emptied meanwhile, or the batch holds more new words than it keeps) takes ``_word_ids``."""
+    """:func:`_word_ids` of each list: one C-level ``itemgetter`` call over the memo per text (a text with a
+    word not seen before has its new words put in — CRC32s by a C-level ``map`` for bytes words — and is
+    looked up again)."""
     out: list[tuple[int, ...]] = []
-    table, learnt = _WORD_IDS, False
+    table = _WORD_IDS
     for words in word_lists:
         if len(words) > 1:  # itemgetter of one key gives the value, not a 1-tuple
             try:
                 out.append(itemgetter(*words)(table))
                 continue
             except KeyError:
-                if not learnt:
-                    learnt = True
-                    if _learn(word_lists[len(out) :]):
-                        with suppress(KeyError):
-                            out.append(itemgetter(*words)(table))
-                            continue
+                if _learn(words):
+                    with suppress(KeyError):  # another thread may have emptied the memo meanwhile
+                        out.append(itemgetter(*words)(table))
+                        continue
         out.append(_word_ids(words))
     return out
 
 
-def _learn(word_lists: Sequence[Sequence[str | bytes]]) -> bool:
-    """Put the words of ``word_lists`` the memo lacks into it (emptying it first when it would grow past
-    ``_WORD_MEMO``); False, and nothing learnt, when they alone are more than it holds."""
-    missing = set(chain.from_iterable(word_lists)).difference(_WORD_IDS)
+def _learn(words: Sequence[str | bytes]) -> bool:
+    """Put the words the memo lacks into it (emptying it first when it would grow past ``_WORD_MEMO``);
+    False, and nothing learnt, when they alone are more than it holds."""
+    missing = set(words).difference(_WORD_IDS)
     if len(_WORD_IDS) + len(missing) > _WORD_MEMO:  # a memo, not a store: bounded whatever the traffic
-        if len(missing) > _WORD_MEMO:
-            return False
         _WORD_IDS.clear()
-        missing = set(chain.from_iterable(word_lists))
+        missing = set(words)
         if len(missing) > _WORD_MEMO:
             return False
     raw = [w for w in missing if type(w) is bytes]
