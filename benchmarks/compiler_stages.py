@@ -5,10 +5,11 @@
 ``bench_compiler.py``'s stage table comes from the trace's wall-clock laps, which mean little on a busy
 machine; this one wraps the functions ``compiler.py`` calls (and a few inside them) and adds up the CPU time
 (``time.process_time``) spent in each, on the bench's material.  Nested entries are part of their parent
-(``history_sections`` of ``build_plan``, ``finish`` of ``_conversation`` of ``assemble``, ``_segments`` of
-``compress_references``).  Phases as in ``bench_compiler.py``: cold (fresh material, every memo cleared, a new
-compiler), warm (the same compile again), next (the following turn).  Prints the median of each.  To compare two
-trees, run it with each on ``PYTHONPATH``, alternating.
+(``history_sections`` of ``build_plan``, ``finish`` of ``_conversation`` of ``assemble``, ``_segments`` and
+``find_duplicates`` of ``compress_references``, ``_shingled_many`` — words, ids, sketches — of ``find_duplicates``,
+``sketches`` — numpy — of ``_shingled_many``).  Phases as in ``bench_compiler.py``: cold (fresh material, every
+memo cleared, a new compiler), warm (the same compile again), next (the following turn).  Prints the median of
+each.  To compare two trees, run it with each on ``PYTHONPATH``, alternating.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from tokenbox_core.compiler import assemble as assemble_module
 from tokenbox_core.compiler import build as build_module
 from tokenbox_core.compiler import compiler as compiler_module
 from tokenbox_core.compiler import refs as refs_module
+from tokenbox_core.compiler import shingles as shingles_module
 from tokenbox_core.compiler.refs import clear_caches
 from tokenbox_core.tokens import COUNT_CACHE, get_counter
 
@@ -51,7 +53,8 @@ _STEPS = {
     ),
     build_module: ("history_sections",),
     assemble_module: ("_conversation",),
-    refs_module: ("_segments",),
+    refs_module: ("_segments", "find_duplicates"),
+    shingles_module: ("_shingled_many", "sketches"),
 }
 
 

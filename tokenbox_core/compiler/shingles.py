@@ -36,7 +36,7 @@ import string
 import sys
 import zlib
 from collections import Counter, OrderedDict
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from contextlib import suppress
 from itertools import chain, repeat
 from operator import itemgetter
@@ -102,8 +102,9 @@ def _word_ids(words: Sequence[str | bytes]) -> tuple[int, ...]:
     return tuple(map(_WORD_IDS.__getitem__, words))
 
 
-def _word_ids_many(word_lists: Sequence[Sequence[str | bytes]]) -> list[tuple[int, ...]]:
-    """:func:`_word_ids` of each list: one C-level ``itemgetter`` call over the memo per text (a text with a
+def _word_ids_many(word_lists: Iterable[Sequence[str | bytes]]) -> list[tuple[int, ...]]:
+    """:func:`_word_ids` of each list (taken one at a time: a generator lets each text's words go as soon as
+    its ids are made, which keeps the memory hot): one C-level ``itemgetter`` call over the memo per text (a text with a
     word not seen before has its new words put in — CRC32s by a C-level ``map`` for bytes words — and is
     looked up again)."""
     out: list[tuple[int, ...]] = []
@@ -195,7 +196,7 @@ def _shingled_many(texts: Sequence[str], size: int) -> list[tuple[tuple[int, ...
     out: list[tuple[tuple[int, ...], tuple[int, ...]] | None] = [_SHINGLES.get((t, size)) for t in texts]
     missing = [n for n, found in enumerate(out) if found is None]
     if len(missing) > 1:
-        ids = _word_ids_many([_words(texts[n]) for n in missing])
+        ids = _word_ids_many(_words(texts[n]) for n in missing)
         batch = sketches(ids, size, _SKETCH, _HASH_BITS)
         if batch is None:  # no numpy, or too few words to pay for it: the same sketches one by one
             batch = [_bottom_k(_hashes(word_ids, size)) for word_ids in ids]
