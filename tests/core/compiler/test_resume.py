@@ -78,3 +78,31 @@ def test_a_kept_stream_is_resumed_not_rehashed(monkeypatch: pytest.MonkeyPatch) 
     assert resume.digest(longer) == real(b"".join(longer)).hexdigest()
     assert sum(fed) == 44  # after clear_caches: everything hashed again
     resume.clear_caches()
+
+
+def _checkpoints_one_by_one(chunks: list[bytes], limit: int) -> list[int]:
+    """Where the stream's checkpoints fell before they were found by bisection (a chunk-by-chunk loop, kept as
+    the reference): each block ends with the first chunk that brings it to ``limit`` bytes, or the stream."""
+    marks, at = [], 0
+    while at < len(chunks):
+        end, held = at, 0
+        while end < len(chunks) and held < limit:
+            held += len(chunks[end])
+            end += 1
+        marks.append(end)
+        at = end
+    return marks
+
+
+@given(_stream, st.integers(1, 40))
+def test_checkpoints_fall_where_the_chunk_by_chunk_loop_put_them(chunks: list[bytes], limit: int) -> None:
+    """The bisection over the running byte counts puts a fresh stream's checkpoints where the old loop did."""
+    saved = resume._CHECKPOINT_BYTES
+    resume._CHECKPOINT_BYTES = limit
+    resume.clear_caches()
+    try:
+        assert resume.digest(list(chunks)) == hashlib.sha256(b"".join(chunks)).hexdigest()
+        assert [at for at, _ in resume._streams[-1][1]] == _checkpoints_one_by_one(chunks, limit)
+    finally:
+        resume._CHECKPOINT_BYTES = saved
+        resume.clear_caches()

@@ -209,4 +209,21 @@ def test_json_bodies_are_the_json_modules_escaping(piece: str) -> None:
 
     from tokenbox_core.compiler.trace import _json_body
 
-    assert _json_body(piece) == encode_basestring(piece)[1:-1]
+    assert _json_body(piece) == encode_basestring(piece)[1:-1].encode("utf-8", "surrogatepass")
+
+
+@given(st.sampled_from(["user", "assistant", "system", "x" * 70, "é"]), _json_text, st.booleans())
+def test_a_plain_message_streams_what_the_general_path_streams(role: str, content: str, again: bool) -> None:
+    """``{"role", "content"}`` messages (written out, then remembered) stream the chunks ``_streamed`` gives."""
+    from tokenbox_core.compiler.trace import _Chunks, _message_chunks, _streamed, clear_caches
+
+    clear_caches()
+    for message in ({"role": role, "content": content}, {"content": content, "role": role}):
+        general, fast = _Chunks(), _Chunks()
+        _streamed(general, message)
+        _message_chunks(fast, message)
+        if again:  # the remembered chunks
+            fast = _Chunks()
+            _message_chunks(fast, message)
+        assert list(fast) == list(general)
+    clear_caches()
