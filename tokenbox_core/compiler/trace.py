@@ -27,7 +27,7 @@ from tokenbox_core.budget import ContextBudget
 from tokenbox_core.compiler.collect import Candidates
 from tokenbox_core.compiler.config import CompilerConfig
 from tokenbox_core.compiler.filter import Exclusion
-from tokenbox_core.compiler.inputs import keep, kept
+from tokenbox_core.compiler.inputs import FrozenList, keep, kept
 from tokenbox_core.compiler.resume import clear_caches as _clear_streams
 from tokenbox_core.compiler.resume import digest
 from tokenbox_core.frozen import FrozenDict
@@ -42,8 +42,10 @@ def _plain(value: Any) -> Any:
         return value
     if kind is dict:
         return {str(k): _plain(v) for k, v in value.items()}
-    if kind is list or kind is tuple:
+    if kind is list or kind is tuple or kind is FrozenList:  # FrozenList, FrozenDict: a typed input's frozen data
         return [_plain(v) for v in value]
+    if kind is FrozenDict:
+        return {str(k): _plain(v) for k, v in value.items()}
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
     if isinstance(value, Mapping):
@@ -67,7 +69,9 @@ def _feed(h: Any, value: Any) -> None:
         tag, data = b"n", repr(value).encode()
     elif kind is datetime:
         tag, data = b"t", value.isoformat().encode()
-    elif kind is tuple and all(type(v) is int for v in value):  # a span: exact types before the ABC checks
+    elif kind is tuple and len(value) == 2 and type(value[0]) is int and type(value[1]) is int:  # a span
+        tag, data = b"j", b"[%d,%d]" % value
+    elif kind is tuple and all(type(v) is int for v in value):  # exact types before the ABC checks
         tag, data = b"j", b"[%s]" % b",".join(b"%d" % v for v in value)
     elif (kind is FrozenDict or kind is dict) and not value:
         tag, data = b"j", b"{}"
@@ -104,8 +108,10 @@ def _immutable(value: Any) -> bool:
     kind = type(value)
     if kind in _SCALARS:
         return True
-    if kind is FrozenDict and not value:  # exact types first: the isinstance checks below cost more
-        return True
+    if kind is FrozenDict:  # exact types first: the isinstance checks below cost more
+        return all(isinstance(k, str) for k in value) and all(map(_immutable, value.values()))
+    if kind is FrozenList:
+        return all(map(_immutable, value))
     if kind is tuple and all(type(v) is int for v in value):
         return True
     if isinstance(value, str | int | float | datetime | Enum):
