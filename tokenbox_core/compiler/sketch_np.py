@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from itertools import chain
+from struct import unpack as _unpack
 from typing import Any
 
-__all__ = ["sketches"]
+__all__ = ["sketches", "unpack_ids"]
 
 _MIN_WORDS = 4096  # below this, numpy's call overhead costs more than it saves
 _CUT = 2  # hashes below _CUT·k/n of the range are sorted (~2k a text); too few distinct ones: all of them
@@ -86,26 +86,32 @@ def _window_hashes(np: Any, ids: Any, size: int) -> Any:
     return acc.view(np.int64)
 
 
-def sketches(id_lists: Sequence[tuple[int, ...]], size: int, k: int, hash_bits: int) -> list[list[int]] | None:
-    """The bottom-``k`` sketch of each word-id tuple's ``size``-shingles (the whole tuple hashed when it has at
-    most ``size`` ids; empty for none), exactly as ``shingles._bottom_k`` over the pure hashes — or None
-    (no numpy, another hash, or too little material to be worth it)."""
-    long = [n for n, ids in enumerate(id_lists) if len(ids) > size]
-    words = sum(len(id_lists[n]) for n in long)
+def unpack_ids(packed: bytes) -> tuple[int, ...]:
+    """Word ids packed as 4-byte little-endian integers (``shingles._packed``), as a tuple of ints."""
+    return _unpack(f"<{len(packed) >> 2}I", packed)
+
+
+def sketches(packed: Sequence[bytes], size: int, k: int, hash_bits: int) -> list[list[int]] | None:
+    """The bottom-``k`` sketch of each text's ``size``-shingles, its word ids given packed (4 little-endian bytes
+    each; the whole id tuple hashed when it has at most ``size`` ids; empty for none), exactly as
+    ``shingles._bottom_k`` over the pure hashes — or None (no numpy, another hash, or too little material
+    to be worth it)."""
+    long = [n for n, ids in enumerate(packed) if len(ids) > 4 * size]
+    words = sum(len(packed[n]) for n in long) >> 2
     np = _numpy() if long and words >= _MIN_WORDS else None
     if np is None:
         return None
-    lengths = np.fromiter((len(id_lists[n]) for n in long), dtype=np.int64, count=len(long))
-    flat = np.fromiter(chain.from_iterable(id_lists[n] for n in long), dtype=np.uint64, count=words)
-    return _sketched(np, id_lists, long, flat, lengths, size, k, hash_bits)
+    lengths = np.array([len(packed[n]) >> 2 for n in long], dtype=np.int64)
+    flat = np.frombuffer(b"".join([packed[n] for n in long]), dtype="<u4").astype(np.uint64)
+    return _sketched(np, packed, long, flat, lengths, size, k, hash_bits)
 
 
 def _sketched(
-    np: Any, id_lists: Sequence[tuple[int, ...]], long: list[int], flat: Any, lengths: Any, size: int, k: int, bits: int
+    np: Any, packed: Sequence[bytes], long: list[int], flat: Any, lengths: Any, size: int, k: int, bits: int
 ) -> list[list[int]]:
-    """The sketches of ``id_lists`` given the ids of its ``long`` ones (more than ``size`` ids) concatenated
-    in ``flat`` (``uint64``), ``lengths`` ids each."""
-    out: list[list[int]] = [[] if len(ids) > size else [hash(ids)] if ids else [] for ids in id_lists]
+    """The sketches of the ``packed`` id lists given the ids of its ``long`` ones (more than ``size`` ids)
+    concatenated in ``flat`` (``uint64``), ``lengths`` ids each."""
+    out: list[list[int]] = [[] if len(ids) > 4 * size else [hash(unpack_ids(ids))] if ids else [] for ids in packed]
     if not long:
         return out
     with np.errstate(over="ignore"):
