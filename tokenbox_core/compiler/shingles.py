@@ -37,7 +37,7 @@ import string
 import struct
 import sys
 import zlib
-from collections import Counter, OrderedDict
+from collections import Counter, OrderedDict, defaultdict
 from collections.abc import Callable, Collection, Sequence
 from contextlib import suppress
 from itertools import chain, repeat
@@ -347,7 +347,7 @@ class _Scan:
         # Equal shingle sets have equal sketches; a sketch match is confirmed on the exact sets, and every
         # Jaccard is computed on the exact sets.
         self.exact: dict[tuple[int, ...], list[int]] = {}  # sketch -> the first index of each distinct set
-        self.index: dict[int, list[int]] = {}
+        self.index: defaultdict[int, list[int]] = defaultdict(list)  # .get (the look-ups) never adds a key
         self.pairs: list[tuple[int, int, float]] = []
 
     def real(self, i: int) -> frozenset[tuple[int, ...]]:
@@ -396,4 +396,4 @@ class _Scan:
             if best is not None:
                 self.pairs.append((best[1], j, best[0]))
         for value in sketch:
-            index.setdefault(value, []).append(j)
+            index[value].append(j)
