@@ -114,9 +114,8 @@ def floor(trials: int) -> None:
     config = CompilerConfig(clock=bench.NOW, constraint_density_limit=None)
     exact = CompilerConfig(clock=bench.NOW, constraint_density_limit=None, near_duplicates=False)
     texts, streams = _captured(counter, config)
-    ids_of = getattr(shingles_module, "_word_ids_many", None) or (
-        lambda lists: list(map(shingles_module._word_ids, lists))
-    )
+    # a text's word ids: packed bytes on this tree, int tuples on older ones
+    pack = getattr(shingles_module, "_packed", None) or shingles_module._word_ids
     words = shingles_module._words
     rows: dict[str, list[float]] = {}
 
@@ -127,7 +126,7 @@ def floor(trials: int) -> None:
             **data
         ),
         "words (split)": lambda _, fresh: [words(t) for t in fresh],
-        "words + ids": lambda _, fresh: ids_of(words(t) for t in fresh),
+        "words + ids": lambda _, fresh: [pack(words(t)) for t in fresh],
         "words + ids + sketches": lambda _, fresh: shingles_module._shingled_many(fresh, 3),
         "duplicate scan (all)": lambda _, fresh: shingles_module.find_duplicates(fresh, 0.9, 3),
         "sha256 of the hash streams": lambda *_: [hashlib.sha256(s).hexdigest() for s in streams],
