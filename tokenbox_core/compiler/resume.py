@@ -56,10 +56,12 @@ def digest(chunks: list[bytes]) -> str:
     h = state.copy() if state is not None else hashlib.sha256()
     marks = list(kept)
     size = len(chunks)
-    ends = list(accumulate(map(len, chunks)))  # bytes up to and including each chunk (C-level)
+    first = at
+    ends = list(accumulate(map(len, chunks[first:])))  # bytes from `first` up to and including each chunk
     while at < size:
         # a block ends with the first chunk that brings it to _CHECKPOINT_BYTES (or with the stream)
-        end = min(bisect_left(ends, (ends[at - 1] if at else 0) + _CHECKPOINT_BYTES, at) + 1, size)
+        held = ends[at - first - 1] if at > first else 0
+        end = min(bisect_left(ends, held + _CHECKPOINT_BYTES, at - first) + first + 1, size)
         h.update(b"".join(chunks[at:end]))
         at = end
         marks.append((at, h.copy()))
