@@ -14,7 +14,9 @@ key, every reused byte is compared.
 from __future__ import annotations
 
 import hashlib
+from bisect import bisect_left
 from contextlib import suppress
+from itertools import accumulate
 from typing import Any
 
 __all__ = ["clear_caches", "digest"]
@@ -54,11 +56,12 @@ def digest(chunks: list[bytes]) -> str:
     h = state.copy() if state is not None else hashlib.sha256()
     marks = list(kept)
     size = len(chunks)
+    first = at
+    ends = list(accumulate(map(len, chunks[first:])))  # bytes from `first` up to and including each chunk
     while at < size:
-        end, held = at, 0
-        while end < size and held < _CHECKPOINT_BYTES:
-            held += len(chunks[end])
-            end += 1
+        # a block ends with the first chunk that brings it to _CHECKPOINT_BYTES (or with the stream)
+        held = ends[at - first - 1] if at > first else 0
+        end = min(bisect_left(ends, held + _CHECKPOINT_BYTES, at - first) + first + 1, size)
         h.update(b"".join(chunks[at:end]))
         at = end
         marks.append((at, h.copy()))

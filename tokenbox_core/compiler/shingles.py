@@ -1,7 +1,8 @@
 """Duplicate detection for reference compression: normalised words, shingle sketches, candidate pairs (§6.7.3).
 
-Words are mapped to stable integers (CRC32, memoised per word) and shingles
-are tuples of those integers, hashed at C speed; integer tuples hash
+Words are mapped to stable integers (CRC32, memoised per word; a text's ids are
+held packed, 4 little-endian bytes each — one join per text, and numpy reads
+them without a per-word conversion) and shingles are tuples of those integers, hashed at C speed; integer tuples hash
 identically in every process (no hash-seed dependence).  Each text's
 shingles are hashed once, into its sketch (memoised by text across
 compiles, bounded by bytes), which is also the key equal sets share; the tuple
@@ -33,14 +34,17 @@ from __future__ import annotations
 
 import math
 import string
+import struct
 import sys
 import zlib
-from collections import Counter, OrderedDict
+from collections import Counter, OrderedDict, defaultdict
 from collections.abc import Callable, Collection, Sequence
 from contextlib import suppress
+from itertools import chain, repeat
+from operator import itemgetter
 from typing import Any
 
-from tokenbox_core.compiler.sketch_np import sketches
+from tokenbox_core.compiler.sketch_np import sketches, unpack_ids
 
 __all__ = ["clear_caches", "find_duplicates", "find_exact_duplicates", "jaccard", "normalise", "shingles"]
 
@@ -52,8 +56,9 @@ _BYTE_SPACES = bytes(
 _BYTE_WORDS = bytes(b + 32 if 65 <= b <= 90 else _BYTE_SPACES[b] for b in range(256))  # lower-cased too
 _BYTE_LOWER = bytes(b + 32 if 65 <= b <= 90 else b for b in range(256))
 _BYTE_DELETE = (string.whitespace + _SEPARATORS + string.punctuation.replace("%", "")).encode()
-_WORD_IDS: dict[str | bytes, int] = {}
-_SHINGLES: OrderedDict[tuple[str, int], tuple[tuple[int, ...], tuple[int, ...]]] = OrderedDict()
+_WORD_IDS: dict[str | bytes, bytes] = {}  # word -> its id, packed (_crc)
+_PACK = struct.Struct("<I").pack
+_SHINGLES: OrderedDict[tuple[str, int], tuple[tuple[int, ...], bytes]] = OrderedDict()
 _SHINGLE_CACHE_BYTES = 2 * 1024 * 1024
 _SHINGLE_BYTES = 0
 _WORD_MEMO = 500_000
@@ -87,17 +92,43 @@ def _signature(text: str) -> bytes:
     return "".join(normalise(text)).encode("utf-8", "surrogatepass")
 
 
-def _word_ids(words: Sequence[str | bytes]) -> tuple[int, ...]:
-    ids = tuple(map(_WORD_IDS.get, words))
-    if None not in ids:  # every word seen before: one C-level pass
-        return ids  # type: ignore[return-value]
+def _crc(word: str | bytes) -> bytes:
+    """A word's id: its CRC32 (of its UTF-8 bytes), as 4 little-endian bytes."""
+    return _PACK(zlib.crc32(word if isinstance(word, bytes) else word.encode("utf-8", "surrogatepass")))
+
+
+def _packed(words: Sequence[str | bytes]) -> bytes:
+    """The words' ids (:func:`_crc`) one after another: one C-level ``itemgetter`` call over the memo and
+    one join (a text with a word not seen before has its new words put in, then is looked up again)."""
+    if len(words) > 1:  # itemgetter of one key gives the value, not a 1-tuple
+        try:
+            return b"".join(itemgetter(*words)(_WORD_IDS))
+        except KeyError:
+            if _learn(words):
+                with suppress(KeyError):  # another thread may have emptied the memo meanwhile
+                    return b"".join(itemgetter(*words)(_WORD_IDS))
+    return b"".join(map(_crc, words))  # one word, or more new words than the memo keeps
+
+
+def _learn(words: Sequence[str | bytes]) -> bool:
+    """Put the words the memo lacks into it (emptying it first when it would grow past ``_WORD_MEMO``);
+    False, and nothing learnt, when they alone are more than it holds."""
     missing = set(words).difference(_WORD_IDS)
     if len(_WORD_IDS) + len(missing) > _WORD_MEMO:  # a memo, not a store: bounded whatever the traffic
         _WORD_IDS.clear()
         missing = set(words)
-    for word in missing:
-        _WORD_IDS[word] = zlib.crc32(word if isinstance(word, bytes) else word.encode("utf-8", "surrogatepass"))
-    return tuple(map(_WORD_IDS.__getitem__, words))
+        if len(missing) > _WORD_MEMO:
+            return False
+    raw = [w for w in missing if type(w) is bytes]
+    _WORD_IDS.update(zip(raw, map(_PACK, map(zlib.crc32, raw)), strict=True))  # C-level for bytes words
+    if len(raw) < len(missing):
+        _WORD_IDS.update((w, _crc(w)) for w in missing if type(w) is str)
+    return True
+
+
+def _word_ids(words: Sequence[str | bytes]) -> tuple[int, ...]:
+    """The words' ids as integers."""
+    return unpack_ids(_packed(words))
 
 
 def shingles(text: str, size: int) -> frozenset[tuple[int, ...]]:
@@ -105,26 +136,27 @@ def shingles(text: str, size: int) -> frozenset[tuple[int, ...]]:
     return _tuple_set(_shingled(text, size)[1], size)
 
 
-def _tuple_set(ids: Sequence[int], size: int) -> frozenset[tuple[int, ...]]:
+def _tuple_set(packed: bytes, size: int) -> frozenset[tuple[int, ...]]:
+    ids = unpack_ids(packed)
     if len(ids) <= size:
-        return frozenset([tuple(ids)]) if ids else frozenset()
+        return frozenset([ids]) if ids else frozenset()
     return frozenset(zip(*(ids[i:] for i in range(size)), strict=False))
 
 
-def _shingled(text: str, size: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+def _shingled(text: str, size: int) -> tuple[tuple[int, ...], bytes]:
     """The bottom-k sketch of the text's shingle set (the ``_SKETCH`` smallest shingle hashes; integer tuples
-    hash the same in every process) and its word ids.  Equal shingle sets have equal sketches, so the sketch
-    is also the key under which equal sets are looked for.  The tuple sets themselves are built only for
-    candidate pairs (:func:`_tuple_set`); no set is kept, so the memo holds only integers (cheap for the
-    garbage collector too)."""
+    hash the same in every process) and its word ids (packed, :func:`_packed`).  Equal shingle sets have
+    equal sketches, so the sketch is also the key under which equal sets are looked for.  The tuple sets
+    themselves are built only for candidate pairs (:func:`_tuple_set`); no set is kept, so the memo holds
+    only integers and bytes (cheap for the garbage collector too)."""
     key = (text, size)
     found = _SHINGLES.get(key)
     if found is not None:
         with suppress(KeyError):  # another thread may have just evicted it
             _SHINGLES.move_to_end(key)
         return found
-    ids = _word_ids(_words(text))
-    return _store(key, (tuple(_bottom_k(_hashes(ids, size))), ids))
+    packed = _packed(_words(text))
+    return _store(key, (tuple(_bottom_k(_hashes(unpack_ids(packed), size))), packed))
 
 
 def _hashes(ids: tuple[int, ...], size: int) -> list[int]:
@@ -133,9 +165,7 @@ def _hashes(ids: tuple[int, ...], size: int) -> list[int]:
     return list(map(hash, zip(*(ids[i:] for i in range(size)), strict=False)))
 
 
-def _store(
-    key: tuple[str, int], entry: tuple[tuple[int, ...], tuple[int, ...]]
-) -> tuple[tuple[int, ...], tuple[int, ...]]:
+def _store(key: tuple[str, int], entry: tuple[tuple[int, ...], bytes]) -> tuple[tuple[int, ...], bytes]:
     # Why a cache: a conversation's next turn re-compiles mostly the same passages, memories and turns, and
     # shingling is the costliest step of reference compression.  Bounded by the bytes of the texts it keys
     # (an entry takes about 10x its text).
@@ -151,18 +181,18 @@ def _store(
     return entry
 
 
-def _shingled_many(texts: Sequence[str], size: int) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
+def _shingled_many(texts: Sequence[str], size: int) -> list[tuple[tuple[int, ...], bytes]]:
     """:func:`_shingled` of each text; the sketches of the texts not memoised are computed in one vectorised
     pass when numpy is installed (``sketch_np``, identical sketches), else one by one."""
-    out: list[tuple[tuple[int, ...], tuple[int, ...]] | None] = [_SHINGLES.get((t, size)) for t in texts]
+    out: list[tuple[tuple[int, ...], bytes] | None] = [_SHINGLES.get((t, size)) for t in texts]
     missing = [n for n, found in enumerate(out) if found is None]
     if len(missing) > 1:
-        ids = [_word_ids(_words(texts[n])) for n in missing]
-        batch = sketches(ids, size, _SKETCH, _HASH_BITS)
+        packed = [_packed(_words(texts[n])) for n in missing]  # each text's words dropped once packed
+        batch = sketches(packed, size, _SKETCH, _HASH_BITS)
         if batch is None:  # no numpy, or too few words to pay for it: the same sketches one by one
-            batch = [_bottom_k(_hashes(word_ids, size)) for word_ids in ids]
-        for n, sketch, word_ids in zip(missing, batch, ids, strict=True):
-            out[n] = _store((texts[n], size), (tuple(sketch), word_ids))
+            batch = [_bottom_k(_hashes(unpack_ids(ids), size)) for ids in packed]
+        for n, sketch, ids in zip(missing, batch, packed, strict=True):
+            out[n] = _store((texts[n], size), (tuple(sketch), ids))
     return [found if found is not None else _shingled(t, size) for found, t in zip(out, texts, strict=True)]
 
 
@@ -312,12 +342,12 @@ class _Scan:
         self.threshold = threshold
         self.size = size
         self.texts: tuple[str, ...] = ()
-        self.shingled: list[tuple[tuple[int, ...], tuple[int, ...]]] = []
+        self.shingled: list[tuple[tuple[int, ...], bytes]] = []
         self.tuple_sets: dict[int, frozenset[tuple[int, ...]]] = {}
         # Equal shingle sets have equal sketches; a sketch match is confirmed on the exact sets, and every
         # Jaccard is computed on the exact sets.
         self.exact: dict[tuple[int, ...], list[int]] = {}  # sketch -> the first index of each distinct set
-        self.index: dict[int, list[int]] = {}
+        self.index: defaultdict[int, list[int]] = defaultdict(list)  # .get (the look-ups) never adds a key
         self.pairs: list[tuple[int, int, float]] = []
 
     def real(self, i: int) -> frozenset[tuple[int, ...]]:
@@ -339,16 +369,21 @@ class _Scan:
         if not sketch:
             return
         shingled, real, threshold, index = self.shingled, self.real, self.threshold, self.index
-        firsts = self.exact.setdefault(sketch, [])
-        first = next((k for k in firsts if ids == shingled[k][1] or real(k) == real(j)), None)
-        if first is None:
-            firsts.append(j)
-        elif ids == shingled[first][1] and normalise(self.texts[j]) == normalise(self.texts[first]):
-            self.pairs.append((first, j, 1.0))
-            return
-        hits = [i for value in sketch for i in index.get(value, ())]
-        if hits:  # most texts share no sketch value with any earlier one
-            need = max(1, math.floor(len(sketch) * threshold / 3))  # near-duplicates share ~Jaccard x k values
+        firsts = self.exact.get(sketch)
+        if firsts is None:  # the common case: no earlier text has this sketch
+            self.exact[sketch] = [j]
+        else:
+            first = next((k for k in firsts if ids == shingled[k][1] or real(k) == real(j)), None)
+            if first is None:
+                firsts.append(j)
+            elif ids == shingled[first][1] and normalise(self.texts[j]) == normalise(self.texts[first]):
+                self.pairs.append((first, j, 1.0))
+                return
+        hits = list(chain.from_iterable(map(index.get, sketch, repeat(()))))
+        need = max(1, math.floor(len(sketch) * threshold / 3))  # near-duplicates share ~Jaccard x k values
+        # a candidate shares >= need values, so hits then repeat at least need - 1 times: most texts share
+        # fewer (checked on a set, cheaper than counting)
+        if len(hits) >= need and (need == 1 or len(hits) - len(set(hits)) >= need - 1):
             candidates = sorted(i for i, n in Counter(hits).items() if n >= need)
             best: tuple[float, int] | None = None
             for i in candidates:
@@ -361,4 +396,4 @@ class _Scan:
             if best is not None:
                 self.pairs.append((best[1], j, best[0]))
         for value in sketch:
-            index.setdefault(value, []).append(j)
+            index[value].append(j)

@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from itertools import chain
+from struct import unpack as _unpack
 from typing import Any
 
-__all__ = ["sketches"]
+__all__ = ["sketches", "unpack_ids"]
 
 _MIN_WORDS = 4096  # below this, numpy's call overhead costs more than it saves
+_CUT = 2  # hashes below _CUT·k/n of the range are sorted (~2k a text); too few distinct ones: all of them
 _P1 = 11400714785074694791
 _P2 = 14029467366897019727
 _P5 = 2870177450012600261
@@ -66,57 +67,65 @@ def _numpy() -> Any:
 
 
 def _window_hashes(np: Any, ids: Any, size: int) -> Any:
-    """``hash(tuple(ids[p:p + size]))`` for every start ``p`` (as int64)."""
+    """``hash(tuple(ids[p:p + size]))`` for every start ``p`` (as int64), computed in place (one buffer for the
+    accumulator, one for the rotation)."""
     m = len(ids) - size + 1
-    acc = np.full(m, _P5, dtype=np.uint64)
-    p1, p2 = np.uint64(_P1), np.uint64(_P2)
-    r31, r33 = np.uint64(31), np.uint64(33)
+    scaled = ids * np.uint64(_P2)
+    acc = scaled[:m] + np.uint64(_P5)
+    spill = np.empty_like(acc)
+    p1, r31, r33 = np.uint64(_P1), np.uint64(31), np.uint64(33)
     for i in range(size):
-        acc += ids[i : i + m] * p2
-        acc = (acc << r31) | (acc >> r33)
+        if i:
+            acc += scaled[i : i + m]
+        np.right_shift(acc, r33, out=spill)
+        np.left_shift(acc, r31, out=acc)
+        acc |= spill
         acc *= p1
     acc += np.uint64(size ^ (_P5 ^ 3527539))
     acc[acc == np.uint64(_MASK)] = np.uint64(1546275796)
     return acc.view(np.int64)
 
 
-def sketches(id_lists: Sequence[tuple[int, ...]], size: int, k: int, hash_bits: int) -> list[list[int]] | None:
-    """The bottom-``k`` sketch of each word-id tuple's ``size``-shingles (the whole tuple hashed when it has at
-    most ``size`` ids; empty for none), exactly as ``shingles._bottom_k`` over the pure hashes — or None
-    (no numpy, another hash, or too little material to be worth it)."""
-    long = [n for n, ids in enumerate(id_lists) if len(ids) > size]
-    words = sum(len(id_lists[n]) for n in long)
+def unpack_ids(packed: bytes) -> tuple[int, ...]:
+    """Word ids packed as 4-byte little-endian integers (``shingles._packed``), as a tuple of ints."""
+    return _unpack(f"<{len(packed) >> 2}I", packed)
+
+
+def sketches(packed: Sequence[bytes], size: int, k: int, hash_bits: int) -> list[list[int]] | None:
+    """The bottom-``k`` sketch of each text's ``size``-shingles, its word ids given packed (4 little-endian bytes
+    each; the whole id tuple hashed when it has at most ``size`` ids; empty for none), exactly as
+    ``shingles._bottom_k`` over the pure hashes — or None (no numpy, another hash, or too little material
+    to be worth it)."""
+    long = [n for n, ids in enumerate(packed) if len(ids) > 4 * size]
+    words = sum(len(packed[n]) for n in long) >> 2
     np = _numpy() if long and words >= _MIN_WORDS else None
     if np is None:
         return None
-    lengths = np.fromiter((len(id_lists[n]) for n in long), dtype=np.int64, count=len(long))
-    flat = np.fromiter(chain.from_iterable(id_lists[n] for n in long), dtype=np.uint64, count=words)
-    return _sketched(np, id_lists, long, flat, lengths, size, k, hash_bits)
+    lengths = np.array([len(packed[n]) >> 2 for n in long], dtype=np.int64)
+    flat = np.frombuffer(b"".join([packed[n] for n in long]), dtype="<u4").astype(np.uint64)
+    return _sketched(np, packed, long, flat, lengths, size, k, hash_bits)
 
 
 def _sketched(
-    np: Any, id_lists: Sequence[tuple[int, ...]], long: list[int], flat: Any, lengths: Any, size: int, k: int, bits: int
+    np: Any, packed: Sequence[bytes], long: list[int], flat: Any, lengths: Any, size: int, k: int, bits: int
 ) -> list[list[int]]:
-    """The sketches of ``id_lists`` given the ids of its ``long`` ones (more than ``size`` ids) concatenated
-    in ``flat`` (``uint64``), ``lengths`` ids each."""
-    out: list[list[int]] = [[] if len(ids) > size else [hash(ids)] if ids else [] for ids in id_lists]
+    """The sketches of the ``packed`` id lists given the ids of its ``long`` ones (more than ``size`` ids)
+    concatenated in ``flat`` (``uint64``), ``lengths`` ids each."""
+    out: list[list[int]] = [[] if len(ids) > 4 * size else [hash(unpack_ids(ids))] if ids else [] for ids in packed]
     if not long:
         return out
     with np.errstate(over="ignore"):
         every = _window_hashes(np, flat, size)
     counts = lengths - (size - 1)  # windows per text
-    offsets = np.concatenate(([0], np.cumsum(lengths)[:-1]))
-    firsts = np.concatenate(([0], np.cumsum(counts)[:-1]))
+    ends = np.cumsum(counts)  # where each text's windows end, once those spanning two texts are left out
+    spanning = (np.cumsum(lengths)[:-1, None] - (size - 1) + np.arange(size - 1)).ravel()
+    hashes = np.delete(every, spanning) if size > 1 else every
     seg = np.repeat(np.arange(len(long)), counts)
-    starts = offsets[seg] + (np.arange(len(seg)) - firsts[seg])
-    hashes = every[starts]
-    # shingles._bottom_k's rule: with n hashes, the k smallest distinct lie below LOW + 4k/n of the range
-    # (else, or when n <= 4k, all of them are sorted)
-    low = -(1 << (bits - 1))
-    limits = [(1 << 63) - 1 if n <= 4 * k else low + ((4 * k) << bits) // n for n in counts.tolist()]
-    cutoff = np.array(limits, dtype=np.int64)
-    keep = hashes < cutoff[seg]
-    keep |= cutoff[seg] == np.int64((1 << 63) - 1)
+    # shingles._bottom_k's rule, with _CUT·k for its 4·k: with n hashes, the k smallest distinct are looked for
+    # below LOW + _CUT·k/n of the range, all n when n <= _CUT·k (the count below is checked: exact whatever _CUT)
+    low, top = -(1 << (bits - 1)), (1 << 63) - 1
+    limits = [top if n <= _CUT * k else low + ((_CUT * k) << bits) // n - 1 for n in counts.tolist()]
+    keep = hashes <= np.array(limits, dtype=np.int64)[seg]
     kept_h, kept_seg = hashes[keep], seg[keep]
     # by text, then by hash: kept_seg is already ascending, so a stable sort by text of the hash order
     # (a radix sort on small integers) is the lexicographic order
@@ -131,8 +140,8 @@ def _sketched(
     begin = np.concatenate(([0], np.cumsum(per)[:-1]))
     values = kept_h.tolist()
     for t, (n, b, c) in enumerate(zip(long, begin.tolist(), per.tolist(), strict=True)):
-        if c < k and limits[t] != (1 << 63) - 1:  # too few below the cut-off: all of this text's hashes
-            mine = hashes[seg == t]
+        if c < k and limits[t] != top:  # too few below the cut-off: all of this text's hashes
+            mine = hashes[ends[t] - counts[t] : ends[t]]
             out[n] = np.unique(mine)[:k].tolist()
         else:
             out[n] = values[b : b + min(c, k)]

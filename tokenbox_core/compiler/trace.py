@@ -27,7 +27,7 @@ from tokenbox_core.budget import ContextBudget
 from tokenbox_core.compiler.collect import Candidates
 from tokenbox_core.compiler.config import CompilerConfig
 from tokenbox_core.compiler.filter import Exclusion
-from tokenbox_core.compiler.inputs import keep, kept
+from tokenbox_core.compiler.inputs import FrozenList, keep, kept
 from tokenbox_core.compiler.resume import clear_caches as _clear_streams
 from tokenbox_core.compiler.resume import digest
 from tokenbox_core.frozen import FrozenDict
@@ -42,8 +42,10 @@ def _plain(value: Any) -> Any:
         return value
     if kind is dict:
         return {str(k): _plain(v) for k, v in value.items()}
-    if kind is list or kind is tuple:
+    if kind is list or kind is tuple or kind is FrozenList:  # FrozenList, FrozenDict: a typed input's frozen data
         return [_plain(v) for v in value]
+    if kind is FrozenDict:
+        return {str(k): _plain(v) for k, v in value.items()}
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
     if isinstance(value, Mapping):
@@ -67,7 +69,9 @@ def _feed(h: Any, value: Any) -> None:
         tag, data = b"n", repr(value).encode()
     elif kind is datetime:
         tag, data = b"t", value.isoformat().encode()
-    elif kind is tuple and all(type(v) is int for v in value):  # a span: exact types before the ABC checks
+    elif kind is tuple and len(value) == 2 and type(value[0]) is int and type(value[1]) is int:  # a span
+        tag, data = b"j", b"[%d,%d]" % value
+    elif kind is tuple and all(type(v) is int for v in value):  # exact types before the ABC checks
         tag, data = b"j", b"[%s]" % b",".join(b"%d" % v for v in value)
     elif (kind is FrozenDict or kind is dict) and not value:
         tag, data = b"j", b"{}"
@@ -104,8 +108,10 @@ def _immutable(value: Any) -> bool:
     kind = type(value)
     if kind in _SCALARS:
         return True
-    if kind is FrozenDict and not value:  # exact types first: the isinstance checks below cost more
-        return True
+    if kind is FrozenDict:  # exact types first: the isinstance checks below cost more
+        return all(isinstance(k, str) for k in value) and all(map(_immutable, value.values()))
+    if kind is FrozenList:
+        return all(map(_immutable, value))
     if kind is tuple and all(type(v) is int for v in value):
         return True
     if isinstance(value, str | int | float | datetime | Enum):
@@ -148,6 +154,8 @@ def _short(text: str) -> tuple[bytes, bytes]:
     return found
 
 
+_CONTENT_KEY = _short("content")
+_ROLE_KEY = _short("role")
 _PLAIN: dict[tuple[str, str], tuple[bytes, ...]] = {}  # (role, content) -> the chunks of that plain message
 _PLAIN_CHARS = 4 * 1024 * 1024
 _plain_held = [0]
@@ -163,10 +171,9 @@ def _message_chunks(h: _Chunks, entry: Mapping[Any, Any]) -> None:
         if type(role) is str and type(content) is str:
             key = (role, content)
             found = _PLAIN.get(key)
-            if found is None:
-                chunks = _Chunks()
-                _streamed(chunks, entry)
-                found = tuple(chunks)
+            if found is None:  # what _streamed gives for it, written out: keys sorted, "content" < "role"
+                data = content.encode("utf-8", "surrogatepass")
+                found = (*_CONTENT_KEY, b"s%d:" % len(data), data, *_ROLE_KEY, *_short(role))
                 if _plain_held[0] + len(content) > _PLAIN_CHARS:
                     _PLAIN.clear()
                     _plain_held[0] = 0
@@ -266,18 +273,23 @@ def clear_caches() -> None:
     _escaped_held[0] = 0
 
 
-def _json_body(piece: str) -> str:
-    """``encode_basestring(piece)[1:-1]``, faster: the five escapes text usually needs (backslash first) by
-    ``str.replace``; when anything else would need escaping (another control character — or any character
-    ``isprintable`` rejects, to be safe) the json module's own escaping.  Property-checked against it."""
+def _json_body(piece: str) -> bytes:
+    """``encode_basestring(piece)[1:-1]`` as UTF-8, faster: the five escapes text usually needs (backslash
+    first) by ``str.replace``; when a control character other than those is left (the only other thing
+    ``encode_basestring`` escapes — found by one ``bytes.translate`` pass that deletes every other byte) the
+    json module's own escaping.  Property-checked against it."""
     body = piece
     for char, escape in _ESCAPES:
         if char in body:  # a memchr scan; replace itself costs more even when it finds nothing
             body = body.replace(char, escape)
-    return body if body.isprintable() else encode_basestring(piece)[1:-1]
+    data = body.encode("utf-8", "surrogatepass")
+    if data.translate(None, _NOT_CONTROL):  # UTF-8 continuation bytes are >= 0x80: never taken for one
+        return encode_basestring(piece)[1:-1].encode("utf-8", "surrogatepass")
+    return data
 
 
 _ESCAPES = (("\\", "\\\\"), ('"', '\\"'), ("\n", "\\n"), ("\r", "\\r"), ("\t", "\\t"))  # backslash first
+_NOT_CONTROL = bytes(range(32, 256))
 
 
 def _escaped(piece: str) -> bytes:
@@ -285,7 +297,7 @@ def _escaped(piece: str) -> bytes:
     the memo emptied when it holds more than ``_ESCAPED_CHARS`` characters."""
     found = _ESCAPED.get(piece)
     if found is None:
-        found = _json_body(piece).encode("utf-8", "surrogatepass")
+        found = _json_body(piece)
         if _escaped_held[0] + len(piece) > _ESCAPED_CHARS:
             _ESCAPED.clear()
             _escaped_held[0] = 0

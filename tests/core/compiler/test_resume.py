@@ -78,3 +78,41 @@ def test_a_kept_stream_is_resumed_not_rehashed(monkeypatch: pytest.MonkeyPatch) 
     assert resume.digest(longer) == real(b"".join(longer)).hexdigest()
     assert sum(fed) == 44  # after clear_caches: everything hashed again
     resume.clear_caches()
+
+
+def _checkpoints_one_by_one(chunks: list[bytes], limit: int, at: int = 0) -> list[int]:
+    """Where the stream's checkpoints fell, from chunk ``at`` on, before they were found by bisection (a
+    chunk-by-chunk loop, kept as the reference): each block ends with the first chunk that brings it to
+    ``limit`` bytes, or the stream."""
+    marks = []
+    while at < len(chunks):
+        end, held = at, 0
+        while end < len(chunks) and held < limit:
+            held += len(chunks[end])
+            end += 1
+        marks.append(end)
+        at = end
+    return marks
+
+
+@given(_stream, _stream, st.integers(1, 40))
+def test_checkpoints_fall_where_the_chunk_by_chunk_loop_put_them(
+    chunks: list[bytes], more: list[bytes], limit: int
+) -> None:
+    """The bisection over the running byte counts puts the checkpoints where the old loop did: on a fresh
+    stream, and on a stream that extends it (resumed at the kept stream's end)."""
+    saved = resume._CHECKPOINT_BYTES
+    resume._CHECKPOINT_BYTES = limit
+    resume.clear_caches()
+    try:
+        assert resume.digest(list(chunks)) == hashlib.sha256(b"".join(chunks)).hexdigest()
+        first = [at for at, _ in resume._streams[-1][1]]
+        assert first == _checkpoints_one_by_one(chunks, limit)
+        longer = [*chunks, *more]
+        assert resume.digest(longer) == hashlib.sha256(b"".join(longer)).hexdigest()
+        resumed = first[-1] if first else 0
+        expected = first + _checkpoints_one_by_one(longer, limit, resumed)
+        assert [at for at, _ in resume._streams[-1][1]] == expected
+    finally:
+        resume._CHECKPOINT_BYTES = saved
+        resume.clear_caches()

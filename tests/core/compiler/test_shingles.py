@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import string
+import struct
 import sys
 from unittest.mock import patch
 
@@ -66,6 +67,24 @@ def test_ascii_fast_path_gives_normalise_words(text: str) -> None:
     assert as_text == reference.normalise(text)
     assert list(shipped._word_ids(words)) == reference._word_ids(reference.normalise(text))
     assert shipped._signature(text) == "".join(reference.normalise(text)).encode("utf-8", "surrogatepass")
+
+
+@given(st.lists(texts(), max_size=12), st.integers(0, 3), st.sampled_from([3, 8, 500_000]))
+def test_packed_word_ids_are_each_words_crc32(batch: list[str], known: int, memo: int) -> None:
+    """``_packed`` (one itemgetter and one join per text, new words learnt first) gives each text's CRC32
+    word ids as 4-byte little-endian integers, whatever the memo already holds, also when a text's new words
+    overflow a small memo; ``unpack_ids`` reads them back."""
+    shipped.clear_caches()
+    words = [shipped._words(text) for text in batch]
+    with patch.object(shipped, "_WORD_MEMO", memo):
+        for listed in words[:known]:  # some words already known, the others new
+            shipped._packed(listed)
+        got = [shipped._packed(listed) for listed in words]
+        assert len(shipped._WORD_IDS) <= max(memo, max(map(len, words), default=0))
+    shipped.clear_caches()
+    expected = [reference._word_ids(reference.normalise(text)) for text in batch]
+    assert got == [struct.pack(f"<{len(ids)}I", *ids) for ids in expected]
+    assert [list(sketch_np.unpack_ids(p)) for p in got] == expected
 
 
 @given(corpora(), st.sampled_from([0.3, 0.5, 0.75, 0.9, 1.0]), st.integers(1, 4))
@@ -154,7 +173,7 @@ def test_vectorised_sketches_equal_the_pure_ones(id_lists: list[tuple[int, ...]]
     saved = sketch_np._MIN_WORDS
     sketch_np._MIN_WORDS = 0
     try:
-        got = sketch_np.sketches(id_lists, size, k, sys.hash_info.width)
+        got = sketch_np.sketches([struct.pack(f"<{len(i)}I", *i) for i in id_lists], size, k, sys.hash_info.width)
     finally:
         sketch_np._MIN_WORDS = saved
     if not any(len(ids) > size for ids in id_lists):
@@ -192,7 +211,7 @@ def test_without_numpy_the_pure_path_is_taken(monkeypatch: pytest.MonkeyPatch) -
     shipped.clear_caches()
     expected = shipped.find_duplicates(texts, 0.8, 3)
     monkeypatch.setattr(sketch_np, "_state", [False])
-    assert sketch_np.sketches([tuple(range(5000))], 3, 16, 64) is None
+    assert sketch_np.sketches([struct.pack("<5000I", *range(5000))], 3, 16, 64) is None
     shipped.clear_caches()
     assert shipped.find_duplicates(texts, 0.8, 3) == expected and expected
     shipped.clear_caches()

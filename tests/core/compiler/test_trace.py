@@ -125,7 +125,7 @@ def test_input_hash_fast_paths_feed_the_canonical_json() -> None:
     from tokenbox_core.frozen import FrozenDict
     from tokenbox_core.tokens import canonical_json
 
-    for value in ({}, FrozenDict(), (), (3, -40), (0, 12345678901234567890)):
+    for value in ({}, FrozenDict(), (), (3, -40), (0, 12345678901234567890), (True, 1), (1, 2.5), (7,), (1, 2, 3)):
         fast, slow = hashlib.sha256(), hashlib.sha256()
         _feed(fast, value)
         data = canonical_json(list(value) if isinstance(value, tuple) else dict(value)).encode()
@@ -209,4 +209,40 @@ def test_json_bodies_are_the_json_modules_escaping(piece: str) -> None:
 
     from tokenbox_core.compiler.trace import _json_body
 
-    assert _json_body(piece) == encode_basestring(piece)[1:-1]
+    assert _json_body(piece) == encode_basestring(piece)[1:-1].encode("utf-8", "surrogatepass")
+
+
+@given(st.sampled_from(["user", "assistant", "system", "x" * 70, "é"]), _json_text, st.booleans())
+def test_a_plain_message_streams_what_the_general_path_streams(role: str, content: str, again: bool) -> None:
+    """``{"role", "content"}`` messages (written out, then remembered) stream the chunks ``_streamed`` gives."""
+    from tokenbox_core.compiler.trace import _Chunks, _message_chunks, _streamed, clear_caches
+
+    clear_caches()
+    for message in ({"role": role, "content": content}, {"content": content, "role": role}):
+        general, fast = _Chunks(), _Chunks()
+        _streamed(general, message)
+        _message_chunks(fast, message)
+        if again:  # the remembered chunks
+            fast = _Chunks()
+            _message_chunks(fast, message)
+        assert list(fast) == list(general)
+    clear_caches()
+
+
+_json_like = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3),
+    max_leaves=12,
+)
+
+
+@given(_json_like)
+def test_frozen_schema_data_is_plain_and_immutable_like_its_source(value: Any) -> None:
+    """A tool schema's frozen copy (FrozenDict / FrozenList, exact-type fast paths) gives the plain data of
+    the value it was made from, and counts as immutable (so its hash chunks are kept)."""
+    from tokenbox_core.compiler.inputs import _deep_frozen
+    from tokenbox_core.compiler.trace import _immutable, _plain
+
+    frozen = _deep_frozen(value)
+    assert _plain(frozen) == _plain(value)
+    assert _immutable(frozen)
