@@ -31,6 +31,12 @@ __all__ = ["Prefilter", "native_available"]
 
 _LITERAL = operator.itemgetter(0)
 """The literal index of an automaton match ``(index, start, end)``."""
+_NO_HEADS = "\0no heads"
+"""In a plan step, the lead of a rule whose anchors are its match starts (not the heads of a line-start rule)."""
+_PLANS = 4096
+"""At most this many literal sets are memoised per prefilter (then the memo starts afresh)."""
+_Step = tuple[tuple[int, ...], tuple[str, ...], str | None] | None
+_Plan = tuple[tuple[Rule, ...], int, frozenset[int], tuple[_Step, ...]]
 
 
 def _automaton_module() -> Any | None:
@@ -101,6 +107,7 @@ class Prefilter:
             # A DFA: a few hundred literals make a small one, and it reads a text several times faster
             # than the default (NFA) form.  Standard match semantics, so overlapping matches are reported.
             self._automaton = module.AhoCorasick(literals, implementation=module.Implementation.DFA)
+        self._plans: dict[frozenset[int], _Plan] = {}
 
     @property
     def native(self) -> bool:
@@ -133,7 +140,46 @@ class Prefilter:
         hits = self._automaton.find_matches_as_indexes(text, overlapping=True)
         if not hits:
             return [], 0, []
-        present = set(map(_LITERAL, hits))
+        present = frozenset(map(_LITERAL, hits))
+        plan = self._plans.get(present)
+        if plan is None:
+            plan = self._plan(present)
+        opened, probes, wanted, steps = plan
+        starts: list[list[int] | None] = [None] * len(opened)
+        at: dict[int, list[int]] = {}
+        if wanted:
+            # Positions only of the anchors of open rules that occur: one pass over the hits.
+            if len(wanted) == 1:
+                (only,) = wanted
+                at = {only: [start for i, start, _ in hits if i == only]}
+            else:
+                at = {i: [] for i in wanted}
+                for i, start, _ in hits:
+                    if i in wanted:
+                        at[i].append(start)
+        extra: dict[str, list[int]] = {}  # anchors outside the automaton, looked up once per text
+        for n, step in enumerate(steps):
+            if step is None:
+                continue
+            indexes, extras, lead = step
+            found: list[int] = []
+            for i in indexes:
+                found += at[i]
+            for literal in extras:
+                spots = extra.get(literal)
+                if spots is None:
+                    spots = extra[literal] = occurrences(text, (literal,))
+                found += spots
+            starts[n] = found if lead is _NO_HEADS else line_starts_before(text, found, lead)
+        return list(opened), probes, starts
+
+    def _plan(self, present: frozenset[int]) -> _Plan:
+        """What the set of literals present decides, memoised: it alone opens the rules and sets the probes.
+
+        Texts of one kind meet the same few literals (prose: a handful of common words), so the bit work
+        below is done once per distinct set, not once per text.  The memo is a pure cache (cleared when it
+        holds :data:`_PLANS` sets): the answer is the same whether or not it is there.
+        """
         masks, rules_of = self._masks, self._rules_of
         have = candidates = 0
         for i in present:
@@ -150,19 +196,19 @@ class Prefilter:
             if have & needs[r] == needs[r]:
                 opened.append(r)
                 wanted |= anchors[r]
-        starts: list[list[int] | None] = [None] * len(opened)
         wanted &= present
-        at: dict[int, list[int]] = {i: [] for i in wanted}
-        if wanted:
-            # Positions only of the anchors of open rules that occur: one pass over the hits.
-            for i, start, _ in hits:
-                if i in wanted:
-                    at[i].append(start)
-        for n, r in enumerate(opened):
-            if self._anchored[r]:
-                found: list[int] = []
-                for i in anchors[r] & wanted:
-                    found += at[i]
-                found += occurrences(text, self._extra_anchors[r])
-                starts[n] = line_starts_before(text, found, self.rules[r].head_lead) if self._heads[r] else found
-        return [self.rules[r] for r in opened], have >> self._probe_shift, starts
+        steps = tuple(
+            (
+                tuple(sorted(anchors[r] & wanted)),
+                self._extra_anchors[r],
+                self.rules[r].head_lead if self._heads[r] else _NO_HEADS,
+            )
+            if self._anchored[r]
+            else None
+            for r in opened
+        )
+        plan = (tuple(self.rules[r] for r in opened), have >> self._probe_shift, frozenset(wanted), steps)
+        if len(self._plans) >= _PLANS:
+            self._plans.clear()
+        self._plans[present] = plan
+        return plan
