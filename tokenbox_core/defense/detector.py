@@ -328,11 +328,11 @@ class HeuristicDetector:
         for n, rule in enumerate(rules):
             k = 0
             at = starts[n] if starts is not None else None
+            if at is not None and not at:
+                continue  # no anchor occurs: no match can start anywhere
             if rule.line_start and at is None:  # no candidates from the prefilter: every line start
                 at = lines = line_starts(text) if lines is None else lines
             for m in rule.finditer(text, at):
-                if k >= _PER_RULE:
-                    break
                 start = m.start()
                 if rule.lead is not None and rule.lead.search(text, max(0, start - 12), start) is None:
                     continue
@@ -341,6 +341,8 @@ class HeuristicDetector:
                 if rule.family in _NEGATABLE and _NEGATED.search(text, max(0, start - 16), start):
                     weight *= 0.3  # "do not share your password": advice, not a request
                 out.append(Finding(rule.name, rule.family, weight, _snippet(m.group()), start))
+                if k == _PER_RULE:
+                    break  # the cap is reached: the next match is not looked for
         return out
 
 
