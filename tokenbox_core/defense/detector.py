@@ -47,8 +47,7 @@ _QUOTED = re.compile(r"\"[^\"\n]{3,300}\"|“[^”\n]{3,300}”|'[^'\n]{8,300}'|
 _TAGS = "".join(chr(c) for c in sorted(CHAR_CLASSES["tag"]))
 _TAG_RUN = re.compile(f"[{_TAGS}]{{4,}}")
 _IN_WORD = "\u200b\u200c\u200d\u2060\u00ad\ufeff"
-_IN_WORD_RUN = re.compile(f"[{_IN_WORD}]+")
-_WORD_CHAR = re.compile(r"\w")
+_SPLIT_WORD = re.compile(f"\\w[{_IN_WORD}]+\\w")
 _BIDI_CHARS = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
 """The bidi embedding, override and isolate controls (U+202A-U+202E, U+2066-U+2069), each looked for with
 ``str.find`` (a test pins them against the character class)."""
@@ -260,9 +259,9 @@ class HeuristicDetector:
         if tags:
             found.append(Finding("tag_smuggling", "invisible", 0.55, f"{len(tags.group())} tag characters", 0))
         first = _first_of(raw, _IN_WORD)
-        split = _split_words(raw, first) if first >= 0 else 0
-        if split >= 3:
-            found.append(Finding("split_keywords", "invisible", 0.4, f"{split} words split by invisibles", 0))
+        split = _SPLIT_WORD.findall(raw, max(0, first - 1)) if first >= 0 else []
+        if len(split) >= 3:
+            found.append(Finding("split_keywords", "invisible", 0.4, f"{len(split)} words split by invisibles", 0))
         bidi = _first_of(raw, _BIDI_CHARS)
         if bidi >= 0:
             found.append(Finding("bidi_override", "invisible", 0.35, f"U+{ord(raw[bidi]):04X}", bidi))
@@ -353,23 +352,6 @@ class HeuristicDetector:
                 if k == _PER_RULE:
                     break  # the cap is reached: the next match is not looked for
         return out
-
-
-def _split_words(raw: str, first: int) -> int:
-    """How many words an in-word invisible splits: ``len(re.findall(r"\\w[<invisibles>]+\\w", raw))``.
-
-    From the runs of invisibles (a character-class scan from ``first``, the first of them, which ``re``
-    skips through fast) instead of trying ``\\w`` at every position: a split is a maximal run with a
-    word character on either side whose left neighbour the previous split did not take as its last
-    character, which is how the left-to-right, non-overlapping scan takes them (a property compares).
-    """
-    count = end = 0
-    for run in _IN_WORD_RUN.finditer(raw, first):
-        start, stop = run.span()
-        if start - 1 >= end and _WORD_CHAR.match(raw, start - 1) and _WORD_CHAR.match(raw, stop):
-            count += 1
-            end = stop + 1
-    return count
 
 
 def _first_of(text: str, chars: str) -> int:

@@ -70,13 +70,13 @@ def test_native_required_without_the_package_names_the_extra(monkeypatch: pytest
 def test_smuggling_lookups_cover_every_smuggling_character() -> None:
     """The ``str.find`` lookups of the smuggling checks cover exactly the characters of their patterns."""
     from tokenbox_core.defense.chars import CHAR_CLASSES, beyond_bmp
-    from tokenbox_core.defense.detector import _BIDI_CHARS, _IN_WORD, _IN_WORD_RUN, _TAGS
+    from tokenbox_core.defense.detector import _BIDI_CHARS, _IN_WORD, _SPLIT_WORD, _TAGS
 
     bidi_override = re.compile("[\u202a-\u202e\u2066-\u2069]")
 
     tags = sorted(CHAR_CLASSES["tag"])
     assert tags == list(range(tags[0], tags[-1] + 1)) and "".join(map(chr, tags)) == _TAGS
-    assert set(_IN_WORD_RUN.pattern[1:-2]) == set(_IN_WORD) and len(_IN_WORD) == 6
+    assert set(_SPLIT_WORD.pattern[3:-4]) == set(_IN_WORD) and len(_IN_WORD) == 6
     assert {chr(c) for c in range(0x110000) if bidi_override.match(chr(c))} == set(_BIDI_CHARS)
     assert all(beyond_bmp("a" + chr(c)) for c in tags) and not beyond_bmp("\uffff\ud800abc")
 
@@ -141,25 +141,3 @@ def test_plan_memo_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
         assert prefilter.scan(text) == Prefilter(RULES, native=True).scan(text)
         assert 1 <= len(prefilter._plans) <= 2
     assert prefilter.scan("plain words, nothing else") == ([], 0, [])
-
-
-_SPLIT_TEXT = st.lists(
-    st.sampled_from(["a", "b", "_", "1", "é", "中", " ", ".", "\n", "\u200b", "\u200c", "\u200d", "\u2060", "\u00ad",
-                     "\ufeff", "\U000e0041", "\U0001f600", "\u202e"]),
-    max_size=40,
-).map("".join)  # fmt: skip
-
-
-@given(_SPLIT_TEXT, st.integers(min_value=0, max_value=3))
-def test_split_words_counts_as_the_scan(text: str, shift: int) -> None:
-    """The run-based count of split words equals the matches of a full ``\\w[invisibles]+\\w`` scan."""
-    from tokenbox_core.defense.detector import _IN_WORD, _first_of, _split_words
-
-    split_word = re.compile(f"\\w[{_IN_WORD}]+\\w")
-    first = _first_of(text, _IN_WORD)
-    if first >= 0:
-        assert _split_words(text, first) == len(split_word.findall(text, max(0, first - 1)))
-    text = "x" * shift + text + "y" * shift
-    first = _first_of(text, _IN_WORD)
-    if first >= 0:
-        assert _split_words(text, first) == len(split_word.findall(text, max(0, first - 1)))
