@@ -31,11 +31,11 @@ __all__ = ["Prefilter", "native_available"]
 
 _LITERAL = operator.itemgetter(0)
 """The literal index of an automaton match ``(index, start, end)``."""
-_NO_HEADS = "\0no heads"
-"""In a plan step, the lead of a rule whose anchors are its match starts (not the heads of a line-start rule)."""
 _PLANS = 4096
 """At most this many literal sets are memoised per prefilter (then the memo starts afresh)."""
-_Step = tuple[tuple[int, ...], tuple[str, ...], str | None] | None
+_Step = tuple[tuple[int, ...], tuple[str, ...], bool, str | None] | None
+"""Per open rule: its anchors (or heads) found by the automaton, those looked up with ``str.find``, whether they
+are heads (then the line starts before them are the candidates) and the lead before heads; ``None``: no anchors."""
 _Plan = tuple[tuple[Rule, ...], int, frozenset[int], tuple[_Step, ...]]
 
 
@@ -132,7 +132,9 @@ class Prefilter:
         the line starts before its heads; ``None`` for a rule without either),
         to be passed to :meth:`Rule.finditer`.  The pure-Python path
         looks for neither and returns ``None`` for both (the caller then
-        decides without them, as it would without this pass).
+        decides without them, as it would without this pass).  What the set of
+        literals present decides (open rules, probes, which anchors to place) is
+        memoised per distinct set (:meth:`_plan`); only the positions are per text.
         """
         if self._automaton is None:
             seen: dict[str, bool] = {}
@@ -161,7 +163,7 @@ class Prefilter:
         for n, step in enumerate(steps):
             if step is None:
                 continue
-            indexes, extras, lead = step
+            indexes, extras, heads, lead = step
             found: list[int] = []
             for i in indexes:
                 found += at[i]
@@ -170,7 +172,7 @@ class Prefilter:
                 if spots is None:
                     spots = extra[literal] = occurrences(text, (literal,))
                 found += spots
-            starts[n] = found if lead is _NO_HEADS else line_starts_before(text, found, lead)
+            starts[n] = line_starts_before(text, found, lead) if heads else found
         return list(opened), probes, starts
 
     def _plan(self, present: frozenset[int]) -> _Plan:
@@ -201,7 +203,8 @@ class Prefilter:
             (
                 tuple(sorted(anchors[r] & wanted)),
                 self._extra_anchors[r],
-                self.rules[r].head_lead if self._heads[r] else _NO_HEADS,
+                self._heads[r],
+                self.rules[r].head_lead,
             )
             if self._anchored[r]
             else None
