@@ -31,12 +31,6 @@ __all__ = ["Prefilter", "native_available"]
 
 _LITERAL = operator.itemgetter(0)
 """The literal index of an automaton match ``(index, start, end)``."""
-_PLANS = 4096
-"""At most this many literal sets are memoised per prefilter (then the memo starts afresh)."""
-_Step = tuple[tuple[int, ...], tuple[str, ...], bool, str | None] | None
-"""Per open rule: its anchors (or heads) found by the automaton, those looked up with ``str.find``, whether they
-are heads (then the line starts before them are the candidates) and the lead before heads; ``None``: no anchors."""
-_Plan = tuple[tuple[Rule, ...], int, frozenset[int], tuple[_Step, ...]]
 
 
 def _automaton_module() -> Any | None:
@@ -107,7 +101,6 @@ class Prefilter:
             # A DFA: a few hundred literals make a small one, and it reads a text several times faster
             # than the default (NFA) form.  Standard match semantics, so overlapping matches are reported.
             self._automaton = module.AhoCorasick(literals, implementation=module.Implementation.DFA)
-        self._plans: dict[frozenset[int], _Plan] = {}
 
     @property
     def native(self) -> bool:
@@ -132,9 +125,7 @@ class Prefilter:
         the line starts before its heads; ``None`` for a rule without either),
         to be passed to :meth:`Rule.finditer`.  The pure-Python path
         looks for neither and returns ``None`` for both (the caller then
-        decides without them, as it would without this pass).  What the set of
-        literals present decides (open rules, probes, which anchors to place) is
-        memoised per distinct set (:meth:`_plan`); only the positions are per text.
+        decides without them, as it would without this pass).
         """
         if self._automaton is None:
             seen: dict[str, bool] = {}
@@ -142,46 +133,7 @@ class Prefilter:
         hits = self._automaton.find_matches_as_indexes(text, overlapping=True)
         if not hits:
             return [], 0, []
-        present = frozenset(map(_LITERAL, hits))
-        plan = self._plans.get(present)
-        if plan is None:
-            plan = self._plan(present)
-        opened, probes, wanted, steps = plan
-        starts: list[list[int] | None] = [None] * len(opened)
-        at: dict[int, list[int]] = {}
-        if wanted:
-            # Positions only of the anchors of open rules that occur: one pass over the hits.
-            if len(wanted) == 1:
-                (only,) = wanted
-                at = {only: [start for i, start, _ in hits if i == only]}
-            else:
-                at = {i: [] for i in wanted}
-                for i, start, _ in hits:
-                    if i in wanted:
-                        at[i].append(start)
-        extra: dict[str, list[int]] = {}  # anchors outside the automaton, looked up once per text
-        for n, step in enumerate(steps):
-            if step is None:
-                continue
-            indexes, extras, heads, lead = step
-            found: list[int] = []
-            for i in indexes:
-                found += at[i]
-            for literal in extras:
-                spots = extra.get(literal)
-                if spots is None:
-                    spots = extra[literal] = occurrences(text, (literal,))
-                found += spots
-            starts[n] = line_starts_before(text, found, lead) if heads else found
-        return list(opened), probes, starts
-
-    def _plan(self, present: frozenset[int]) -> _Plan:
-        """What the set of literals present decides, memoised: it alone opens the rules and sets the probes.
-
-        Texts of one kind meet the same few literals (prose: a handful of common words), so the bit work
-        below is done once per distinct set, not once per text.  The memo is a pure cache (cleared when it
-        holds :data:`_PLANS` sets): the answer is the same whether or not it is there.
-        """
+        present = set(map(_LITERAL, hits))
         masks, rules_of = self._masks, self._rules_of
         have = candidates = 0
         for i in present:
@@ -198,20 +150,19 @@ class Prefilter:
             if have & needs[r] == needs[r]:
                 opened.append(r)
                 wanted |= anchors[r]
+        starts: list[list[int] | None] = [None] * len(opened)
         wanted &= present
-        steps = tuple(
-            (
-                tuple(sorted(anchors[r] & wanted)),
-                self._extra_anchors[r],
-                self._heads[r],
-                self.rules[r].head_lead,
-            )
-            if self._anchored[r]
-            else None
-            for r in opened
-        )
-        plan = (tuple(self.rules[r] for r in opened), have >> self._probe_shift, frozenset(wanted), steps)
-        if len(self._plans) >= _PLANS:
-            self._plans.clear()
-        self._plans[present] = plan
-        return plan
+        at: dict[int, list[int]] = {i: [] for i in wanted}
+        if wanted:
+            # Positions only of the anchors of open rules that occur: one pass over the hits.
+            for i, start, _ in hits:
+                if i in wanted:
+                    at[i].append(start)
+        for n, r in enumerate(opened):
+            if self._anchored[r]:
+                found: list[int] = []
+                for i in anchors[r] & wanted:
+                    found += at[i]
+                found += occurrences(text, self._extra_anchors[r])
+                starts[n] = line_starts_before(text, found, self.rules[r].head_lead) if self._heads[r] else found
+        return [self.rules[r] for r in opened], have >> self._probe_shift, starts
