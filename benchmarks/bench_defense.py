@@ -22,10 +22,6 @@ decide identically on every input.  With ``--classes`` it also prints a table pe
 code, JSON, blobs, multilingual, attack-corpus chunks): each input timed several times in turn
 (this tree, ``COMMIT``, tiktoken) and its minimum CPU time kept, which is steadier on a busy machine.
 
-``--cold`` empties the detector's prefilter memo (what a set of literals present decides, kept per distinct
-set) before every input of this tree, so inputs repeated run after run do not find their answer memoised:
-the figure a stream of never-repeating texts would see.
-
 ``--floor`` prints, per input class, the full sanitise + detect next to its unavoidable part (sanitise, the
 detection view, case folding and the automaton pass alone) and tiktoken: what would remain if every rule and
 analyzer cost nothing.
@@ -61,7 +57,6 @@ from tokenbox_core.defense.prefilter import native_available
 from tokenbox_core.tokens import get_counter
 
 ROOT = Path(__file__).resolve().parent.parent
-COLD = "--cold" in sys.argv
 CORPUS = ROOT / "tests" / "core" / "defense" / "corpus"
 TARGET = 1_000_000
 CHUNK = 2_000
@@ -132,7 +127,6 @@ def main(runs: int = 7) -> None:
 
     def defence() -> None:
         for p in parts:
-            _forget(detector)
             sanitize(p)
             detector.detect(p, "tool")
 
@@ -332,13 +326,6 @@ def against(commit: str, runs: int = 15) -> None:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _forget(detector: object) -> None:
-    """With ``--cold``, empty the prefilter memo of ``detector`` (one of this tree) before an input."""
-    plans = getattr(getattr(detector, "_rules", None), "_plans", None)
-    if COLD and plans is not None:
-        plans.clear()
-
-
 def _compare(then: object, commit: str, runs: int) -> None:
     parts = mixed_text()
     encoding = get_counter("o200k_base").encoding  # type: ignore[attr-defined]
@@ -351,7 +338,6 @@ def _compare(then: object, commit: str, runs: int) -> None:
 
     def now() -> None:
         for p in parts:
-            _forget(now_detector)
             sanitize(p)
             now_detector.detect(p, "tool")
 
@@ -373,9 +359,7 @@ def _compare(then: object, commit: str, runs: int) -> None:
             t0 = time.process_time()
             fn()
             spent[label].append(time.process_time() - t0)
-    print(
-        f"{len(parts)} inputs, decisions identical; CPU ms over {runs} alternating runs{' (cold memo)' if COLD else ''}"
-    )
+    print(f"{len(parts)} inputs, decisions identical; CPU ms over {runs} alternating runs")
     print(f"{'':<24}{'median':>10}{'min':>10}{'max':>10}")
     for label, xs in spent.items():
         print(f"{label:<24}{statistics.median(xs) * 1000:>10.1f}{min(xs) * 1000:>10.1f}{max(xs) * 1000:>10.1f}")
@@ -405,7 +389,6 @@ def _by_class(now_detector: object, then_detector: object, then_sanitize: object
         return out
 
     def now(text: str) -> None:
-        _forget(now_detector)
         sanitize(text)
         now_detector.detect(text, "tool")  # type: ignore[attr-defined]
 
@@ -450,7 +433,6 @@ def floor_table(reps: int = 7) -> None:
         raise SystemExit('--floor needs the native prefilter: pip install "tokenbox-context[defense]"')
 
     def full(text: str) -> None:
-        _forget(detector)
         sanitize(text)
         detector.detect(text, "tool")
 
@@ -469,9 +451,7 @@ def floor_table(reps: int = 7) -> None:
                 best = min(best, time.process_time() - t0)
             totals[label][name] += best
             totals["all"][name] += best
-    print(
-        f"per input class, CPU ms (sum over inputs of the minimum of {reps} runs each){' (cold memo)' if COLD else ''}"
-    )
+    print(f"per input class, CPU ms (sum over inputs of the minimum of {reps} runs each)")
     print(f"{'class':<14}" + "".join(f"{name:>26}" for name in columns))
     for label in [*sorted((k for k in totals if k != "all"), key=lambda k: -totals[k]["sanitize + detect"]), "all"]:
         row = totals[label]
