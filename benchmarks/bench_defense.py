@@ -22,6 +22,10 @@ decide identically on every input.  With ``--classes`` it also prints a table pe
 code, JSON, blobs, multilingual, attack-corpus chunks): each input timed several times in turn
 (this tree, ``COMMIT``, tiktoken) and its minimum CPU time kept, which is steadier on a busy machine.
 
+``--floor`` prints, per input class, the full sanitise + detect next to its unavoidable part (sanitise, the
+detection view, case folding and the automaton pass alone) and tiktoken: what would remain if every rule and
+analyzer cost nothing.
+
 ``--stages`` prints where the time goes instead: CPU time per MB of each stage of the detector
 (each stage function wrapped with a timer, so the total is somewhat inflated), for the shipped
 detector and for the pre-speed-work reference kept in ``tests/core/defense/reference``.
@@ -414,8 +418,51 @@ def _by_class(now_detector: object, then_detector: object, then_sanitize: object
         print(f"{label:<14}" + "".join(f"{c:>{max(7, len(h) + 2)}}" for c, h in zip(cells, header[1:], strict=True)))
 
 
+def floor_table(reps: int = 7) -> None:
+    """Per input class: sanitise + detect, its unavoidable part, and tiktoken (CPU ms, minimum of ``reps`` each).
+
+    The unavoidable part is what every input pays before any rule runs: :func:`sanitize`, the detection
+    view, case folding and the automaton pass (the prefilter's literal search).
+    """
+    from tokenbox_core.defense.sanitize import detection_view
+
+    encoding = get_counter("o200k_base").encoding  # type: ignore[attr-defined]
+    detector = HeuristicDetector()
+    automaton = detector._rules._automaton
+    if automaton is None:
+        raise SystemExit('--floor needs the native prefilter: pip install "tokenbox-context[defense]"')
+
+    def full(text: str) -> None:
+        sanitize(text)
+        detector.detect(text, "tool")
+
+    def floor(text: str) -> None:
+        sanitize(text)
+        automaton.find_matches_as_indexes(detection_view(text).casefold(), overlapping=True)
+
+    columns = {"sanitize + detect": full, "unavoidable part": floor, "tiktoken": encoding.encode_ordinary}
+    totals: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
+    for label, text in mixed_inputs():
+        for name, fn in columns.items():
+            best = float("inf")
+            for _ in range(reps):
+                t0 = time.process_time()
+                fn(text)
+                best = min(best, time.process_time() - t0)
+            totals[label][name] += best
+            totals["all"][name] += best
+    print(f"per input class, CPU ms (sum over inputs of the minimum of {reps} runs each)")
+    print(f"{'class':<14}" + "".join(f"{name:>26}" for name in columns))
+    for label in [*sorted((k for k in totals if k != "all"), key=lambda k: -totals[k]["sanitize + detect"]), "all"]:
+        row = totals[label]
+        cells = (f"{row[n] * 1000:.1f} ({row[n] / row['tiktoken']:.2f}x)" for n in columns)
+        print(f"{label:<14}" + "".join(f"{c:>26}" for c in cells))
+
+
 if __name__ == "__main__":
-    if "--stages" in sys.argv:
+    if "--floor" in sys.argv:
+        floor_table()
+    elif "--stages" in sys.argv:
         print_stages()
     elif "--against" in sys.argv:
         against(sys.argv[sys.argv.index("--against") + 1])

@@ -162,6 +162,8 @@ def exfiltration_urls(view: str) -> list[tuple[int, str, float]]:
 
 
 def _printable(data: bytes) -> str | None:
+    if b" " not in data:
+        return None  # the text must hold a space, and only the byte 0x20 encodes one in UTF-8
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:

@@ -13,6 +13,7 @@ import bisect
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from itertools import accumulate, chain
 from typing import Literal, Protocol, runtime_checkable
 
 from tokenbox_core.defense.analyzers import (
@@ -27,7 +28,15 @@ from tokenbox_core.defense.homoglyphs import fold_mixed_words
 from tokenbox_core.defense.leet import leet_candidate, may_hold_leet
 from tokenbox_core.defense.lexicon import VERBS, find_overrides
 from tokenbox_core.defense.prefilter import Prefilter
-from tokenbox_core.defense.rules import CASED_RULES, META, META_LITERALS, RULES, Rule, line_starts, word_runs
+from tokenbox_core.defense.rules import (
+    CASED_RULES,
+    META_LITERALS,
+    RULES,
+    Rule,
+    discusses_attacks,
+    line_starts,
+    word_runs,
+)
 from tokenbox_core.defense.sanitize import detection_view
 
 __all__ = ["CompositeDetector", "Detection", "Finding", "HeuristicDetector", "InjectionDetector", "combine"]
@@ -39,9 +48,9 @@ _TAGS = "".join(chr(c) for c in sorted(CHAR_CLASSES["tag"]))
 _TAG_RUN = re.compile(f"[{_TAGS}]{{4,}}")
 _IN_WORD = "\u200b\u200c\u200d\u2060\u00ad\ufeff"
 _SPLIT_WORD = re.compile(f"\\w[{_IN_WORD}]+\\w")
-_BIDI_OVERRIDE = re.compile("[\u202a-\u202e\u2066-\u2069]")
 _BIDI_CHARS = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
-"""The characters of :data:`_BIDI_OVERRIDE`, each looked for with ``str.find`` (a test pins the two agree)."""
+"""The bidi embedding, override and isolate controls (U+202A-U+202E, U+2066-U+2069), each looked for with
+``str.find`` (a test pins them against the character class)."""
 _WORD_RUN = re.compile(r"\w+")
 _NEGATED = re.compile(r"(?:\bdo not|\bdon't|\bnever|\bnot to|\bshould not|\bshouldn't|\bmust not)\s+$")
 _NEGATABLE = frozenset({"leak", "exfil_action"})
@@ -50,16 +59,17 @@ _STRUCTURE = ("<!--", "]:", "20", "http")
 """Gates of the analyzers: a comment opening, a markdown comment, the hex pair of a space, a URL scheme.
 Case folding and homoglyph folding neither make nor unmake any of them but ``http`` (a test pins it), and
 ``http`` is asked of the folded text anyway, so finding them in it answers for the detection view."""
-_PROBES = VERBS + ROT13_KEYWORDS + _CASED_PROBES + META_LITERALS + _STRUCTURE
-"""Literals the rule automaton also reports (see :meth:`Prefilter.scan`), as bit ranges below."""
-_VERB_BITS = (1 << len(VERBS)) - 1
-_ROT13_BITS = ((1 << len(ROT13_KEYWORDS)) - 1) << len(VERBS)
-_CASED_BITS = ((1 << len(_CASED_PROBES)) - 1) << (len(VERBS) + len(ROT13_KEYWORDS))
-_META_BITS = ((1 << len(META_LITERALS)) - 1) << (len(VERBS) + len(ROT13_KEYWORDS) + len(_CASED_PROBES))
+_PROBE_GROUPS = (VERBS, ROT13_KEYWORDS, _CASED_PROBES, META_LITERALS, _STRUCTURE)
+_PROBES = tuple(chain.from_iterable(_PROBE_GROUPS))
+"""Literals the rule automaton also reports (see :meth:`Prefilter.scan`), one bit each, group after group."""
+_AT = tuple(accumulate(map(len, _PROBE_GROUPS), initial=0))
+_VERB_BITS, _ROT13_BITS, _CASED_BITS, _META_BITS = (
+    ((1 << len(group)) - 1) << at for group, at in zip(_PROBE_GROUPS[:4], _AT[:4], strict=True)
+)
+"""The bit ranges of the first four probe groups (the structure literals are asked one by one, below)."""
 _COMMENT_BITS, _TWENTY_BIT, _HTTP_BIT = (
-    0b11 << _PROBES.index("<!--"),
-    1 << _PROBES.index("20"),
-    1 << _PROBES.index("http"),
+    sum(1 << (_AT[4] + _STRUCTURE.index(literal)) for literal in literals)
+    for literals in (("<!--", "]:"), ("20",), ("http",))
 )
 
 
@@ -168,7 +178,7 @@ class _Discounter:
         if i >= 0 and offset < ends[i]:
             return weight * self.quote
         if self.discusses is None:
-            self.discusses = META.search(self.low) is not None
+            self.discusses = discusses_attacks(self.low)
         return weight * self.meta if self.discusses else weight
 
 
@@ -326,11 +336,11 @@ class HeuristicDetector:
         for n, rule in enumerate(rules):
             k = 0
             at = starts[n] if starts is not None else None
+            if at is not None and not at:
+                continue  # no anchor occurs: no match can start anywhere
             if rule.line_start and at is None:  # no candidates from the prefilter: every line start
                 at = lines = line_starts(text) if lines is None else lines
             for m in rule.finditer(text, at):
-                if k >= _PER_RULE:
-                    break
                 start = m.start()
                 if rule.lead is not None and rule.lead.search(text, max(0, start - 12), start) is None:
                     continue
@@ -339,6 +349,8 @@ class HeuristicDetector:
                 if rule.family in _NEGATABLE and _NEGATED.search(text, max(0, start - 16), start):
                     weight *= 0.3  # "do not share your password": advice, not a request
                 out.append(Finding(rule.name, rule.family, weight, _snippet(m.group()), start))
+                if k == _PER_RULE:
+                    break  # the cap is reached: the next match is not looked for
         return out
 
 

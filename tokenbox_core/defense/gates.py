@@ -104,18 +104,15 @@ GATES: dict[str, tuple[tuple[str, ...], ...]] = {
 }  # fmt: skip
 """Per rule, the literal gate groups (see :class:`Rule`)."""
 
-ANCHORS: dict[str, tuple[str, ...]] = {
+_ANCHORED_BY_GATE = ("bracket_role", "xml_role_tag", "json_role_system", "boundary_marker", "boundary_token",
+                     "closing_data_tag", "trusted_block_opening", "real_instructions", "mode_switch", "no_limits",
+                     "leak_request", "leak_mention", "address_note", "address_salutation", "address_conditional",
+                     "stop_being", "money_transfer", "exfil_action", "send_external", "dangerous_tool")  # fmt: skip
+"""Rules every match of which starts with a member of their first gate group: it is their anchors too."""
+
+ANCHORS: dict[str, tuple[str, ...]] = {name: GATES[name][0] for name in _ANCHORED_BY_GATE} | {
     "chat_template_token": ("<|", "[inst", "[/inst", "<<sys", "<</sys", "<start_of", "<end_of"),
-    "bracket_role": ("[system", "[admin", "[developer"),
-    "xml_role_tag": ("<system", "</system", "<instructions", "</instructions", "<admin", "</admin", "<developer",
-                     "</developer"),
-    "json_role_system": ('"role', "'role"),
-    "boundary_marker": ("<<<",),
-    "boundary_token": ("boundary_",),
     "end_of_data": ("end ",),
-    "closing_data_tag": ("</",),
-    "trusted_block_opening": ("begin", "start"),
-    "real_instructions": ("real ", "actual ", "true ", "trusted ", "authoritative ", "new "),
     "previous_void": ("previous ", "prior ", "earlier ", "above ", "old ", "original "),
     "ignore_the_above": ("ignore ", "disregard ", "forget "),
     "disable_safety": ("disable", "turn off", "deactivate", "remove", "bypass"),
@@ -123,17 +120,8 @@ ANCHORS: dict[str, tuple[str, ...]] = {
     "temporal_switch": ("from now on", "starting now", "as of now", "ab jetzt", "a partir de ahora",
                         "à partir de maintenant", "d'ora in poi", "a partir de agora", "теперь ты", "从现在开始"),
     "persona_switch": ("you are now ", "you have been "),
-    "mode_switch": ("developer mode", "dan mode", "god mode", "admin mode", "maintenance mode", "debug mode",
-                    "jailbreak mode", "unrestricted mode", "jailbroken"),
     "act_as": ("act as", "pretend ", "roleplay as", "you are now"),
-    "no_limits": ("no ", "without", "unrestricted", "unfiltered", "have no rules"),
-    "leak_request": _LEAK_VERBS,
-    "leak_mention": _LEAK_VERBS,
     "leak_preamble": (*_LEAK_VERBS, "what "),
-    "address_note": ("note", "message", "instruction", "directive", "attention", "notice", "warning", "reminder",
-                     "request"),
-    "address_salutation": ("attention", "dear", "hey", "to any", "to all", "to every"),
-    "address_conditional": ("if", "when"),
     "address_as_the": ("as the ", "as a"),
     "address_processing": _AI_STARTS,
     "address_vocative": _AI_STARTS,
@@ -145,20 +133,16 @@ ANCHORS: dict[str, tuple[str, ...]] = {
     "overrides_all": ("override", "supersede", "replace", "take precedence", "takes precedence"),
     "exclusive_obedience": ("obey", "follow", "listen to", "take orders", "take instructions", "only "),
     "instructs_you": ("i ", "as the ", "as your "),
-    "stop_being": ("stop being",),
-    "money_transfer": ("transfer", "wire", "send", "pay"),
     "bracket_instructions": ("[",),
     "secrecy": ("do not ", "don't ", "never ", "without "),
-    "exfil_action": ("send", "forward", "email", "post", "upload", "transmit", "leak", "exfiltrate", "share"),
-    "send_external": ("send", "forward", "email", "post", "upload", "transmit", "mail"),
-    "dangerous_tool": ("call", "invoke", "use", "run", "execute"),
     "dangerous_command": ("curl", "rm", "transfer_funds", "delete_repository", "download"),
     "authority_claim": ("instruction", "message", "note", "update", "notice", "override", "i am ", "openai",
                         "anthropic", "google", "comes from"),
 }  # fmt: skip
 """Per rule, the literals every match starts with (see :meth:`Rule.finditer`), where that is faster than a scan.
 
-Not the rules that start at a line start (``^``), which no literal marks."""
+The rules of :data:`_ANCHORED_BY_GATE` have their first gate group as anchors; not the rules that start at a
+line start (``^``), which no literal marks."""
 
 LINE_HEADS: dict[str, tuple[str | None, tuple[str, ...]]] = {
     "markdown_role_header": ("", ("##",)),

@@ -20,10 +20,11 @@ _LEET_WORDS = frozenset({
     "ignore", "disregard", "forget", "previous", "prior", "instructions", "instruction", "rules", "prompt", "system",
     "reveal", "secret", "password", "override", "guidelines", "above", "all",
 })  # fmt: skip
-_LEET_PAIR = re.compile("[a-z][013457]|[013457][a-z]")
-"""A letter next to a leet digit: every leetspeak keyword token without ``@``/``$`` holds one (a test pins it)."""
 _LEET_CLASS = bytes(0x6C if 0x61 <= b <= 0x7A else 0x64 if b in b"013457" else 0x20 for b in range(256))
-"""Each byte to ``l`` (a-z), ``d`` (a leet digit) or a space: :data:`_LEET_PAIR` is ``ld`` or ``dl``."""
+"""Each byte to ``l`` (a-z), ``d`` (a leet digit) or a space: a letter next to a leet digit is ``ld`` or ``dl``.
+
+Every leetspeak keyword token without ``@``/``$`` holds such a pair (a test pins it against the pattern
+``[a-z][013457]|[013457][a-z]``)."""
 _NON_WORD = bytes(b if chr(b).isalnum() or b == 0x5F else 0x20 for b in range(128)) + b" " * 128
 """ASCII word bytes (``\\w``) kept, every other byte a space: ``split()`` then gives the ``\\w+`` runs."""
 _NON_TOKEN = bytes(b if chr(b).isalnum() or b in b"_@$" else 0x20 for b in range(128)) + b" " * 128
@@ -35,7 +36,7 @@ _LEET_WORDS_BYTES = frozenset(w.encode() for w in _LEET_WORDS)
 def may_hold_leet(low: str) -> bool:
     """False when no token of ``low`` can be a leetspeak keyword (no ``@``/``$``, no letter beside a leet digit).
 
-    The letter-digit pair (``_LEET_PAIR``, ASCII only) is looked for in the UTF-8 bytes mapped to
+    The letter-digit pair (ASCII only) is looked for in the UTF-8 bytes mapped to
     letter/digit/other classes: two ``find`` calls at C speed; other characters are bytes of the
     third class, so a pair is adjacent in the bytes exactly when it is in the text.
     """

@@ -112,6 +112,8 @@ _QUALS = {q for _, _, quals in LANGUAGES.values() for q in quals}
 _WINDOW_FWD = 48
 _WINDOW_BACK = 24
 _SENTENCE_END = re.compile(r"[.!?;。！？\n]")
+_LAST_SENTENCE_END = re.compile(r"(?s:.*)[.!?;。！？\n]")
+"""Up to and including the last sentence end: greedy, so its end is the end of the last one."""
 _OBJECT = re.compile(_alt(_OBJECTS))
 _MAX_HITS = 32
 _THING = re.compile(
@@ -190,9 +192,6 @@ def find_overrides(low: str, words: set[str] | None = None, *, verbs: Sequence[s
             fwd = low[j : j + _WINDOW_FWD]
             cut = _SENTENCE_END.search(fwd)
             fwd = fwd[: cut.start()] if cut else fwd
-            back = low[max(0, i - _WINDOW_BACK) : i]
-            stop = max((m.end() for m in _SENTENCE_END.finditer(back)), default=0)
-            back = back[stop:]
             obj = _OBJECT.search(fwd)
             if obj is not None and _THING.match(fwd, obj.end()):
                 continue  # "discard the instructions file": the object names a thing, not guidance
@@ -203,6 +202,10 @@ def find_overrides(low: str, words: set[str] | None = None, *, verbs: Sequence[s
                 reach = text + (tail[: end.start()] if end else tail)
                 first = i
             else:
+                # The window before the verb, from the last sentence end in it (only needed here).
+                back = low[max(0, i - _WINDOW_BACK) : i]
+                last = _LAST_SENTENCE_END.match(back)
+                back = back[last.end() :] if last else back
                 objs = list(_OBJECT.finditer(back))
                 if not objs:
                     continue

@@ -22,10 +22,10 @@ from dataclasses import dataclass, replace
 from itertools import accumulate
 
 from tokenbox_core.defense.gates import ANCHORS, GATES, LINE_HEADS
-from tokenbox_core.defense.scan_at import finditer_at, occurrences
+from tokenbox_core.defense.scan_at import finditer_at, occurrences, search_at
 
-__all__ = ["CASED_RULES", "GATES", "META", "META_LITERALS", "RULES", "WORDLIKE", "Rule", "line_starts",
-           "line_starts_before", "word_runs"]  # fmt: skip
+__all__ = ["CASED_RULES", "GATES", "META", "META_LITERALS", "META_STARTS", "RULES", "WORDLIKE", "Rule",
+           "discusses_attacks", "line_starts", "line_starts_before", "word_runs"]  # fmt: skip
 
 _S = r"[^.!?;\n]"  # one character of the same sentence
 _AI = (
@@ -387,6 +387,23 @@ META_LITERALS: tuple[str, ...] = (
     "for example", "e.g.", "phrase", "leakage", "guardrail",
 )  # fmt: skip
 """A literal every :data:`META` match contains: without one, the text does not discuss attacks."""
+META_STARTS: tuple[str, ...] = (
+    "prompt injection", "jailbreak", "a jailbreak", "a classic jailbreak", "red-team", "red team", "pen-test",
+    "pentest", "payload", "cve-", "owasp", "researchers", "threat model", "security advisory", "advisory",
+    "mitigation", "incident report", "the paper", "detector", "such as", "for example", "e.g.", "phrase", "leakage",
+    "guardrail",
+)  # fmt: skip
+"""The literals every :data:`META` match starts with (one per alternative and optional opening)."""
+
+
+def discusses_attacks(low: str) -> bool:
+    """``META.search(low) is not None``: ``META`` tried only where one of :data:`META_STARTS` occurs.
+
+    Every match starts with one of them, so trying ``META.match`` there finds a match exactly when a
+    scan does (a hypothesis property compares); a scan tries the alternation at every position.
+    """
+    return search_at(META, low, occurrences(low, META_STARTS)) is not None
+
 
 _WORD_RUN = re.compile(r"\w+")
 WORDLIKE: frozenset[str] = frozenset(

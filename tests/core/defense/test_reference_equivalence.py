@@ -22,7 +22,7 @@ from conftest import load_corpus
 from tokenbox_core.defense import HeuristicDetector, detection_view, sanitize_report
 from tokenbox_core.defense.lexicon import LANGUAGES
 from tokenbox_core.defense.prefilter import native_available
-from tokenbox_core.defense.rules import CASED_RULES, META, META_LITERALS, RULES
+from tokenbox_core.defense.rules import CASED_RULES, META, META_LITERALS, META_STARTS, RULES, discusses_attacks
 
 _SETS = ("attacks", "benign", "holdout_attacks", "holdout_benign", "heldout2_attacks", "heldout2_benign")
 _LITERALS = sorted(
@@ -121,3 +121,22 @@ def test_anchored_matching_equals_a_full_scan(text: str) -> None:
     for rule in RULES:
         if rule.anchors or rule.line_start:
             assert [m.span() for m in rule.finditer(low)] == [m.span() for m in rule.pattern.finditer(low)], rule.name
+
+
+_META_TEXT = st.lists(
+    st.one_of(
+        st.sampled_from([*META_STARTS, "jailbreaks", "jailbreak prompts", "red-teaming", "pen test", "cve-2024",
+                         "cve-x", "security advisory", "phrases like", "prompt injections", "e.g", "xjailbreak"]),
+        st.text(alphabet=st.sampled_from(list("aes .-_\n1é")), max_size=4),
+    ),
+    max_size=12,
+).map("".join)  # fmt: skip
+
+
+@given(_META_TEXT)
+def test_discussion_found_at_its_starts_as_by_a_scan(text: str) -> None:
+    """``discusses_attacks`` answers as ``META.search`` (every match starts with one of META_STARTS)."""
+    low = text.casefold()
+    assert discusses_attacks(low) == (META.search(low) is not None)
+    for m in META.finditer(low):
+        assert low.startswith(META_STARTS, m.start()), m.group()
