@@ -187,28 +187,42 @@ class Ruler:
         return slots
 
     def ensure_measured(self, slots: Sequence[Slot]) -> None:
-        """Measure (in one batch) the slots whose sections were not seen before."""
-        missing = [s for s in slots if s.template is None]
-        if not missing:
-            return
+        """Measure (in one batch) the slots whose sections were not seen before.
+
+        A slot made bare (``incremental``) of a section measured before is filled from its memo.
+        """
         key = self.memo_key
-        for slot in missing:  # a slot made bare (``incremental``) of a section measured before
+        todo: list[Slot] = []
+        memos: list[dict[Any, Any] | None] = []
+        for slot in slots:
+            if slot.template is not None:
+                continue
             memo = slot.section.__dict__.get(MEMO_ATTR)
             template = memo.get(key) if memo is not None else None
             if template is not None:
                 fill(slot, template)
-        missing = [s for s in missing if s.template is None]
-        if not missing:
+            else:
+                todo.append(slot)
+                memos.append(memo)
+        if not todo:
             return
-        for slot, template in zip(missing, self.measure_batch([s.section for s in missing]), strict=True):
-            memo = slot.section.__dict__.get(MEMO_ATTR)
+        templates = self.measure_batch([s.section for s in todo])
+        for slot, memo, template in zip(todo, memos, templates, strict=True):
+            section = slot.section
             if memo is None:
-                memo = {}
-                object.__setattr__(slot.section, MEMO_ATTR, memo)
-            elif len(memo) >= MEMO_LIMIT and self.memo_key not in memo:
+                memo = section.__dict__.get(MEMO_ATTR)
+                if memo is None:
+                    memo = {}
+                    object.__setattr__(section, MEMO_ATTR, memo)
+            if len(memo) >= MEMO_LIMIT and key not in memo:
                 del memo[next(iter(memo))]  # bounded: the oldest measurement goes first
-            memo[self.memo_key] = template
-            fill(slot, template)
+            memo[key] = template
+            slot.template = template
+            slot.size = slot.full_size = template.size
+            if template.units is None:
+                slot.text = section.content  # type: ignore[assignment]
+            else:
+                fill(slot, template)
 
     def measure_batch(self, sections: Sequence[Section]) -> list[Template]:
         """Templates for ``sections``, every string they need counted in one batch.

@@ -41,13 +41,13 @@ class _CountCache:
         return list(map(self._data.get, keys))
 
     def put(self, key: tuple[str, str | bytes], value: int) -> None:
-        self.put_many([(key, value)])
+        self.put_many([key], [value])
 
-    def put_many(self, entries: list[tuple[tuple[str, str | bytes], int]]) -> None:
-        """:meth:`put` each (key, value), under one lock."""
+    def put_many(self, keys: list[tuple[str, str | bytes]], values: list[int]) -> None:
+        """:meth:`put` each key with its value, under one lock."""
         data = self._data
         with self._lock:
-            for key, value in entries:
+            for key, value in zip(keys, values, strict=True):
                 if key in data:
                     continue
                 data[key] = value
