@@ -135,7 +135,16 @@ def _decode_head(counter: TiktokenCounter, view: _Ids, k: int) -> tuple[str, int
             out, trim = text0 + extra[0], extra[1]
             _memo.head = (view.head, k, out, more[len(more) - trim :] if trim else b"")
             return out, trim
-    data = _decode_bytes(counter, view.first(k))
+    if 2 * k > len(view.head):  # fewer ids after the cut than in it: the cut's bytes are the text's, less theirs
+        surplus = len(_decode_bytes(counter, view.head[k:]))
+        if view.text.isascii():  # one byte a character (O(1): CPython knows an ASCII string)
+            out = view.text[: view.head_chars - surplus]
+            _memo.head = (view.head, k, out, b"")
+            return out, 0
+        data = view.text[: view.head_chars].encode("utf-8")
+        data = data[: len(data) - surplus]
+    else:
+        data = _decode_bytes(counter, view.first(k))
     whole = _trimmed_head(data)
     if whole is None:
         return data.decode("utf-8", "ignore"), -1  # -1: byte accounting unknown, count in full
@@ -190,12 +199,17 @@ def _tail_part(counter: TiktokenCounter, ids: Sequence[int], out: str, trim: int
 
 
 class _Ids:
-    """The ids a cut needs: a prefix and a suffix of the text's ids (the same list when fully encoded)."""
+    """The ids a cut needs: a prefix and a suffix of the text's ids (the same list when fully encoded).
 
-    __slots__ = ("head", "n", "tail")
+    ``head`` are the ids of ``text[:head_chars]`` (a position no token spans, or the end), so the bytes of
+    its first ``k`` ids are that prefix's UTF-8 bytes less those of the ids after them (:func:`_decode_head`).
+    """
 
-    def __init__(self, head: Any, tail: Any, n: int) -> None:
+    __slots__ = ("head", "head_chars", "n", "tail", "text")
+
+    def __init__(self, head: Any, tail: Any, n: int, text: str, head_chars: int) -> None:
         self.head, self.tail, self.n = head, tail, n
+        self.text, self.head_chars = text, head_chars
 
     def first(self, k: int) -> Any:
         return self.head[:k]
@@ -242,8 +256,8 @@ def _prev_neutral(counter: TiktokenCounter, text: str, start: int) -> int | None
     return scan_neutral(counter, text, max(0, start - TAIL_WINDOW) + 1, min(start, len(text) - 1) + 1, last=True)
 
 
-def _head_ids(counter: TiktokenCounter, text: str, n: int, need: int) -> Any:
-    """Ids of a prefix of ``text`` ending where no token spans, with at least ``need`` tokens (or None)."""
+def _head_ids(counter: TiktokenCounter, text: str, n: int, need: int) -> tuple[Any, int] | None:
+    """(ids of a prefix ``text[:p]`` ending where no token spans, with at least ``need`` tokens; ``p``) or None."""
     reach = int(len(text) * need / n * 1.1) + 1024
     while reach < len(text):
         p = _next_neutral(counter, text, reach)
@@ -251,7 +265,7 @@ def _head_ids(counter: TiktokenCounter, text: str, n: int, need: int) -> Any:
             return None
         ids = _encode(counter, text[:p])  # == the text's first len(ids) ids: no token spans p
         if len(ids) >= need:
-            return ids
+            return ids, p
         reach *= 2
     return None
 
@@ -273,11 +287,11 @@ def _tail_ids(counter: TiktokenCounter, text: str, n: int, need: int) -> Any:
 def _partial(counter: TiktokenCounter, text: str, n: int, limit: int, keep: Keep) -> _Ids | None:
     """The ids a cut to ``limit`` needs, encoding only the kept part of a text of ``n`` tokens."""
     need_head, need_tail = _needs(limit, keep)
-    head = _head_ids(counter, text, n, need_head) if need_head else []
+    head = _head_ids(counter, text, n, need_head) if need_head else ([], 0)
     tail = _tail_ids(counter, text, n, need_tail) if need_tail else []
     if head is None or tail is None:
         return None
-    return _Ids(head, tail, n)
+    return _Ids(head[0], tail, n, text, head[1])
 
 
 def _needs(limit: int, keep: Keep) -> tuple[int, int]:
@@ -356,7 +370,7 @@ def _truncate(counter: TiktokenCounter, text: str, limit: int, keep: Keep) -> tu
         ids: Any = encode_ids(counter, text)
         if len(ids) <= limit:
             return text, None
-        view = _Ids(ids, ids, len(ids))
+        view = _Ids(ids, ids, len(ids), text, len(text))
     k = limit
     while True:
         out, size = _cut(counter, view, k, keep)
