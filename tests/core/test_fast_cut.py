@@ -200,9 +200,25 @@ def test_a_head_cut_read_off_the_text_equals_the_decoded_ids(text: str, prefix: 
     p = fast_cut._next_neutral(counter, text, int(len(text) * prefix)) if text else None
     end = len(text) if p is None else p
     ids = counter.encoding.encode_ordinary(text[:end])
-    view = fast_cut._Ids(ids, [], len(ids), text, end)
+    view = fast_cut._Ids(ids, [], len(ids), text, end, len(text))
     for k in sorted({0, len(ids), int(len(ids) * fraction), max(0, len(ids) - 1), len(ids) // 2 + 1}):
         if k > len(ids):
             continue
         fast_cut._memo.__dict__.pop("head", None)
         assert fast_cut._decode_head(counter, view, k) == _decode_head_reference(counter, ids, k)
+
+
+@given(text=st.one_of(texts, _ascii), start=st.floats(0, 1), fraction=st.floats(0, 1))
+def test_a_tail_cut_read_off_the_text_equals_the_decoded_ids(text: str, start: float, fraction: float) -> None:
+    """The last k ids' text (and trimmed leading bytes), read off the text less the ids before them, equals
+    their decode (``_decode(..., from_end=True)``): the view's tail is the ids of a suffix starting where no
+    token spans (the partial path) or of the whole text."""
+    counter = TiktokenCounter("o200k_base")
+    p = fast_cut._next_neutral(counter, text, int(len(text) * start)) if text else None
+    begin = 0 if p is None else p
+    ids = counter.encoding.encode_ordinary(text[begin:])
+    view = fast_cut._Ids([], ids, len(ids), text, 0, begin)
+    for k in sorted({1, len(ids), int(len(ids) * fraction), max(1, len(ids) - 1), len(ids) // 2 + 1}):
+        if k > len(ids):
+            continue
+        assert fast_cut._decode_tail(counter, view, k) == fast_cut._decode(counter, ids[len(ids) - k :], from_end=True)
