@@ -271,9 +271,10 @@ def relayout(
     suffix = list(accumulate(reversed(csize[stop:])))  # suffix[j]: the claims of the top j + 1 sections
     j = bisect_right(suffix, target - fixed)  # the first j whose claims cross the target
     cross = m - 1 - j if j < len(suffix) else stop  # below ``stop``: somewhere not yet known
+    reach = 0 if j < len(suffix) else _reach(suffix, target - fixed)
     top_mixed = m - 1 - plain[::-1].index(False) if False in plain else -1
     w = min(m, max(cross + 1 + ABOVE, top_mixed + 1))
-    o = max(0, cross - BELOW)
+    o = max(0, cross - BELOW - reach)
     frozen = suffix[m - w - 1] if w < m else 0
     window = ruler.new_slots([sections[i] for i in order[o:w]], order[o:w])
     running, crossed = claims(ruler, window, fixed + frozen, target)
@@ -314,6 +315,17 @@ def relayout(
     low, high = _bounds(window, records)
     nxt.csize, nxt.plain, nxt.pos_of, nxt.low, nxt.high = csize, plain, pos_of, o + low, o + high
     return nxt.records, total, nxt
+
+
+def _reach(suffix: Sequence[int], room: int) -> int:
+    """How many sections below the known claims the window reaches when they all fit (a larger budget, or
+    smaller claims): twice as many as the room they leave holds at their average claim, so the claims cross
+    inside the window unless the sections below are much smaller (then they do not overflow: full path)."""
+    known = suffix[-1] if suffix else 0
+    if room <= known:
+        return 0
+    average = known / len(suffix) if known > 0 else 1.0
+    return int(2 * (room - known) / max(1.0, average)) + 1
 
 
 def _carried(
