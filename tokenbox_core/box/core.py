@@ -123,9 +123,9 @@ class TokenBox:
 
         A call whose inputs equal one of the box's last few calls returns
         that call's decisions under a fresh trace id (:mod:`.memo`); a call
-        that edits a few sections of the previous one is re-decided only
-        where the edit can reach (:mod:`.incremental`) — both give exactly
-        the layout a fresh box would.
+        that edits a few sections of the previous one, or runs under a new
+        budget, is re-decided only where the change can reach
+        (:mod:`.incremental`) — both give exactly the layout a fresh box would.
         """
         started = time.perf_counter()
         config = (self._ruler, self.counter, self.separator, self.mode, self.strict, self.config_version, self.budget)
