@@ -158,7 +158,7 @@ def bench_corpus(counter: TokenCounter, rounds: int) -> list[tuple[str, str]]:
         turn.append(timed(lambda a=appended: box.layout(a)))
         other = TokenBox(budget, counter=counter)  # its own box: ``box``'s state stays the chat's
         other.layout(appended)
-        other.budget = ContextBudget(max_tokens=124_000 + 1_000 * r)
+        other.budget = ContextBudget(max_tokens=128_000 + (-1) ** r * (2_000 + 500 * r))  # smaller, larger, ...
         resized.append(timed(lambda a=appended, b=other: b.layout(a)))
     warm_ratio = [w / statistics.median(cold) for w in warm]
     same_ratio = [w / statistics.median(cold) for w in same]
