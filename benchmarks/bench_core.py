@@ -11,7 +11,8 @@ tiktoken counter (the fallback):
 - warm re-layout (goal ≤ 0.05x cold), three ways: the identical input again (the box's layout memo answers),
   the input with one section replaced, and that input with a new section appended (the realistic next chat
   turn): the box re-decides only the window of the protection order the edit can reach, carrying the rest to
-  its new positions (``tokenbox_core/box/incremental.py``, ``realign.py``);
+  its new positions (``tokenbox_core/box/incremental.py``, ``realign.py``); and that input under a new budget
+  (claims do not depend on it: the window moves to where they cross the new target);
 - a 1 MB and a 10 MB section that fits (goal ≤ 0.7x one encode pass over it) and one cut to 128k (goal ≤ 1.2x);
 - peak traced memory relative to the input text (goal ≤ 3x).
 """
@@ -139,6 +140,7 @@ def bench_corpus(counter: TokenCounter, rounds: int) -> list[tuple[str, str]]:
     same: list[float] = []
     warm: list[float] = []
     turn: list[float] = []
+    resized: list[float] = []
     cold_ratio: list[float] = []
     for r in range(rounds):
         encode_s = timed(lambda: enc.encode_ordinary(text))
@@ -154,9 +156,14 @@ def bench_corpus(counter: TokenCounter, rounds: int) -> list[tuple[str, str]]:
         warm.append(timed(lambda c=changed: box.layout(c)))
         appended = [*changed, Section(f"turn{r}", make_text(random.Random(r + 7), 150), priority=5, shrink=1)]
         turn.append(timed(lambda a=appended: box.layout(a)))
+        other = TokenBox(budget, counter=counter)  # its own box: ``box``'s state stays the chat's
+        other.layout(appended)
+        other.budget = ContextBudget(max_tokens=128_000 + (-1) ** r * (2_000 + 500 * r))  # smaller, larger, ...
+        resized.append(timed(lambda a=appended, b=other: b.layout(a)))
     warm_ratio = [w / statistics.median(cold) for w in warm]
     same_ratio = [w / statistics.median(cold) for w in same]
     turn_ratio = [w / statistics.median(cold) for w in turn]
+    resized_ratio = [w / statistics.median(cold) for w in resized]
     forget()
     cold_input = fresh(sections)
     peak = peak_memory(lambda: TokenBox(budget, counter=counter).layout(cold_input))
@@ -166,6 +173,7 @@ def bench_corpus(counter: TokenCounter, rounds: int) -> list[tuple[str, str]]:
         ("warm re-layout, identical input / cold", spread(same_ratio, 0.05)),
         ("warm re-layout, one section changed / cold", spread(warm_ratio, 0.05)),
         ("warm re-layout, one section appended / cold", spread(turn_ratio, 0.05)),
+        ("warm re-layout, budget changed / cold", spread(resized_ratio)),
         ("peak memory / input text", f"{peak / sys.getsizeof(text):6.2f}x (goal 3x)"),
     ]
 

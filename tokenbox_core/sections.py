@@ -20,6 +20,8 @@ import string
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from itertools import repeat
+from operator import attrgetter
 from typing import Any, Literal
 
 from tokenbox_core.errors import LensError, SectionError
@@ -33,6 +35,7 @@ Eviction = Literal["oldest", "newest", "lowest_score"]
 newest first, or lowest ``score`` first (evidence; ties lose the later item)."""
 
 _KEEPS = ("head", "tail", "middle")
+_ID = attrgetter("id")
 _EVICTIONS = ("oldest", "newest", "lowest_score")
 MARKER_FIELDS = ("count", "ids", "first", "last")
 """The fields an omission-marker template may use: the number of removed items, their ids, the first and last id."""
@@ -335,6 +338,8 @@ def validate_sections(sections: Sequence[Section]) -> tuple[Section, ...]:
     out = tuple(sections)
     if not out:
         raise SectionError("no sections to lay out: pass at least one Section")
+    if all(map(isinstance, out, repeat(Section))) and len(set(map(_ID, out))) == len(out):
+        return out  # the common case, checked in C; otherwise the loop below names the problem
     seen: set[str] = set()
     for section in out:
         if not isinstance(section, Section):

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -202,7 +203,7 @@ def test_one_section_changed_takes_the_incremental_path_and_matches() -> None:
 
 
 def test_edits_the_window_cannot_prove_take_the_full_path() -> None:
-    """A critical section moved, edited or removed, or a budget change, is laid out in full (and matches)."""
+    """A critical section moved, edited or removed, or a budget far larger, is laid out in full (and matches)."""
     sections = corpus(60)
     box = TokenBox(1_500, counter="o200k_base")
     box.layout(sections)
@@ -216,10 +217,42 @@ def test_edits_the_window_cannot_prove_take_the_full_path() -> None:
         got = box.layout(changed)
         want = TokenBox(1_500, counter="o200k_base").layout([dataclasses.replace(s) for s in changed])
         assert decisions(got) == decisions(want)
-    box.budget = ContextBudget.coerce(1_200)
+    box.budget = ContextBudget.coerce(60_000)  # every section fits: the claims no longer overflow anywhere
     got = box.layout(sections)
-    assert decisions(got) == decisions(TokenBox(1_200, counter="o200k_base").layout(sections))
+    assert decisions(got) == decisions(TokenBox(60_000, counter="o200k_base").layout(sections))
     assert box._incremental_hits == 0
+
+
+def test_budget_changes_take_the_incremental_path_and_match() -> None:
+    """A new budget (same sections, or with an edit) moves where the claims cross the target; the claims are
+    the previous ones, so the window is re-decided around the new crossing, identically to a fresh box."""
+    sections = corpus(300)
+    box = TokenBox(6_000, counter="o200k_base")
+    box.layout(sections)
+    current = list(sections)
+    budgets = [5_900, 5_000, 5_050, ContextBudget(max_tokens=5_400, output_reserve=300), 4_000, 4_100, 6_000]
+    for step, budget in enumerate(budgets):
+        box.budget = ContextBudget.coerce(budget)
+        if step % 2:
+            current[7] = dataclasses.replace(current[7], content=f"edited at step {step}")
+        got = box.layout(current)
+        want = TokenBox(budget, counter="o200k_base").layout([dataclasses.replace(s) for s in current])
+        assert decisions(got) == decisions(want), step
+        assert (got.max_tokens, got.target_tokens, got.budget) == (want.max_tokens, want.target_tokens, want.budget)
+    assert box._incremental_hits >= len(budgets) - 2
+
+
+def test_a_budget_below_the_critical_load_still_raises() -> None:
+    """A new budget the critical sections alone exceed raises as for a fresh box (the full path decides)."""
+    sections = corpus(60)
+    box = TokenBox(1_500, counter="o200k_base")
+    box.layout(sections)
+    box.budget = ContextBudget.coerce(20)
+    with pytest.raises(ContextCriticalOverflow) as raised:
+        box.layout(sections)
+    with pytest.raises(ContextCriticalOverflow) as fresh:
+        TokenBox(20, counter="o200k_base").layout(sections)
+    assert str(raised.value) == str(fresh.value)
 
 
 def test_chat_turns_that_append_remove_and_reprioritise_take_the_incremental_path() -> None:

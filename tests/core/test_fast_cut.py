@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import string
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -172,3 +174,51 @@ def test_a_regrown_head_cut_decodes_only_the_ids_it_adds(monkeypatch: pytest.Mon
         assert counter.truncate(text, limit) == counter._truncate_by_recounting(text, limit)  # type: ignore[attr-defined]
         if limit != n // 3:
             assert sum(decoded) < 2 * (limit - n // 3) + 16  # the added ids, not the whole head again
+
+
+def _decode_head_reference(counter: TiktokenCounter, ids: list[int], k: int) -> tuple[str, int]:
+    """What ``_decode_head`` gave before it read the cut off the text: a decode of the first ``k`` ids."""
+    data = counter.encoding.decode_bytes(ids[:k])
+    whole = fast_cut._trimmed_head(data)
+    return whole if whole is not None else (data.decode("utf-8", "ignore"), -1)
+
+
+_ascii = st.lists(
+    st.one_of(st.sampled_from([p for p in TOKEN_PIECES if p.isascii()]), st.text(string.printable, max_size=8)),
+    max_size=60,
+).map("".join)
+
+
+@given(text=st.one_of(texts, _ascii), prefix=st.floats(0, 1), fraction=st.floats(0, 1))
+def test_a_head_cut_read_off_the_text_equals_the_decoded_ids(text: str, prefix: float, fraction: float) -> None:
+    """The first k ids' text (and trimmed bytes), read off the text less the ids after them, equals their decode.
+
+    The view's head is the ids of a prefix ending where no token spans (the partial path) or of the whole
+    text; every k in it, ASCII and multi-byte text alike (the two ways ``_decode_head`` reads it).
+    """
+    counter = TiktokenCounter("o200k_base")
+    p = fast_cut._next_neutral(counter, text, int(len(text) * prefix)) if text else None
+    end = len(text) if p is None else p
+    ids = counter.encoding.encode_ordinary(text[:end])
+    view = fast_cut._Ids(ids, [], len(ids), text, end, len(text))
+    for k in sorted({0, len(ids), int(len(ids) * fraction), max(0, len(ids) - 1), len(ids) // 2 + 1}):
+        if k > len(ids):
+            continue
+        fast_cut._memo.__dict__.pop("head", None)
+        assert fast_cut._decode_head(counter, view, k) == _decode_head_reference(counter, ids, k)
+
+
+@given(text=st.one_of(texts, _ascii), start=st.floats(0, 1), fraction=st.floats(0, 1))
+def test_a_tail_cut_read_off_the_text_equals_the_decoded_ids(text: str, start: float, fraction: float) -> None:
+    """The last k ids' text (and trimmed leading bytes), read off the text less the ids before them, equals
+    their decode (``_decode(..., from_end=True)``): the view's tail is the ids of a suffix starting where no
+    token spans (the partial path) or of the whole text."""
+    counter = TiktokenCounter("o200k_base")
+    p = fast_cut._next_neutral(counter, text, int(len(text) * start)) if text else None
+    begin = 0 if p is None else p
+    ids = counter.encoding.encode_ordinary(text[begin:])
+    view = fast_cut._Ids([], ids, len(ids), text, 0, begin)
+    for k in sorted({1, len(ids), int(len(ids) * fraction), max(1, len(ids) - 1), len(ids) // 2 + 1}):
+        if k > len(ids):
+            continue
+        assert fast_cut._decode_tail(counter, view, k) == fast_cut._decode(counter, ids[len(ids) - k :], from_end=True)

@@ -398,3 +398,20 @@ def test_tool_calls_that_are_not_a_list_are_an_invalid_text_error(calls: object)
     """A message whose tool_calls is not a list is a ValueError naming the fix, not a raw TypeError."""
     with pytest.raises(InvalidTextError, match="tool_calls must be a list of tool calls, got"):
         count_message_tokens([{"role": "assistant", "content": "", "tool_calls": calls}], "whitespace")
+
+
+def test_a_long_text_is_digested_once_for_its_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A text over ``digest_above`` is keyed by its digest, computed once per text object (measure, then cut)."""
+    cache = cache_module._CountCache(digest_above=10)
+    digests: list[int] = []
+    real = cache_module._digest
+    monkeypatch.setattr(cache_module, "_digest", lambda t: digests.append(len(t)) or real(t))
+    text = "a long section " * 4
+    first = cache.key("k", text)
+    assert cache.key("k", text) == first and cache.key("other", text) == ("other", first[1])
+    assert digests == [len(text)]
+    equal = "".join(["a long section "] * 4)  # equal, another object: digested again, same key
+    assert equal is not text and cache.key("k", equal) == first and len(digests) == 2
+    cache.clear()  # forgets the text it held
+    assert cache._last_digest is None
+    assert cache.key("k", "short") == ("k", "short") and len(digests) == 2

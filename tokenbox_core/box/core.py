@@ -123,9 +123,9 @@ class TokenBox:
 
         A call whose inputs equal one of the box's last few calls returns
         that call's decisions under a fresh trace id (:mod:`.memo`); a call
-        that edits a few sections of the previous one is re-decided only
-        where the edit can reach (:mod:`.incremental`) — both give exactly
-        the layout a fresh box would.
+        that edits a few sections of the previous one, or runs under a new
+        budget, is re-decided only where the change can reach
+        (:mod:`.incremental`) — both give exactly the layout a fresh box would.
         """
         started = time.perf_counter()
         config = (self._ruler, self.counter, self.separator, self.mode, self.strict, self.config_version, self.budget)
@@ -146,8 +146,15 @@ class TokenBox:
         with self._lock:  # the settled state serves one call: a concurrent one takes the full path
             prev, self._settled = self._settled, None
         done = None
-        if prev is not None and seq is not None and same_config(prev.config, config):
-            done = relayout(ruler, self._results, prev, checked, shape.order, self.strict)
+        if prev is not None and seq is not None:
+            limits = None
+            if same_config(prev.config, config):
+                limits = (prev.fixed, prev.limit_max, prev.limit_target)
+            elif prev.fixed <= capacity and same_config(prev.config[:-1], config[:-1]):  # only the budget changed
+                effective = self.budget.effective(pinned_tokens=prev.fixed)  # the fixed load does not depend on it
+                limits = (prev.fixed, prev.fixed + effective.max_tokens, prev.fixed + effective.target_tokens)
+            if limits is not None:
+                done = relayout(ruler, self._results, prev, checked, shape.order, self.strict, config, limits)
         if done is not None:  # issue 16: re-decided only where the edit reaches (.incremental)
             laid_out, total, settled = done
             self._incremental_hits += 1

@@ -46,8 +46,15 @@ every section carried over unchanged keeps its claim, plainness and
 previous record at its new position (:mod:`.realign`); new sections count
 as edited.
 
+A changed budget (the rest of the configuration the same) is no obstacle
+either: claims do not depend on it, so the same window argument runs with
+the new limits (the fixed load is the critical sections', also
+independent of it); where the claims now cross far below the sections
+the last layout measured, the window's claims do not overflow and the full
+path decides.
+
 Whatever the fast path cannot prove it hands to the full path: a changed
-configuration (budget, counter, mode, ...); a critical section added,
+configuration (counter, separator, mode, ...); a critical section added,
 removed, edited or moved relative to the others; more than
 :data:`MAX_EDITS` edited or appended sections (or inputs that pair with the
 previous ones neither position by position nor with one removed); an edited list with atomic groups; a layout with
@@ -206,18 +213,28 @@ def is_plain(ruler: Ruler, section: Section, template: Template | None) -> bool:
 
 
 def relayout(
-    ruler: Ruler, results: Results, prev: Settled, sections: tuple[Section, ...], order: list[int], strict: bool
+    ruler: Ruler,
+    results: Results,
+    prev: Settled,
+    sections: tuple[Section, ...],
+    order: list[int],
+    strict: bool,
+    config: tuple[Any, ...],
+    limits: tuple[int, int, int],
 ) -> tuple[tuple[LaidOutSection, ...], int, Settled] | None:
     """The records and exact total of ``sections`` computed from ``prev`` over a window, or None (full path).
 
-    The caller has checked that the configuration is ``prev``'s; ``order``
-    is the protection order of ``sections``.  Returns the new state too.
+    The caller has checked that the configuration ``config`` is ``prev``'s
+    but for the budget, whose limits (fixed load, max, target) are
+    ``limits``: claims do not depend on the budget, only where they cross
+    the target does; ``order`` is the protection order of ``sections``.
+    Returns the new state too.
     """
     old = prev.sections
     n = len(sections)
     if n == len(old) and order == prev.order:  # positions unchanged: the state is used in place
         edited = list(compress(range(n), map(is_not, old, sections)))
-        if not edited or len(edited) > MAX_EDITS:
+        if len(edited) > MAX_EDITS or not (edited or limits != (prev.fixed, prev.limit_max, prev.limit_target)):
             return None
         if any(old[i].shrink == 0 for i in edited):
             return None  # a critical section edited: the fixed load changes
@@ -249,14 +266,15 @@ def relayout(
         if not plain[k]:
             claim(ruler, slot)  # pure: the same claim the window will make, if it reaches this section
         csize[k] = slot.size
-    fixed, target = prev.fixed, prev.limit_target
+    fixed, limit_max, target = limits
     m = len(order)
     suffix = list(accumulate(reversed(csize[stop:])))  # suffix[j]: the claims of the top j + 1 sections
     j = bisect_right(suffix, target - fixed)  # the first j whose claims cross the target
     cross = m - 1 - j if j < len(suffix) else stop  # below ``stop``: somewhere not yet known
+    reach = 0 if j < len(suffix) else _reach(suffix, target - fixed)
     top_mixed = m - 1 - plain[::-1].index(False) if False in plain else -1
     w = min(m, max(cross + 1 + ABOVE, top_mixed + 1))
-    o = max(0, cross - BELOW)
+    o = max(0, cross - BELOW - reach)
     frozen = suffix[m - w - 1] if w < m else 0
     window = ruler.new_slots([sections[i] for i in order[o:w]], order[o:w])
     running, crossed = claims(ruler, window, fixed + frozen, target)
@@ -291,13 +309,23 @@ def relayout(
             records[i] = results.outranked(sections[i])
         elif k >= w:
             records[i] = _whole(ruler, results, sections[i], i)
-    limits = (fixed, prev.limit_max, target)
-    nxt = Settled(prev.config, sections, order, tuple(records), critical, limits, o + crossed, None)
+    nxt = Settled(config, sections, order, tuple(records), critical, (fixed, limit_max, target), o + crossed, None)
     for slot in window[crossed:]:
         csize[pos_of[slot.index]] = slot.base_size
     low, high = _bounds(window, records)
     nxt.csize, nxt.plain, nxt.pos_of, nxt.low, nxt.high = csize, plain, pos_of, o + low, o + high
     return nxt.records, total, nxt
+
+
+def _reach(suffix: Sequence[int], room: int) -> int:
+    """How many sections below the known claims the window reaches when they all fit (a larger budget, or
+    smaller claims): twice as many as the room they leave holds at their average claim, so the claims cross
+    inside the window unless the sections below are much smaller (then they do not overflow: full path)."""
+    known = suffix[-1] if suffix else 0
+    if room <= known:
+        return 0
+    average = known / len(suffix) if known > 0 else 1.0
+    return int(2 * (room - known) / max(1.0, average)) + 1
 
 
 def _carried(

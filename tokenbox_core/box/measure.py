@@ -187,77 +187,106 @@ class Ruler:
         return slots
 
     def ensure_measured(self, slots: Sequence[Slot]) -> None:
-        """Measure (in one batch) the slots whose sections were not seen before."""
-        missing = [s for s in slots if s.template is None]
-        if not missing:
-            return
+        """Measure (in one batch) the slots whose sections were not seen before.
+
+        A slot made bare (``incremental``) of a section measured before is filled from its memo.
+        """
         key = self.memo_key
-        for slot in missing:  # a slot made bare (``incremental``) of a section measured before
+        todo: list[Slot] = []
+        memos: list[dict[Any, Any] | None] = []
+        for slot in slots:
+            if slot.template is not None:
+                continue
             memo = slot.section.__dict__.get(MEMO_ATTR)
             template = memo.get(key) if memo is not None else None
             if template is not None:
                 fill(slot, template)
-        missing = [s for s in missing if s.template is None]
-        if not missing:
+            else:
+                todo.append(slot)
+                memos.append(memo)
+        if not todo:
             return
-        for slot, template in zip(missing, self.measure_batch([s.section for s in missing]), strict=True):
-            memo = slot.section.__dict__.get(MEMO_ATTR)
+        templates = self.measure_batch([s.section for s in todo])
+        for slot, memo, template in zip(todo, memos, templates, strict=True):
+            section = slot.section
             if memo is None:
-                memo = {}
-                object.__setattr__(slot.section, MEMO_ATTR, memo)
-            elif len(memo) >= MEMO_LIMIT and self.memo_key not in memo:
+                memo = section.__dict__.get(MEMO_ATTR)
+                if memo is None:
+                    memo = {}
+                    object.__setattr__(section, MEMO_ATTR, memo)
+            if len(memo) >= MEMO_LIMIT and key not in memo:
                 del memo[next(iter(memo))]  # bounded: the oldest measurement goes first
-            memo[self.memo_key] = template
-            fill(slot, template)
+            memo[key] = template
+            slot.template = template
+            slot.size = slot.full_size = template.size
+            if template.units is None:
+                slot.text = section.content  # type: ignore[assignment]
+            else:
+                fill(slot, template)
 
     def measure_batch(self, sections: Sequence[Section]) -> list[Template]:
-        """Templates for ``sections``, every string they need counted in one batch."""
+        """Templates for ``sections``, every string they need counted in one batch.
+
+        One pass collects the strings (a section's are ``strings[starts[k]:starts[k + 1]]``), one
+        ``count_many`` counts them, one pass makes the templates; whether a join before a text is
+        neutral depends on its first character only, so it is asked once per distinct first character.
+        """
         text_mode = self.text_mode
         sep = self.separator
+        partial_min = fast_cut.PARTIAL_MIN_CHARS
         strings: list[str] = []
-        known: dict[int, int] = {}  # long texts measured by their prefix (fast_measure), by section position
         append = strings.append
-        spans: list[tuple[int, int]] = []
-        for section in sections:
-            start = len(strings)
+        extend = strings.extend
+        starts: list[int] = []
+        mark = starts.append
+        known: dict[int, int] = {}  # long texts measured by their prefix (fast_measure), by section position
+        for pos, section in enumerate(sections):
+            mark(len(strings))
             text = section.content
             if isinstance(text, str):
-                head = self._measure_head(section, text) if len(text) >= fast_cut.PARTIAL_MIN_CHARS else None
-                if head is not None:
-                    known[len(spans)] = head
-                elif text:
+                if len(text) >= partial_min:
+                    head = self._measure_head(section, text)
+                    if head is not None:
+                        known[pos] = head
+                        continue
+                if text:
                     append(text + sep if text_mode else text)
             else:
                 isep = section.item_separator
                 items = section.items
                 if text_mode:
-                    strings.extend([it.content + isep for it in items if it.tokens is None and it.content])
+                    extend([it.content + isep for it in items if it.tokens is None and it.content])
                     if items and items[-1].tokens is None and items[-1].content:
                         append(items[-1].content + sep)
                 else:
-                    strings.extend([it.content for it in items if it.tokens is None])
-            spans.append((start, len(strings)))
+                    extend([it.content for it in items if it.tokens is None])
+        mark(len(strings))
         counts = count_many(self.counter, strings)
         neutral = getattr(self.counter, "neutral_join", None)
-        out = []
+        start_ok: dict[str, bool] = {"": False}  # by the text's first character
+        out: list[Template] = []
         new = object.__new__
         fresh = TEXT_TEMPLATE
-        for pos, (section, (start, end)) in enumerate(zip(sections, spans, strict=True)):
+        for pos, section in enumerate(sections):
             text = section.content
-            if isinstance(text, str):
-                size = 0
-                if end > start or pos in known:
-                    size = known[pos] if pos in known else counts[start]
-                    if not text_mode:
-                        size += self.message_overhead(section.role or "user")
-                template = new(Template)  # Template(size=size, start_ok=...) without the keyword handling
-                state = fresh.copy()
-                state["size"] = size
-                state["start_ok"] = bool(neutral and text and neutral("\n", text[0]))
-                template.__dict__ = state
-                out.append(template)
+            start = starts[pos]
+            if not isinstance(text, str):
+                out.append(self._list_template(section, counts[start : starts[pos + 1]]))
                 continue
-            out.append(self._list_template(section, counts[start:end]))
+            measured = pos in known or starts[pos + 1] > start
+            size = (known[pos] if pos in known else counts[start]) if measured else 0
+            if measured and not text_mode:
+                size += self.message_overhead(section.role or "user")
+            first = text[:1]
+            ok = start_ok.get(first)
+            if ok is None:
+                ok = start_ok[first] = bool(neutral and neutral("\n", first))
+            template = new(Template)  # Template(size=size, start_ok=...) without the keyword handling
+            state = fresh.copy()
+            state["size"] = size
+            state["start_ok"] = ok
+            template.__dict__ = state
+            out.append(template)
         return out
 
     def _measure_head(self, section: Section, text: str) -> int | None:
@@ -273,42 +302,53 @@ class Ruler:
         return measure_head(self.counter, text, suffix, reach, section.keep)  # type: ignore[arg-type]
 
     def _list_template(self, section: Section, values: Sequence[int]) -> Template:
-        units = []
+        """A list section's template from its counted strings (``measure_batch``'s order)."""
+        text_mode = self.text_mode
+        units: list[Unit] = []
+        append = units.append
         pos = 0
+        kept_total = 0
         for i, item in enumerate(section.items):
-            if item.tokens is not None:
-                if item.tokens < 0:
+            tokens = item.tokens
+            if tokens is not None:
+                if tokens < 0:
                     raise SectionError(
-                        f"item {item.id!r} in section {section.id!r} has a negative size ({item.tokens}); "
+                        f"item {item.id!r} in section {section.id!r} has a negative size ({tokens}); "
                         f"Item.tokens must be >= 0"
                     )
-                units.append(Unit(item=item, index=i, text=item.content, size=item.tokens, vouched=True))
+                append(Unit(item, i, item.content, tokens, True))
+                kept_total += tokens
                 continue
-            if self.text_mode and not item.content:  # an empty item emits nothing, not even a separator
-                units.append(Unit(item=item, index=i, text="", size=0))
+            content = item.content
+            if text_mode and not content:  # an empty item emits nothing, not even a separator
+                append(Unit(item, i, "", 0))
                 continue
             size = values[pos]
-            if not self.text_mode:
+            if not text_mode:
                 size += self.message_overhead(item.role or section.role or "user")
             pos += 1
-            units.append(Unit(item=item, index=i, text=item.content, size=size))
-        kept_total = sum(u.size for u in units)
-        probe = Slot(
-            section,
-            None,
-            0,
-            section.critical,
-            is_list=True,
-            units=units,
-            kept=[True] * len(units),
-            kept_total=kept_total,
-            last_kept=len(units) - 1,
-        )
+            append(Unit(item, i, content, size))
+            kept_total += size
+        last = units[-1] if units else None
+        if last is None or not text_mode:
+            size = kept_total  # every unit kept, no marker: list_size is the kept total
+        elif not last.vouched and last.text:
+            size = max(0, kept_total + values[pos] - last.size)  # values[pos]: the last item + the separator
+        else:
+            probe = Slot(
+                section,
+                None,
+                0,
+                section.critical,
+                is_list=True,
+                units=units,
+                kept=[True] * len(units),
+                kept_total=kept_total,
+                last_kept=len(units) - 1,
+            )
+            size = self.list_size(probe)
         return Template(
-            size=self.list_size(probe),
-            units=tuple(units),
-            evict_order=eviction_groups(section, units),
-            kept_total=kept_total,
+            size=size, units=tuple(units), evict_order=eviction_groups(section, units), kept_total=kept_total
         )
 
 
@@ -339,6 +379,9 @@ def eviction_groups(section: Section, units: Sequence[Unit]) -> list[list[int]]:
     for lens in section.strategy:
         if isinstance(lens, str) and lens in LIST_LENSES:
             eviction = LIST_LENSES[lens]  # type: ignore[assignment]
+    if all(unit.item.group is None for unit in units):  # the common case: every group is one item
+        keys = [_single_key(unit.item, unit.index, eviction) for unit in units]
+        return [[units[k].index] for k in sorted(range(len(units)), key=keys.__getitem__)]
     groups: dict[str, list[int]] = {}
     order: list[list[int]] = []
     for unit in units:
@@ -365,3 +408,13 @@ def eviction_groups(section: Section, units: Sequence[Unit]) -> list[list[int]]:
         return (pinned, prio, *rank)
 
     return sorted(order, key=group_key)
+
+
+def _single_key(item: Item, index: int, eviction: str) -> tuple[Any, ...]:
+    """``eviction_groups``' sort key of a group of one item (the same tuple ``group_key`` gives it)."""
+    prio = item.priority or 0
+    if eviction == "oldest":
+        return (bool(item.pinned), prio, index)
+    if eviction == "newest":
+        return (bool(item.pinned), prio, -index)
+    return (bool(item.pinned), prio, item.score if item.score is not None else float("-inf"), -index)

@@ -11,6 +11,7 @@ measurements (at most :data:`~.state.MEMO_LIMIT` entries a section, the oldest e
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
 from tokenbox_core.layout import Action, LaidOutSection, RemovedItem, Status
@@ -36,18 +37,19 @@ class Results:
 
     def __init__(self, ruler: Ruler) -> None:
         self.ruler = ruler
+        self._key = (OUTRANKED_KEY, ruler.memo_key)  # where a section's outranked record is memoised
 
     def results(self, slots: list[Slot]) -> tuple[LaidOutSection, ...]:
         """The records of ``slots`` in order (:meth:`result` of each, the common cases inlined)."""
         out: list[LaidOutSection] = []
         append = out.append
         result = self.result
-        key = (OUTRANKED_KEY, self.ruler.memo_key)
+        key = self._key
         for slot in slots:
             if slot.outranked:
                 known = slot.section.__dict__.get(MEMO_ATTR)
                 record = known.get(key) if known is not None else None
-                append(record if record is not None else self.outranked(slot.section))
+                append(record if record is not None else self._outranked(slot.section, known))
                 continue
             template = slot.template
             if (
@@ -84,21 +86,14 @@ class Results:
 
     def outranked(self, section: Section) -> LaidOutSection:
         """The record of a section dropped unmeasured; its sizes are counted when first read."""
-        key = (OUTRANKED_KEY, self.ruler.memo_key)
         known: dict[Any, Any] | None = section.__dict__.get(MEMO_ATTR)
-        cached = known.get(key) if known is not None else None
+        cached = known.get(self._key) if known is not None else None
         if isinstance(cached, LaidOutSection):
             return cached
-        ruler = self.ruler
+        return self._outranked(section, known)
 
-        def late() -> tuple[int, int, tuple[RemovedItem, ...]]:
-            slot = Slot(section=section, template=None, index=0, critical=False)
-            ruler.ensure_measured([slot])
-            full = slot.size
-            removed = tuple(removed_record(slot, u, "section dropped") for u in slot.units)
-            claim(ruler, slot)
-            return full, slot.size, removed
-
+    def _outranked(self, section: Section, known: dict[Any, Any] | None) -> LaidOutSection:
+        """A new record of a section dropped unmeasured, memoised in ``known`` (its memo, or None: none yet)."""
         result: LaidOutSection = _new(LaidOutSection)  # as the keyword constructor would set it, without its cost
         result.id = section.id
         result.status = "dropped"
@@ -109,20 +104,30 @@ class Results:
         result.min_tokens = section.min_tokens
         result._full_tokens = result._base_tokens = None
         result.allocated_tokens = result.final_tokens = 0
-        result.content = () if section.is_list else ""
+        result.content = "" if isinstance(section.content, str) else ()
         result.text = result.marker = ""
         result.role = section.role
         result.actions = OUTRANKED_ACTIONS
         result._removed = result.selection = None
-        result._late = late
+        result._late = partial(_late_sizes, self.ruler, section)  # one C object, not a closure and its cells
         result.measured = False
         if known is None:
             known = {}
             object.__setattr__(section, MEMO_ATTR, known)
         elif len(known) >= MEMO_LIMIT:
             del known[next(iter(known))]  # bounded like the measurements: the oldest goes first
-        known[key] = result
+        known[self._key] = result
         return result
+
+
+def _late_sizes(ruler: Ruler, section: Section) -> tuple[int, int, tuple[RemovedItem, ...]]:
+    """A section dropped unmeasured, measured when its record's sizes are first read: full, claim, removed."""
+    slot = Slot(section=section, template=None, index=0, critical=False)
+    ruler.ensure_measured([slot])
+    full = slot.size
+    removed = tuple(removed_record(slot, u, "section dropped") for u in slot.units)
+    claim(ruler, slot)
+    return full, slot.size, removed
 
 
 def status_of(slot: Slot) -> Status:

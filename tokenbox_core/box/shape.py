@@ -66,14 +66,14 @@ def new_shape(sections: Sequence[Section]) -> Shape:
 def protection_order(sections: Sequence[Section], flexible: list[int]) -> list[int]:
     """``flexible`` (indices, ascending) sorted by (priority ASC, shrink DESC, declaration order).
 
-    Two stable sorts on C-level keys (shrink descending, then priority):
-    stability keeps declaration order within ties, so the result is the
-    sort by ``(priority, -shrink, index)`` without building a key per section.
+    Two stable sorts of the indices on C-level keys (shrink descending,
+    then priority): stability keeps declaration order within ties, so the
+    result is the sort by ``(priority, -shrink, index)`` without building a
+    key per section.
     """
-    chosen = [sections[i] for i in flexible]
-    position = {id(s): i for s, i in zip(chosen, flexible, strict=True)}
-    ordered = sorted(sorted(chosen, key=_BY_SHRINK, reverse=True), key=_BY_PRIORITY)
-    return [position[id(s)] for s in ordered]
+    shrink = list(map(_BY_SHRINK, sections))
+    priority = list(map(_BY_PRIORITY, sections))
+    return sorted(sorted(flexible, key=shrink.__getitem__, reverse=True), key=priority.__getitem__)
 
 
 def next_shape(previous: Shape | None, sections: tuple[Section, ...]) -> Shape | None:

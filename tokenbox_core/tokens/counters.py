@@ -64,20 +64,22 @@ class _CachedCounter:
         out: list[int | None] = COUNT_CACHE.get_many(keys)
         if None not in out:  # everything counted before: no second pass
             return out  # type: ignore[return-value]
-        missing = [i for i, v in enumerate(out) if v is None]
-        todo = [texts[i] for i in missing]
+        if out.count(None) == len(out):  # nothing cached (a cold layout): count them all
+            todo, todo_keys = list(texts), keys
+        else:
+            missing = [i for i, v in enumerate(out) if v is None]
+            todo, todo_keys = [texts[i] for i in missing], [keys[i] for i in missing]
         if not all(map(str.isascii, todo)):
             for t in todo:
                 validate_text(t)  # lone surrogates are not text
         values = self._raw_count_many(todo)
         name = self.name
-        entries = []
-        for i, v in zip(missing, values, strict=True):
-            checked = v if type(v) is int and v >= 0 else _checked(v, name)
-            out[i] = checked
-            entries.append((keys[i], checked))
-        COUNT_CACHE.put_many(entries)
-        return out  # type: ignore[return-value]
+        values = [v if type(v) is int and v >= 0 else _checked(v, name) for v in values]
+        COUNT_CACHE.put_many(todo_keys, values)
+        if len(values) == len(out):
+            return values
+        found = iter(values)
+        return [next(found) if v is None else v for v in out]
 
     def count_concat(self, parts: Sequence[str]) -> int:
         """The exact count of ``"".join(parts)``.

@@ -97,6 +97,11 @@ def _decode(counter: TiktokenCounter, ids: Sequence[int], *, from_end: bool) -> 
     data = _decode_bytes(counter, ids)
     if not from_end:
         return _trimmed_head(data) or (data.decode("utf-8", "ignore"), -1)
+    return _trimmed_tail(data)
+
+
+def _trimmed_tail(data: bytes) -> tuple[str, int]:
+    """``data`` decoded, less the fewest (0-3) leading bytes of a split character (-1: none would do)."""
     for trim in range(4):  # a token can start inside a multi-byte character
         try:
             return data[trim:].decode("utf-8"), trim
@@ -135,13 +140,37 @@ def _decode_head(counter: TiktokenCounter, view: _Ids, k: int) -> tuple[str, int
             out, trim = text0 + extra[0], extra[1]
             _memo.head = (view.head, k, out, more[len(more) - trim :] if trim else b"")
             return out, trim
-    data = _decode_bytes(counter, view.first(k))
+    if 2 * k > len(view.head):  # fewer ids after the cut than in it: the cut's bytes are the text's, less theirs
+        surplus = len(_decode_bytes(counter, view.head[k:]))
+        if view.text.isascii():  # one byte a character (O(1): CPython knows an ASCII string)
+            out = view.text[: view.head_chars - surplus]
+            _memo.head = (view.head, k, out, b"")
+            return out, 0
+        data = view.text[: view.head_chars].encode("utf-8")
+        data = data[: len(data) - surplus]
+    else:
+        data = _decode_bytes(counter, view.first(k))
     whole = _trimmed_head(data)
     if whole is None:
         return data.decode("utf-8", "ignore"), -1  # -1: byte accounting unknown, count in full
     out, trim = whole
     _memo.head = (view.head, k, out, data[len(data) - trim :] if trim else b"")
     return out, trim
+
+
+def _decode_tail(counter: TiktokenCounter, view: _Ids, k: int) -> tuple[str, int]:
+    """``_decode`` of ``view``'s last ``k`` ids (``from_end``), read off the text when fewer ids come before them.
+
+    The tail ids are those of ``text[tail_start:]``, so the bytes of the last ``k`` are that suffix's UTF-8
+    bytes less those of the ids before them (as :func:`_decode_head` reads a head cut).
+    """
+    tail = view.tail
+    if not 2 * k > len(tail):
+        return _decode(counter, view.last(k), from_end=True)
+    surplus = len(_decode_bytes(counter, tail[: len(tail) - k]))
+    if view.text.isascii():
+        return view.text[view.tail_start + surplus :], 0
+    return _trimmed_tail(view.text[view.tail_start :].encode("utf-8")[surplus:])
 
 
 def _token_len(counter: TiktokenCounter, token: int) -> int:
@@ -190,12 +219,18 @@ def _tail_part(counter: TiktokenCounter, ids: Sequence[int], out: str, trim: int
 
 
 class _Ids:
-    """The ids a cut needs: a prefix and a suffix of the text's ids (the same list when fully encoded)."""
+    """The ids a cut needs: a prefix and a suffix of the text's ids (the same list when fully encoded).
 
-    __slots__ = ("head", "n", "tail")
+    ``head`` are the ids of ``text[:head_chars]`` and ``tail`` those of ``text[tail_start:]`` (positions no
+    token spans, or the ends), so the bytes of the first (last) ``k`` ids are that prefix's (suffix's) UTF-8
+    bytes less those of the other ids (:func:`_decode_head`, :func:`_decode_tail`).
+    """
 
-    def __init__(self, head: Any, tail: Any, n: int) -> None:
+    __slots__ = ("head", "head_chars", "n", "tail", "tail_start", "text")
+
+    def __init__(self, head: Any, tail: Any, n: int, text: str, head_chars: int, tail_start: int) -> None:
         self.head, self.tail, self.n = head, tail, n
+        self.text, self.head_chars, self.tail_start = text, head_chars, tail_start
 
     def first(self, k: int) -> Any:
         return self.head[:k]
@@ -212,16 +247,16 @@ def _cut(counter: TiktokenCounter, ids: _Ids, k: int, keep: Keep) -> tuple[str, 
         head = _head_part(counter, ids.first(k), out, trim)
         return out, (head[0] + count(head[1]) if head else count(out))
     if keep == "tail":
-        out, trim = _decode(counter, ids.last(k), from_end=True) if k else ("", 0)
+        out, trim = _decode_tail(counter, ids, k) if k else ("", 0)
         tail = _tail_part(counter, ids.last(k), out, trim) if k else None
         return out, (count(tail[0]) + tail[1] if tail else count(out))
     h = (k + 1) // 2
     t = k - h
-    first, trim1 = _decode(counter, ids.first(h), from_end=False)
+    first, trim1 = _decode_head(counter, ids, h)
     if not t:
         head = _head_part(counter, ids.first(h), first, trim1)
         return first, (head[0] + count(head[1]) if head else count(first))
-    second, trim2 = _decode(counter, ids.last(t), from_end=True)
+    second, trim2 = _decode_tail(counter, ids, t)
     out = first + second
     head = _head_part(counter, ids.first(h), first, trim1)
     tail = _tail_part(counter, ids.last(t), second, trim2)
@@ -242,8 +277,8 @@ def _prev_neutral(counter: TiktokenCounter, text: str, start: int) -> int | None
     return scan_neutral(counter, text, max(0, start - TAIL_WINDOW) + 1, min(start, len(text) - 1) + 1, last=True)
 
 
-def _head_ids(counter: TiktokenCounter, text: str, n: int, need: int) -> Any:
-    """Ids of a prefix of ``text`` ending where no token spans, with at least ``need`` tokens (or None)."""
+def _head_ids(counter: TiktokenCounter, text: str, n: int, need: int) -> tuple[Any, int] | None:
+    """(ids of a prefix ``text[:p]`` ending where no token spans, with at least ``need`` tokens; ``p``) or None."""
     reach = int(len(text) * need / n * 1.1) + 1024
     while reach < len(text):
         p = _next_neutral(counter, text, reach)
@@ -251,13 +286,13 @@ def _head_ids(counter: TiktokenCounter, text: str, n: int, need: int) -> Any:
             return None
         ids = _encode(counter, text[:p])  # == the text's first len(ids) ids: no token spans p
         if len(ids) >= need:
-            return ids
+            return ids, p
         reach *= 2
     return None
 
 
-def _tail_ids(counter: TiktokenCounter, text: str, n: int, need: int) -> Any:
-    """Ids of a suffix of ``text`` starting where no token spans, with at least ``need`` tokens (or None)."""
+def _tail_ids(counter: TiktokenCounter, text: str, n: int, need: int) -> tuple[Any, int] | None:
+    """(ids of a suffix ``text[p:]`` starting where no token spans, with at least ``need`` tokens; ``p``) or None."""
     reach = int(len(text) * need / n * 1.1) + 1024
     while reach < len(text):
         p = _prev_neutral(counter, text, len(text) - reach)
@@ -265,7 +300,7 @@ def _tail_ids(counter: TiktokenCounter, text: str, n: int, need: int) -> Any:
             return None
         ids = _encode(counter, text[p:])  # == the text's last len(ids) ids
         if len(ids) >= need:
-            return ids
+            return ids, p
         reach *= 2
     return None
 
@@ -273,11 +308,11 @@ def _tail_ids(counter: TiktokenCounter, text: str, n: int, need: int) -> Any:
 def _partial(counter: TiktokenCounter, text: str, n: int, limit: int, keep: Keep) -> _Ids | None:
     """The ids a cut to ``limit`` needs, encoding only the kept part of a text of ``n`` tokens."""
     need_head, need_tail = _needs(limit, keep)
-    head = _head_ids(counter, text, n, need_head) if need_head else []
-    tail = _tail_ids(counter, text, n, need_tail) if need_tail else []
+    head = _head_ids(counter, text, n, need_head) if need_head else ([], 0)
+    tail = _tail_ids(counter, text, n, need_tail) if need_tail else ([], len(text))
     if head is None or tail is None:
         return None
-    return _Ids(head, tail, n)
+    return _Ids(head[0], tail[0], n, text, head[1], tail[1])
 
 
 def _needs(limit: int, keep: Keep) -> tuple[int, int]:
@@ -356,7 +391,7 @@ def _truncate(counter: TiktokenCounter, text: str, limit: int, keep: Keep) -> tu
         ids: Any = encode_ids(counter, text)
         if len(ids) <= limit:
             return text, None
-        view = _Ids(ids, ids, len(ids))
+        view = _Ids(ids, ids, len(ids), text, len(text), 0)
     k = limit
     while True:
         out, size = _cut(counter, view, k, keep)

@@ -76,7 +76,7 @@ def measure_head(counter: TiktokenCounter, text: str, suffix: str, reach: int, k
     n_text = body + _count(counter, end)
     joined = body + _count(counter, end + suffix) if suffix else n_text
     COUNT_CACHE.put(COUNT_CACHE.key(counter._cache_key, text), n_text)
-    fast_cut.remember_partial(counter, text, fast_cut._Ids(ids, [], n_text))
+    fast_cut.remember_partial(counter, text, fast_cut._Ids(ids, [], n_text, text, p, len(text)))
     return joined
 
 
