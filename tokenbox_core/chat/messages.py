@@ -90,36 +90,52 @@ class ToolGroups:
 def tool_groups(messages: Sequence[Mapping[str, Any]]) -> ToolGroups:
     """Group each tool call with its results: a result joins the call whose ``id`` it names (earlier in the
     list); a result without a matching id joins the call it directly follows (after other results)."""
-    owner: dict[str, int] = {}
-    group_of: dict[int, int] = {}
-    members: dict[int, list[int]] = {}
-    contiguous = True
-    current: int | None = None  # the call that directly following results join
+    grouper = _Grouper()
     for i, m in enumerate(messages):
         role = m.get("role")
-        calls = m.get("tool_calls") if role != "tool" else None
+        grouper.add(i, m, role, m.get("tool_calls") if role != "tool" else None)
+    return grouper.groups()
+
+
+class _Grouper:
+    """:func:`tool_groups` one message at a time (``read_messages`` feeds it in its single pass)."""
+
+    __slots__ = ("contiguous", "current", "group_of", "members", "owner")
+
+    def __init__(self) -> None:
+        self.owner: dict[str, int] = {}
+        self.group_of: dict[int, int] = {}
+        self.members: dict[int, list[int]] = {}
+        self.contiguous = True
+        self.current: int | None = None  # the call that directly following results join
+
+    def add(self, i: int, m: Mapping[str, Any], role: Any, calls: Any) -> None:
+        """Message ``i`` (``m``, its ``role`` and its ``tool_calls``, read by the caller)."""
+        if role == "tool":
+            call_id = m.get("tool_call_id")
+            a = self.owner.get(str(call_id)) if call_id else None
+            if a is None:
+                a = self.current
+            if a is not None:
+                group = self.members[a]
+                if group[-1] != i - 1:
+                    self.contiguous = False
+                group.append(i)
+                self.group_of[i] = a
+            return
         if calls:
             for call in calls:
                 call_id = _field(call, "id")
                 if call_id:
-                    owner[str(call_id)] = i
-            members[i] = [i]
-            group_of[i] = i
-            current = i
-        elif role == "tool":
-            call_id = m.get("tool_call_id")
-            a = owner.get(str(call_id)) if call_id else None
-            if a is None:
-                a = current
-            if a is not None:
-                group = members[a]
-                if group[-1] != i - 1:
-                    contiguous = False
-                group.append(i)
-                group_of[i] = a
+                    self.owner[str(call_id)] = i
+            self.members[i] = [i]
+            self.group_of[i] = i
+            self.current = i
         else:
-            current = None
-    return ToolGroups(group_of, members, contiguous)
+            self.current = None
+
+    def groups(self) -> ToolGroups:
+        return ToolGroups(self.group_of, self.members, self.contiguous)
 
 
 def _media_free(message: Mapping[str, Any]) -> tuple[Mapping[str, Any], int]:

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tokenbox_core.chat.messages import OVERRIDE_KEY, ToolGroups, _field
+from tokenbox_core.chat.messages import OVERRIDE_KEY, ToolGroups, _Grouper
 from tokenbox_core.errors import SectionError
 
 __all__ = ["ReadMessages", "read_messages"]
@@ -110,11 +110,8 @@ def read_messages(messages: Iterable[Any], *, only: Iterable[int] | None = None)
             raise SectionError(f"read_messages(only=...) needs a sequence of messages, got {type(messages).__name__}")
         out = messages
         pairs = ((i, out[i]) for i in only)
-    owner: dict[str, int] = {}
-    group_of: dict[int, int] = {}
-    members: dict[int, list[int]] = {}
-    contiguous = True
-    current: int | None = None  # the call that directly following results join
+    grouper = _Grouper()
+    add = grouper.add
     found: dict[int, Mapping[str, Any]] = {}
     group_error: Exception | None = None
     override_error: Exception | None = None
@@ -122,7 +119,7 @@ def read_messages(messages: Iterable[Any], *, only: Iterable[int] | None = None)
     last = -1
     for i, m in pairs:
         if i != last + 1:  # plain messages in between (``only``): they end the group that results join
-            current = None
+            grouper.current = None
         last = i
         if type(m) is dict:  # the common case in one look: a dict, a string role, no or a list of tool_calls
             role = m.get("role")
@@ -148,27 +145,7 @@ def read_messages(messages: Iterable[Any], *, only: Iterable[int] | None = None)
         if group_error is not None:
             continue
         try:
-            if calls and role != "tool":
-                for call in calls:
-                    call_id = _field(call, "id")
-                    if call_id:
-                        owner[str(call_id)] = i
-                members[i] = [i]
-                group_of[i] = i
-                current = i
-            elif role == "tool":
-                call_id = m.get("tool_call_id")
-                a = owner.get(str(call_id)) if call_id else None
-                if a is None:
-                    a = current
-                if a is not None:
-                    group = members[a]
-                    if group[-1] != i - 1:
-                        contiguous = False
-                    group.append(i)
-                    group_of[i] = a
-            else:
-                current = None
+            add(i, m, role, calls)
         except Exception as exc:  # a call object whose id raises: raised after validation, as tool_groups did
             group_error = exc
-    return ReadMessages(out, ToolGroups(group_of, members, contiguous), found, group_error, override_error)
+    return ReadMessages(out, grouper.groups(), found, group_error, override_error)
