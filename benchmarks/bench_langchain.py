@@ -23,7 +23,6 @@ import json
 import os
 import random
 import statistics
-import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -31,6 +30,7 @@ from typing import Any
 
 os.environ.setdefault("TOKENBOX_OFFLINE", "1")
 
+from _ab import alternate
 from corpus import WORDS
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.messages import trim_messages as lc_trim_messages
@@ -161,19 +161,7 @@ def measure() -> dict[str, float]:
 
 def ab(old_tree: str, trials: int) -> None:
     """Alternate fresh processes on ``old_tree`` and this tree; print median ratios with min-max."""
-    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    runs: dict[str, list[dict[str, float]]] = {"old": [], "new": []}
-    for _ in range(trials):
-        for name, tree in (("old", old_tree), ("new", here)):
-            env = {**os.environ, "PYTHONPATH": tree, "TOKENBOX_OFFLINE": "1"}
-            done = subprocess.run(
-                [sys.executable, os.path.abspath(__file__), "--json"],
-                env=env,
-                capture_output=True,
-                text=True,
-                check=True,
-            )
-            runs[name].append(json.loads(done.stdout))
+    runs = alternate(__file__, old_tree, trials)
     print(f"{trials} alternating trials, CPU ms (median of {REPEATS} per trial); ratio new/old median (min-max)\n")
     print(
         f"{'case':<12} {'old ms':>8} {'new ms':>8} {'new/old':>8} {'(min-max)':>13} {'langchain ms':>13} {'lc/new':>7}"
