@@ -257,15 +257,7 @@ class ChatCounter:
     def size(self, message: Mapping[str, Any], index: int | None = None) -> int:
         """The tokens ``message`` adds to a list; a counter that raises or returns a non-count is a CounterError
         naming it."""
-        try:
-            value = self._size(message, index)
-        except TokenBoxError:
-            raise
-        except Exception as exc:
-            raise self._raised(exc, index) from exc
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise self._not_a_count(value, index)
-        return value
+        return self._checked(self._size, index, message, index)
 
     def size_of(self, messages: Sequence[Mapping[str, Any]], index: int) -> int:
         """``size(messages[index], index)``: the size of an input message, by ``size_at`` when the counter has
@@ -273,8 +265,13 @@ class ChatCounter:
         at = self._size_at
         if at is None:
             return self.size(messages[index], index)
+        return self._checked(at, index, index)
+
+    def _checked(self, size: Callable[..., Any], index: int | None, *args: Any) -> int:
+        """``size(*args)`` for message ``index``, as a count: what it raises or returns that is not one is a
+        CounterError naming the counter."""
         try:
-            value = at(index)
+            value = size(*args)
         except TokenBoxError:
             raise
         except Exception as exc:
