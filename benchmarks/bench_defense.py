@@ -49,6 +49,7 @@ import tarfile
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from corpus import WORDS
 
@@ -375,22 +376,32 @@ def _compare(then: object, commit: str, runs: int) -> None:
         print(f"{label}: median {statistics.median(ratios):.2f}x, spread {min(ratios):.2f}x-{max(ratios):.2f}x")
 
 
+def _best(fn: Any, text: str, reps: int) -> float:
+    """The least CPU time of ``reps`` calls ``fn(text)`` (other processes on the machine can only raise it)."""
+    out = float("inf")
+    for _ in range(reps):
+        t0 = time.process_time()
+        fn(text)
+        out = min(out, time.process_time() - t0)
+    return out
+
+
+def _sanitised_and_detected(detector: Any) -> Any:
+    """``text -> None``: :func:`sanitize` then ``detector.detect(text, "tool")`` (what the bench times)."""
+
+    def run(text: str) -> None:
+        sanitize(text)
+        detector.detect(text, "tool")
+
+    return run
+
+
 def _by_class(now_detector: object, then_detector: object, then_sanitize: object, encoding: object, commit: str,
               reps: int = 7) -> None:  # fmt: skip
     """Per input class: CPU ms summed over its inputs, each input timed ``reps`` times (this tree, ``commit``,
     tiktoken in turn) and its minimum kept, which other processes on the machine can only raise."""
 
-    def best(fn: object, text: str) -> float:
-        out = float("inf")
-        for _ in range(reps):
-            t0 = time.process_time()
-            fn(text)  # type: ignore[operator]
-            out = min(out, time.process_time() - t0)
-        return out
-
-    def now(text: str) -> None:
-        sanitize(text)
-        now_detector.detect(text, "tool")  # type: ignore[attr-defined]
+    now = _sanitised_and_detected(now_detector)
 
     def then(text: str) -> None:
         then_sanitize(text)  # type: ignore[operator]
@@ -401,9 +412,9 @@ def _by_class(now_detector: object, then_detector: object, then_sanitize: object
         row = totals[label]
         row[0] += 1
         row[1] += len(text.encode("utf-8"))
-        row[2] += best(now, text)
-        row[3] += best(then, text)
-        row[4] += best(encoding.encode_ordinary, text)  # type: ignore[attr-defined]
+        row[2] += _best(now, text, reps)
+        row[3] += _best(then, text, reps)
+        row[4] += _best(encoding.encode_ordinary, text, reps)  # type: ignore[attr-defined]
     print(f"per input class, CPU ms (sum over inputs of the minimum of {reps} runs each)")
     header = ("class", "inputs", "KB", "this tree", commit, "tiktoken", "tree/tik", "speed-up")
     print("".join(f"{h:<14}" if i == 0 else f"{h:>{max(7, len(h) + 2)}}" for i, h in enumerate(header)))
@@ -432,9 +443,7 @@ def floor_table(reps: int = 7) -> None:
     if automaton is None:
         raise SystemExit('--floor needs the native prefilter: pip install "tokenbox-context[defense]"')
 
-    def full(text: str) -> None:
-        sanitize(text)
-        detector.detect(text, "tool")
+    full = _sanitised_and_detected(detector)
 
     def floor(text: str) -> None:
         sanitize(text)
@@ -444,11 +453,7 @@ def floor_table(reps: int = 7) -> None:
     totals: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
     for label, text in mixed_inputs():
         for name, fn in columns.items():
-            best = float("inf")
-            for _ in range(reps):
-                t0 = time.process_time()
-                fn(text)
-                best = min(best, time.process_time() - t0)
+            best = _best(fn, text, reps)
             totals[label][name] += best
             totals["all"][name] += best
     print(f"per input class, CPU ms (sum over inputs of the minimum of {reps} runs each)")

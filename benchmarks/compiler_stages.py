@@ -74,13 +74,6 @@ def _wrap(owner: Any, name: str) -> None:
     setattr(owner, name, timed)
 
 
-def _cpu(fn: Any) -> float:
-    gc.collect()
-    start = time.process_time()
-    fn()
-    return (time.process_time() - start) * 1000
-
-
 def _captured(counter: Any, config: CompilerConfig) -> tuple[list[str], list[bytes]]:
     """The texts one cold compile gives the duplicate finder, and the bytes of its two hash streams."""
     texts: list[str] = []
@@ -137,7 +130,7 @@ def floor(trials: int) -> None:
             fresh = [t.encode().decode() for t in texts]
             COUNT_CACHE.clear()
             clear_caches()
-            rows.setdefault(name, []).append(_cpu(lambda r=runs[name], d=data, f=fresh: r(d, f)))
+            rows.setdefault(name, []).append(bench.timed(lambda r=runs[name], d=data, f=fresh: r(d, f))[0] * 1000)
     layout = statistics.median(rows["layout (peer)"])
     print(
         f"{len(texts)} texts, {sum(map(len, texts)):,} characters to the duplicate finder; hash streams "

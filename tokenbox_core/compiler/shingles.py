@@ -42,9 +42,9 @@ from collections.abc import Callable, Collection, Sequence
 from contextlib import suppress
 from itertools import chain, repeat
 from operator import itemgetter
-from typing import Any
+from typing import Any, cast
 
-from tokenbox_core.compiler.sketch_np import sketches, unpack_ids
+from tokenbox_core.compiler.sketch_np import CUT, sketches, unpack_ids
 
 __all__ = ["clear_caches", "find_duplicates", "find_exact_duplicates", "jaccard", "normalise", "shingles"]
 
@@ -112,23 +112,22 @@ def _packed(words: Sequence[str | bytes]) -> bytes:
 
 def _learn(words: Sequence[str | bytes]) -> bool:
     """Put the words the memo lacks into it (emptying it first when it would grow past ``_WORD_MEMO``);
-    False, and nothing learnt, when they alone are more than it holds."""
+    False, and the memo left as it is, when the text's words alone are more than it holds."""
     missing = set(words).difference(_WORD_IDS)
     if len(_WORD_IDS) + len(missing) > _WORD_MEMO:  # a memo, not a store: bounded whatever the traffic
-        _WORD_IDS.clear()
-        missing = set(words)
-        if len(missing) > _WORD_MEMO:
+        distinct = set(words)
+        if len(distinct) > _WORD_MEMO:
             return False
-    raw = [w for w in missing if type(w) is bytes]
-    _WORD_IDS.update(zip(raw, map(_PACK, map(zlib.crc32, raw)), strict=True))  # C-level for bytes words
-    if len(raw) < len(missing):
-        _WORD_IDS.update((w, _crc(w)) for w in missing if type(w) is str)
+        _WORD_IDS.clear()
+        missing = distinct
+    new = list(missing)
+    # one text's words are all bytes (an ASCII text, :func:`_words`) or all str: CRC32'd by a C-level map
+    if new and type(new[0]) is str:
+        raw = [w.encode("utf-8", "surrogatepass") for w in cast("list[str]", new)]
+    else:
+        raw = cast("list[bytes]", new)
+    _WORD_IDS.update(zip(new, map(_PACK, map(zlib.crc32, raw)), strict=True))
     return True
-
-
-def _word_ids(words: Sequence[str | bytes]) -> tuple[int, ...]:
-    """The words' ids as integers."""
-    return unpack_ids(_packed(words))
 
 
 def shingles(text: str, size: int) -> frozenset[tuple[int, ...]]:
@@ -198,12 +197,13 @@ def _shingled_many(texts: Sequence[str], size: int) -> list[tuple[tuple[int, ...
 
 def _bottom_k(hashes: Collection[int]) -> list[int]:
     """The ``_SKETCH`` smallest distinct hashes, in order.  Hashes spread evenly over their range, so about
-    ``4·k`` of the ``n`` (``len(hashes)``, at least the distinct count) fall below ``4·k/n`` of it: only those
-    are sorted (all of them when fewer than ``k`` distinct ones do, so the result is always exact)."""
+    ``CUT·k`` of the ``n`` (``len(hashes)``, at least the distinct count) fall below ``CUT·k/n`` of it: only
+    those are sorted (all of them when fewer than ``k`` distinct ones do, so the result is always exact; the
+    numpy path, :mod:`~tokenbox_core.compiler.sketch_np`, applies the same rule)."""
     n = len(hashes)
-    if n <= 4 * _SKETCH:
+    if n <= CUT * _SKETCH:
         return sorted(set(hashes))[:_SKETCH]
-    cutoff = _HASH_LOW + (4 * _SKETCH << _HASH_BITS) // n
+    cutoff = _HASH_LOW + (CUT * _SKETCH << _HASH_BITS) // n
     below = {h for h in hashes if h < cutoff}
     if len(below) < _SKETCH:
         return sorted(set(hashes))[:_SKETCH]

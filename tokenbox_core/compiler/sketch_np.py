@@ -19,10 +19,10 @@ from collections.abc import Sequence
 from struct import unpack as _unpack
 from typing import Any
 
-__all__ = ["sketches", "unpack_ids"]
+__all__ = ["CUT", "sketches", "unpack_ids"]
 
 _MIN_WORDS = 4096  # below this, numpy's call overhead costs more than it saves
-_CUT = 2  # hashes below _CUT·k/n of the range are sorted (~2k a text); too few distinct ones: all of them
+CUT = 2  # hashes below CUT·k/n of the range are sorted (~2k a text); too few distinct ones: all of them
 _P1 = 11400714785074694791
 _P2 = 14029467366897019727
 _P5 = 2870177450012600261
@@ -121,10 +121,10 @@ def _sketched(
     spanning = (np.cumsum(lengths)[:-1, None] - (size - 1) + np.arange(size - 1)).ravel()
     hashes = np.delete(every, spanning) if size > 1 else every
     seg = np.repeat(np.arange(len(long)), counts)
-    # shingles._bottom_k's rule, with _CUT·k for its 4·k: with n hashes, the k smallest distinct are looked for
-    # below LOW + _CUT·k/n of the range, all n when n <= _CUT·k (the count below is checked: exact whatever _CUT)
+    # shingles._bottom_k's rule: with n hashes, the k smallest distinct are looked for
+    # below LOW + CUT·k/n of the range, all n when n <= CUT·k (the count below is checked: exact whatever CUT)
     low, top = -(1 << (bits - 1)), (1 << 63) - 1
-    limits = [top if n <= _CUT * k else low + ((_CUT * k) << bits) // n - 1 for n in counts.tolist()]
+    limits = [top if n <= CUT * k else low + ((CUT * k) << bits) // n - 1 for n in counts.tolist()]
     keep = hashes <= np.array(limits, dtype=np.int64)[seg]
     kept_h, kept_seg = hashes[keep], seg[keep]
     # by text, then by hash: kept_seg is already ascending, so a stable sort by text of the hash order

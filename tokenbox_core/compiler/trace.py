@@ -40,12 +40,10 @@ def _plain(value: Any) -> Any:
     kind = type(value)  # exact built-in types first (the common case; none of them is a dataclass)
     if kind is str or kind is int or kind is float or kind is bool or value is None:
         return value
-    if kind is dict:
+    if kind is dict or kind is FrozenDict:  # FrozenDict, FrozenList: a typed input's frozen data
         return {str(k): _plain(v) for k, v in value.items()}
-    if kind is list or kind is tuple or kind is FrozenList:  # FrozenList, FrozenDict: a typed input's frozen data
+    if kind is list or kind is tuple or kind is FrozenList:
         return [_plain(v) for v in value]
-    if kind is FrozenDict:
-        return {str(k): _plain(v) for k, v in value.items()}
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
     if isinstance(value, Mapping):
@@ -108,7 +106,7 @@ def _immutable(value: Any) -> bool:
     kind = type(value)
     if kind in _SCALARS:
         return True
-    if kind is FrozenDict:  # exact types first: the isinstance checks below cost more
+    if kind is FrozenDict or isinstance(value, FrozenDict):
         return all(isinstance(k, str) for k in value) and all(map(_immutable, value.values()))
     if kind is FrozenList:
         return all(map(_immutable, value))
@@ -118,8 +116,6 @@ def _immutable(value: Any) -> bool:
         return True
     if isinstance(value, tuple):
         return all(map(_immutable, value))
-    if isinstance(value, FrozenDict):
-        return all(isinstance(k, str) for k in value) and all(map(_immutable, value.values()))
     return False
 
 
@@ -154,6 +150,14 @@ def _short(text: str) -> tuple[bytes, bytes]:
     return found
 
 
+def _text(value: str) -> tuple[bytes, bytes]:
+    """A string value's two chunks (its length, its bytes); short ones remembered by :func:`_short`."""
+    if len(value) <= 64:
+        return _short(value)
+    data = value.encode("utf-8", "surrogatepass")
+    return (b"s%d:" % len(data), data)
+
+
 _CONTENT_KEY = _short("content")
 _ROLE_KEY = _short("role")
 _PLAIN: dict[tuple[str, str], tuple[bytes, ...]] = {}  # (role, content) -> the chunks of that plain message
@@ -172,8 +176,7 @@ def _message_chunks(h: _Chunks, entry: Mapping[Any, Any]) -> None:
             key = (role, content)
             found = _PLAIN.get(key)
             if found is None:  # what _streamed gives for it, written out: keys sorted, "content" < "role"
-                data = content.encode("utf-8", "surrogatepass")
-                found = (*_CONTENT_KEY, b"s%d:" % len(data), data, *_ROLE_KEY, *_short(role))
+                found = (*_CONTENT_KEY, *_text(content), *_ROLE_KEY, *_short(role))
                 if _plain_held[0] + len(content) > _PLAIN_CHARS:
                     _PLAIN.clear()
                     _plain_held[0] = 0
@@ -189,11 +192,7 @@ def _streamed(h: _Chunks, entry: Mapping[Any, Any]) -> None:
         value = entry[key]
         h += _short(key) if type(key) is str and len(key) <= 64 else _short(str(key))
         if type(value) is str:
-            if len(value) <= 64:
-                h += _short(value)
-            else:
-                data = value.encode("utf-8", "surrogatepass")
-                h += (b"s%d:" % len(data), data)
+            h += _text(value)
         else:
             _feed(h, value)
 

@@ -67,10 +67,9 @@ _VERB_BITS, _ROT13_BITS, _CASED_BITS, _META_BITS = (
     ((1 << len(group)) - 1) << at for group, at in zip(_PROBE_GROUPS[:4], _AT[:4], strict=True)
 )
 """The bit ranges of the first four probe groups (the structure literals are asked one by one, below)."""
-_COMMENT_BITS, _TWENTY_BIT, _HTTP_BIT = (
-    sum(1 << (_AT[4] + _STRUCTURE.index(literal)) for literal in literals)
-    for literals in (("<!--", "]:"), ("20",), ("http",))
-)
+_COMMENT_BITS = 1 << _PROBES.index("<!--") | 1 << _PROBES.index("]:")
+_TWENTY_BIT = 1 << _PROBES.index("20")
+_HTTP_BIT = 1 << _PROBES.index("http")
 
 
 @dataclass(frozen=True)
