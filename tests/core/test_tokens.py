@@ -400,18 +400,18 @@ def test_tool_calls_that_are_not_a_list_are_an_invalid_text_error(calls: object)
         count_message_tokens([{"role": "assistant", "content": "", "tool_calls": calls}], "whitespace")
 
 
-def test_a_long_text_is_digested_once_for_its_key(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A text over ``digest_above`` is keyed by its digest, computed once per text object (measure, then cut)."""
-    cache = cache_module._CountCache(digest_above=10)
-    digests: list[int] = []
+def test_measuring_then_cutting_a_long_section_digests_it_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A section over the cache's ``digest_above`` is keyed by its digest; measuring it and then cutting it
+    digests it once (the cut reads the count its measure left with the ids), and the cache holds no text."""
+    from tokenbox_core import Section, TokenBox
+
+    digested: list[int] = []
     real = cache_module._digest
-    monkeypatch.setattr(cache_module, "_digest", lambda t: digests.append(len(t)) or real(t))
-    text = "a long section " * 4
-    first = cache.key("k", text)
-    assert cache.key("k", text) == first and cache.key("other", text) == ("other", first[1])
-    assert digests == [len(text)]
-    equal = "".join(["a long section "] * 4)  # equal, another object: digested again, same key
-    assert equal is not text and cache.key("k", equal) == first and len(digests) == 2
-    cache.clear()  # forgets the text it held
-    assert cache._last_digest is None
-    assert cache.key("k", "short") == ("k", "short") and len(digests) == 2
+    monkeypatch.setattr(cache_module, "_digest", lambda t: digested.append(len(t)) or real(t))
+    monkeypatch.setattr(COUNT_CACHE, "digest_above", 50_000)
+    text = "".join(f"word{i} " for i in range(40_000))  # ~290k characters, ~80k tokens
+    COUNT_CACHE.clear()
+    layout = TokenBox(2_000, counter=get_counter("o200k_base")).layout([Section("s", text, shrink=1.0)])
+    assert 0 < layout.total_tokens <= 2_000
+    assert digested.count(len(text)) == 1
+    assert all(type(key[1]) is not str or len(key[1]) <= 50_000 for key in COUNT_CACHE._data)

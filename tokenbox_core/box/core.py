@@ -128,6 +128,7 @@ class TokenBox:
         (:mod:`.incremental`) — both give exactly the layout a fresh box would.
         """
         started = time.perf_counter()
+        # the budget last: the incremental path takes a configuration that differs only there (config[:-1])
         config = (self._ruler, self.counter, self.separator, self.mode, self.strict, self.config_version, self.budget)
         if isinstance(sections, list | tuple) and self._memo:
             remembered = self._memo.lookup(config, tuple(sections))
@@ -146,15 +147,15 @@ class TokenBox:
         with self._lock:  # the settled state serves one call: a concurrent one takes the full path
             prev, self._settled = self._settled, None
         done = None
-        if prev is not None and seq is not None:
-            limits = None
-            if same_config(prev.config, config):
-                limits = (prev.fixed, prev.limit_max, prev.limit_target)
-            elif prev.fixed <= capacity and same_config(prev.config[:-1], config[:-1]):  # only the budget changed
-                effective = self.budget.effective(pinned_tokens=prev.fixed)  # the fixed load does not depend on it
-                limits = (prev.fixed, prev.fixed + effective.max_tokens, prev.fixed + effective.target_tokens)
-            if limits is not None:
-                done = relayout(ruler, self._results, prev, checked, shape.order, self.strict, config, limits)
+        # the same configuration but perhaps the budget: the fixed load does not depend on it, the limits do
+        if (
+            prev is not None
+            and seq is not None
+            and prev.fixed <= capacity
+            and same_config(prev.config[:-1], config[:-1])
+        ):
+            limits = self._limits(prev.fixed)
+            done = relayout(ruler, self._results, prev, checked, shape.order, self.strict, config, limits)
         if done is not None:  # issue 16: re-decided only where the edit reaches (.incremental)
             laid_out, total, settled = done
             self._incremental_hits += 1
@@ -187,6 +188,11 @@ class TokenBox:
                 self._settled = settled
         return result
 
+    def _limits(self, fixed: int) -> tuple[int, int, int]:
+        """The fixed load and the most and the target a layout may reach above it under this box's budget."""
+        effective = self.budget.effective(pinned_tokens=fixed)
+        return fixed, fixed + effective.max_tokens, fixed + effective.target_tokens
+
     def _full(
         self, config: tuple[Any, ...], shape: Shape, capacity: int
     ) -> tuple[tuple[LaidOutSection, ...], int, Settled]:
@@ -212,9 +218,7 @@ class TokenBox:
         critical_ids = [s.section.id for s in critical]
         if fixed > capacity:
             raise ContextCriticalOverflow(capacity, fixed, critical_ids)
-        effective = self.budget.effective(pinned_tokens=fixed)
-        limit_max = fixed + effective.max_tokens
-        limit_target = fixed + effective.target_tokens
+        fixed, limit_max, limit_target = self._limits(fixed)
 
         flexible = [slots[i] for i in shape.flexible]
         order = [slots[i] for i in shape.order]

@@ -217,12 +217,7 @@ class Ruler:
             if len(memo) >= MEMO_LIMIT and key not in memo:
                 del memo[next(iter(memo))]  # bounded: the oldest measurement goes first
             memo[key] = template
-            slot.template = template
-            slot.size = slot.full_size = template.size
-            if template.units is None:
-                slot.text = section.content  # type: ignore[assignment]
-            else:
-                fill(slot, template)
+            fill(slot, template)
 
     def measure_batch(self, sections: Sequence[Section]) -> list[Template]:
         """Templates for ``sections``, every string they need counted in one batch.
@@ -380,7 +375,11 @@ def eviction_groups(section: Section, units: Sequence[Unit]) -> list[list[int]]:
         if isinstance(lens, str) and lens in LIST_LENSES:
             eviction = LIST_LENSES[lens]  # type: ignore[assignment]
     if all(unit.item.group is None for unit in units):  # the common case: every group is one item
-        keys = [_single_key(unit.item, unit.index, eviction) for unit in units]
+        items = [unit.item for unit in units]
+        keys = [
+            _evict_key(bool(it.pinned), it.priority or 0, unit.index, unit.index, it.score, eviction)
+            for it, unit in zip(items, units, strict=True)
+        ]
         return [[units[k].index] for k in sorted(range(len(units)), key=keys.__getitem__)]
     groups: dict[str, list[int]] = {}
     order: list[list[int]] = []
@@ -396,25 +395,24 @@ def eviction_groups(section: Section, units: Sequence[Unit]) -> list[list[int]]:
 
     def group_key(members: list[int]) -> tuple[Any, ...]:
         items = [units[i].item for i in members]
-        pinned = any(it.pinned for it in items)
-        prio = max(it.priority or 0 for it in items)
-        if eviction == "oldest":
-            rank: tuple[Any, ...] = (members[0],)
-        elif eviction == "newest":
-            rank = (-members[-1],)
-        else:
-            scores = [it.score for it in items if it.score is not None]
-            rank = (max(scores) if scores else float("-inf"), -members[0])
-        return (pinned, prio, *rank)
+        scores = [it.score for it in items if it.score is not None]
+        return _evict_key(
+            any(it.pinned for it in items),
+            max(it.priority or 0 for it in items),
+            members[0],
+            members[-1],
+            max(scores) if scores else None,
+            eviction,
+        )
 
     return sorted(order, key=group_key)
 
 
-def _single_key(item: Item, index: int, eviction: str) -> tuple[Any, ...]:
-    """``eviction_groups``' sort key of a group of one item (the same tuple ``group_key`` gives it)."""
-    prio = item.priority or 0
+def _evict_key(pinned: bool, prio: int, first: int, last: int, best: float | None, eviction: str) -> tuple[Any, ...]:
+    """The eviction sort key of a group (its first and last unit index, its best score): pinned last, then lower
+    priority first, then oldest / newest / lowest score first (ties: the later group loses)."""
     if eviction == "oldest":
-        return (bool(item.pinned), prio, index)
+        return (pinned, prio, first)
     if eviction == "newest":
-        return (bool(item.pinned), prio, -index)
-    return (bool(item.pinned), prio, item.score if item.score is not None else float("-inf"), -index)
+        return (pinned, prio, -last)
+    return (pinned, prio, best if best is not None else float("-inf"), -first)

@@ -27,21 +27,11 @@ class _CountCache:
         self._data: dict[tuple[str, str | bytes], int] = {}
         self._chars = 0
         self._lock = threading.Lock()
-        self._last_digest: tuple[str, bytes] | None = None  # the last long text digested, and its digest
 
     def key(self, counter_key: str, text: str) -> tuple[str, str | bytes]:
-        """The cache key of ``text``: the text itself, or the digest of a text over ``digest_above`` characters.
-
-        The last digest is remembered with its text (by identity): measuring a long section and then cutting
-        it asks for its key several times, and each digest reads all of its bytes.
-        """
+        """The cache key of ``text``: the text itself, or the digest of a text over ``digest_above`` characters."""
         if len(text) > self.digest_above:
-            last = self._last_digest
-            if last is not None and last[0] is text:
-                return (counter_key, last[1])
-            digest = _digest(text)
-            self._last_digest = (text, digest)
-            return (counter_key, digest)
+            return (counter_key, _digest(text))
         return (counter_key, text)
 
     def get(self, key: tuple[str, str | bytes]) -> int | None:
@@ -72,7 +62,6 @@ class _CountCache:
         with self._lock:
             self._data.clear()
             self._chars = 0
-            self._last_digest = None
 
     def __len__(self) -> int:
         return len(self._data)

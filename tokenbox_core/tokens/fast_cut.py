@@ -378,7 +378,11 @@ def _truncate(counter: TiktokenCounter, text: str, limit: int, keep: Keep) -> tu
     last = getattr(_memo, "last", None)
     memo_hit = last is not None and last[0] == counter._cache_key and last[1] is text
     if not memo_hit and len(text) >= PARTIAL_MIN_CHARS:
-        known = COUNT_CACHE.get(COUNT_CACHE.key(counter._cache_key, text))
+        partial = getattr(_memo, "partial", None)  # measuring it left its ids (and count): no digest for its key
+        if partial is not None and partial[0] == counter._cache_key and partial[1] is text:
+            known: int | None = partial[2].n
+        else:
+            known = COUNT_CACHE.get(COUNT_CACHE.key(counter._cache_key, text))
         if known is not None and known <= limit:
             return text, None
         if known is not None:
