@@ -29,9 +29,8 @@ from tokenbox_core import ContextBudget, Item, Layout, Section, SectionError, To
 from tokenbox_core.arguments import StrictArguments, no_bool
 from tokenbox_core.chat import MARKER_ID_PREFIX, ToolGroups, place_markers, start_on_fixup, tool_groups
 from tokenbox_core.lenses import LIST_LENSES, lens_name
-from tokenbox_langchain._cache import BytesLRU
 from tokenbox_langchain._runs import TracedFit
-from tokenbox_langchain.counting import MessageCounter, message_key
+from tokenbox_langchain.counting import MessageCounter
 from tokenbox_langchain.fit import MessageTypes, matches, neutral, omission_message
 from tokenbox_langchain.messages import budget_from
 
@@ -64,24 +63,10 @@ OMITTED_KEY = "tokenbox_omitted"
 _NO_GROUPS = ToolGroups({}, {})
 
 
-# Items are frozen: the same message with the same id, group and size is the same Item; keyed by message_key and
-# bounded by the bytes of the text the Items hold.
-_ITEMS: BytesLRU[Item] = BytesLRU(32_000_000)
-
-
 def _message_item(message: BaseMessage, item_id: str, group: str | None, tokens: int | None) -> Item:
     """A message as the core sees it: its buffer string, with its chat cost as ``tokens`` when vouched."""
-    return _ITEMS.get_or_make(
-        (message_key(message), item_id, group, tokens),
-        lambda: Item(
-            id=item_id,
-            content=get_buffer_string([message]),
-            kind="Message",
-            role=message.type,
-            group=group,
-            tokens=tokens,
-        ),
-        lambda item: 2 * len(item.content),
+    return Item(
+        id=item_id, content=get_buffer_string([message]), kind="Message", role=message.type, group=group, tokens=tokens
     )
 
 
