@@ -40,7 +40,7 @@ from tokenbox_core import (
 
 NOW = datetime(2025, 6, 1, tzinfo=timezone.utc)
 BUDGET = ContextBudget(max_tokens=128_000, output_reserve=4_000)
-CONFIG = CompilerConfig(clock=NOW, constraint_density_limit=None)
+CONFIG = CompilerConfig(clock=NOW)
 _runs = itertools.count()
 
 
