@@ -1,6 +1,6 @@
 """Conversation benchmark: TokenBox's LangChain trimmers against LangChain's own ``trim_messages``.
 
-2,000 messages (a system message, then alternating human and AI turns of prose, about 165k o200k tokens),
+2,000 messages (a system message, then alternating human and AI turns of prose, about 180k tokens as counted),
 trimmed into 8k and 64k with ``strategy="last"``, ``include_system=True``, ``start_on="human"``.  All three
 count with the same exact counter, a function over a list of messages (4 tokens per message plus tiktoken's
 o200k count of its text), a new function object each trial:
