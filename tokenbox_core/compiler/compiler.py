@@ -252,7 +252,7 @@ class ContextCompiler:
             timestamp=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             config_version=config.version,
             input_hash=digest,
-            output_hash=output_hash(assembled.messages, assembled.text, config.output, assembled.parts),
+            output_hash=output_hash(assembled.messages, assembled.text, config.output),
             total_tokens=total,
             section_allocations=summary,
             excluded_items=all_excluded,

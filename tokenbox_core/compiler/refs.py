@@ -33,12 +33,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from tokenbox_core.chat import items as _chat_items
-from tokenbox_core.compiler import compress as _compress
-from tokenbox_core.compiler import history as _history
-from tokenbox_core.compiler import pii as _pii
-from tokenbox_core.compiler import shingles as _shingles
-from tokenbox_core.compiler import trace as _trace
 from tokenbox_core.compiler.build import SectionPlan
 from tokenbox_core.compiler.config import CompilerConfig
 from tokenbox_core.compiler.inputs import Evidence, Memory
@@ -59,7 +53,6 @@ if TYPE_CHECKING:
 __all__ = [
     "Deduplication",
     "Reference",
-    "clear_caches",
     "compress_references",
     "dangling_references",
     "find_duplicates",
@@ -72,18 +65,6 @@ __all__ = [
 ]
 
 _SNIPPET_WORDS = 8
-
-
-def clear_caches() -> None:
-    """Forget every compiler memo: shingles, word ids, duplicate pairs, PII findings, escaped output pieces,
-    kept conversations and Token Boxes, the conversation engine's message Items (benchmarks measuring a cold
-    compile call this, with the count cache cleared)."""
-    _shingles.clear_caches()
-    _pii.clear_caches()
-    _trace.clear_caches()
-    _history.clear_caches()
-    _compress.clear_caches()
-    _chat_items.clear_caches()
 
 
 @dataclass(frozen=True)
