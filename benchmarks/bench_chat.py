@@ -41,7 +41,6 @@ def measure() -> dict[str, float]:
     import bench_langchain
 
     from tokenbox_core.chat import conversation_sections, fit_conversation
-    from tokenbox_core.chat import items as chat_items
     from tokenbox_core.tokens import COUNT_CACHE, get_counter
     from tokenbox_langchain.fit import neutral
 
@@ -56,7 +55,6 @@ def measure() -> dict[str, float]:
 
     def cold() -> None:
         COUNT_CACHE.clear()
-        chat_items.clear_caches()
 
     def cpu(fn: Callable[[], Any]) -> float:
         times = []

