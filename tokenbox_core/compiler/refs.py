@@ -38,6 +38,7 @@ from tokenbox_core.compiler.config import CompilerConfig
 from tokenbox_core.compiler.inputs import Evidence, Memory
 from tokenbox_core.compiler.render import evidence_tag
 from tokenbox_core.compiler.shingles import (
+    SketchCache,
     find_duplicates,
     find_exact_duplicates,
     jaccard,
@@ -138,10 +139,12 @@ def _segments(plans: Sequence[SectionPlan]) -> list[_Segment]:
     return out
 
 
-def _clusters(segments: list[_Segment], config: CompilerConfig) -> list[tuple[int, int, float]]:
+def _clusters(
+    segments: list[_Segment], config: CompilerConfig, cache: SketchCache | None
+) -> list[tuple[int, int, float]]:
     texts = [s.text for s in segments]
     if config.near_duplicates:
-        pairs = find_duplicates(texts, config.dedupe_threshold, config.shingle_size)
+        pairs = find_duplicates(texts, config.dedupe_threshold, config.shingle_size, cache)
     else:
         pairs = find_exact_duplicates(texts)
     if config.embedder is not None:
@@ -192,10 +195,13 @@ class Deduplication:
     clusters: tuple[tuple[tuple[str, str], ...], ...]
 
 
-def compress_references(plans: tuple[SectionPlan, ...], config: CompilerConfig, counter: TokenCounter) -> Deduplication:
-    """Replace later duplicates with pointers to their canonical instance (see the module docstring)."""
+def compress_references(
+    plans: tuple[SectionPlan, ...], config: CompilerConfig, counter: TokenCounter, cache: SketchCache | None = None
+) -> Deduplication:
+    """Replace later duplicates with pointers to their canonical instance (see the module docstring); ``cache``
+    keeps the texts' sketches for the next compile."""
     segments = _segments(plans)
-    pairs = _clusters(segments, config)
+    pairs = _clusters(segments, config, cache)
     if not pairs:
         return Deduplication(plans, (), ())
     similarity = {j: sim for _, j, sim in pairs}

@@ -10,7 +10,14 @@ from hypothesis import strategies as st
 
 from tokenbox_core import CompilerConfig, ContextCompiler
 from tokenbox_core.compiler import Memory
-from tokenbox_core.compiler.shingles import find_duplicates, find_exact_duplicates, jaccard, normalise, shingles
+from tokenbox_core.compiler.shingles import (
+    SketchCache,
+    find_duplicates,
+    find_exact_duplicates,
+    jaccard,
+    normalise,
+    shingles,
+)
 from tokenbox_core.errors import TokenBoxError
 
 from .conftest import evidence
@@ -134,3 +141,44 @@ def test_near_duplicates_setting_is_validated_and_hashed_only_when_off() -> None
         CompilerConfig(near_duplicates="no")  # type: ignore[arg-type]
     assert "near_duplicates" not in CompilerConfig().describe()
     assert CompilerConfig(near_duplicates=False).describe()["near_duplicates"] is False
+
+
+@given(corpora(), corpora(), st.sampled_from([0.3, 0.75, 1.0]), st.integers(1, 4))
+def test_a_sketch_cache_changes_no_pair(corpus: list[str], other: list[str], threshold: float, size: int) -> None:
+    """With a cache (cold, then warm, then over texts it partly holds) the pairs are those found without one."""
+    cache = SketchCache()
+    expected = find_duplicates(corpus, threshold, size)
+    assert find_duplicates(corpus, threshold, size, cache) == expected
+    assert find_duplicates(corpus, threshold, size, cache) == expected
+    mixed = corpus[: len(corpus) // 2] + other
+    assert find_duplicates(mixed, threshold, size, cache) == find_duplicates(mixed, threshold, size)
+
+
+def test_the_sketch_cache_is_keyed_by_content_and_bounded_in_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Equal texts share an entry whatever the object, the shingle size is part of the key, and the least
+    recently used entries go once the estimated bytes pass the bound."""
+    from tokenbox_core.compiler import shingles as module
+
+    made: list[tuple[int, ...]] = []
+    sketch = module._sketch
+    monkeypatch.setattr(module, "_sketch", lambda ids, size: made.append(ids) or sketch(ids, size))
+    cache = SketchCache()
+    text = "alpha beta gamma delta epsilon"
+    first = cache.sketch(text, 3)
+    assert cache.sketch("".join(list(text)), 3) is first and len(made) == 1  # another object, the same content
+    assert cache.sketch(text, 2) != first and len(cache) == 2
+    texts = [f"text number {n} " + " ".join(f"word{i}" for i in range(20)) for n in range(3)]  # 16-value sketches
+    two = SketchCache(max_bytes=2 * (module._ENTRY_BYTES + 16 * module._VALUE_BYTES))
+    two.sketch(texts[0], 3)
+    two.sketch(texts[1], 3)
+    two.sketch(texts[0], 3)  # used again: texts[1] is now the least recently used
+    two.sketch(texts[2], 3)
+    assert len(two) == 2 and two.held_bytes <= two.max_bytes
+    made.clear()
+    two.sketch(texts[0], 3)
+    two.sketch(texts[2], 3)
+    assert made == []  # both kept
+    two.sketch(texts[1], 3)
+    assert len(made) == 1  # evicted, sketched again
+    tiny = SketchCache(max_bytes=10)
+    assert tiny.sketch(text, 3) == first and len(tiny) == 0  # an entry larger than the whole bound is not kept
