@@ -70,6 +70,15 @@ def test_words_are_their_crc32_and_shingles_are_consecutive_words() -> None:
     assert shingles(" ,. ", 3) == frozenset()
 
 
+@given(st.text(st.sampled_from([*"aZ %.,!-'\t\n", "\x1c", "\x1f", "\x85", "\u00a0", "\u212a", "É", "ß", "\ud800"])))
+def test_word_ids_are_the_crc32_of_normalised_words_for_any_text(text: str) -> None:
+    """ASCII or not (separators, no-break spaces, a Kelvin sign that lower-cases to ASCII, lone surrogates), a
+    text's word ids are the CRC32 of the UTF-8 bytes of :func:`normalise`'s words."""
+    from tokenbox_core.compiler.shingles import _word_ids
+
+    assert _word_ids(text) == tuple(zlib.crc32(w.encode("utf-8", "surrogatepass")) for w in normalise(text))
+
+
 @given(corpora(), st.sampled_from([0.3, 0.5, 0.75, 0.9, 1.0]), st.integers(1, 4))
 def test_every_pair_is_a_verified_duplicate_of_an_earlier_text(corpus: list[str], threshold: float, size: int) -> None:
     """Each later text pairs at most once, with an earlier one: equal normalised words at 1.0, else a shingle
