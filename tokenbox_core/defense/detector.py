@@ -16,20 +16,25 @@ from dataclasses import dataclass
 from typing import Literal, Protocol, runtime_checkable
 
 from tokenbox_core.defense.analyzers import (
+    REVERSED_KEYWORDS,
     ROT13_KEYWORDS,
     decoded_blobs,
     exfiltration_urls,
     hidden_spans,
+    reversed_candidate,
     rot13_candidate,
 )
 from tokenbox_core.defense.homoglyphs import fold_mixed_words
 from tokenbox_core.defense.leet import leet_candidate
 from tokenbox_core.defense.lexicon import VERBS, find_overrides
+from tokenbox_core.defense.multilingual import MULTILINGUAL_RULES
 from tokenbox_core.defense.prefilter import Prefilter
 from tokenbox_core.defense.rules import CASED_RULES, RULES, Rule, discusses_attacks
+from tokenbox_core.defense.structure import STRUCTURE_RULES
 from tokenbox_core.defense.sanitize import detection_view
 
-__all__ = ["CompositeDetector", "Detection", "Finding", "HeuristicDetector", "InjectionDetector", "combine"]
+__all__ = ["DETECTOR_RULES", "CompositeDetector", "Detection", "Finding", "HeuristicDetector", "InjectionDetector",
+           "combine"]
 
 _SNIPPET = 80
 _PER_RULE = 3
@@ -44,6 +49,9 @@ _SMUGGLING = re.compile(f"[{_IN_WORD}\u202a-\u202e\u2066-\u2069\U000e0000-\U000e
 """Any character one of the three smuggling findings needs (one search: most text holds none)."""
 _NEGATED = re.compile(r"(?:\bdo not|\bdon't|\bnever|\bnot to|\bshould not|\bshouldn't|\bmust not)\s+$")
 _NEGATABLE = frozenset({"leak", "exfil_action"})
+DETECTOR_RULES: tuple[Rule, ...] = RULES + STRUCTURE_RULES + MULTILINGUAL_RULES
+"""Every rule over the case-folded view: stock phrases and forged markup, structures, other languages."""
+_ENCODED_PROBES = frozenset(ROT13_KEYWORDS + REVERSED_KEYWORDS)
 
 
 @dataclass(frozen=True)
@@ -205,7 +213,7 @@ class HeuristicDetector:
         self.quote_discount = quote_discount
         self.meta_discount = meta_discount
         self.max_depth = max_depth
-        self._rules = Prefilter(RULES, native=native, probes=VERBS + ROT13_KEYWORDS)
+        self._rules = Prefilter(DETECTOR_RULES, native=native, probes=VERBS + ROT13_KEYWORDS + REVERSED_KEYWORDS)
         self._cased = Prefilter(CASED_RULES, native=native)
 
     def __repr__(self) -> str:
@@ -242,7 +250,7 @@ class HeuristicDetector:
             findings.append(Finding("mixed_script", "homoglyph", 0.45 if mixed >= 3 else 0.3, f"{mixed} words", 0))
         # One pass finds every gate literal, override verb and rot13 keyword: only the rules it opens run.
         rules, probes = self._rules.scan(low)
-        verbs = [p for p in probes if p not in ROT13_KEYWORDS]
+        verbs = [p for p in probes if p not in _ENCODED_PROBES]
         for o in find_overrides(low, verbs)[:_PER_RULE] if verbs else ():
             weight = 0.6 if o.strong else (0.35 if o.text.isascii() else 0.5)
             findings.append(Finding("override_phrase", "override", discounted(True, o.start, weight),
@@ -268,11 +276,17 @@ class HeuristicDetector:
             inner = combine(self._scan(leet, depth + 1))
             if inner >= 0.3:
                 findings.append(Finding("leetspeak_instruction", "encoded", min(1.0, inner + 0.1), _snippet(leet), 0))
-        rot = rot13_candidate(view) if len(probes) - len(verbs) >= 2 else None
+        rot = rot13_candidate(view) if sum(p in ROT13_KEYWORDS for p in probes) >= 2 else None
         if rot is not None:
             inner = combine(self._scan(rot, depth + 1))
             if inner >= 0.3:
                 findings.append(Finding("rot13_instruction", "encoded", min(1.0, inner + 0.15), _snippet(rot), 0))
+        backwards = reversed_candidate(low) if sum(p in REVERSED_KEYWORDS for p in probes) >= 2 else None
+        if backwards is not None:
+            inner = combine(self._scan(backwards, depth + 1))
+            if inner >= 0.3:
+                findings.append(Finding("reversed_instruction", "encoded", min(1.0, inner + 0.15),
+                                        _snippet(backwards), 0))  # fmt: skip
         return findings
 
     @staticmethod

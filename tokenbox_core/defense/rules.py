@@ -260,7 +260,12 @@ META = re.compile(
     r"\bprompt injections?\b|\bjailbreaks\b|\ba (?:classic )?jailbreak\b|\bjailbreak (?:prompts?|attempts?)\b|"
     r"\bred[- ]team|\bpen-?test|\bpayloads?\b|\bcve-\d|\bowasp\b|\bresearchers\b|\bthreat model|"
     r"\b(?:security )?advisory\b|\bmitigations?\b|\bincident report|\bthe paper\b|\bdetector\b|\bsuch as\b|"
-    r"\bfor example\b|\be\.g\.|\bphrases? like\b|\bleakage\b|\bguardrail\b"
+    r"\bfor example\b|\be\.g\.|\bphrases? like\b|\bleakage\b|\bguardrail\b|"
+    # The same signs in the detector's other languages: "prompt injection", "for example".
+    r"inyección de (?:prompts?|instrucciones)|por ejemplo|injection de (?:prompts?|commandes)|par exemple|"
+    r"prompt-injektion|zum beispiel|injeção de prompts?|por exemplo|iniezione di prompt|ad esempio|"
+    r"инъекци\w* промпт\w*|промпт-инъекци|например|提示(?:词)?注入|例如|プロンプトインジェクション|例えば|"
+    r"프롬프트 인젝션|예를 들어|प्रॉम्प्ट इंजेक्शन|उदाहरण"
 )
 """Signs that a text discusses attacks rather than performing one."""
 
