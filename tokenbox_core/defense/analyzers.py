@@ -13,7 +13,15 @@ import binascii
 import codecs
 import re
 
-__all__ = ["REVERSED_KEYWORDS", "ROT13_KEYWORDS", "decoded_blobs", "exfiltration_urls", "hidden_spans", "reversed_candidate", "rot13_candidate"]
+__all__ = [
+    "REVERSED_KEYWORDS",
+    "ROT13_KEYWORDS",
+    "decoded_blobs",
+    "exfiltration_urls",
+    "hidden_spans",
+    "reversed_candidate",
+    "rot13_candidate",
+]
 
 _HIDDEN = re.compile(
     r"<!--(.*?)-->"

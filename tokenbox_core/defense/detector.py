@@ -30,8 +30,8 @@ from tokenbox_core.defense.lexicon import VERBS, find_overrides
 from tokenbox_core.defense.multilingual import MULTILINGUAL_RULES
 from tokenbox_core.defense.prefilter import Prefilter
 from tokenbox_core.defense.rules import CASED_RULES, RULES, Rule, discusses_attacks
-from tokenbox_core.defense.structure import STRUCTURE_RULES
 from tokenbox_core.defense.sanitize import detection_view
+from tokenbox_core.defense.structure import STRUCTURE_RULES
 
 __all__ = ["DETECTOR_RULES", "CompositeDetector", "Detection", "Finding", "HeuristicDetector", "InjectionDetector",
            "combine"]
@@ -52,6 +52,9 @@ _NEGATABLE = frozenset({"leak", "exfil_action"})
 DETECTOR_RULES: tuple[Rule, ...] = RULES + STRUCTURE_RULES + MULTILINGUAL_RULES
 """Every rule over the case-folded view: stock phrases and forged markup, structures, other languages."""
 _ENCODED_PROBES = frozenset(ROT13_KEYWORDS + REVERSED_KEYWORDS)
+_REQUESTS = frozenset({"output_directive", "output_format", "reply_language", "assistant_task"})
+"""Rules that read a request to the assistant ("translate your answer into French"): what a user asks in their
+own message, and an injection only inside data (any other source)."""
 
 
 @dataclass(frozen=True)
@@ -223,8 +226,10 @@ class HeuristicDetector:
         )
 
     def detect(self, text: str, source: str = "tool") -> Detection:
-        """Score ``text`` from source type ``source`` (the heuristic ignores the source)."""
+        """Score ``text`` from source type ``source``: a request to the assistant counts only outside ``"user"``."""
         findings = self._smuggling(text) + self._scan(detection_view(text), 0)
+        if source == "user":
+            findings = [f for f in findings if f.rule not in _REQUESTS]
         return Detection(combine(findings), tuple(findings), self.name)
 
     def _smuggling(self, raw: str) -> list[Finding]:

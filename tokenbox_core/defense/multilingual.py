@@ -9,6 +9,7 @@ Overrides ("olvida todo lo anterior") are the lexicon's
 (:mod:`~tokenbox_core.defense.lexicon`).  Patterns read the case-folded view.
 """
 
+# ruff: noqa: E501 - the patterns' CJK, Hangul and kana characters count double against the line length.
 from __future__ import annotations
 
 import re

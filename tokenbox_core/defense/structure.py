@@ -34,8 +34,9 @@ def _starts(*words: str) -> tuple[str, ...]:
 
 _OUTPUT = r"(?:final |whole |entire |next )?(?:response|reply|answer|message|output|summary|responses|replies|answers)"
 """What the reader of a document writes next: its response."""
-_OUTPUT_WORDS = _starts("your response", "your reply", "your answer", "your message", "your output", "your summary",
-                        "your final", "your whole", "your entire", "your next", "your replies", "your answers")  # fmt: skip
+_OUTPUT_WORDS = _starts("your response", "your reply", "your answer", "your message", "your output",
+                        "your summary", "your final", "your whole", "your entire", "your next", "your replies",
+                        "your answers")  # fmt: skip
 _SENTENCE_START = (
     r"(?:^|(?<=[.!?:;)\]*#>]) |(?<=[.!?:;]\t))[ \t*\-#>]*(?:(?:please|now|also|then|and|kindly),? )?"
     r"(?:(?:can|could|would|will) you (?:please )?)?"
@@ -61,7 +62,8 @@ STRUCTURE_RULES: tuple[Rule, ...] = (
           r"reverse|backwards?|rot ?13|caesar|cipher|pig latin|leetspeak|anagrams?|uppercase only)|backwards?|"
           r"in reverse)\b",
           _starts("reply", "respond", "answer", "write"),
-          _starts("base", "hex", "binary", "morse", "emoji", "reverse", "backward", "rot", "caesar", "cipher", "pig latin",
+          _starts("base", "hex", "binary", "morse", "emoji", "reverse", "backward", "rot", "caesar", "cipher",
+                  "pig latin",
                   "leetspeak", "anagram", "uppercase")),
     _rule("reply_language", "output", 0.5,
           r"(?:^|[.!?:;] |\n|\bcan you |\bcould you |\bplease )(?:reply|respond|answer|write back)(?: only)? in "
@@ -89,7 +91,8 @@ STRUCTURE_RULES: tuple[Rule, ...] = (
           r"\byour (?:only|sole|one|real|actual|true|new|next|primary) (?:remaining )?(?:task|job|goal|objective|"
           r"instruction|mission|purpose|priority)(?: now| from now on| here)? (?:is|will be|:)|\bstop[.!]+\s+(?:your )?"
           r"new (?:task|instructions?|objective)\b|\bnew instructions?\s*[#=\]*>:]",
-          _starts("your only", "your sole", "your one", "your real", "your actual", "your true", "your new", "your next",
+          _starts("your only", "your sole", "your one", "your real", "your actual", "your true", "your new",
+                  "your next",
                   "your primary", "stop", "new instruction")),
     _rule("real_user_claim", "authority", 0.5,
           r"\bthe (?:real|actual|true|original|legitimate|genuine) (?:user|account owner|owner|customer)(?: actually)? "
@@ -124,7 +127,8 @@ STRUCTURE_RULES: tuple[Rule, ...] = (
           r"(?:reading|processing|summari[sz]ing|parsing|reviewing|analy[sz]ing|screening)\b[^.!?\n]{0,40}?"
           r"\b(?:ai|model|assistant|agent|llm|bot|language model)\b|\bwhen(?:ever)? (?:an?|the|any|this) (?:ai|model|"
           r"assistant|agent|llm|bot|language model|chatbot) (?:reads|processes|summari[sz]es|sees|parses|reviews|"
-          r"analy[sz]es|gets)\b|\b(?:ai|model|assistant|agent|llm|bot|language model)s? (?:that |who |which )?(?:is |are )"
+          r"analy[sz]es|gets)\b|\b(?:ai|model|assistant|agent|llm|bot|language model)s? (?:that |who |which )?"
+          r"(?:is |are )"
           r"(?:reading|processing|summari[sz]ing|parsing|reviewing|analy[sz]ing) (?:this|these|the following)\b|"
           r"^\s*(?:ai|assistant|model|agent|llm|chatbot)\s*,\s*(?:this is|i am|here is|listen|attention|important)\b",
           _starts("whoever", "anyone", "anybody", "whatever", "whichever", "when", "ai", "model", "assistant", "agent",
@@ -145,7 +149,8 @@ STRUCTURE_RULES: tuple[Rule, ...] = (
     _rule("tool_directive", "tool_action", 0.35,
           r"\b(?:with|using|via|through|by calling|call|invoke|use) (?:the |your |its )?[`'\"]?[\w.-]+[`'\"]? "
           r"(?:tool|function|plugin|api|action)\b[^.!?\n]{0,60}?\b(?:to |and )?(?:delete|remove|transfer|send|forward|"
-          r"email|post|upload|pay|wire|wipe|drop|rm|exfiltrate|share)\b|\b(?:delete|remove|wipe|erase) (?:all )?(?:of )?"
+          r"email|post|upload|pay|wire|wipe|drop|rm|exfiltrate|share)\b|\b(?:delete|remove|wipe|erase) (?:all )?"
+          r"(?:of )?"
           r"the user'?s (?:files|data|emails|messages|account|repositor(?:y|ies))\b",
           _starts("with", "using", "via", "through", "by calling", "call", "invoke", "use", "delete", "remove", "wipe",
                   "erase")),
