@@ -28,7 +28,6 @@ module per step:
 from __future__ import annotations
 
 import functools
-import threading
 import time
 import uuid
 from collections.abc import Sequence
@@ -36,23 +35,19 @@ from typing import Any
 
 from tokenbox_core.budget import ContextBudget
 from tokenbox_core.errors import ContextCriticalOverflow, SectionError
-from tokenbox_core.layout import LaidOutSection, Layout
+from tokenbox_core.layout import Layout
 from tokenbox_core.logs import log_layout
-from tokenbox_core.sections import Section
+from tokenbox_core.sections import Section, validate_sections
 from tokenbox_core.tokens import PRIMING_TOKENS, TokenCounter, get_counter
 
-from .claim import expand
-from .compress import compress
-from .flow import claims, settle
+from .claim import claims, expand
+from .compress import compress, settle
 from .groups import enforce_groups, group_members, incomplete_groups
-from .incremental import Settled, relayout
 from .inputs import input_hash
 from .measure import Ruler
-from .memo import LayoutMemo, same_config
 from .refill import refill
-from .results import Results
-from .shape import Shape, new_shape, next_shape
-from .state import Mode
+from .results import results
+from .state import Mode, Slot
 from .totals import exact_total
 
 __all__ = ["TokenBox"]
@@ -107,66 +102,64 @@ class TokenBox:
             raise SectionError(f"strict must be True or False, got {strict!r}")
         self.strict = strict
         self._ruler = Ruler(self.counter, separator, mode)
-        self._results = Results(self._ruler)
-        self._memo = LayoutMemo()
-        self._shape: Shape | None = None  # the last layout's shape, patched by the next call (.shape)
-        self._settled: Settled | None = None  # the last layout's settled state (.incremental)
-        self._lock = threading.Lock()
-        self._incremental_hits = 0  # layouts the incremental path computed (tests, benchmarks)
 
     def __repr__(self) -> str:
         strict = ", strict=True" if self.strict else ""
         return f"TokenBox(budget={self.budget.max_tokens}, counter={self.counter.name!r}, mode={self.mode!r}{strict})"
 
     def layout(self, sections: Sequence[Section]) -> Layout:
-        """Lay out ``sections`` into the budget and return the :class:`Layout`.
-
-        A call whose inputs equal one of the box's last few calls returns
-        that call's decisions under a fresh trace id (:mod:`.memo`); a call
-        that edits a few sections of the previous one, or runs under a new
-        budget, is re-decided only where the change can reach
-        (:mod:`.incremental`) — both give exactly the layout a fresh box would.
-        """
+        """Lay out ``sections`` into the budget and return the :class:`Layout`."""
         started = time.perf_counter()
-        # the budget last: the incremental path takes a configuration that differs only there (config[:-1])
-        config = (self._ruler, self.counter, self.separator, self.mode, self.strict, self.config_version, self.budget)
-        if isinstance(sections, list | tuple) and self._memo:
-            remembered = self._memo.lookup(config, tuple(sections))
-            if remembered is not None:
-                log_layout(remembered)
-                return remembered
         ruler = self._ruler
-        seq = tuple(sections) if isinstance(sections, list | tuple) else None
-        shape = next_shape(self._shape, seq) if seq is not None else None
-        if shape is None:
-            shape = new_shape(sections)
-        self._shape = shape
-        checked = shape.sections
+        checked = validate_sections(sections)
+        slots = [Slot(section, i, section.shrink == 0) for i, section in enumerate(checked)]
+        groups = group_members(slots)  # also refuses a group across critical and flexible sections
+        ruler.measure(slots)
+
+        # fixed load: the critical sections, whole
+        critical = [s for s in slots if s.critical]
+        for slot in critical:
+            if slot.section.max_tokens is not None and slot.full_size > slot.section.max_tokens:
+                raise SectionError(
+                    f"critical section {slot.section.id!r} has {slot.full_size} tokens, over its max_tokens "
+                    f"({slot.section.max_tokens}); critical sections are never cut: raise max_tokens or give it "
+                    f"shrink > 0"
+                )
+        if self.mode == "messages":
+            fixed = PRIMING_TOKENS + sum(s.size for s in critical)
+        else:  # exact: the last critical section's separator is only paid if something follows it
+            fixed = exact_total(ruler, critical)
+        critical_ids = [s.section.id for s in critical]
         capacity = max(0, self.budget.max_tokens - self.budget.output_reserve - self.budget.reserved_tokens)
-        ruler.reach = capacity  # the most a section can receive: what a long one's measure encodes (fast_measure)
-        with self._lock:  # the settled state serves one call: a concurrent one takes the full path
-            prev, self._settled = self._settled, None
-        done = None
-        # the same configuration but perhaps the budget: the fixed load does not depend on it, the limits do
-        if (
-            prev is not None
-            and seq is not None
-            and prev.fixed <= capacity
-            and same_config(prev.config[:-1], config[:-1])
-        ):
-            limits = self._limits(prev.fixed)
-            done = relayout(ruler, self._results, prev, checked, shape.order, self.strict, config, limits)
-        if done is not None:  # issue 16: re-decided only where the edit reaches (.incremental)
-            laid_out, total, settled = done
-            self._incremental_hits += 1
-            fixed, limit_max, limit_target = settled.fixed, settled.limit_max, settled.limit_target
-            if total > limit_max or total > capacity:
-                raise ContextCriticalOverflow(capacity, total, settled.critical_ids)
-        else:
-            laid_out, total, settled = self._full(config, shape, capacity)
-            fixed, limit_max, limit_target = settled.fixed, settled.limit_max, settled.limit_target
+        if fixed > capacity:
+            raise ContextCriticalOverflow(capacity, fixed, critical_ids)
+        effective = self.budget.effective(pinned_tokens=fixed)
+        limit_max, limit_target = fixed + effective.max_tokens, fixed + effective.target_tokens
+
+        # claims in protection order, expansion into what is left
+        flexible = [s for s in slots if not s.critical]
+        order = sorted(flexible, key=lambda s: (s.section.priority, -s.section.shrink, s.index))  # lowest first
+        running = claims(ruler, order, fixed, limit_target)
+        expand(ruler, flexible, limit_target - running)
+
+        # compression, lowest first, until the exact total fits
+        estimate = fixed + sum(s.size for s in flexible if not s.dropped)
+        if estimate > limit_target:  # sizes carry their separators, so the sum is (nearly) exact
+            compress(ruler, order, estimate - limit_target)
+        exact = functools.partial(exact_total, ruler, slots)
+        total = settle(ruler, exact, order, limit_target)
+
+        # atomic groups across sections, then refill of the room left
+        if groups and enforce_groups(ruler, groups):
+            total = exact()
+        if not self.strict and total < limit_target:
+            blocked = incomplete_groups(groups) if groups else frozenset()
+            total = refill(ruler, exact, reversed(order), limit_target, blocked, total)
+        if total > limit_max or total > capacity:
+            raise ContextCriticalOverflow(capacity, total, critical_ids)
+
         result = Layout(
-            sections=laid_out,
+            sections=results(ruler, slots),
             total_tokens=total,
             budget=self.budget,
             max_tokens=limit_max,
@@ -182,64 +175,4 @@ class TokenBox:
             timestamp=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         )
         log_layout(result)  # one DEBUG line under the "tokenbox" logger (tokenbox_core.logs)
-        self._memo.remember(config, checked, result, shape.memo_safe)
-        if settled.keep:
-            with self._lock:
-                self._settled = settled
         return result
-
-    def _limits(self, fixed: int) -> tuple[int, int, int]:
-        """The fixed load and the most and the target a layout may reach above it under this box's budget."""
-        effective = self.budget.effective(pinned_tokens=fixed)
-        return fixed, fixed + effective.max_tokens, fixed + effective.target_tokens
-
-    def _full(
-        self, config: tuple[Any, ...], shape: Shape, capacity: int
-    ) -> tuple[tuple[LaidOutSection, ...], int, Settled]:
-        """The whole algorithm over every section: the records, the exact total and the state it leaves."""
-        ruler = self._ruler
-        checked = shape.sections
-        slots = ruler.new_slots(checked)
-        groups = group_members(slots)
-        critical = [s for s in slots if s.critical]
-        ruler.ensure_measured(critical)
-        for slot in critical:
-            if slot.section.max_tokens is not None and slot.full_size > slot.section.max_tokens:
-                raise SectionError(
-                    f"critical section {slot.section.id!r} has {slot.full_size} tokens, over its max_tokens "
-                    f"({slot.section.max_tokens}); critical sections are never cut: raise max_tokens or give it "
-                    f"shrink > 0"
-                )
-
-        if self.mode == "messages":
-            fixed = PRIMING_TOKENS + sum(s.size for s in critical)
-        else:  # exact: the last critical section's separator is only paid if something follows it
-            fixed = exact_total(ruler, critical)
-        critical_ids = [s.section.id for s in critical]
-        if fixed > capacity:
-            raise ContextCriticalOverflow(capacity, fixed, critical_ids)
-        fixed, limit_max, limit_target = self._limits(fixed)
-
-        flexible = [slots[i] for i in shape.flexible]
-        order = [slots[i] for i in shape.order]
-        running, stop = claims(ruler, order, fixed, limit_target)
-        expand(ruler, flexible, limit_target - running)
-
-        estimate = fixed + sum(s.size for s in flexible if not s.dropped)
-        if estimate > limit_target:  # sizes carry their separators, so the sum is (nearly) exact
-            compress(ruler, order, estimate - limit_target)
-        exact = functools.partial(exact_total, ruler, slots)
-        total = settle(ruler, exact, order, limit_target)
-        if groups and enforce_groups(ruler, groups):
-            total = exact_total(ruler, slots)
-        if not self.strict and total < limit_target:
-            blocked = incomplete_groups(groups) if groups else frozenset()
-            total = refill(ruler, exact, reversed(order), limit_target, blocked, total)
-        if total > limit_max or total > capacity:
-            raise ContextCriticalOverflow(capacity, total, critical_ids)
-
-        laid_out = self._results.results(slots)
-        limits = (fixed, limit_max, limit_target)
-        settled = Settled(config, shape.sections, shape.order, laid_out, critical, limits, stop, slots)
-        settled.keep = not groups
-        return laid_out, total, settled
