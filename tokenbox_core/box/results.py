@@ -24,12 +24,10 @@ def results(ruler: Ruler, slots: Sequence[Slot]) -> tuple[LaidOutSection, ...]:
 
 
 def outranked(ruler: Ruler, slot: Slot) -> LaidOutSection:
-    """The record of a section dropped before its claim: its whole size, the claim it would have made."""
+    """The record of a section dropped before its claim: its whole size and the claim it would have made."""
     section = slot.section
-    probe = Slot(section, slot.index, critical=False)
-    ruler.measure([probe])
-    removed = tuple(removed_record(probe, u, "section dropped") for u in probe.units)
-    claim(ruler, probe)
+    removed = tuple(removed_record(slot, u, "section dropped") for u in slot.units)  # all kept: never touched
+    claim(ruler, slot)  # the last use of the slot: its claim is only reported
     return LaidOutSection(
         id=section.id,
         status="dropped",
@@ -39,7 +37,7 @@ def outranked(ruler: Ruler, slot: Slot) -> LaidOutSection:
         grow=section.grow,
         min_tokens=section.min_tokens,
         full_tokens=slot.full_size,
-        base_tokens=probe.size,
+        base_tokens=slot.size,
         allocated_tokens=0,
         final_tokens=0,
         content="" if isinstance(section.content, str) else (),

@@ -48,8 +48,12 @@ _DECODE_CHUNK = 8_192
 def cut(counter: TiktokenCounter, text: str, limit: int, keep: Keep = "head") -> str:
     """``text`` cut to at most ``limit`` tokens, keeping ``keep`` (see the module docstring)."""
     limit = max(0, int(limit))
+    key = COUNT_CACHE.key(counter._cache_key, text)
+    known = COUNT_CACHE.get(key)
+    if known is not None and known <= limit:
+        return text
     ids = encode(counter, text)
-    COUNT_CACHE.put(COUNT_CACHE.key(counter._cache_key, text), len(ids))
+    COUNT_CACHE.put(key, len(ids))
     if len(ids) <= limit:
         return text
     k = limit
