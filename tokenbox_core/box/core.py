@@ -1,28 +1,31 @@
 """The Token Box: a deterministic layout of sections into a fixed budget.
 
-The algorithm (the Token Box Model, ``docs/concepts.md#the-token-box``), one
-module per step:
+:meth:`TokenBox.layout` is the algorithm (the Token Box Model,
+``docs/concepts.md#the-token-box``), one step after another, each in a module
+of its own:
 
-1. **Measure** every section with the declared counter (:mod:`.measure`).
-   A section's size includes the separator that follows it, so sizes add up
-   exactly wherever a join cannot change a count; the emitted total is
-   re-counted at the end (:mod:`.totals`).
-2. **Fixed load**: critical sections (``shrink == 0``) are kept whole.  If they
+1. **Validate** the sections (unique ids; a group may not span critical and
+   flexible sections, :mod:`.groups`).
+2. **Measure** every section in one pass (:mod:`.measure`).  A section's size
+   includes the separator that follows it, so sizes nearly add up; what is
+   emitted is re-counted (:mod:`.totals`), since BPE can merge across a join.
+3. **Fixed load**: critical sections (``shrink == 0``) are kept whole.  If they
    alone exceed the capacity (``max_tokens - output_reserve - reserved``),
    :class:`~tokenbox_core.errors.ContextCriticalOverflow` is raised.  The
    flexible budget is Cupel's effective budget with the critical load as
    the pinned tokens.
-3. **Claims** and **expansion** (:mod:`.claim`): each flexible section claims
-   ``min(basis, content, max_tokens)``; free space goes to ``grow > 0``.
-4. **Compression** (:mod:`.compress`): while over the target, flexible
-   sections are visited in (priority ASC, shrink DESC, declaration order):
-   lenses, then a cut of exactly ``min(deficit, size - min)``, then a drop.
-   The output is re-counted exactly; if BPE merges at the joins left it over
-   the target, compression continues.  An atomic group that lost a member in
-   one section loses its members in the others (:mod:`.groups`).
-5. **Refill** (:mod:`.refill`): what compression took is re-admitted, in
+4. **Claims** and **expansion** (:mod:`.claim`): each flexible section claims
+   ``min(basis, content, max_tokens)`` in protection order (priority DESC,
+   shrink ASC, the later declaration first); free space goes to ``grow > 0``.
+5. **Compression** (:mod:`.compress`): while over the target, flexible
+   sections are visited in the reverse order: lenses, then a cut of exactly
+   ``min(deficit, size - min)``, then a drop; the output is re-counted and
+   compression continues while BPE merges at the joins leave it over.
+6. **Groups** (:mod:`.groups`): an atomic group that lost a member in one
+   section loses its members in the others.
+7. **Refill** (:mod:`.refill`): what compression took is re-admitted, in
    protection order, into the room that is left (not with ``strict=True``).
-6. **Results** (:mod:`.results`): one record per section, in declaration order.
+8. **Results** (:mod:`.results`): one record per section, in declaration order.
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ from tokenbox_core.errors import ContextCriticalOverflow, SectionError
 from tokenbox_core.layout import Layout
 from tokenbox_core.logs import log_layout
 from tokenbox_core.sections import Section, validate_sections
-from tokenbox_core.tokens import PRIMING_TOKENS, TokenCounter, get_counter
+from tokenbox_core.tokens import TokenCounter, get_counter
 
 from .claim import claims, expand
 from .compress import compress, settle
@@ -101,22 +104,23 @@ class TokenBox:
         if not isinstance(strict, bool):
             raise SectionError(f"strict must be True or False, got {strict!r}")
         self.strict = strict
-        self._ruler = Ruler(self.counter, separator, mode)
 
     def __repr__(self) -> str:
         strict = ", strict=True" if self.strict else ""
         return f"TokenBox(budget={self.budget.max_tokens}, counter={self.counter.name!r}, mode={self.mode!r}{strict})"
 
     def layout(self, sections: Sequence[Section]) -> Layout:
-        """Lay out ``sections`` into the budget and return the :class:`Layout`."""
+        """Lay out ``sections`` into the budget and return the :class:`Layout` (the steps of the module docstring)."""
         started = time.perf_counter()
-        ruler = self._ruler
+        ruler = Ruler(self.counter, self.separator, self.mode)
+
+        # 1. validate, 2. measure
         checked = validate_sections(sections)
         slots = [Slot(section, i, section.shrink == 0) for i, section in enumerate(checked)]
-        groups = group_members(slots)  # also refuses a group across critical and flexible sections
+        groups = group_members(slots)
         ruler.measure(slots)
 
-        # fixed load: the critical sections, whole
+        # 3. the fixed load: the critical sections, whole
         critical = [s for s in slots if s.critical]
         for slot in critical:
             if slot.section.max_tokens is not None and slot.full_size > slot.section.max_tokens:
@@ -125,10 +129,7 @@ class TokenBox:
                     f"({slot.section.max_tokens}); critical sections are never cut: raise max_tokens or give it "
                     f"shrink > 0"
                 )
-        if self.mode == "messages":
-            fixed = PRIMING_TOKENS + sum(s.size for s in critical)
-        else:  # exact: the last critical section's separator is only paid if something follows it
-            fixed = exact_total(ruler, critical)
+        fixed = exact_total(ruler, critical)  # the last one's separator is only paid if something follows it
         critical_ids = [s.section.id for s in critical]
         capacity = max(0, self.budget.max_tokens - self.budget.output_reserve - self.budget.reserved_tokens)
         if fixed > capacity:
@@ -136,20 +137,20 @@ class TokenBox:
         effective = self.budget.effective(pinned_tokens=fixed)
         limit_max, limit_target = fixed + effective.max_tokens, fixed + effective.target_tokens
 
-        # claims in protection order, expansion into what is left
+        # 4. claims in protection order, expansion into what is left
         flexible = [s for s in slots if not s.critical]
         order = sorted(flexible, key=lambda s: (s.section.priority, -s.section.shrink, s.index))  # lowest first
         running = claims(ruler, order, fixed, limit_target)
         expand(ruler, flexible, limit_target - running)
 
-        # compression, lowest first, until the exact total fits
+        # 5. compression, lowest first, until the exact total fits
         estimate = fixed + sum(s.size for s in flexible if not s.dropped)
         if estimate > limit_target:  # sizes carry their separators, so the sum is (nearly) exact
             compress(ruler, order, estimate - limit_target)
         exact = functools.partial(exact_total, ruler, slots)
         total = settle(ruler, exact, order, limit_target)
 
-        # atomic groups across sections, then refill of the room left
+        # 6. atomic groups across sections, 7. refill of the room left
         if groups and enforce_groups(ruler, groups):
             total = exact()
         if not self.strict and total < limit_target:
@@ -158,6 +159,7 @@ class TokenBox:
         if total > limit_max or total > capacity:
             raise ContextCriticalOverflow(capacity, total, critical_ids)
 
+        # 8. the records
         result = Layout(
             sections=results(ruler, slots),
             total_tokens=total,
