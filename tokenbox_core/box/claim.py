@@ -1,4 +1,4 @@
-"""Steps 2–3, claims and expansion (Token Box step 3, ``docs/concepts.md#the-token-box``).
+"""Step 4, claims and expansion (``docs/concepts.md#the-token-box``).
 
 Each flexible section claims ``min(basis, content, max_tokens)``; a section
 capped by ``max_tokens`` is compressed (lenses) before it is cut.  Free space

@@ -1,4 +1,4 @@
-"""Step 4, compression: lenses, cuts, eviction and drops (Token Box step 4, ``docs/concepts.md#the-token-box``).
+"""Step 5, compression: lenses, cuts, eviction and drops (``docs/concepts.md#the-token-box``).
 
 Over budget, flexible sections are visited in (priority ASC, shrink DESC,
 declaration order).  Each gets its lens pipeline, then is truncated by

@@ -1,4 +1,4 @@
-"""The core rule for atomic groups across sections (``docs/concepts.md#sections-and-items``, issue 10 item 3).
+"""Step 6, atomic groups across sections (``docs/concepts.md#sections-and-items``).
 
 Within a list section an ``Item.group`` is evicted whole.  A group whose
 members sit in several sections — an assistant tool call in one history run

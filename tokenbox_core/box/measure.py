@@ -1,4 +1,4 @@
-"""Step 1, measuring: every section's size, its units and the sizes every other step relies on.
+"""Step 2, measuring: every section's size, its units and the sizes every other step relies on.
 
 A section's size includes the separator that follows it (text mode) or its
 message overhead (messages mode), so sizes add up wherever a join cannot

@@ -1,4 +1,4 @@
-"""Step 5, refill: give back what compression took once room is left (``docs/concepts.md#the-token-box``).
+"""Step 7, refill: give back what compression took once room is left (``docs/concepts.md#the-token-box``).
 
 The seed's compression loop visits sections lowest first and stops when the
 deficit is gone, so a section dropped early stays dropped even when a later

@@ -1,4 +1,4 @@
-"""Step 6, results: each slot becomes a :class:`~tokenbox_core.layout.LaidOutSection`."""
+"""Step 8, results: each slot becomes a :class:`~tokenbox_core.layout.LaidOutSection`."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Step 1, measuring (continued): the exact count of what a layout emits.
+"""Step 2, measuring (continued): the exact count of what a layout emits.
 
 Sizes carry their separators, so their sum is nearly the total; but BPE can
 merge across a join, so what a layout emits is re-counted: the emitted
