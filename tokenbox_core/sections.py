@@ -310,11 +310,6 @@ class Section:
             raise SectionError(f"{owner}: metadata must be a mapping")
         object.__setattr__(self, "metadata", FrozenDict(dict(self.metadata)))
 
-    def __getstate__(self) -> dict[str, Any]:
-        state = dict(self.__dict__)
-        state.pop("_tokenbox_memo", None)  # a Token Box's measurements stay in this process
-        return state
-
     @property
     def critical(self) -> bool:
         """``shrink == 0``: never compressed, truncated or dropped."""

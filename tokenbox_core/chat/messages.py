@@ -22,7 +22,6 @@ from tokenbox_core.tokens import (
     TOKENS_PER_MESSAGE,
     TokenCounter,
     content_text,
-    count_many,
     get_counter,
     message_token_count,
 )
@@ -216,7 +215,7 @@ class ChatCounter:
                     if type(content) is str and not (m.get("name") or m.get("tool_calls") or m.get("tool_call_id")):
                         plain.append((i, m.get("role") or "", content))
                 texts = [c for _, _, c in plain if c]
-                counts = iter(count_many(core, texts)) if texts else iter(())
+                counts = iter([core.count(t) for t in texts])
                 roles: dict[str, int] = {}
                 out: dict[int, int] = {}
                 for i, role, content in plain:
@@ -271,7 +270,7 @@ class ChatCounter:
 
     def sizes(self, messages: Sequence[Mapping[str, Any]], indices: Iterable[int]) -> dict[int, int]:
         """``{i: size(messages[i], i)}`` for ``indices``, in their order: with a core counter the plain text
-        messages' texts are counted in one batch (``count_many``) and each role once; the others, and
+        messages' texts are counted in one batch and each role once; the others, and
         everything when the batch raises (so the first failing message raises what it always did), one by
         one."""
         order = list(indices)

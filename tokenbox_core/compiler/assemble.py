@@ -62,11 +62,10 @@ class Assembled:
     turn_start: int | None = None  # cache-aware: index of the first message of the turn part
 
     def count(self, counter: TokenCounter, output: str) -> int:
-        """The exact size of the output as sent, re-using cached piece counts where joins are neutral."""
-        concat = getattr(counter, "count_concat", None)
+        """The exact size of the output as sent."""
 
         def joined(pieces: Sequence[str]) -> int:
-            return int(concat(pieces)) if concat is not None else counter.count("".join(pieces))
+            return counter.count("".join(pieces))
 
         if output == "text":
             return joined(self.text_parts) if self.text_parts else counter.count(self.text)

@@ -25,7 +25,7 @@ from tokenbox_core.compiler.collect import Candidates
 from tokenbox_core.compiler.config import CompilerConfig, RankingWeights
 from tokenbox_core.compiler.filter import tool_relevance
 from tokenbox_core.compiler.render import evidence_content, memory_content
-from tokenbox_core.sections import Item, Section
+from tokenbox_core.sections import Item
 from tokenbox_core.select import (
     CompositeScorer,
     DecayScorer,
@@ -35,7 +35,6 @@ from tokenbox_core.select import (
 )
 from tokenbox_core.select.scorers import Scorer
 from tokenbox_core.tokens import TokenCounter
-from tokenbox_core.tokens.fast_tail import count_apart
 
 __all__ = ["Ranked", "composite_scores", "rank_candidates"]
 
@@ -43,7 +42,6 @@ T = TypeVar("T")
 _AUTHORITY = "tokenbox:authority"
 _UTILITY = "tokenbox:utility"
 _TOKENS = "tokenbox:tokens"
-_ITEM_SEPARATOR = Section("s", []).item_separator  # what the Token Box appends to a list item it measures
 
 
 @dataclass(frozen=True)
@@ -100,8 +98,7 @@ def _row(
     timestamp: datetime | None,
     utility: float | None = None,
 ) -> Item:
-    # Build lays each text out as an item of a list section: the Token Box will look up text + separator.
-    metadata: dict[str, Any] = {_TOKENS: count_apart(counter, text, _ITEM_SEPARATOR)}
+    metadata: dict[str, Any] = {_TOKENS: counter.count(text)}
     if authority is not None:
         metadata[_AUTHORITY] = authority
     if utility is not None:
