@@ -32,7 +32,6 @@ give it much less (``--budget 2400``) and the tool schemas are compressed.
 
 from __future__ import annotations
 
-import functools
 import json
 from importlib import resources
 from typing import Any
@@ -66,7 +65,6 @@ DEMO_OUTPUT_RESERVE = 1_024
 # --------------------------------------------------------------------------- data
 
 
-@functools.cache
 def _data() -> dict[str, Any]:
     """The demo's text (policy, task, tool schemas, documents, memories), shipped as package data."""
     text = resources.files("tokenbox_core").joinpath("demo_data.json").read_text(encoding="utf-8")

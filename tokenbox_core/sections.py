@@ -14,7 +14,6 @@ Both classes validate at construction and raise
 
 from __future__ import annotations
 
-import functools
 import math
 import string
 from collections.abc import Callable, Mapping, Sequence
@@ -52,13 +51,11 @@ def check_marker_template(owner: str, template: str) -> None:
     ``{0}``), attribute or index access (``{ids.__class__}``, ``{ids[0]}``),
     nested fields and unbalanced braces.
     """
-    # short templates (all real ones) are checked once per process: 512 entries of at most 200 characters
-    problem = _template_problem(template) if len(template) <= 200 else _template_problem.__wrapped__(template)
+    problem = _template_problem(template)
     if problem is not None:
         raise SectionError(f"{owner}: omission_marker template {template!r} {problem}")
 
 
-@functools.lru_cache(maxsize=512)
 def _template_problem(template: str) -> str | None:
     """What is wrong with a template, or ``None``."""
     try:
