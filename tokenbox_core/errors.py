@@ -16,6 +16,11 @@
     ├── SecurityError                defensive compilation refused an input or a compile
     └── SpecError (ValueError)       a layout spec file that cannot be read or is invalid
 
+Warnings (``warnings.warn``), shown on stderr by Python's default filter::
+
+    TokenBoxWarning (UserWarning)
+    └── UnknownModelWarning          a model name TokenBox does not know: counted with a fallback encoding
+
 Every message names the numbers involved and how to fix the problem.  Errors
 raised by dependencies (tiktoken, pydantic) are mapped onto this tree with
 ``raise ... from exc`` and never leak.
@@ -38,7 +43,9 @@ __all__ = [
     "SelectionError",
     "SpecError",
     "TokenBoxError",
+    "TokenBoxWarning",
     "TokenizerUnavailable",
+    "UnknownModelWarning",
 ]
 
 
@@ -146,3 +153,11 @@ class SecurityError(TokenBoxError):
 
 class OutputFormError(TokenBoxError):
     """A layout was asked for an output form it was not sized for (``Layout.messages`` of a text-mode layout)."""
+
+
+class TokenBoxWarning(UserWarning):
+    """The base of TokenBox's warnings: something a result depends on was assumed, and how to avoid it."""
+
+
+class UnknownModelWarning(TokenBoxWarning):
+    """A model name TokenBox does not know: counts use a fallback encoding and window (with a did-you-mean)."""

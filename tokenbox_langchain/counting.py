@@ -259,9 +259,11 @@ def check_counter_name(name: str) -> str:
         return name
     except KeyError:
         pass
-    known = [*_SHORTCUTS, *encodings, *MODEL_CONTEXT_WINDOWS]
-    close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
-    hint = f" Did you mean {close[0]!r}?" if close else ""
+    from tokenbox_core.models.registry import suggest_model
+
+    close = difflib.get_close_matches(name, [*_SHORTCUTS, *encodings], n=1, cutoff=0.8)  # a near-exact shortcut
+    suggestion = close[0] if close else suggest_model(name)  # else a model name: 'gpt4o' is 'gpt-4o', not 'gpt2'
+    hint = f" Did you mean {suggestion!r}?" if suggestion else ""
     raise InvalidCounter(
         f"Invalid token_counter shortcut {name!r}.{hint} Use 'approximate' (LangChain's shortcut), 'bytes', "
         f"'whitespace', a tiktoken encoding ({', '.join(encodings)}), a model name tiktoken knows ('gpt-4o', "
