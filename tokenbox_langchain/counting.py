@@ -38,7 +38,7 @@ from typing import Any, Union
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.messages.utils import count_tokens_approximately
 
-from tokenbox_core import CounterError, TokenCounter, get_counter
+from tokenbox_core import CounterError, TokenBoxError, TokenCounter, get_counter
 from tokenbox_core.tokens import PRIMING_TOKENS, content_text, message_token_count
 from tokenbox_langchain._cache import BytesLRU
 
@@ -369,7 +369,7 @@ class MessageCounter:
         """The counter on one message; what it raises becomes a CounterError naming it (issue 10 item 9)."""
         try:
             return self._one(message)
-        except CounterError:
+        except TokenBoxError:  # the core's own errors (a lone surrogate: InvalidTextError) already say the fix
             raise
         except Exception as exc:
             raise CounterError(
