@@ -170,7 +170,8 @@ class ContextCompiler:
         if defense is not None and hasattr(defense, "finish"):  # phase 4 of Algorithm 6.6, then `.defense`
             result = defense.finish(result)
         if config.overflow_policy == "paginate" and _paged_out(compressed):
-            result = replace(result, pages=self._paginate(filtered, result))
+            pages = self._paginate(filtered, result)
+            result = replace(pages[0], pages=pages)  # the returned context is page 1 of len(pages), and says so
         return result
 
     def _history_allocation(self, plans: tuple[SectionPlan, ...]) -> int:
