@@ -256,7 +256,10 @@ def cmd_diff(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def cmd_schema(args: argparse.Namespace, out: TextIO) -> int:
-    from tokenbox_core.spec import spec_json_schema
+    if getattr(args, "compile", False):
+        from tokenbox_core.compiler.command import compile_spec_json_schema as schema
+    else:
+        from tokenbox_core.spec import spec_json_schema as schema
 
-    out.write(json.dumps(spec_json_schema(), indent=2, ensure_ascii=False) + "\n")
+    out.write(json.dumps(schema(), indent=2, ensure_ascii=False) + "\n")
     return EXIT_OK

@@ -146,13 +146,14 @@ def build_parser() -> argparse.ArgumentParser:
     diff.add_argument("--json", action="store_true", help="print the diff as JSON")
     diff.add_argument("--html", metavar="FILE", help="also write the diff as HTML to FILE")
 
-    commands.add_parser(
+    schema = commands.add_parser(
         "schema",
         help="print the JSON Schema of the spec format",
-        description="Print the JSON Schema of the layout spec format. Save it (tokenbox schema > "
-        'tokenbox-spec.schema.json) and point your editor at it, or name it in a spec\'s "$schema" key, for '
-        "completion and checking while you write specs.",
+        description="Print the JSON Schema of the layout spec format (--compile: of the compile spec format). Save "
+        'it (tokenbox schema > tokenbox-spec.schema.json) and point your editor at it, or name it in a spec\'s '
+        '"$schema" key, for completion and checking while you write specs.',
     )
+    schema.add_argument("--compile", action="store_true", help="the compile spec format (tokenbox compile)")
     from tokenbox_core.compiler.command import add_compile_command  # compiler hook (ported at the media merge)
 
     add_compile_command(commands)  # `tokenbox compile SPEC` lives in tokenbox_core.compiler.command
