@@ -88,7 +88,7 @@ def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
         f"documents, 60 messages with tool calls, a scratchpad, the task)\nlaid out as chat messages into "
         f"{budget.max_tokens:,} {DEMO_MODEL} tokens with {budget.output_reserve:,} reserved for the answer.\n\n"
     )
-    out.write(layout.explain() + "\n\n")
+    out.write(layout.explain(all=args.all) + "\n\n")
     out.write(
         "Try: tokenbox demo --budget 16384 (documents expand) · tokenbox demo --budget 2400 (tool schemas "
         "compressed)\n     tokenbox demo --html layout.html (visual report) · tokenbox demo --messages (the context)\n"
@@ -109,7 +109,7 @@ def cmd_layout(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.json:
         out.write(layout.to_json(indent=2) + "\n")
     else:
-        out.write(layout.explain() + "\n")
+        out.write(layout.explain(all=getattr(args, "all", False)) + "\n")
         if args.html:
             out.write(f"wrote {args.html}\n")
     return EXIT_OK

@@ -77,6 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--json", action="store_true", help="print the layout as JSON instead of the table")
     demo.add_argument("--messages", action="store_true", help="print the laid-out chat messages as JSON")
     demo.add_argument("--html", metavar="FILE", help="also write the visual HTML report to FILE")
+    demo.add_argument("--all", action="store_true", help="list every removed item (default: the first few lines)")
 
     layout = commands.add_parser(
         "layout",
@@ -89,6 +90,7 @@ def build_parser() -> argparse.ArgumentParser:
     layout.add_argument("spec", metavar="SPEC", help="a .json or .toml spec, or a .jsonl file of specs")
     layout.add_argument("--json", action="store_true", help="print the layout as JSON (batch: one object per line)")
     layout.add_argument("--html", metavar="FILE", help="also write the visual HTML report to FILE (one spec only)")
+    layout.add_argument("--all", action="store_true", help="list every removed item (default: the first few lines)")
     layout.add_argument(
         "--jobs",
         "-j",
