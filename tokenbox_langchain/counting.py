@@ -19,37 +19,32 @@ first from its resolved type hints (string annotations included), then, for
 lambdas and un-annotated functions, by calling it on an empty list (a list
 counter returns an int; a per-message counter raises).
 
-Sizes are memoised per counter by a key built from everything a counter can
-see in a message (type, content, name, id, tool calls, extra kwargs), so a
-warm history is never re-counted.
+Nothing is memoised here: the core's count cache (keyed by text) already
+spares a tiktoken counter re-encoding a message it has seen, and a user's
+counter is called once per message of each fit.
 """
 
 from __future__ import annotations
 
 import collections.abc
 import inspect
-import threading
 import types
 import typing
-import weakref
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Union
 
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.messages.utils import count_tokens_approximately
 
 from tokenbox_core import CounterError, TokenBoxError, TokenCounter, get_counter
 from tokenbox_core.tokens import PRIMING_TOKENS, content_text, message_token_count
-from tokenbox_langchain._cache import BytesLRU
 
 __all__ = [
     "CounterSpec",
     "MessageCounter",
     "InvalidCounter",
     "check_counter_name",
-    "clear_caches",
     "content_text",
-    "message_key",
     "openai_role",
     "takes_one_message",
 ]
@@ -59,8 +54,6 @@ CounterSpec = Union[str, TokenCounter, Callable[..., int], Any]  # noqa: UP007 -
 LangChain model, or a callable over a list of messages or over one message."""
 
 _ROLES = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool", "function": "function"}
-_CACHE_BYTES = 16_000_000
-"""Bytes each counter's size cache may hold (about 80,000 messages: keys are hashes, values ints)."""
 
 
 def openai_role(message: BaseMessage) -> str:
@@ -72,83 +65,6 @@ def openai_role(message: BaseMessage) -> str:
     if kind == "chat":
         return str(getattr(message, "role", "chat"))
     return _ROLES.get(kind, kind)
-
-
-_NO_KWARGS = (hash(""), 0)
-"""The kwargs part of a key for a message without extra kwargs."""
-
-
-def message_key(message: BaseMessage) -> Hashable:
-    """A small key covering everything a counter can look at in ``message`` (type, content, name, id, tool
-    calls, extra kwargs): texts enter it as their hash and length, so a cache keyed by it never keeps a
-    message's content alive (issue 10 item 15).  ``str`` caches its own hash, so a warm key costs little."""
-    cls = type(message)
-    if cls is HumanMessage or cls is AIMessage:  # the common case, from the model's fields: the same key
-        f = message.__dict__
-        content = f["content"]
-        calls = f["tool_calls"] if cls is AIMessage else None
-        kwargs = f["additional_kwargs"]
-        if type(content) is str and not calls and not kwargs:
-            return (cls.__qualname__, hash(content), len(content), f["name"], f["id"], None, _NO_KWARGS)
-    content = message.content
-    text = content if isinstance(content, str) else repr(content)
-    extra: Any = None
-    kind = message.type
-    if kind == "ai":
-        calls = getattr(message, "tool_calls", None)
-        extra = repr(calls) if calls else None
-    elif kind == "tool":
-        extra = getattr(message, "tool_call_id", None)
-    elif kind == "chat":
-        extra = getattr(message, "role", None)
-    kwargs = message.additional_kwargs
-    more = repr(kwargs) if kwargs else ""
-    return (
-        type(message).__qualname__,
-        hash(text),
-        len(text),
-        message.name,
-        message.id,
-        None if extra is None else (hash(extra), len(extra)),
-        (hash(more), len(more)),
-    )
-
-
-class _SizeCache(BytesLRU[int]):
-    """The message sizes of one counter, by :func:`message_key`, bounded by bytes."""
-
-    def __init__(self, max_bytes: int = _CACHE_BYTES) -> None:
-        super().__init__(max_bytes)
-
-
-_NAMED_CACHES: dict[str, _SizeCache] = {}
-_OBJECT_CACHES: weakref.WeakKeyDictionary[Any, _SizeCache] = weakref.WeakKeyDictionary()
-_CACHES_LOCK = threading.Lock()
-
-
-def _cache_for(owner: Any) -> _SizeCache:
-    """The shared size cache of a counter: by name for names, by (weak) identity for objects.
-
-    Objects that cannot be weakly referenced (builtins such as ``len``) get a
-    private cache: sharing it by ``id`` would be unsafe once the object dies.
-    """
-    with _CACHES_LOCK:
-        if isinstance(owner, str):
-            return _NAMED_CACHES.setdefault(owner, _SizeCache())
-        try:
-            cache = _OBJECT_CACHES.get(owner)
-            if cache is None:
-                cache = _OBJECT_CACHES[owner] = _SizeCache()
-            return cache
-        except TypeError:
-            return _SizeCache()
-
-
-def clear_caches() -> None:
-    """Forget every memoised message size (benchmarks use this for cold runs)."""
-    with _CACHES_LOCK:
-        for cache in [*_NAMED_CACHES.values(), *_OBJECT_CACHES.values()]:
-            cache.clear()
 
 
 def _first_param_annotation(fn: Callable[..., Any]) -> Any:
@@ -212,24 +128,6 @@ def takes_one_message(fn: Callable[..., Any]) -> bool:
     return isinstance(value, bool) or not isinstance(value, int)
 
 
-_SHAPES: weakref.WeakKeyDictionary[Any, bool] = weakref.WeakKeyDictionary()
-
-
-def _takes_one(fn: Callable[..., Any]) -> bool:
-    """:func:`takes_one_message`, remembered per counter object (it resolves type hints or calls ``fn([])``:
-    a few hundred microseconds a call, paid once per counter instead of once per trim)."""
-    try:
-        with _CACHES_LOCK:
-            known = _SHAPES.get(fn)
-    except TypeError:  # not weakly referable or not hashable: decided every time
-        return takes_one_message(fn)
-    if known is None:
-        known = takes_one_message(fn)
-        with _CACHES_LOCK:
-            _SHAPES[fn] = known
-    return known
-
-
 class InvalidCounter(CounterError, ValueError):
     """A counter string that names no counter, or a value that is no counter: a ``ValueError``, as LangChain
     raises for an unknown ``token_counter`` (issue 10 item 11)."""
@@ -280,7 +178,7 @@ def _checked(value: Any, owner: str) -> int:
 
 
 class MessageCounter:
-    """Per-message sizes for any counter shape, memoised (see the module docstring).
+    """Per-message sizes for any counter shape (see the module docstring).
 
     Attributes:
         name: a readable name for reports.
@@ -299,7 +197,6 @@ class MessageCounter:
             self.name = "approximate (langchain)"
             self.base = 0
             self._one = _approximate_one
-            self._cache = _cache_for("langchain:approximate")
         elif isinstance(spec, str | TokenCounter):
             core = get_counter(check_counter_name(spec) if isinstance(spec, str) else spec)
             self.core = core
@@ -307,23 +204,20 @@ class MessageCounter:
             self.base = PRIMING_TOKENS
             self.exact_chat = True
             self._one = self._chat_size
-            self._cache = _cache_for(f"chat:{core.name}") if isinstance(spec, str) else _cache_for(core)
         elif hasattr(spec, "get_num_tokens_from_messages"):
             model = spec
             self.name = f"{type(model).__name__}.get_num_tokens_from_messages"
             fn = model.get_num_tokens_from_messages
             self.base = _checked(fn([]), self.name)
             self._one = self._list_one(fn)
-            self._cache = _cache_for(model)
         elif callable(spec):
             self.name = getattr(spec, "__qualname__", None) or type(spec).__name__
-            if _takes_one(spec):
+            if takes_one_message(spec):
                 self.base = 0
                 self._one = spec
             else:
                 self.base = _checked(spec([]), self.name)
                 self._one = self._list_one(spec)
-            self._cache = _cache_for(spec)
         else:
             raise InvalidCounter(
                 f"'token_counter' expected to be a model that implements 'get_num_tokens_from_messages()' or a "
@@ -357,13 +251,8 @@ class MessageCounter:
         return one
 
     def size(self, message: BaseMessage) -> int:
-        """The tokens ``message`` adds to a list (memoised)."""
-        key = message_key(message)
-        value = self._cache.get(key)
-        if value is None:
-            value = _checked(self._call(message), self.name)
-            self._cache.put(key, value)
-        return value
+        """The tokens ``message`` adds to a list."""
+        return _checked(self._call(message), self.name)
 
     def _call(self, message: BaseMessage) -> Any:
         """The counter on one message; what it raises becomes a CounterError naming it (issue 10 item 9)."""

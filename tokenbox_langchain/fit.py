@@ -13,17 +13,15 @@ its message with the cut content.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, overload
+from typing import Any, Literal
 
 from langchain_core.messages import (
     AIMessage,
     BaseMessage,
     HumanMessage,
     SystemMessage,
-    ToolMessage,
     convert_to_openai_messages,
 )
 
@@ -34,10 +32,8 @@ from tokenbox_core.chat import (
     ConversationFit,
     ConversationOverflow,
     Marker,
-    ReadMessages,
     RemovedMessage,
     fit_conversation,
-    read_messages,
 )
 from tokenbox_core.tokens import content_text
 from tokenbox_langchain.counting import MessageCounter, openai_role
@@ -105,93 +101,13 @@ def omission_message(text: str, section_id: str, marker_type: MarkerType) -> Bas
 def neutral(messages: Sequence[BaseMessage]) -> list[dict[str, Any]]:
     """Each message as the core's neutral dict: LangChain's OpenAI conversion, its id, its overrides.
 
-    A message of the four common classes with text content (and, for an
-    ``AIMessage``, plain tool calls) is converted here directly, exactly as
-    ``convert_to_openai_messages`` converts it (role, name, tool calls,
-    refusal, tool-call id, content); every other message goes through the
-    converter, in one call.  The converter treats each message on its own, so
-    the two routes give the same dicts as converting the whole list
-    (``tests/langchain_adapter/test_neutral.py`` pins this against the
-    converter-only reference on generated conversations).
+    One ``convert_to_openai_messages`` call over the list; a message it
+    refuses (or a list it merges or splits) is converted one by one, falling
+    back to its role and text.  A message's own content blocks are kept (a
+    partial cut drops whole blocks), as are its ``id`` and the overrides of
+    ``additional_kwargs["tokenbox"]``.
     """
     msgs = list(messages)
-    out: list[dict[str, Any] | None] = []
-    rest: list[int] = []
-    role_of, key = _ROLE_OF, METADATA_KEY
-    for i, m in enumerate(msgs):
-        cls = type(m)
-        f = m.__dict__  # the exact classes below keep their fields there (pydantic): faster than attributes
-        if cls is HumanMessage or (cls is AIMessage and not f["tool_calls"]):
-            content = f["content"]
-            plain = type(content) is str and not f["name"] and not f["additional_kwargs"]
-        else:
-            plain = False
-        if plain:  # the most common messages, inline: a human or a plain AI text, no name, no extra kwargs
-            d: dict[str, Any] | None = {"role": "user" if cls is HumanMessage else "assistant", "content": content}
-            mid = f["id"]
-            if mid:
-                d["id"] = mid  # type: ignore[index]
-        else:
-            d = _direct(m, role_of.get(cls), key)
-            if d is None:
-                rest.append(i)
-        out.append(d)
-    if rest:
-        for i, d in zip(rest, _converted([msgs[i] for i in rest]), strict=True):
-            out[i] = d
-    return out  # type: ignore[return-value]  # every slot is filled
-
-
-_ROLE_OF: dict[type[BaseMessage], str] = {
-    HumanMessage: "user",
-    AIMessage: "assistant",
-    SystemMessage: "system",
-    ToolMessage: "tool",
-}
-
-
-def _direct(m: BaseMessage, role: str | None, key: str) -> dict[str, Any] | None:
-    """``convert_to_openai_messages([m])[0]`` plus id and overrides (``key``), for a message of one of the four
-    common classes (not a subclass: ``role`` is its class's role, else None) with string content; None for any
-    other message."""
-    cls = type(m)
-    content = m.content
-    if role is None or type(content) is not str:
-        return None
-    kwargs = m.additional_kwargs
-    if kwargs and "__openai_role__" in kwargs:  # a developer message, or a role the converter refuses
-        return None
-    d: dict[str, Any] = {"role": role}
-    if m.name:
-        d["name"] = m.name
-    if cls is AIMessage:
-        calls = m.tool_calls  # type: ignore[attr-defined]
-        if calls:
-            try:
-                d["tool_calls"] = [
-                    {
-                        "type": "function",
-                        "id": c["id"],
-                        "function": {"name": c["name"], "arguments": json.dumps(c["args"], ensure_ascii=False)},
-                    }
-                    for c in calls
-                ]
-            except Exception:  # what the converter would fail on: let it decide
-                return None
-    if kwargs and kwargs.get("refusal"):
-        d["refusal"] = kwargs["refusal"]
-    if cls is ToolMessage:
-        d["tool_call_id"] = m.tool_call_id  # type: ignore[attr-defined]
-    d["content"] = content
-    if m.id:
-        d["id"] = m.id
-    if kwargs and key in kwargs:
-        d[key] = kwargs[key]
-    return d
-
-
-def _converted(msgs: list[BaseMessage]) -> list[dict[str, Any]]:
-    """The converter's dicts for ``msgs`` (one call: its set-up is paid once), with ids and overrides."""
     try:
         out: list[dict[str, Any]] = convert_to_openai_messages(msgs)
     except Exception:  # some message the converter refuses: convert one by one, falling back to role and text
@@ -217,98 +133,23 @@ def _one(message: BaseMessage) -> dict[str, Any]:
         return {"role": openai_role(message), "content": content_text(message.content)}
 
 
-class _Neutral(Sequence[dict[str, Any]]):
-    """The neutral dicts of ``messages``, each made when the engine first reads it (the adapter's lazy history).
-
-    A message of the common kind — a ``HumanMessage``, or an ``AIMessage``
-    without tool calls, with text content, no name and no extra kwargs — is
-    *plain* for the core (:func:`tokenbox_core.chat.read_messages`): its dict
-    (role, content, id) is made only if the engine reads it, which with a
-    horizon is only the newest part of a long history.  Every other message is
-    converted up front by :func:`neutral` (the same dicts, in one converter
-    call) and listed in :attr:`irregular`, the messages the core reads.
-    """
-
-    def __init__(self, messages: list[BaseMessage]) -> None:
-        self._messages = messages
-        dicts: list[dict[str, Any] | None] = [None] * len(messages)
-        irregular: list[int] = []
-        human, ai = HumanMessage, AIMessage
-        for i, m in enumerate(messages):
-            cls = type(m)
-            if cls is human or cls is ai:
-                f = m.__dict__  # the exact classes keep their fields there (pydantic): faster than attributes
-                if (
-                    type(f["content"]) is str
-                    and not f["name"]
-                    and not f["additional_kwargs"]
-                    and (cls is human or not f["tool_calls"])
-                ):
-                    continue
-            irregular.append(i)
-        self._where: dict[int, int] = {}  # id(dict) -> its position, for every dict handed out
-        if irregular:
-            for i, d in zip(irregular, neutral([messages[i] for i in irregular]), strict=True):
-                dicts[i] = d
-                self._where[id(d)] = i
-        self._dicts = dicts
-        self.irregular = irregular
-
-    def __len__(self) -> int:
-        return len(self._dicts)
-
-    @overload
-    def __getitem__(self, index: int) -> dict[str, Any]: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> list[dict[str, Any]]: ...
-
-    def __getitem__(self, index: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(len(self._dicts)))]
-        d = self._dicts[index]
-        if d is None:  # a plain message, made as neutral() makes it
-            if index < 0:
-                index += len(self._dicts)
-            m = self._messages[index]
-            f = m.__dict__
-            d = {"role": "user" if type(m) is HumanMessage else "assistant", "content": f["content"]}
-            if f["id"]:
-                d["id"] = f["id"]
-            self._dicts[index] = d
-            self._where[id(d)] = index
-        return d
-
-    def position(self, d: Mapping[str, Any]) -> int | None:
-        """The position of ``d`` if it is one of these dicts (None: a dict the engine made)."""
-        i = self._where.get(id(d))
-        return i if i is not None and self._dicts[i] is d else None
-
-    def read(self) -> ReadMessages:
-        """The conversation as the core reads it: only the irregular messages up front."""
-        return read_messages(self, only=self.irregular)
-
-
 class _Bridge:
     """The neutral dicts of one call and the way back to the original messages."""
 
-    def __init__(self, messages: Sequence[BaseMessage], marker_type: MarkerType) -> None:
+    def __init__(self, messages: Sequence[BaseMessage]) -> None:
         self.messages = list(messages)
-        self.dicts = _Neutral(self.messages)
-        self.marker_type = marker_type
-
-    def conversation(self) -> ReadMessages:
-        """What the core's engine is given: the lazily made dicts, read."""
-        return self.dicts.read()
+        self.dicts = neutral(self.messages)
+        self._where = {id(d): i for i, d in enumerate(self.dicts)}  # a dict the engine was given -> its position
 
     def _position(self, d: Mapping[str, Any]) -> int | None:
         """The position of ``d`` among the dicts (None: a dict the engine made)."""
-        return self.dicts.position(d)
+        i = self._where.get(id(d))
+        return i if i is not None and self.dicts[i] is d else None
 
     def original(self, d: Mapping[str, Any], index: int | None) -> BaseMessage:
         """The LangChain message a dict stands for: the original, a copy with cut content, or a new message."""
         if index is not None:
-            return self.messages[index] if self.dicts.position(d) == index else self.variant(index, d)
+            return self.messages[index] if self._position(d) == index else self.variant(index, d)
         i = self._position(d)
         if i is not None:
             return self.messages[i]
@@ -316,9 +157,7 @@ class _Bridge:
 
     def variant(self, index: int, d: Mapping[str, Any]) -> BaseMessage:
         """The original message with the cut content of ``d`` (some of its own blocks, or text)."""
-        m = self.messages[index]
-        content = d.get("content")
-        return m.model_copy(update={"content": content})
+        return self.messages[index].model_copy(update={"content": d.get("content")})
 
     def roles(self, types: MessageTypes | None) -> Callable[[Mapping[str, Any]], bool] | None:
         if types is None:
@@ -326,13 +165,9 @@ class _Bridge:
         return lambda d: matches(self.original(d, None), types)
 
     def counter(self, counter: MessageCounter) -> ChatCounter:
-        messages = self.messages
+        """Sizes in ``counter``'s units, of the original message a dict stands for."""
         return ChatCounter(
-            lambda d, i: counter.size(self.original(d, i)),
-            base=counter.base,
-            name=counter.name,
-            text=counter.core,
-            size_at=lambda i: counter.size(messages[i]),  # an input message: its original, not made into a dict
+            lambda d, i: counter.size(self.original(d, i)), base=counter.base, name=counter.name, text=counter.core
         )
 
 
@@ -347,7 +182,6 @@ class FitOptions:
     omission_marker: bool | str = False
     marker_type: MarkerType = "system"
     partial: Callable[[str], list[str]] | None = None
-    horizon: bool = True
     cache_aware: Any = False
 
 
@@ -416,10 +250,10 @@ def fit_messages(
     options: FitOptions,
 ) -> FitResult:
     """Fit ``messages`` into ``budget`` (in ``counter``'s units) with the core's conversation engine."""
-    bridge = _Bridge(messages, options.marker_type)
+    bridge = _Bridge(messages)
     try:
         fit = fit_conversation(
-            bridge.conversation(),
+            bridge.dicts,
             budget,
             counter=bridge.counter(counter),
             include_system=options.system,
@@ -430,7 +264,6 @@ def fit_messages(
             marker_role=_MARKER_ROLES[options.marker_type],
             allow_partial=options.partial is not None,
             text_splitter=options.partial,
-            horizon=options.horizon,
             cache_aware=options.cache_aware,
         )
     except ConversationOverflow as exc:

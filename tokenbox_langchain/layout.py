@@ -15,24 +15,22 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from langchain_core.documents import Document
-from langchain_core.messages import BaseMessage, get_buffer_string
+from langchain_core.messages import BaseMessage
 from langchain_core.prompt_values import ChatPromptValue, PromptValue
 from langchain_core.prompts import BasePromptTemplate, ChatPromptTemplate, MessagesPlaceholder
 from langchain_core.runnables import RunnableSerializable
 from pydantic import ConfigDict, Field, PrivateAttr, ValidationInfo, field_validator
 
-from tokenbox_core import ContextBudget, Item, Layout, Section, SectionError, TokenBox, TokenCounter, get_counter
+from tokenbox_core import ContextBudget, Layout, Section, SectionError, TokenBox, TokenCounter, get_counter
 from tokenbox_core.arguments import StrictArguments, no_bool
-from tokenbox_core.chat import MARKER_ID_PREFIX, ToolGroups, place_markers, start_on_fixup, tool_groups
-from tokenbox_core.lenses import LIST_LENSES, lens_name
-from tokenbox_langchain._cache import BytesLRU
+from tokenbox_core.chat import MARKER_ID_PREFIX, place_markers, start_on_fixup
+from tokenbox_langchain._parts import Outcome, Part, as_text
 from tokenbox_langchain._runs import TracedFit
-from tokenbox_langchain.counting import MessageCounter, message_key
-from tokenbox_langchain.fit import MessageTypes, matches, neutral, omission_message
+from tokenbox_langchain.counting import MessageCounter
+from tokenbox_langchain.fit import MessageTypes, matches, omission_message
 from tokenbox_langchain.messages import budget_from
 
 __all__ = ["OMITTED_KEY", "SECTION_OPTIONS", "TokenBoxLayout"]
@@ -60,119 +58,6 @@ _MAX_ATTEMPTS = 3
 
 OMITTED_KEY = "tokenbox_omitted"
 """Metadata key of an omission-marker Document: the ids of the documents it stands for."""
-
-_NO_GROUPS = ToolGroups({}, {})
-
-
-# Items are frozen: the same message with the same id, group and size is the same Item; keyed by message_key and
-# bounded by the bytes of the text the Items hold.
-_ITEMS: BytesLRU[Item] = BytesLRU(32_000_000)
-
-
-def _message_item(message: BaseMessage, item_id: str, group: str | None, tokens: int | None) -> Item:
-    """A message as the core sees it: its buffer string, with its chat cost as ``tokens`` when vouched."""
-    return _ITEMS.get_or_make(
-        (message_key(message), item_id, group, tokens),
-        lambda: Item(
-            id=item_id,
-            content=get_buffer_string([message]),
-            kind="Message",
-            role=message.type,
-            group=group,
-            tokens=tokens,
-        ),
-        lambda item: 2 * len(item.content),
-    )
-
-
-def _ids(key: str, values: Sequence[Any]) -> list[str]:
-    """Item ids: a Document's or message's own id when it has a unique one, else ``key-i``."""
-    ids: list[str] = []
-    seen: set[str] = set()
-    for i, v in enumerate(values):
-        own = getattr(v, "id", None)
-        item_id = own if isinstance(own, str) and own and own not in seen else f"{key}-{i}"
-        seen.add(item_id)
-        ids.append(item_id)
-    return ids
-
-
-def _kind(key: str, value: Any) -> str:
-    """What an input value is: text, document(s), message(s) or text list."""
-    if isinstance(value, str):
-        return "text"
-    if isinstance(value, Document):
-        return "document"
-    if isinstance(value, BaseMessage):
-        return "message"
-    if isinstance(value, Sequence):
-        if all(isinstance(v, Document) for v in value):
-            return "documents"
-        if all(isinstance(v, BaseMessage) for v in value):
-            return "messages"
-        if all(isinstance(v, str) for v in value):
-            return "texts"
-    raise SectionError(
-        f"input {key!r} is a {type(value).__name__}; each input must be a string, a Document, a message, "
-        f"or a list of strings, Documents or messages"
-    )
-
-
-@dataclass(frozen=True)
-class _Part:
-    """One named input as the layout sees it: its kind, its values as a list, their item ids, tool groups."""
-
-    key: str
-    value: Any
-    kind: str
-    values: list[Any]
-    ids: list[str]
-    groups: ToolGroups
-
-    @classmethod
-    def of(cls, key: str, value: Any) -> _Part:
-        kind = _kind(key, value)
-        if kind == "text":
-            return cls(key, value, kind, [], [], _NO_GROUPS)
-        values = [value] if kind in ("document", "message") else list(value)
-        groups = tool_groups(neutral(values)) if kind == "messages" else _NO_GROUPS
-        return cls(key, value, kind, values, _ids(key, values), groups)
-
-
-@dataclass
-class _Outcome:
-    """What one :meth:`TokenBoxLayout.fit` produced, with what the report needs beyond the layout."""
-
-    fitted: dict[str, Any]
-    prompt: Any
-    layout: Layout
-    budget: ContextBudget
-    template_tokens: int = 0
-    prompt_tokens: int | None = None
-    start_on_removed: dict[str, list[str]] = field(default_factory=dict)
-
-    def report(self) -> dict[str, Any]:
-        """The layout report sent to the callbacks (see :meth:`TokenBoxLayout.report`)."""
-        layout, budget = self.layout, self.budget
-        if self.prompt is None:
-            effective = layout.max_tokens
-        else:
-            effective = max(0, budget.max_tokens - budget.output_reserve - budget.reserved_tokens)
-        return {
-            "total_tokens": layout.total_tokens,
-            "prompt_tokens": self.prompt_tokens,
-            "max_tokens": budget.max_tokens,
-            "output_reserve": budget.output_reserve,
-            "reserved_tokens": budget.reserved_tokens,
-            "template_tokens": self.template_tokens,
-            "effective_max_tokens": effective,
-            "counter": layout.counter_name,
-            "fingerprint": layout.fingerprint,
-            "start_on_removed": {k: list(v) for k, v in self.start_on_removed.items()},
-            "kept": sum(len(s.content) for s in layout.sections if isinstance(s.content, tuple)),
-            "removed": len(layout.removed) + sum(len(v) for v in self.start_on_removed.values()),
-            "sections": [s.decisions() for s in layout.sections],
-        }
 
 
 class TokenBoxLayout(StrictArguments, TracedFit, RunnableSerializable[dict[str, Any], Any]):
@@ -288,53 +173,17 @@ class TokenBoxLayout(StrictArguments, TracedFit, RunnableSerializable[dict[str, 
             self._chat = (spec, chat)
         return self._chat[1]
 
-    def _section(self, part: _Part, chat: MessageCounter | None = None) -> Section:
+    def _section(self, part: Part, chat: MessageCounter | None = None) -> Section:
         """``part`` as a Section; with ``chat``, its messages carry their exact chat cost as ``Item.tokens``."""
-        key = part.key
-        options = dict(self.sections.get(key, {}))
+        options = dict(self.sections.get(part.key, {}))
         unknown = sorted(set(options) - SECTION_OPTIONS)
         if unknown:
             raise SectionError(
-                f"sections[{key!r}] has unknown options {unknown}; allowed: {', '.join(sorted(SECTION_OPTIONS))}"
+                f"sections[{part.key!r}] has unknown options {unknown}; allowed: {', '.join(sorted(SECTION_OPTIONS))}"
             )
-        if part.kind == "text":
-            return Section(key, part.value, **options)
-        if options.get("partial") and part.kind in ("message", "messages"):
-            raise SectionError(
-                f"sections[{key!r}] sets partial=True, but {key!r} holds messages: a cut buffer string is no valid "
-                f"message, so it would be sent whole, over the budget. Drop 'partial' for {key!r}, or cut "
-                f"messages with trim_messages(..., allow_partial=True)"
-            )
-        if part.kind in ("message", "messages"):
-            strategy = options.get("strategy", ())
-            lenses = [strategy] if isinstance(strategy, str) or callable(strategy) else list(strategy)
-            rewriting = [lens_name(lens) for lens in lenses if not (isinstance(lens, str) and lens in LIST_LENSES)]
-            if rewriting:
-                raise SectionError(
-                    f"sections[{key!r}] sets text lenses {rewriting}, but {key!r} holds messages: a rewritten buffer "
-                    f"string is no message, so each message would be sent unchanged, over what was counted. Use "
-                    f"{', '.join(repr(n) for n in sorted(LIST_LENSES))} or 'eviction' for {key!r}, or compress the "
-                    f"messages before the layout"
-                )
-        ids = part.ids
-        group_of = part.groups.group_of
-        items = []
-        for i, (item_id, v) in enumerate(zip(ids, part.values, strict=True)):
-            if isinstance(v, Document):
-                score = v.metadata.get("relevance_score")
-                score = score if isinstance(score, int | float) and not isinstance(score, bool) else None
-                items.append(Item(id=item_id, content=v.page_content, kind="Document", score=score))
-            elif isinstance(v, BaseMessage):
-                a = group_of.get(i)
-                group = None if a is None else f"tools:{ids[a]}"
-                items.append(_message_item(v, item_id, group, None if chat is None else chat.size(v)))
-            else:
-                items.append(Item(id=item_id, content=v))
-        if "item_separator" not in options:
-            options["item_separator"] = "\n\n" if part.kind in ("document", "documents") else "\n"
-        return Section(key, items, **options)
+        return part.section(options, chat)
 
-    def _marker(self, part: _Part, text: str, removed: Sequence[str]) -> Any:
+    def _marker(self, part: Part, text: str, removed: Sequence[str]) -> Any:
         """The omission marker the core counted, as a value of the part's type."""
         if part.kind in ("document", "documents"):
             return Document(text, id=f"{MARKER_ID_PREFIX}{part.key}", metadata={OMITTED_KEY: list(removed)})
@@ -342,7 +191,7 @@ class TokenBoxLayout(StrictArguments, TracedFit, RunnableSerializable[dict[str, 
             return omission_message(text, part.key, self.marker_type)
         return text
 
-    def _fitted(self, part: _Part, layout: Layout) -> tuple[Any, list[str]]:
+    def _fitted(self, part: Part, layout: Layout) -> tuple[Any, list[str]]:
         """The fitted value of ``part`` and the ids the ``start_on`` fix-up removed from it."""
         laid = layout[part.key]
         if part.kind == "text":
@@ -413,7 +262,7 @@ class TokenBoxLayout(StrictArguments, TracedFit, RunnableSerializable[dict[str, 
                 values[key] = ""
             else:
                 parts = value if isinstance(value, list) else [value]
-                values[key] = separators[key].join(_as_text(p, key) for p in parts)
+                values[key] = separators[key].join(as_text(p, key) for p in parts)
         return values
 
     def _prompt_tokens(self, prompt: PromptValue) -> int:
@@ -437,14 +286,14 @@ class TokenBoxLayout(StrictArguments, TracedFit, RunnableSerializable[dict[str, 
         decisions."""
         return self._fit(inputs).report()
 
-    def _fit(self, inputs: Mapping[str, Any]) -> _Outcome:
+    def _fit(self, inputs: Mapping[str, Any]) -> Outcome:
         if not isinstance(inputs, Mapping):
             raise SectionError(f"TokenBoxLayout takes a dict of named inputs, got {type(inputs).__name__}")
         unknown = sorted(set(self.sections) - set(inputs))
         if unknown:
             raise SectionError(f"sections configured for {unknown} but the input has no such keys: {sorted(inputs)}")
         budget = budget_from(self.budget, self.max_tokens, None)
-        parts = [_Part.of(key, value) for key, value in inputs.items()]
+        parts = [Part.of(key, value) for key, value in inputs.items()]
         placeholders = self._placeholders()
         chat = self._chat_counter() if placeholders else None
         sections = [self._section(part, chat if part.key in placeholders else None) for part in parts]
@@ -467,12 +316,12 @@ class TokenBoxLayout(StrictArguments, TracedFit, RunnableSerializable[dict[str, 
                 if dropped:
                     start_on_removed[part.key] = dropped
             if self.template is None:
-                return _Outcome(fitted, None, layout, budget, start_on_removed=start_on_removed)
+                return Outcome(fitted, None, layout, budget, start_on_removed=start_on_removed)
             prompt = self.template.invoke(self._render_values(fitted, sections))
             used = self._prompt_tokens(prompt)
             limit = budget.max_tokens - budget.output_reserve - budget.reserved_tokens
             if used <= limit:
-                return _Outcome(fitted, prompt, layout, budget, extra, used, start_on_removed)
+                return Outcome(fitted, prompt, layout, budget, extra, used, start_on_removed)
             # what the rendering costs beyond the layout's own count (template, joins, chat overhead)
             extra = max(extra + 1, used - layout.total_tokens)
         raise SectionError(
@@ -483,15 +332,3 @@ class TokenBoxLayout(StrictArguments, TracedFit, RunnableSerializable[dict[str, 
     def _compute(self, input: Any) -> tuple[Any, dict[str, Any]]:
         outcome = self._fit(input)
         return (outcome.fitted if outcome.prompt is None else outcome.prompt), outcome.report()
-
-
-def _as_text(value: Any, key: str) -> str:
-    """A fitted list element as the core counted it: a Document's text, a message's buffer string (an omission
-    marker's bare text), a string as it is."""
-    if isinstance(value, Document):
-        return value.page_content
-    if isinstance(value, BaseMessage):
-        if value.id == f"{MARKER_ID_PREFIX}{key}" and isinstance(value.content, str):
-            return value.content
-        return get_buffer_string([value])
-    return str(value)

@@ -120,7 +120,7 @@ class TokenBoxMessages(StrictArguments, TracedFit, RunnableSerializable[Any, Any
     - per-message overrides: ``additional_kwargs["tokenbox"] = {"priority": n}``
       (lower is evicted first) or ``{"critical": True/False}``.
 
-    Sizes are exact and cached per message (see
+    Sizes are exact, one count per message (see
     :mod:`tokenbox_langchain.counting`).  The layout report is sent to the
     callbacks as the custom event ``"tokenbox_layout"``, and its headline
     numbers are in the run's metadata (``tokenbox_budget``,

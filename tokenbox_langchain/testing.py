@@ -2,7 +2,7 @@
 
 - :func:`agent_transcript`: a reproducible conversation with chat turns and
   agent steps (parallel tool calls included), the core's transcript as
-  LangChain messages (:func:`from_neutral`);
+  LangChain messages (:func:`~tokenbox_langchain.history.from_neutral`);
 - :func:`sequence_problems`: what a provider would reject in a message list
   (orphan tool results, tool calls without results, misplaced system messages,
   a history that does not start on a human message).
@@ -10,40 +10,14 @@
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.messages import BaseMessage
 
 from tokenbox_core.chat import transcripts
+from tokenbox_langchain.history import from_neutral
 
 __all__ = ["agent_transcript", "from_neutral", "sequence_problems"]
-
-
-def from_neutral(messages: Sequence[Mapping[str, Any]]) -> list[BaseMessage]:
-    """LangChain messages for neutral message dicts (system, user, assistant with tool calls, tool), ids kept."""
-    out: list[BaseMessage] = []
-    for m in messages:
-        role, content, mid = m["role"], m["content"], m.get("id")
-        if role == "system":
-            out.append(SystemMessage(content, id=mid))
-        elif role == "user":
-            out.append(HumanMessage(content, id=mid))
-        elif role == "tool":
-            out.append(ToolMessage(content, tool_call_id=m["tool_call_id"], id=mid))
-        else:
-            calls = [
-                {
-                    "name": c["function"]["name"],
-                    "args": json.loads(c["function"]["arguments"]),
-                    "id": c["id"],
-                    "type": "tool_call",
-                }
-                for c in m.get("tool_calls") or ()
-            ]
-            out.append(AIMessage(content, tool_calls=calls, id=mid))
-    return out
 
 
 def agent_transcript(

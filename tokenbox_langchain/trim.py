@@ -85,7 +85,7 @@ def trim_messages(
        un-annotated functions, by trying the counter on an empty list.
        LangChain compares the first parameter's annotation with
        ``BaseMessage``, which fails for those.
-    5. **Each message is counted once** (and cached across calls); list
+    5. **Each message is counted at most once per call**; list
        counters are applied to one message at a time, and what they charge for
        an empty list (e.g. reply priming) is counted once.  LangChain re-counts
        growing prefixes during its binary search.

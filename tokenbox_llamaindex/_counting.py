@@ -20,8 +20,6 @@ so "the user set one" means: the global is set and is not that default.
 from __future__ import annotations
 
 import functools
-import threading
-from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
@@ -31,10 +29,6 @@ __all__ = ["DEFAULT_COUNTER", "counter_name", "resolve_counter", "user_tokenizer
 
 DEFAULT_COUNTER = "cl100k_base"
 """LlamaIndex's default tokenizer is tiktoken's cl100k_base (via ``gpt-3.5-turbo``)."""
-
-_WRAPPED: OrderedDict[int, tuple[Callable[[str], Any], TokenCounter]] = OrderedDict()
-_WRAPPED_MAX = 32
-_LOCK = threading.Lock()
 
 
 def _is_llama_index_default(tokenizer: Callable[[str], Any]) -> bool:
@@ -57,31 +51,13 @@ def user_tokenizer() -> Callable[[str], Any] | None:
     return tokenizer
 
 
-def _wrap(tokenizer: Callable[[str], Any]) -> TokenCounter:
-    """One counter per tokenizer object, so its counts stay memoised across calls."""
-    key = id(tokenizer)
-    with _LOCK:
-        hit = _WRAPPED.get(key)
-        if hit is not None and hit[0] is tokenizer:
-            _WRAPPED.move_to_end(key)
-            return hit[1]
-    counter = get_counter(tokenizer)
-    with _LOCK:
-        _WRAPPED[key] = (tokenizer, counter)  # holding the tokenizer keeps its id from being reused
-        while len(_WRAPPED) > _WRAPPED_MAX:
-            _WRAPPED.popitem(last=False)
-    return counter
-
-
 def resolve_counter(counter: Any = None, *, model_name: str | None = None) -> TokenCounter:
     """The counter for one call (see the module docstring for the order)."""
     if counter is not None:
-        if isinstance(counter, str | TokenCounter):
-            return get_counter(counter)
-        return _wrap(counter)
+        return get_counter(counter)
     tokenizer = user_tokenizer()
     if tokenizer is not None:
-        return _wrap(tokenizer)
+        return get_counter(tokenizer)
     if model_name and model_name != "unknown":
         return get_counter(model_name)
     return get_counter(DEFAULT_COUNTER)

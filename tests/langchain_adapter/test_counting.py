@@ -92,19 +92,19 @@ def test_approximate_is_langchains_shortcut() -> None:
     assert counter.count(MESSAGES) == count_tokens_approximately(MESSAGES)
 
 
-def test_each_message_is_counted_once() -> None:
-    """Sizes are memoised: counting the same messages again calls the counter no more."""
-    calls: list[int] = []
+def test_each_message_is_counted_once_per_fit() -> None:
+    """One trim calls a per-message counter at most once per message (the engine sizes each message once)."""
+    from tokenbox_langchain import trim_messages
+
+    calls: list[str] = []
 
     def counting(message: BaseMessage) -> int:
-        calls.append(1)
+        calls.append(str(message.id))
         return 1
 
-    counter = MessageCounter(counting)
-    counter.count(MESSAGES)
-    counter.count(MESSAGES)
-    MessageCounter(counting).count(MESSAGES)  # a new wrapper of the same function shares the cache
-    assert len(calls) == len(MESSAGES)
+    messages = [HumanMessage(f"q{i}", id=f"h{i}") if i % 2 == 0 else AIMessage(f"a{i}", id=f"a{i}") for i in range(40)]
+    kept = trim_messages(messages, max_tokens=10, token_counter=counting, start_on="human")
+    assert len(kept) == 10 and len(calls) == len(set(calls)) <= len(messages)
 
 
 def test_bad_counter_results_raise() -> None:
@@ -123,22 +123,8 @@ def test_unusable_counter_raises() -> None:
         MessageCounter(42)
 
 
-def test_a_counters_shape_is_decided_once_per_counter_object() -> None:
-    """An un-annotated counter is probed with ``[]`` to tell a list counter from a per-message one: once per
-    counter object, not on every call; an object that cannot be remembered is probed each time."""
-    probes: list[int] = []
-
-    def by_list(messages):  # type: ignore[no-untyped-def]
-        if not messages:
-            probes.append(1)
-        return sum(len(str(m.content)) for m in messages)
-
-    messages = [HumanMessage("hello there")]
-    first = MessageCounter(by_list)
-    assert first.count(messages) == 11 and first.base == 0
-    probed = len(probes)
-    assert MessageCounter(by_list).count(messages) == 11
-    assert len(probes) == probed + 1  # the base is still read each time; the shape probe is not repeated
+def test_an_unhashable_callable_counter_works() -> None:
+    """A callable object that cannot be hashed is still told apart (per message) and used."""
 
     class Unhashable:
         __hash__ = None  # type: ignore[assignment]
@@ -148,6 +134,7 @@ def test_a_counters_shape_is_decided_once_per_counter_object() -> None:
                 raise TypeError("one message")
             return 7
 
+<<<<<<< HEAD
     assert MessageCounter(Unhashable()).count(messages) == 7
 
 
@@ -161,3 +148,6 @@ def test_lone_surrogate_is_blamed_on_the_text_not_the_counter() -> None:
     with pytest.raises(InvalidTextError, match="surrogate") as info:
         trim_messages([HumanMessage("bad \ud800 text")], max_tokens=50, token_counter="gpt-4o")
     assert "fix the counter" not in str(info.value)
+=======
+    assert MessageCounter(Unhashable()).count([HumanMessage("hello there")]) == 7
+>>>>>>> main

@@ -60,13 +60,6 @@ def test_explicit_counter_wins_over_settings() -> None:
     assert post.resolve_counter().count("abcd efgh") == 2
 
 
-def test_tokenizer_callable_is_wrapped_once() -> None:
-    """The same tokenizer object maps to the same counter, so its counts stay memoised across calls."""
-    assert resolve_counter(words) is resolve_counter(words)
-    Settings.tokenizer = letters
-    assert resolve_counter() is resolve_counter()
-
-
 def test_named_counters_and_counter_objects_pass_through() -> None:
     """A counter name or a TokenCounter is used as given."""
     whitespace = get_counter("whitespace")

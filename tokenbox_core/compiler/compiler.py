@@ -37,14 +37,15 @@ from tokenbox_core.compiler.collect import Candidates, collect, collect_async, h
 from tokenbox_core.compiler.compress import Compressed, compress, measure, section_summary
 from tokenbox_core.compiler.config import CompilerConfig
 from tokenbox_core.compiler.context import CompiledContext
-from tokenbox_core.compiler.errors import CompilationError, CompilerInputError, Violation
 from tokenbox_core.compiler.filter import Exclusion, filter_candidates, reference_time
 from tokenbox_core.compiler.metrics import compute_metrics
 from tokenbox_core.compiler.rank import Ranked, rank_candidates
 from tokenbox_core.compiler.refs import Reference, compress_references, dangling_references, restore_references
+from tokenbox_core.compiler.shingles import SketchCache
 from tokenbox_core.compiler.stable import cache_aware_plans
 from tokenbox_core.compiler.trace import CompilationTrace, input_hash, output_hash
 from tokenbox_core.compiler.validate import check_invariants, run_checks
+from tokenbox_core.errors import CompilationError, CompilerInputError, Violation
 from tokenbox_core.tokens import TokenCounter, get_counter
 
 __all__ = ["CompiledContext", "ContextCompiler"]
@@ -72,6 +73,7 @@ class ContextCompiler:
         if not isinstance(config, CompilerConfig):
             raise CompilerInputError(f"config must be a CompilerConfig, got {type(config).__name__}")
         self.config = config
+        self._sketches = SketchCache()  # duplicate detection's per-text sketches, for the next turn
 
     def __repr__(self) -> str:
         budget, counter = self.budget.max_tokens, self.counter.name
@@ -148,7 +150,7 @@ class ContextCompiler:
                 excluded += tuple(Exclusion(i, "history", "cache_block", None) for i in cut.removed_ids)
         base_plans = plans
         clock.lap("build")
-        dedup = compress_references(plans, config, self.counter)
+        dedup = compress_references(plans, config, self.counter, self._sketches)
         clock.lap("references")
         compressed, assembled, total, refs = self._fit(dedup.plans, dedup.references, base_plans)
         clock.lap("compress+assemble")
@@ -176,7 +178,7 @@ class ContextCompiler:
 
     def _history_allocation(self, plans: tuple[SectionPlan, ...]) -> int:
         """The history tier's tokens when ``plans`` are laid out (the block cut's capacity)."""
-        dedup = compress_references(plans, self.config, self.counter)
+        dedup = compress_references(plans, self.config, self.counter, self._sketches)
         compressed, _assembled, _total, _refs = self._fit(dedup.plans, dedup.references, plans)
         return int(compressed.allocations.get("history", 0))
 
@@ -253,7 +255,7 @@ class ContextCompiler:
             timestamp=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             config_version=config.version,
             input_hash=digest,
-            output_hash=output_hash(assembled.messages, assembled.text, config.output, assembled.parts),
+            output_hash=output_hash(assembled.messages, assembled.text, config.output),
             total_tokens=total,
             section_allocations=summary,
             excluded_items=all_excluded,
@@ -329,6 +331,7 @@ class ContextCompiler:
         single = ContextCompiler(
             self.budget, counter=self.counter, config=replace(self.config, overflow="truncate_lowest")
         )
+        single._sketches = self._sketches
         page = single.compile_candidates(candidates)
         return replace(page, trace=replace(page.trace, overflow_policy="paginate"))
 

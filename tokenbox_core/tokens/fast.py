@@ -5,8 +5,8 @@ Counting with tiktoken builds a list of token ids only to take its length.
 the vocabularies compiled in, so it loads offline) counts without building
 ids, about 0.4–0.6× tiktoken's time here, and answers *count up to a limit*
 ("does this 50k-token document fit in 8k?") after reading only about as much
-text as the limit covers (issue 16 §1; ``benchmarks/bench_counters.py``
-measures it against ``bpe-openai`` and tiktoken).
+text as the limit covers (issue 16 §1; ``benchmarks/bench_layout.py``
+times layouts with and without it).
 
 Exactness is a rule (``docs/concepts.md#units-and-counters``): a faster counter may serve an encoding
 only if it counts exactly as tiktoken does.  :data:`VERIFIED_ENCODINGS` lists

@@ -3,7 +3,7 @@
 Each case is fingerprinted as the SHA-256 of the canonical JSON of the compiled messages, the trace's
 decisions (everything but run id, timestamp and latencies) and the metrics.  The pinned digests were taken
 before the compiler's speed work (issue 11); a deliberate behaviour change updates them in the same commit.
-Each case compiles twice — once with cold caches, once warm — since memoised work must give the same result.
+Each case compiles twice — once with a cold count cache, once warm — since cached counts must give the same result.
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ import pytest
 
 from tokenbox_core import CompilerConfig, ContextCompiler
 from tokenbox_core.compiler import Memory, Tool
-from tokenbox_core.compiler.refs import clear_caches
 from tokenbox_core.tokens import COUNT_CACHE
 
 from .conftest import NOW, evidence
@@ -103,7 +102,6 @@ def test_compile_output_is_pinned_cold_and_warm(name: str) -> None:
     data = _material(seed, n)
     compiler = ContextCompiler(budget, counter="o200k_base", config=CompilerConfig(clock=NOW, **overrides))
     COUNT_CACHE.clear()
-    clear_caches()
     cold = _fingerprint(compiler.compile(**data))
     warm = _fingerprint(compiler.compile(**data))
     assert cold == warm

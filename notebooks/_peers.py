@@ -1,5 +1,6 @@
-"""The peers' trimmers as stateless functions over chat-shaped dicts, for the cache simulator.
+"""The peers' trimmers (LangChain's ``trim_messages``, LlamaIndex's ``Memory``) for ``09_prompt_caching``.
 
+They are stateless functions over chat-shaped dicts, as the cache simulator calls them.
 Each wrapper converts the request to the framework's messages, trims with the
 framework's own code, and maps what it kept back to the original dicts by id.
 """
