@@ -134,8 +134,7 @@ def test_an_unhashable_callable_counter_works() -> None:
                 raise TypeError("one message")
             return 7
 
-<<<<<<< HEAD
-    assert MessageCounter(Unhashable()).count(messages) == 7
+    assert MessageCounter(Unhashable()).count([HumanMessage("hello there")]) == 7
 
 
 def test_lone_surrogate_is_blamed_on_the_text_not_the_counter() -> None:
@@ -148,6 +147,3 @@ def test_lone_surrogate_is_blamed_on_the_text_not_the_counter() -> None:
     with pytest.raises(InvalidTextError, match="surrogate") as info:
         trim_messages([HumanMessage("bad \ud800 text")], max_tokens=50, token_counter="gpt-4o")
     assert "fix the counter" not in str(info.value)
-=======
-    assert MessageCounter(Unhashable()).count([HumanMessage("hello there")]) == 7
->>>>>>> main
