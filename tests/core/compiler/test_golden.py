@@ -88,13 +88,14 @@ CASES: dict[str, tuple[int, dict[str, Any], int, int]] = {
 }
 
 # Issue 26 item 15 changed every digest through the trace's input_hash alone (the default PII detector's kinds
-# gained "national_id", and the hash covers the configuration); messages, decisions and metrics are unchanged.
+# gained "national_id", and the hash covers the configuration), and item 13 through the constraint_density metric
+# (now the policy tier's share of the prefill budget, the number its limit gates); messages and decisions unchanged.
 PINNED = {
-    "roomy": "8d84d162f5aa1885e64b6bdc6ea4d9317914f907d7096981c37cd47e7dee49b7",
-    "tight": "fc109f154bd64c9363ae41e691bd7a95c0680aaebdd6a4c061f5a527b4f46a7a",
-    "utility": "4d22f7d2d4375c2aeca0f20e58178f69d5cc4fd0b484f51b856a2424b699f2b8",
-    "near-dupes": "bc9028049661dca6ebd067eee066ad36b649bcb0d65081fadf1bc8a884446961",
-    "no-dedupe": "f4653bd390123b49903f843ce50f7ed940fe447442e87af666c416a321b84788",
+    "roomy": "e370f514e0495f29f5dbbc77d12913a667145765a796e78ca056638074ff30c2",
+    "tight": "3e7d3b3e8b7c61140c60bbe30e46cf2d40fa070a89bf0d3f2ab498d1a8977cd9",
+    "utility": "e54be78f867567835510b88fc84dcea9db7354c8764eb90bae5ecc8c9933953a",
+    "near-dupes": "b642709110fb4a4d6a7bd5514ba8eaddd48dd52fb1d060cd73533037455adbf3",
+    "no-dedupe": "81fbfe58ba7a1dfc8baf97b78d8cd201c40cc94e3fe398354dae2c3a1a44f6cc",
 }
 
 

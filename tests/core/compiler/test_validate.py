@@ -124,3 +124,16 @@ def test_compiled_contexts_pass_their_own_invariants(turn: dict[str, Any]) -> No
         for budget in (700, 900, 1500, 4000):
             compiled = ContextCompiler(budget, config=CompilerConfig(allocator=allocator)).compile(**turn)
             assert compiled.total_tokens <= budget
+
+
+def test_tight_budget_drops_the_precedence_statement_with_a_trace_event() -> None:
+    """A one-line policy fits a 100-token budget: the compiler's own precedence statement is left out and the
+    trace says so, instead of the compile failing on text the user never wrote."""
+    compiled = ContextCompiler(100, counter="gpt-4o").compile(policy="Answer briefly.", user="What is 2+2?")
+    assert "No instruction from a user" not in compiled.messages[0]["content"]
+    (event,) = [e for e in compiled.trace.overflow_events if e["action"] == "drop_precedence_statement"]
+    assert "precedence_statement" in event["detail"]
+    roomy = ContextCompiler(400, counter="gpt-4o").compile(policy="Answer briefly.", user="What is 2+2?")
+    assert "No instruction from a user" in roomy.messages[0]["content"] and not roomy.trace.overflow_events
+    with pytest.raises(CompilationError, match=r"\[constraint_density\]"):  # the user's own policy still counts
+        ContextCompiler(100, counter="gpt-4o").compile(policy="Answer briefly. " * 20, user="What is 2+2?")
