@@ -22,6 +22,11 @@
     ├── SessionStoreError            the archive file cannot be used (not a database, corrupt, newer schema)
     └── SpecError (ValueError)       a layout spec file that cannot be read or is invalid
 
+Warnings (``warnings.warn``), shown on stderr by Python's default filter::
+
+    TokenBoxWarning (UserWarning)
+    └── UnknownModelWarning          a model name TokenBox does not know: counted with a fallback encoding
+
 Every message names the numbers involved and how to fix the problem.  Errors
 raised by dependencies (tiktoken, pydantic) are mapped onto this tree with
 ``raise ... from exc`` and never leak.
@@ -50,7 +55,9 @@ __all__ = [
     "SessionStoreError",
     "SpecError",
     "TokenBoxError",
+    "TokenBoxWarning",
     "TokenizerUnavailable",
+    "UnknownModelWarning",
     "UnknownTurnError",
     "Violation",
 ]
@@ -219,3 +226,11 @@ class SessionStoreError(TokenBoxError):
 
     Never answered by silently resetting the file.
     """
+
+
+class TokenBoxWarning(UserWarning):
+    """The base of TokenBox's warnings: something a result depends on was assumed, and how to avoid it."""
+
+
+class UnknownModelWarning(TokenBoxWarning):
+    """A model name TokenBox does not know: counts use a fallback encoding and window (with a did-you-mean)."""

@@ -23,6 +23,7 @@ from itertools import repeat
 from operator import attrgetter
 from typing import Any, Literal
 
+from tokenbox_core.arguments import suggest_keywords
 from tokenbox_core.errors import LensError, SectionError
 from tokenbox_core.frozen import FrozenDict
 from tokenbox_core.lenses import check_lens_name
@@ -126,6 +127,7 @@ def _check_count(owner: str, name: str, value: object, *, allow_none: bool = Fal
     return value
 
 
+@suggest_keywords
 @dataclass(frozen=True, eq=True)
 class Item:
     """One element of a list section: a message, a document, a memory.
@@ -168,6 +170,11 @@ class Item:
     def __post_init__(self) -> None:
         _check_id("item", self.id)
         owner = f"item {self.id!r}"
+        if isinstance(self.content, bytes | bytearray | memoryview):
+            raise SectionError(
+                f"{owner}: content is {type(self.content).__name__}; decode it to str first "
+                f"(e.g. data.decode('utf-8', errors='replace'))"
+            )
         if not isinstance(self.content, str):
             raise SectionError(f"{owner}: content must be a string, got {type(self.content).__name__}")
         if self.score is not None:
@@ -198,6 +205,7 @@ class Item:
 Lens = Callable[..., str]
 
 
+@suggest_keywords
 @dataclass(frozen=True, eq=False)
 class Section:
     """A typed block of prompt material with layout constraints.
@@ -286,6 +294,11 @@ class Section:
             check_marker_template(owner, self.omission_marker)
         if isinstance(self.content, str):
             pass
+        elif isinstance(self.content, bytes | bytearray | memoryview):
+            raise SectionError(
+                f"{owner}: content is {type(self.content).__name__}; decode it to str first "
+                f"(e.g. data.decode('utf-8', errors='replace'))"
+            )
         elif isinstance(self.content, Sequence):
             items = tuple(self.content)
             seen: set[str] = set()

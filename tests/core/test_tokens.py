@@ -13,6 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tokenbox_core import CounterError, InvalidTextError, TokenizerUnavailable, count_message_tokens, get_counter
+from tokenbox_core.errors import UnknownModelWarning
 from tokenbox_core.tokens import COUNT_CACHE, CallableCounter, TiktokenCounter, encoding_for_model
 from tokenbox_core.tokens import cache as cache_module
 from tokenbox_core.tokens import encodings as encodings_module
@@ -47,14 +48,19 @@ def test_hello_world_is_two_tokens_for_gpt_4o() -> None:
     ],
 )
 def test_model_names_map_to_encodings(model: str, encoding: str) -> None:
-    """Model names resolve to their tiktoken encoding; unknown models fall back to cl100k_base."""
+    """Model names resolve to their tiktoken encoding; unknown models fall back to cl100k_base, with a warning."""
     assert encoding_for_model(model) == encoding
-    assert get_counter(model).name == encoding
+    if model == "totally-unknown-model":
+        with pytest.warns(UnknownModelWarning, match=model):
+            assert get_counter(model).name == encoding
+    else:
+        assert get_counter(model).name == encoding
 
 
 def test_unknown_model_never_raises() -> None:
-    """An unknown model gives a working cl100k_base counter, not an exception."""
-    assert get_counter("my-private-llm-v9").count("hello there") == 2
+    """An unknown model gives a working cl100k_base counter, not an exception (a warning says so)."""
+    with pytest.warns(UnknownModelWarning, match="my-private-llm-v9"):
+        assert get_counter("my-private-llm-v9").count("hello there") == 2
 
 
 def test_bytes_counter_normalises_nfc_and_newlines() -> None:

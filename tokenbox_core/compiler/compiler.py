@@ -39,6 +39,7 @@ from tokenbox_core.compiler.config import CompilerConfig
 from tokenbox_core.compiler.context import CompiledContext
 from tokenbox_core.compiler.filter import Exclusion, filter_candidates, reference_time
 from tokenbox_core.compiler.metrics import compute_metrics
+from tokenbox_core.compiler.overflow import OverflowEvent
 from tokenbox_core.compiler.rank import Ranked, rank_candidates
 from tokenbox_core.compiler.refs import Reference, compress_references, dangling_references, restore_references
 from tokenbox_core.compiler.shingles import SketchCache
@@ -114,8 +115,35 @@ class ContextCompiler:
     # ------------------------------------------------------------------ the pipeline
 
     def compile_candidates(self, candidates: Candidates, *, started: float | None = None) -> CompiledContext:
-        """Run Filter → Validate on collected candidates (the entry point for inserted stages and pages)."""
+        """Run Filter → Validate on collected candidates (the entry point for inserted stages and pages).
+
+        §6.5.5's precedence statement is the compiler's own text, not the user's: when a compile fails only
+        under a tight budget (the policy tier's constraint density, the window, an overflow) and fits without
+        the statement, the statement is left out and a ``drop_precedence_statement`` event in the trace says so.
+        """
         started = time.perf_counter() if started is None else started
+        try:
+            return self._compile_candidates(candidates, started)
+        except CompilationError as exc:
+            tight = {"constraint_density", "window", "overflow"}
+            if not self.config.precedence_statement or not set(exc.rules) <= tight:
+                raise
+            failed = exc.rules
+            config = replace(self.config, precedence_statement=False)
+            plain = ContextCompiler(self.budget, counter=self.counter, config=config)
+            plain._sketches = self._sketches
+            result = plain._compile_candidates(candidates, started)  # raises the user's material's own problem
+        event = OverflowEvent(
+            self.config.overflow_policy,
+            "drop_precedence_statement",
+            "policy",
+            f"the precedence statement (CompilerConfig.precedence_statement) was left out: with it the compile "
+            f"failed ({'; '.join(failed)}) under the {self.budget.max_tokens:,}-token budget",
+        ).to_dict()
+        trace = replace(result.trace, overflow_events=(*result.trace.overflow_events, event))
+        return replace(result, trace=trace)
+
+    def _compile_candidates(self, candidates: Candidates, started: float) -> CompiledContext:
         config = self.config
         stages: dict[str, float] = {}
         clock = _Stopwatch(stages)
@@ -172,7 +200,8 @@ class ContextCompiler:
         if defense is not None and hasattr(defense, "finish"):  # phase 4 of Algorithm 6.6, then `.defense`
             result = defense.finish(result)
         if config.overflow_policy == "paginate" and _paged_out(compressed):
-            result = replace(result, pages=self._paginate(filtered, result))
+            pages = self._paginate(filtered, result)
+            result = replace(pages[0], pages=pages)  # the returned context is page 1 of len(pages), and says so
         return result
 
     def _history_allocation(self, plans: tuple[SectionPlan, ...]) -> int:

@@ -8,11 +8,20 @@ finds:
 - phone numbers (international ``+`` form, or 10+ digits with separators);
 - payment-card numbers (13–19 digits) that pass the Luhn check;
 - IBANs whose mod-97 check digits verify (ISO 13616);
+- national identifiers (kind ``national_id``): US social-security numbers
+  written ``123-45-6789`` or ``123 45 6789`` (never-issued areas 000, 666 and
+  900–999, group 00 and serial 0000 excluded), UK National Insurance numbers
+  (``AB 12 34 56 C``, with the excluded prefixes), and Canadian social
+  insurance numbers (``046 454 286``) that pass the Luhn check;
 - API-key shapes (``sk-…``, ``AKIA…``, ``ghp_…``, ``xox?-…``, ``AIza…``) and
   private-key blocks (``-----BEGIN … PRIVATE KEY-----``).
 
-Card numbers and IBANs are verified, so order numbers and random digit runs
-do not trip the gate.
+Card numbers, IBANs and Canadian SINs are verified, so order numbers and
+random digit runs do not trip the gate.  Not found: names, postal addresses,
+dates of birth, an SSN written as nine bare digits (indistinguishable from
+other numbers), passport and driving-licence numbers, and national
+identifiers of other countries; plug in a detector of your own
+(``CompilerConfig(pii_detector=...)``) for those.
 
 >>> [m.kind for m in RegexPIIDetector().find("mail bob@example.com, card 4111 1111 1111 1111")]
 ['email', 'card']
@@ -77,6 +86,9 @@ _PHONE = re.compile(
     r"(?<![\w+])\+\d{1,3}(?:[ .-]?\(?\d{1,4}\)?){2,5}(?!\d)"  # international: +44 20 7946 0958
     r"|(?<!\d)(?:\(\d{3}\) ?|\d{3}[-. ])\d{3}[-. ]\d{4}(?!\d)"  # North American: (555) 123-4567
 )
+_SSN = re.compile(r"(?<![\d-])(?!000|666|9\d\d)\d{3}([- ])(?!00)\d{2}\1(?!0000)\d{4}(?![\d-])")
+_NINO = re.compile(r"\b(?!BG|GB|KN|NK|NT|TN|ZZ)[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z] ?\d{2} ?\d{2} ?\d{2} ?[A-D]\b")
+_SIN = re.compile(r"(?<![\d-])\d{3}([- ])\d{3}\1\d{3}(?![\d-])")
 _API_KEY = re.compile(
     r"\b(?:sk-(?:proj-|ant-)?[A-Za-z0-9_-]{20,}|AKIA[0-9A-Z]{16}|gh[pousr]_[A-Za-z0-9]{36,}"
     r"|xox[abposr]-[A-Za-z0-9-]{10,}|AIza[0-9A-Za-z_-]{35})"
@@ -93,12 +105,13 @@ def _may_hold_pii(text: str) -> bool:
 
 @dataclass(frozen=True)
 class RegexPIIDetector:
-    """The default detector: e-mail, phone, Luhn-valid cards, mod-97-valid IBANs, API and private keys.
+    """The default detector: e-mail, phone, Luhn-valid cards, mod-97-valid IBANs, national identifiers (US SSN,
+    UK NINO, Luhn-valid Canadian SIN), API and private keys.
 
     ``kinds`` restricts what is reported (all by default).
     """
 
-    kinds: tuple[str, ...] = ("email", "phone", "card", "iban", "api_key", "private_key")
+    kinds: tuple[str, ...] = ("email", "phone", "card", "iban", "national_id", "api_key", "private_key")
 
     def find(self, text: str) -> list[PIIMatch]:
         """Every finding in ``text``, by position."""
@@ -121,6 +134,13 @@ class RegexPIIDetector:
         for m in _IBAN.finditer(text):
             if iban_valid(m.group()):
                 add("iban", m.start(), m.end())
+        for m in _SSN.finditer(text):
+            add("national_id", m.start(), m.end())
+        for m in _NINO.finditer(text):
+            add("national_id", m.start(), m.end())
+        for m in _SIN.finditer(text):
+            if luhn_valid(re.sub(r"\D", "", m.group())):
+                add("national_id", m.start(), m.end())
         for m in _CARD.finditer(text):
             digits = re.sub(r"[ -]", "", m.group())
             if 13 <= len(digits) <= 19 and luhn_valid(digits):

@@ -179,5 +179,11 @@ STRUCTURE_RULES: tuple[Rule, ...] = (
            "os.remove", "systemctl stop", ".terminate()", "ssh -", "while true:", "shutil.rmtree", "/etc/",
            "/boot/grub", "pynput", "keyboard.", "pyautogui", "fernet", "mining_program", "xmrig", "screencapture",
            "gnome-screenshot", "snippingtool", "imagegrab"), linguistic=False),
+    # Provenance markup the compiler writes (issue 26 item 10): "[evidence kb-1 | source: … | authority: 1]" inside
+    # retrieved text forges an id or an authority the compiler never assigned.
+    _rule("provenance_forgery", "authority", 0.6,
+          r"\[\s*(?:evidence|memory)\s+[^\s|\]]+\s*(?:\([^)\]]*\)\s*)?\|[^\]\n]{0,200}?"
+          r"\b(?:source|retrieved|authority|relevance|lineage)\s*:",
+          ("[evidence", "[ evidence", "[memory", "[ memory"), linguistic=False),
 )  # fmt: skip
 """Rules over the case-folded view: structures an injection has whatever its words."""

@@ -81,3 +81,32 @@ def test_the_prescreen_never_hides_a_finding(text: str) -> None:
     patterns = (pii._EMAIL, pii._CARD, pii._IBAN, pii._PHONE, pii._API_KEY, pii._PRIVATE_KEY)
     if any(p.search(text) for p in patterns):
         assert pii._may_hold_pii(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["SSN 123-45-6789 on file", "ssn: 123 45 6789", "NI number AB 12 34 56 C", "nino AB123456C", "SIN 046 454 286"],
+)
+def test_national_identifiers_are_found(text: str) -> None:
+    """US social-security numbers, UK National Insurance numbers and Luhn-valid Canadian SINs are PII."""
+    assert [m.kind for m in RegexPIIDetector().find(text)] == ["national_id"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "ssn 000-12-3456",  # area 000 is never issued
+        "ssn 666-12-3456",
+        "ssn 912-34-5678",  # 900-999 are not SSNs
+        "ssn 123-00-4567",
+        "ssn 123-45-0000",
+        "mixed 123-45 6789",
+        "placeholder QQ 12 34 56 C",  # HMRC's example prefix is invalid
+        "nino GB123456C",
+        "SIN 046 454 287",  # fails Luhn
+        "order 2024-11-27",
+    ],
+)
+def test_shapes_that_are_not_national_identifiers_pass(text: str) -> None:
+    """Never-issued SSN ranges, invalid NINO prefixes, Luhn-invalid SINs and dates are not flagged."""
+    assert RegexPIIDetector().find(text) == []
