@@ -14,6 +14,7 @@
     ├── OutputFormError              an output form the layout was not sized for (text-mode .messages)
     ├── SelectionError               item selection failed (see ``tokenbox_core.select``)
     ├── SecurityError                defensive compilation refused an input or a compile
+    ├── UsageReportError (ValueError) provider-reported usage that cannot be read or does not fit its request
     └── SpecError (ValueError)       a layout spec file that cannot be read or is invalid
 
 Every message names the numbers involved and how to fix the problem.  Errors
@@ -39,6 +40,7 @@ __all__ = [
     "SpecError",
     "TokenBoxError",
     "TokenizerUnavailable",
+    "UsageReportError",
 ]
 
 
@@ -142,6 +144,11 @@ class SecurityError(TokenBoxError):
         self.score = score
         self.findings = tuple(findings)
         self.violations = tuple(violations)
+
+
+class UsageReportError(TokenBoxError, ValueError):
+    """Usage a provider reported (token counts, cache diagnostics) that cannot be read, or that does not
+    match the requests it is said to describe."""
 
 
 class OutputFormError(TokenBoxError):
