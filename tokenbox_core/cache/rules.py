@@ -314,7 +314,8 @@ def cache_rules(provider_or_model: str) -> CacheRules:
     if name in _PRESETS:
         return _PRESETS[name]
     family = name.rsplit("/", 1)[-1]
-    if family.startswith(("claude", "anthropic")):
+    if "claude" in family:  # claude-*, anthropic.claude-* (Bedrock), ...
+        family = family[family.index("claude") :]
         minimum = claude_min_prefix(family)
         if minimum is None or minimum == _ANTHROPIC.min_tokens:
             return _ANTHROPIC

@@ -18,9 +18,11 @@ from tokenbox_core.models.registry import (
     registered_names,
 )
 from tokenbox_core.models.rules import AreaRule, AudioRule, GeminiTileRule, ImageRule, PatchRule, TileRule, VideoRule
+from tokenbox_core.models.usage import MISS_REASONS, ReportedUsage, read_usage
 
 __all__ = [
     "DEFAULT_CONTEXT_WINDOW",
+    "MISS_REASONS",
     "AreaRule",
     "AudioRule",
     "CacheRule",
@@ -30,6 +32,7 @@ __all__ = [
     "ModelProfile",
     "PatchRule",
     "Pricing",
+    "ReportedUsage",
     "TileRule",
     "VideoRule",
     "WindowSource",
@@ -39,6 +42,7 @@ __all__ = [
     "find_model_profile",
     "get_model_profile",
     "normalise_model_name",
+    "read_usage",
     "register_profile",
     "registered_names",
 ]

@@ -45,7 +45,29 @@ MISS_REASONS = (
 )
 """Anthropic's ``cache_miss_reason`` types (``anthropic`` SDK, ``types/beta/beta_diagnostics.py``, 2026-08-07)."""
 
-_FIELDS = ("usage", "usage_metadata", "raw", "diagnostics", "response_metadata")
+_FIELDS = (
+    "usage",
+    "usage_metadata",
+    "raw",
+    "diagnostics",
+    "prompt_tokens",
+    "prompt_tokens_details",
+    "input_tokens",
+    "input_tokens_details",
+    "input_token_details",
+    "cache_read_input_tokens",
+    "cache_creation_input_tokens",
+    "cached_tokens",
+    "cache_write_tokens",
+    "cache_read",
+    "cache_creation",
+    "prompt_token_count",
+    "cached_content_token_count",
+    "cache_miss_reason",
+    "cache_missed_input_tokens",
+    "type",
+)
+"""Attributes read from objects without ``model_dump()`` (the names of the shapes above)."""
 
 
 @dataclass(frozen=True)
