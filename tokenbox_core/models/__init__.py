@@ -5,6 +5,8 @@
 200000
 """
 
+from tokenbox_core.models.calibration import CalibratedCounter, Calibration, Observation, UsageCalibrator
+from tokenbox_core.models.endpoint import EndpointCounter
 from tokenbox_core.models.profile import CacheRule, CountingRule, ModelProfile, Pricing, WindowSource
 from tokenbox_core.models.registry import (
     DEFAULT_CONTEXT_WINDOW,
@@ -21,19 +23,24 @@ from tokenbox_core.models.rules import AreaRule, AudioRule, GeminiTileRule, Imag
 from tokenbox_core.models.usage import MISS_REASONS, ReportedUsage, read_usage
 
 __all__ = [
-    "DEFAULT_CONTEXT_WINDOW",
-    "MISS_REASONS",
     "AreaRule",
     "AudioRule",
     "CacheRule",
+    "CalibratedCounter",
+    "Calibration",
     "CountingRule",
+    "DEFAULT_CONTEXT_WINDOW",
+    "EndpointCounter",
     "GeminiTileRule",
     "ImageRule",
+    "MISS_REASONS",
     "ModelProfile",
+    "Observation",
     "PatchRule",
     "Pricing",
     "ReportedUsage",
     "TileRule",
+    "UsageCalibrator",
     "VideoRule",
     "WindowSource",
     "builtin_profiles",
