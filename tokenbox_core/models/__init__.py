@@ -5,7 +5,8 @@
 200000
 """
 
-from tokenbox_core.models.calibration import CalibratedCounter, Calibration, Observation, UsageCalibrator
+from tokenbox_core.models.calibrated import CalibratedCounter, Calibration, Observation
+from tokenbox_core.models.calibration import UsageCalibrator
 from tokenbox_core.models.endpoint import EndpointCounter
 from tokenbox_core.models.profile import CacheRule, CountingRule, ModelProfile, Pricing, WindowSource
 from tokenbox_core.models.registry import (

@@ -47,7 +47,23 @@ def test_never_below_an_observed_request(requests: list[tuple[str, str, int]]) -
         sent.append((messages, reported))
     counter = cal.counter(MODEL)
     for messages, reported in sent:
-        assert count_message_tokens(messages, counter) >= reported
+        assert counter.count_request(messages) >= reported
+        assert counter.count_request(messages) >= count_message_tokens(messages, counter)
+
+
+def test_outliers_widen_only_their_own_count() -> None:
+    """A text that needed far more than the rest is remembered at its reported count, but the factor for other
+    texts follows the bulk (the coverage quantile), not the outlier."""
+    cal = UsageCalibrator(base="approximate")
+    texts = [f"plain english sentence number {i} about budgets and caches. " * 6 for i in range(30)]
+    for text in texts:
+        cal.observe(MODEL, text, -(-len(text) // 4))  # exactly chars/4
+    outlier = "漢字" * 200  # 400 characters, 100 units, billed far higher
+    cal.observe(MODEL, outlier, 900)
+    counter = cal.counter(MODEL)
+    assert counter.count(outlier) == 900
+    assert float(cal.calibration(MODEL).factor) < 1.5  # the outlier needed 9.0: it moves the mean, not the factor
+    assert counter.count("漢字" * 201) < 900  # an unseen text is estimated, not remembered
 
 
 @settings(max_examples=40, deadline=None)
@@ -73,7 +89,7 @@ def test_deterministic_and_order_independent(pairs: list[tuple[str, int]], rnd: 
 )
 def test_margin_shrinks_as_consistent_observations_accumulate(p: int, q: int, sizes: list[int]) -> None:
     """Observations that all agree (reported = units × p/q exactly) shrink the factor and margin, or keep them."""
-    cal = UsageCalibrator()
+    cal = UsageCalibrator(base="approximate")
     factors, margins = [], []
     for n, k in enumerate(sizes):
         text = "".join(chr(0x61 + (n + i) % 26) for i in range(4 * q * k))  # q*k units of chars/4
@@ -89,13 +105,16 @@ def test_margin_shrinks_as_consistent_observations_accumulate(p: int, q: int, si
 @settings(max_examples=60, deadline=None)
 @given(texts)
 def test_without_observations_it_is_the_stated_margin(text: str) -> None:
-    """Before any usage is observed, counts are chars/4 plus the model's 30 % margin, as without calibration."""
-    assert UsageCalibrator().counter(MODEL).count(text) == MarginApproximateCounter(0.30).count(text)
+    """Before any usage is observed, counts are the base count plus the model's 30 % margin: over chars/4, exactly
+    today's estimate."""
+    assert UsageCalibrator(base="approximate").counter(MODEL).count(text) == MarginApproximateCounter(0.30).count(text)
+    o200k = get_counter("o200k_base").count(text)
+    assert UsageCalibrator().counter(MODEL).count(text) == -(-o200k * 13 // 10)
 
 
 def test_consistent_usage_tightens_the_estimate() -> None:
     """Text whose real count is 1.1× chars/4 goes from +30 % to about +5 % over the truth after 40 requests."""
-    cal = UsageCalibrator()
+    cal = UsageCalibrator(base="approximate")
     rng = random.Random(7)
     words = ["context", "budget", "token", "layout", "cache", "prefix", "model", "usage", "report", "calibrate"]
     for _ in range(40):
@@ -150,11 +169,12 @@ def test_persisted_and_read_back(tmp_path) -> None:
 
 
 def test_another_base_counter() -> None:
-    """The factor can scale an encoding's counts instead of chars/4."""
-    cal = UsageCalibrator(base="o200k_base")
+    """The factor can scale chars/4 instead of an encoding's counts."""
+    cal = UsageCalibrator(base="approximate")
     cal.observe(MODEL, "The quick brown fox jumps over the lazy dog. " * 10, 110)
     assert cal.counter(MODEL).count("The quick brown fox jumps over the lazy dog. " * 10) >= 110
     assert cal.counter(MODEL).name.startswith("calibrated:claude-sonnet-4-5×")
+    assert "approximate counts ×" in cal.counter(MODEL).counting_note
 
 
 @pytest.mark.parametrize(
@@ -183,6 +203,8 @@ def test_construction_and_file_errors(tmp_path) -> None:
         UsageCalibrator(min_margin=float("nan"))
     with pytest.raises(CounterError, match="base must be 'approximate', 'bytes', 'whitespace' or a tiktoken"):
         UsageCalibrator(base="claude-sonnet-4-5")
+    with pytest.raises(CounterError, match=r"coverage must be a fraction in \(0, 1\]"):
+        UsageCalibrator(coverage=0)
     with pytest.raises(UsageReportError, match="cannot read calibration"):
         UsageCalibrator.load(tmp_path / "missing.json")
     bad = tmp_path / "bad.json"
