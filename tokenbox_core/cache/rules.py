@@ -217,7 +217,7 @@ _ANTHROPIC = CacheRules(  # [ant-docs]
     input_price=3.0,
     name="anthropic",
 )
-_ONE_HOUR = {"ttl_seconds": 3600.0, "write_multiplier": 2.0}  # [ant-docs]: "ttl": "1h", writes 2×
+_HOUR, _HOUR_WRITE = 3600.0, 2.0  # [ant-docs]: "ttl": "1h", writes 2× the base input price
 
 _PRESETS: dict[str, CacheRules] = {
     "openai": _OPENAI,
@@ -236,9 +236,11 @@ _PRESETS: dict[str, CacheRules] = {
     "openai-gpt-5.6": _OPENAI_56,
     "openai-gpt-5.6-explicit": replace(_OPENAI_56, implicit_breakpoints=0, name="openai-gpt-5.6-explicit"),
     "anthropic": _ANTHROPIC,
-    "anthropic-1h": replace(_ANTHROPIC, **_ONE_HOUR, name="anthropic-1h"),
+    "anthropic-1h": replace(_ANTHROPIC, ttl_seconds=_HOUR, write_multiplier=_HOUR_WRITE, name="anthropic-1h"),
     "anthropic-auto": replace(_ANTHROPIC, implicit_breakpoints=1, name="anthropic-auto"),
-    "anthropic-auto-1h": replace(_ANTHROPIC, implicit_breakpoints=1, **_ONE_HOUR, name="anthropic-auto-1h"),
+    "anthropic-auto-1h": replace(
+        _ANTHROPIC, implicit_breakpoints=1, ttl_seconds=_HOUR, write_multiplier=_HOUR_WRITE, name="anthropic-auto-1h"
+    ),
     "gemini": CacheRules(  # [gemini]
         "gemini",
         "automatic",

@@ -198,8 +198,8 @@ class UsageCalibrator:
             )
         if not messages:
             raise UsageReportError("sent is an empty list of messages: feed the messages the request carried")
-        fixed = count_message_tokens(messages, _Measure(self._base, profile, False))  # type: ignore[arg-type]
-        total = count_message_tokens(messages, _Measure(self._base, profile, True))  # type: ignore[arg-type]
+        fixed = count_message_tokens(messages, _Measure(self._base, profile, False))
+        total = count_message_tokens(messages, _Measure(self._base, profile, True))
         return total - fixed, fixed, content_key(list(messages))
 
     def observe_many(self, model: str, requests: Iterable[tuple[Any, Any]]) -> None:

@@ -133,9 +133,9 @@ def _diagnostics(value: Any) -> tuple[str | None, int | None]:
 def _from_usage(m: Mapping[str, Any]) -> ReportedUsage | None:
     if "cache_read_input_tokens" in m or "cache_creation_input_tokens" in m:  # Anthropic: input is the remainder
         rest = _int(m.get("input_tokens"), "input_tokens") or 0
-        read = _int(m.get("cache_read_input_tokens"), "cache_read_input_tokens") or 0
-        wrote = _int(m.get("cache_creation_input_tokens"), "cache_creation_input_tokens") or 0
-        return ReportedUsage(rest + read + wrote, read, wrote, shape="anthropic")
+        hit = _int(m.get("cache_read_input_tokens"), "cache_read_input_tokens") or 0
+        put = _int(m.get("cache_creation_input_tokens"), "cache_creation_input_tokens") or 0
+        return ReportedUsage(rest + hit + put, hit, put, shape="anthropic")
     if _get(m, "prompt_tokens") is not None:  # OpenAI Chat Completions (or a flat dict)
         details = _details(m, "prompt_tokens_details")
         cached = _get(details, "cached_tokens") if details else None
@@ -149,6 +149,8 @@ def _from_usage(m: Mapping[str, Any]) -> ReportedUsage | None:
             shape="openai-chat",
         )
     if _get(m, "input_tokens") is not None:  # OpenAI Responses, LangChain usage_metadata
+        read: Any
+        wrote: Any
         if "input_token_details" in m:
             details = _details(m, "input_token_details")
             read, wrote = details.get("cache_read"), details.get("cache_creation")
