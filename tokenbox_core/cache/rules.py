@@ -300,8 +300,8 @@ def cache_rules(provider_or_model: str) -> CacheRules:
     """Rules for a preset (:func:`rule_names`) or a model name.
 
     Model names map by family: ``claude-*`` → Anthropic with the model's minimum prefix, ``gemini-*`` →
-    Gemini, ``gpt-5.6`` and later → OpenAI's breakpoint rules, ``gpt-5.5`` → 24-hour retention at a 90 %
-    discount, other ``gpt-5*`` → 90 %, ``gpt-4.1*`` → 75 %, other ``gpt-*`` and ``o*`` models → 50 %.
+    Gemini with its profile's minimum, ``gpt-5.6`` and later → OpenAI's breakpoint rules, ``gpt-5.5`` → 24-hour
+    retention at a 90 % discount, other ``gpt-5*`` → 90 %, ``gpt-4.1*`` → 75 %, other ``gpt-*`` and ``o*`` → 50 %.
 
     >>> cache_rules("claude-sonnet-4-5").max_breakpoints
     4
@@ -323,7 +323,13 @@ def cache_rules(provider_or_model: str) -> CacheRules:
             return _ANTHROPIC
         return replace(_ANTHROPIC, min_tokens=minimum, name=f"anthropic ({family})")
     if family.startswith("gemini"):
-        return _PRESETS["gemini"]
+        from tokenbox_core.models.registry import find_model_profile
+
+        profile = find_model_profile(family)  # the model's own minimum (tokenbox_core/models/google.py [cache])
+        minimum = profile.cache.min_prefix_tokens if profile is not None and profile.cache is not None else None
+        if minimum is None or minimum == _PRESETS["gemini"].min_tokens:
+            return _PRESETS["gemini"]
+        return replace(_PRESETS["gemini"], min_tokens=minimum, name=f"gemini ({family})")
     version = _GPT.match(family)
     if version:
         major, minor = int(version.group(1)), int(version.group(2) or 0)

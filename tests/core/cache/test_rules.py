@@ -282,3 +282,15 @@ def test_invalid_rules(changes: dict, message: str) -> None:
     """Rules are validated at construction, with the value and the fix in the message."""
     with pytest.raises(BudgetError, match=message):
         CacheRules("x", **changes)
+
+
+def test_model_profiles_and_cache_rules_agree() -> None:
+    """The simulator's minimum and increment for a model are its profile's (OpenAI, Gemini), so they cannot drift."""
+    for profile in builtin_profiles():
+        if profile.cache is None or profile.provider not in ("openai", "google"):
+            continue
+        rules = cache_rules(profile.name)
+        assert rules.min_tokens == profile.cache.min_prefix_tokens, profile.name
+        if profile.cache.increment_tokens is not None:
+            assert rules.increment == profile.cache.increment_tokens, profile.name
+    assert cache_rules("gemini-2.5-pro").min_tokens == 4096 and cache_rules("gemini-2.5-flash").min_tokens == 1024
