@@ -13,6 +13,17 @@ owned by the counter (it lives as long as the counter), bounded in bytes
 (``max_cache_bytes``, least recently used first out), because a layout counts
 the same texts many times and every miss is a network round trip.  Truncation
 searches by characters, about log2(length) counts for a text not seen before.
+
+Why there is no offline Gemini tokenizer here: ``google-genai``'s
+``LocalTokenizer`` (checked with google-genai 3.6.1 and sentencepiece 0.2.3,
+2026-11-27) ships no tokenizer model.  For Gemini 2.x and 3.0 it downloads
+``gemma3_cleaned_262144_v2.spiece.model`` from raw.githubusercontent.com on
+first use (``_local_tokenizer_loader._load_from_url``; offline it fails with a
+``ConnectionError``), and for Gemini 3.1 and 3.5 it loads
+``google/gemma-4-E4B-it`` with ``transformers.AutoProcessor.from_pretrained``
+from the Hugging Face hub.  Nothing is downloaded at run time in TokenBox, so
+Gemini counts stay estimates, calibrated from usage
+(:class:`~tokenbox_core.models.UsageCalibrator`) or asked of the count endpoint.
 """
 
 from __future__ import annotations
