@@ -20,6 +20,7 @@
     ├── SessionError (ValueError)    invalid input to the session archive
     │   └── UnknownTurnError (KeyError) turn or summary ids the session does not hold
     ├── SessionStoreError            the archive file cannot be used (not a database, corrupt, newer schema)
+    ├── UsageReportError (ValueError) provider-reported usage that cannot be read or does not fit its request
     └── SpecError (ValueError)       a layout spec file that cannot be read or is invalid
 
 Warnings (``warnings.warn``), shown on stderr by Python's default filter::
@@ -59,6 +60,7 @@ __all__ = [
     "TokenizerUnavailable",
     "UnknownModelWarning",
     "UnknownTurnError",
+    "UsageReportError",
     "Violation",
 ]
 
@@ -163,6 +165,11 @@ class SecurityError(TokenBoxError):
         self.score = score
         self.findings = tuple(findings)
         self.violations = tuple(violations)
+
+
+class UsageReportError(TokenBoxError, ValueError):
+    """Usage a provider reported (token counts, cache diagnostics) that cannot be read, or that does not
+    match the requests it is said to describe."""
 
 
 class OutputFormError(TokenBoxError):

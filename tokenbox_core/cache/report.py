@@ -48,7 +48,8 @@ def simulations_html(simulations: Sequence[CacheSimulation], title: str = "Promp
     for sim in simulations:
         blocks.append(
             f"<section><h2>{escape(sim.label or 'trimmer')}</h2>"
-            f"<p>{sim.cached_share:.1%} of {sim.prompt_tokens:,} prompt tokens served from cache · "
+            f"<p>rules {escape(sim.rules.name or sim.rules.provider)}: "
+            f"{sim.cached_share:.1%} of {sim.prompt_tokens:,} prompt tokens served from cache · "
             f"cost {sim.cost:.4f} ({sim.cost / sim.uncached_cost if sim.uncached_cost else 0:.2f}× uncached) · "
             f"{sim.mean_visible_turns:.1f} past turns visible on average "
             f"({sim.mean_direct_turns:.1f} directly)</p>{_chart(sim)}</section>"
@@ -57,7 +58,8 @@ def simulations_html(simulations: Sequence[CacheSimulation], title: str = "Promp
         f'<p><span style="color:{_CACHED}">■</span> cached &nbsp; <span style="color:{_WRITTEN}">■</span> '
         f'written to the cache &nbsp; <span style="color:{_UNCACHED}">■</span> uncached; one bar per turn.</p>'
     )
-    provider = escape(simulations[0].rules.provider) if simulations else ""
+    names = dict.fromkeys(s.rules.name or s.rules.provider for s in simulations)
+    provider = escape(", ".join(names))
     return (
         "<!DOCTYPE html><html><head><meta charset='utf-8'>"
         f"<title>{escape(title)}</title><style>body{{font-family:sans-serif;margin:2em}}"

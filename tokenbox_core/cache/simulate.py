@@ -5,29 +5,37 @@ so far through a trimming function (TokenBox's, LangChain's ``trim_messages``,
 LlamaIndex's memory, your own), and computes what the provider would have served
 from its prefix cache under :class:`~tokenbox_core.cache.rules.CacheRules`: the
 prompt tokens, the cached prefix (minimum length, increments, breakpoints,
-look-back, time-to-live), the price, and how many past turns the model could still
-see (directly, or through a summary the trimmer reports).
+look-back, time-to-live, routing by ``prompt_cache_key``), the price, why the
+cache missed, and how many past turns the model could still see (directly, or
+through a summary the trimmer reports).  Given the usage the provider reported
+for the same requests (``reported=``), each turn is checked against it
+(:class:`~tokenbox_core.cache.check.TurnCheck`).
 
 Sizes are the core's exact chat counts (:func:`~tokenbox_core.tokens.message_token_count`);
 within the first message that differs from a cached prompt the common prefix is
 measured on the token ids of its canonical serialisation.  Messages are treated
-as the cache's blocks.  Time advances by ``seconds_between_turns`` per turn.
+as the cache's blocks (:mod:`tokenbox_core.cache.blocks`), and one request's
+reads and writes follow :mod:`tokenbox_core.cache.lookup`.  Time advances by
+``seconds_between_turns`` per turn.
 """
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
+from tokenbox_core.cache.blocks import Block, Blocks, Entry, common_prefix, leading_system
+from tokenbox_core.cache.check import TurnCheck, pair_reported
+from tokenbox_core.cache.lookup import automatic_lookup, breakpoint_lookup
 from tokenbox_core.cache.rules import CacheRules, cache_rules
-from tokenbox_core.tokens import PRIMING_TOKENS, TokenCounter, canonical_json, get_counter, message_token_count
+from tokenbox_core.errors import BudgetError
+from tokenbox_core.tokens import PRIMING_TOKENS, TokenCounter, get_counter
 
 __all__ = ["CacheSimulation", "TurnStats", "simulate_cache"]
 
 Trimmer = Callable[[list[dict[str, Any]]], Any]
-_CACHE_FIELDS = ("role", "content", "name", "tool_calls", "tool_call_id")
+CacheKey = str | Callable[[int], str | None] | None
 
 
 @dataclass(frozen=True)
@@ -44,6 +52,10 @@ class TurnStats:
     past_turns: int
     messages: int
     direct_turns: int = 0
+    miss_reason: str | None = None
+    """Why the previous request's prefix was not read back: ``"system_changed"`` / ``"messages_changed"``
+    (the previous prompt is no longer a prefix of this one, the first difference inside or after the
+    leading system messages), ``"expired"`` (unchanged, but idle longer than the TTL), else ``None``."""
 
     @property
     def cached_share(self) -> float:
@@ -57,6 +69,13 @@ class CacheSimulation:
     rules: CacheRules
     turns: tuple[TurnStats, ...]
     label: str = ""
+    checks: tuple[TurnCheck, ...] = ()
+    """One per turn when the simulation was given the provider's reported usage."""
+
+    def differences(self, tolerance: float = 0.05) -> tuple[TurnCheck, ...]:
+        """The checked turns whose cached share is off by more than ``tolerance``, or whose miss reasons
+        disagree."""
+        return tuple(c for c in self.checks if c.differs(tolerance))
 
     @property
     def prompt_tokens(self) -> int:
@@ -92,9 +111,10 @@ class CacheSimulation:
         return sum(t.direct_turns for t in self.turns) / len(self.turns) if self.turns else 0.0
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "label": self.label,
             "provider": self.rules.provider,
+            "rules": self.rules.name,
             "prompt_tokens": self.prompt_tokens,
             "cached_tokens": self.cached_tokens,
             "cached_share": round(self.cached_share, 6),
@@ -110,10 +130,14 @@ class CacheSimulation:
                     "written_tokens": t.written_tokens,
                     "visible_turns": t.visible_turns,
                     "messages": t.messages,
+                    "miss_reason": t.miss_reason,
                 }
                 for t in self.turns
             ],
         }
+        if self.checks:
+            out["checks"] = [c.to_dict() for c in self.checks]
+        return out
 
     def summary(self) -> str:
         """One line: cached share, cost against no caching, visible turns."""
@@ -134,75 +158,11 @@ class CacheSimulation:
                 f"{t.cached_share:>5.0%}  {t.visible_turns:>7}"
             )
         rows.append(self.summary())
+        if self.checks:
+            off = self.differences()
+            rows.append(f"checked against reported usage: {len(off)} of {len(self.checks)} turns differ")
+            rows.extend("  " + c.describe() for c in off[:: max(1, every)])
         return "\n".join(rows)
-
-
-@dataclass
-class _Block:
-    key: bytes
-    tokens: int
-    ids: tuple[int, ...] = field(default=())
-
-
-@dataclass
-class _Entry:
-    keys: tuple[bytes, ...]
-    blocks: list[_Block]
-    messages: list[Mapping[str, Any]]
-    used: float
-
-
-def _wire(message: Mapping[str, Any]) -> dict[str, Any]:
-    """What the cache keys on: the message without its ``cache_control`` markers.
-
-    A breakpoint does not change the content it marks, and one text part is the
-    same content as a plain string.
-    """
-    wire = {k: message[k] for k in _CACHE_FIELDS if message.get(k) is not None}
-    content = wire.get("content")
-    if isinstance(content, list):
-        parts = [{k: v for k, v in p.items() if k != "cache_control"} if isinstance(p, Mapping) else p for p in content]
-        if len(parts) == 1 and isinstance(parts[0], Mapping) and set(parts[0]) == {"type", "text"}:
-            wire["content"] = parts[0]["text"]
-        else:
-            wire["content"] = parts
-    return wire
-
-
-class _Blocks:
-    """Message → cache block (hash, exact size, token ids), memoised by content."""
-
-    def __init__(self, counter: TokenCounter) -> None:
-        self.counter = counter
-        self.memo: dict[str, _Block] = {}
-
-    def __call__(self, message: Mapping[str, Any]) -> _Block:
-        text = canonical_json(_wire(message))
-        block = self.memo.get(text)
-        if block is None:
-            key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
-            block = _Block(key, message_token_count(message, self.counter))
-            self.memo[text] = block
-        return block
-
-    def ids(self, block: _Block, message: Mapping[str, Any]) -> tuple[int, ...]:
-        """Token ids of the message's canonical serialisation (bytes for counters without ids)."""
-        if not block.ids:
-            encode = getattr(self.counter, "encode", None)
-            text = canonical_json(_wire(message))
-            block.ids = tuple(encode(text)) if callable(encode) else tuple(text.encode("utf-8", "surrogatepass"))
-        return block.ids
-
-
-def _common(a: Sequence[_Block], b: Sequence[_Block]) -> tuple[int, int]:
-    """(whole blocks in common, tokens of those blocks)."""
-    n = tokens = 0
-    for x, y in zip(a, b, strict=False):
-        if x.key != y.key:
-            break
-        n += 1
-        tokens += x.tokens
-    return n, tokens
 
 
 def _messages_of(result: Any) -> tuple[list[Mapping[str, Any]], set[str]]:
@@ -252,7 +212,9 @@ def simulate_cache(
     rules: CacheRules | str = "openai",
     counter: TokenCounter | str = "o200k_base",
     seconds_between_turns: float = 30.0,
-    breakpoints: str = "system_and_last",
+    breakpoints: str | None = None,
+    prompt_cache_key: CacheKey = None,
+    reported: Sequence[Any] | None = None,
     label: str = "",
 ) -> CacheSimulation:
     """Replay ``transcript`` turn by turn through ``trimmer`` and simulate the provider's prompt cache.
@@ -265,138 +227,83 @@ def simulate_cache(
         trimmer: called with each request's messages; returns the messages to
             send (dicts), or an object with ``.messages`` and optionally
             ``.summarized_ids`` (ids of messages a summary in the prompt covers).
-        rules: a :class:`CacheRules` or a provider / model name for :func:`cache_rules`.
+        rules: a :class:`CacheRules` or a preset / model name for :func:`cache_rules`.
         counter: the counter for prompt sizes.
         seconds_between_turns: simulated time between requests (for TTLs).
-        breakpoints: in breakpoint mode (Anthropic), where requests that carry no
-            ``cache_control`` of their own are marked: ``"system_and_last"`` (the
-            usual practice: after the leading system messages and on the last
-            message) or ``"none"``.
+        breakpoints: in breakpoint mode, where the client marks requests that carry
+            no markers of their own: ``"system_and_last"`` (after the leading system
+            messages and on the last message) or ``"none"``.  Default: ``"none"``
+            when the provider places a breakpoint itself (Anthropic's automatic
+            caching, OpenAI's implicit mode), else ``"system_and_last"``.
+        prompt_cache_key: OpenAI's routing key, the same for every request (a
+            string) or per request (a function of the turn index); requests with
+            different keys never share cached prefixes.
+        reported: the usage the provider reported for each request, in order (any
+            shape :func:`~tokenbox_core.models.read_usage` reads); each turn is then
+            checked against it (``.checks``, ``.differences()``).
         label: a name for reports.
     """
-    if breakpoints not in ("system_and_last", "none"):
-        raise ValueError(f"breakpoints must be 'system_and_last' or 'none', got {breakpoints!r}")
     rules = cache_rules(rules) if isinstance(rules, str) else rules
     if not isinstance(rules, CacheRules):
         raise TypeError(f"rules must be a CacheRules or a provider/model name, got {type(rules).__name__}")
+    default = breakpoints or ("none" if rules.implicit_breakpoints else "system_and_last")
+    if default not in ("system_and_last", "none"):
+        raise BudgetError(f"breakpoints must be 'system_and_last' or 'none', got {breakpoints!r}")
+    if prompt_cache_key is not None and not rules.keyed:
+        raise BudgetError(
+            f"prompt_cache_key is an OpenAI parameter; the {rules.name or rules.provider!r} rules do not route by "
+            f"key: drop prompt_cache_key or simulate OpenAI rules"
+        )
     tok = get_counter(counter)
-    blocks_of = _Blocks(tok)
+    blocks_of = Blocks(tok)
     messages, request_ends, turn_of = _turns(transcript)
-    entries: list[_Entry] = []
+    entries: list[Entry] = []
     stats: list[TurnStats] = []
     price = rules.input_price / 1_000_000
+    previous: tuple[list[Block], list[Mapping[str, Any]]] | None = None
     for turn, end in enumerate(request_ends):
         now = turn * seconds_between_turns
+        route = prompt_cache_key(turn) if callable(prompt_cache_key) else prompt_cache_key
         sent, summarized = _messages_of(trimmer([dict(m) for m in messages[:end]]))
         blocks = [blocks_of(m) for m in sent]
         prompt = PRIMING_TOKENS + sum(b.tokens for b in blocks)
-        entries = [e for e in entries if now - e.used <= rules.ttl_seconds]
+        entries = [e for e in entries if _alive(rules, e, now)]
         if rules.mode == "automatic":
-            cached, written = _automatic(rules, blocks, sent, entries, blocks_of, now)
+            cached, written = automatic_lookup(rules, blocks, sent, entries, blocks_of, now, route)
         else:
-            cached, written = _breakpoints(rules, blocks, sent, entries, now, breakpoints)
+            cached, written = breakpoint_lookup(rules, blocks, sent, entries, now, default, route)
         cost = (prompt - cached - written + cached * rules.read_multiplier + written * rules.write_multiplier) * price
         direct = {turn_of[str(m["id"])] for m in sent if str(m.get("id")) in turn_of} - {turn}
         seen = (direct | {turn_of[i] for i in summarized if i in turn_of}) - {turn}
+        reason = _miss_reason(previous, blocks, sent, seconds_between_turns > rules.ttl_seconds)
         stats.append(
-            TurnStats(turn, prompt, cached, written, cost, prompt * price, len(seen), turn, len(sent), len(direct))
+            TurnStats(
+                turn, prompt, cached, written, cost, prompt * price, len(seen), turn, len(sent), len(direct), reason
+            )
         )
-    return CacheSimulation(rules, tuple(stats), label)
+        previous = (blocks, sent)
+    turns = tuple(stats)
+    checks = pair_reported(turns, reported) if reported is not None else ()
+    return CacheSimulation(rules, turns, label, checks)
 
 
-def _within(blocks_of: _Blocks, a: _Block, am: Mapping[str, Any], b: _Block, bm: Mapping[str, Any]) -> int:
-    ia, ib = blocks_of.ids(a, am), blocks_of.ids(b, bm)
-    n = 0
-    for x, y in zip(ia, ib, strict=False):
-        if x != y:
-            break
-        n += 1
-    return min(n, a.tokens, b.tokens)
+def _alive(rules: CacheRules, entry: Entry, now: float) -> bool:
+    if now - entry.used > rules.ttl_seconds:
+        return False
+    return rules.max_age_seconds is None or now - entry.created <= rules.max_age_seconds
 
 
-def _automatic(
-    rules: CacheRules,
-    blocks: list[_Block],
+def _miss_reason(
+    previous: tuple[list[Block], list[Mapping[str, Any]]] | None,
+    blocks: list[Block],
     sent: list[Mapping[str, Any]],
-    entries: list[_Entry],
-    blocks_of: _Blocks,
-    now: float,
-) -> tuple[int, int]:
-    best, best_entry = 0, None
-    for entry in entries:
-        n, tokens = _common(blocks, entry.blocks)
-        if n < len(blocks) and n < len(entry.blocks):
-            # the first differing message still shares its leading tokens
-            tokens += _within(blocks_of, blocks[n], sent[n], entry.blocks[n], entry.messages[n])
-        if tokens > best:
-            best, best_entry = tokens, entry
-    cached = best // rules.increment * rules.increment
-    if cached < rules.min_tokens:
-        cached = 0
-    if best_entry is not None and cached:
-        best_entry.used = now
-    entries.append(_Entry(tuple(b.key for b in blocks), blocks, sent, now))
-    return cached, 0
-
-
-def _marks(sent: list[Mapping[str, Any]], default: str, limit: int) -> list[int]:
-    """Block indices that end a cached prefix (a breakpoint after block i)."""
-    marks = [i for i, m in enumerate(sent) if _has_cache_control(m)]
-    if not marks and default == "system_and_last" and sent:
-        lead = 0
-        while lead < len(sent) and sent[lead].get("role") in ("system", "developer"):
-            lead += 1
-        marks = sorted({lead - 1, len(sent) - 1} - {-1})
-    return marks[-limit:] if limit else []
-
-
-def _has_cache_control(message: Mapping[str, Any]) -> bool:
-    if message.get("cache_control"):
-        return True
-    content = message.get("content")
-    if isinstance(content, list):
-        return any(isinstance(p, Mapping) and p.get("cache_control") for p in content)
-    return False
-
-
-def _breakpoints(
-    rules: CacheRules,
-    blocks: list[_Block],
-    sent: list[Mapping[str, Any]],
-    entries: list[_Entry],
-    now: float,
-    default: str,
-) -> tuple[int, int]:
-    marks = _marks(sent, default, rules.max_breakpoints)
-    ends = [0]
-    for b in blocks:
-        ends.append(ends[-1] + b.tokens)
-    keys = [b.key for b in blocks]
-    live = {e.keys: e for e in entries}
-    hit_at, hit_tokens = -1, 0
-    for mark in reversed(marks):
-        for pos in range(mark, max(-1, mark - rules.lookback_blocks - 1), -1):
-            entry = live.get(tuple(keys[: pos + 1]))
-            if entry is not None and ends[pos + 1] >= rules.min_tokens:
-                entry.used = now
-                if ends[pos + 1] > hit_tokens:
-                    hit_at, hit_tokens = pos, ends[pos + 1]
-                break
-        if hit_at >= 0:
-            break
-    written = 0
-    for mark in marks:
-        prefix = tuple(keys[: mark + 1])
-        if ends[mark + 1] < rules.min_tokens:
-            continue
-        if prefix in live:
-            live[prefix].used = now
-        else:
-            entry = _Entry(prefix, blocks[: mark + 1], sent[: mark + 1], now)
-            entries.append(entry)
-            live[prefix] = entry
-    if marks and ends[marks[-1] + 1] >= rules.min_tokens:
-        written = max(0, ends[marks[-1] + 1] - hit_tokens)
-        if hit_at >= 0 and marks[-1] <= hit_at:
-            written = 0
-    return hit_tokens, written
+    idle_too_long: bool,
+) -> str | None:
+    """Why the previous request's prefix is not read back (the comparison Anthropic's diagnostics make)."""
+    if previous is None:
+        return None
+    before, before_sent = previous
+    n, _ = common_prefix(blocks, before)
+    if n >= len(before):
+        return "expired" if idle_too_long else None
+    return "system_changed" if n < max(leading_system(before_sent), leading_system(sent)) else "messages_changed"

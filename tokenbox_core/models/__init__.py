@@ -5,6 +5,9 @@
 200000
 """
 
+from tokenbox_core.models.calibrated import CalibratedCounter, Calibration, Observation
+from tokenbox_core.models.calibration import UsageCalibrator
+from tokenbox_core.models.endpoint import EndpointCounter
 from tokenbox_core.models.profile import CacheRule, CountingRule, ModelProfile, Pricing, WindowSource
 from tokenbox_core.models.registry import (
     DEFAULT_CONTEXT_WINDOW,
@@ -18,19 +21,27 @@ from tokenbox_core.models.registry import (
     registered_names,
 )
 from tokenbox_core.models.rules import AreaRule, AudioRule, GeminiTileRule, ImageRule, PatchRule, TileRule, VideoRule
+from tokenbox_core.models.usage import MISS_REASONS, ReportedUsage, read_usage
 
 __all__ = [
-    "DEFAULT_CONTEXT_WINDOW",
     "AreaRule",
     "AudioRule",
     "CacheRule",
+    "CalibratedCounter",
+    "Calibration",
     "CountingRule",
+    "DEFAULT_CONTEXT_WINDOW",
+    "EndpointCounter",
     "GeminiTileRule",
     "ImageRule",
+    "MISS_REASONS",
     "ModelProfile",
+    "Observation",
     "PatchRule",
     "Pricing",
+    "ReportedUsage",
     "TileRule",
+    "UsageCalibrator",
     "VideoRule",
     "WindowSource",
     "builtin_profiles",
@@ -39,6 +50,7 @@ __all__ = [
     "find_model_profile",
     "get_model_profile",
     "normalise_model_name",
+    "read_usage",
     "register_profile",
     "registered_names",
 ]

@@ -182,6 +182,9 @@ def counting_note(counter: object, profile: ModelProfile | None = None) -> str:
     >>> counting_note(get_counter("claude-sonnet-4-5"))[:60]
     'counts for claude-sonnet-4-5 are estimates: chars/4 plus a 3'
     """
+    own = getattr(counter, "counting_note", None)  # a calibrated counter states its own calibration
+    if isinstance(own, str) and own:
+        return own
     profile = profile or profile_of(counter)
     if profile is None:
         return ""

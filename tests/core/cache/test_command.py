@@ -5,6 +5,7 @@ import json
 
 import pytest
 
+from tokenbox_core.cache import simulate_cache
 from tokenbox_core.cache.command import add_command, run
 from tokenbox_core.errors import TokenBoxError
 from tokenbox_core.testing.transcripts import agent_session
@@ -74,3 +75,39 @@ def test_through_the_tokenbox_command(transcript, tmp_path, capsys):
     assert main(["cache-sim", str(tmp_path / "missing.jsonl")]) == 2
     assert "tokenbox: error: cannot read" in capsys.readouterr().err
     assert main(["cache-sim", "--help"]) == 0
+
+
+def test_several_rule_sets(transcript):
+    """--rules reports each rule set in turn, both trimmers under each."""
+    text, sims = run(parse(str(transcript), "--budget", "4000", "--rules", "openai,openai-24h,anthropic,anthropic-1h"))
+    assert [s.rules.name for s in sims] == ["openai", "openai", "openai-24h", "openai-24h"] + ["anthropic"] * 2 + [
+        "anthropic-1h"
+    ] * 2
+    assert "TokenBox cache-aware [anthropic-1h]:" in text
+    one_hour = next(s for s in sims if s.rules.name == "anthropic-1h")
+    five = next(s for s in sims if s.rules.name == "anthropic")
+    assert one_hour.cost > five.cost  # same hits at 30 s a turn, dearer writes
+
+
+def test_usage_checks_a_live_session(transcript, tmp_path):
+    """--usage pairs the provider's usage with the requests as sent and lists the turns that differ."""
+    messages = [json.loads(line) for line in transcript.read_text().splitlines()]
+    as_sent = simulate_cache(messages, lambda ms: ms, rules="anthropic", counter="gpt-4o")
+    usage = [{"prompt_tokens": t.prompt_tokens, "cached_tokens": t.cached_tokens} for t in as_sent.turns]
+    usage[5]["cached_tokens"] = 0
+    path = tmp_path / "usage.jsonl"
+    path.write_text("\n".join(json.dumps(u) for u in usage), encoding="utf-8")
+    text, sims = run(parse(str(transcript), "--rules", "anthropic", "--usage", str(path), "--every", "1"))
+    checked = sims[-1]
+    assert checked.label == "as sent, checked" and [c.turn for c in checked.differences()] == [5]
+    assert "checked against reported usage: 1 of 40 turns differ" in text and "turn 5: provider cached 0 of" in text
+
+
+def test_rule_set_errors(transcript):
+    """A misspelt rule set is answered with the closest name; OpenAI's key is only routed under OpenAI rules."""
+    with pytest.raises(TokenBoxError, match="did you mean 'anthropic-1h'"):
+        run(parse(str(transcript), "--rules", "anthropic-1hr"))
+    with pytest.raises(TokenBoxError, match="--rules is empty"):
+        run(parse(str(transcript), "--rules", ","))
+    _, sims = run(parse(str(transcript), "--rules", "openai,anthropic", "--prompt-cache-key", "tenant-1"))
+    assert len(sims) == 4
