@@ -238,7 +238,8 @@ class ManagedHistory:
                 reserved_slots=budget.reserved_slots,
                 estimation_safety_margin_percent=budget.estimation_safety_margin_percent,
             )
-        return fit_conversation(messages, budget, counter=self.counter, include_system="leading")
+        # the window may open inside a tool group whose call a summary covers: that result cannot be sent alone
+        return fit_conversation(messages, budget, counter=self.counter, include_system="leading", on_invalid="repair")
 
     def _record(self, cp: Checkpoints, evicted: Sequence[str]) -> None:
         if self._recorded is None:
