@@ -23,7 +23,7 @@ from tokenbox_core.session.recall import RecallIndex
 from tokenbox_core.session.store import SessionStore
 from tokenbox_core.tokens import TokenCounter, canonical_json, message_token_count
 
-__all__ = ["Archive", "sync_new"]
+__all__ = ["Archive", "message_key", "sync_new"]
 
 
 class Archive:
@@ -47,6 +47,7 @@ class Archive:
         self._turns: list[Turn] = []
         self._calls: set[str] = set()
         self._sizes: dict[tuple[str, str], int] = {}
+        self._keys: list[str] = []
         self._index = RecallIndex(embedder, rrf_k=rrf_k)
 
     def turns(self) -> list[Turn]:
@@ -67,7 +68,14 @@ class Archive:
     def _reset(self) -> None:
         self._index.close()
         self._index = RecallIndex(self._embedder, rrf_k=self._rrf_k)
-        self._turns, self._calls, self._sizes = [], set(), {}
+        self._turns, self._calls, self._sizes, self._keys = [], set(), {}, []
+
+    def keys(self) -> list[str]:
+        """Each turn's :func:`message_key`, in order (what :func:`sync_new` compares by content)."""
+        turns = self.turns()
+        with self._lock:
+            self._keys.extend(message_key(t.message) for t in turns[len(self._keys) :])
+            return list(self._keys)
 
     def index(self) -> RecallIndex:
         """The recall index over every archived turn."""
@@ -104,28 +112,38 @@ class Archive:
         self._index.close()
 
 
-def _key(message: Mapping[str, Any]) -> str:
+def message_key(message: Mapping[str, Any]) -> str:
+    """What identifies a message's content for :func:`sync_new`: its canonical JSON without ``id`` and options."""
     return canonical_json({k: v for k, v in message.items() if k not in ("id", "tokenbox")})
 
 
-def sync_new(turns: Sequence[Turn], messages: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+def sync_new(
+    turns: Sequence[Turn], messages: Sequence[Mapping[str, Any]], keys: Sequence[str] | None = None
+) -> list[Mapping[str, Any]]:
     """The messages of ``messages`` (a framework's whole conversation) that ``turns`` do not hold, in order.
 
-    By ``"id"`` when every message has one; else the archive's newest message is looked for from the end of
-    ``messages`` (with as many of the archived messages before it as both hold, compared by content) and what
-    follows it is new.  Nothing in common: everything is new.
+    By ``"id"`` when every message has one.  Else by content (``keys``: the turns' :func:`message_key`):
+    the archive as a prefix of ``messages`` (the framework keeps the whole conversation), else the longest
+    tail of the archive that ``messages`` starts with (the framework dropped its oldest messages), else the
+    archive's newest message found from the end of ``messages``; what follows is new.  Nothing in common:
+    everything is new.
     """
     if not turns:
         return list(messages)
     if messages and all(isinstance(m, Mapping) and m.get("id") for m in messages):
         have = {str(t.message.get("id")) for t in turns if t.message.get("id")}
         return [m for m in messages if str(m["id"]) not in have]
-    archived = [_key(t.message) for t in turns]
-    given = [_key(m) if isinstance(m, Mapping) else "" for m in messages]
+    archived = list(keys) if keys is not None else [message_key(t.message) for t in turns]
+    given = [message_key(m) if isinstance(m, Mapping) else "" for m in messages]
+    n = len(archived)
+    if given[:n] == archived:
+        return list(messages[n:])
+    for k in range(min(n, len(given)), 0, -1):
+        if given[:k] == archived[n - k :]:
+            return list(messages[k:])
     for end in range(len(given), 0, -1):
-        if given[end - 1] != archived[-1]:
-            continue
-        depth = min(end, len(archived))
-        if given[end - depth : end] == archived[len(archived) - depth :]:
-            return list(messages[end:])
+        if given[end - 1] == archived[-1]:
+            depth = min(end, n)
+            if given[end - depth : end] == archived[n - depth :]:
+                return list(messages[end:])
     return list(messages)

@@ -74,7 +74,8 @@ class ContextSession:
         session_id: the conversation's id in the store.
         budget: the window of :meth:`compile` (an int or a :class:`~tokenbox_core.ContextBudget`).
         counter: any :func:`~tokenbox_core.get_counter` spec.
-        config: a :class:`~tokenbox_core.CompilerConfig` (``output`` must be ``"messages"``).
+        config: a :class:`~tokenbox_core.CompilerConfig` (``output`` must be ``"messages"``); the default
+            requires no section (a session may be compiled without a policy).
         recall / masking / offload: ``True`` (defaults), ``False``, a :class:`RecallConfig` /
             :class:`MaskingConfig` / :class:`OffloadConfig`, or a dict of its fields.
         cache_aware: ``True`` or a :class:`~tokenbox_core.cache.CacheWindow`: the window moves in blocks at
@@ -95,7 +96,7 @@ class ContextSession:
             raise SessionError("ContextSession needs budget=: the window compile() fits, e.g. budget=8000")
         if not isinstance(session_id, str) or not session_id:
             raise SessionError(f"session_id must be a non-empty string, got {session_id!r}")
-        config = options.get("config") or CompilerConfig()
+        config = options.get("config") or CompilerConfig(required_sections=())
         if not isinstance(config, CompilerConfig):
             raise SessionError(f"config must be a CompilerConfig, got {type(config).__name__}")
         if config.output != "messages":
@@ -163,7 +164,7 @@ class ContextSession:
         (the archive's newest messages found at the end of what ``messages`` shares with it).  Returns the new
         archived ids.
         """
-        return self.add(sync_new(self.archive.turns(), list(messages)))
+        return self.add(sync_new(self.archive.turns(), list(messages), self.archive.keys()))
 
     def messages(self) -> list[dict[str, Any]]:
         """Every archived message, in order, as it was added."""

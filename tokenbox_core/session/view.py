@@ -209,11 +209,12 @@ class View:
             sources.append(str(doc_id) if same else None)
             if block is not None and block_at is None and doc_id is None and m.get("content") == block["content"]:
                 block_at = n
-        kept = set(plan.kept)
-        masked = tuple(self.ids[p] for p in plan.masked)
+        shown = {m.get("id") for m in compiled.messages}
+        kept = {p for p in plan.kept if self.ids[p] in shown}
+        masked = tuple(self.ids[p] for p in plan.masked if p in kept)
         offloaded = tuple(self.ids[p] for p in sorted(self.offloaded & kept) if p not in set(plan.masked))
         recalled_ids = tuple(self.ids[p] for p in recalled.positions) if recalled is not None else ()
-        omitted = tuple(self.ids[p] for p in plan.omitted)
+        omitted = tuple(self.ids[p] for p in sorted({*plan.omitted, *(set(plan.kept) - kept)}))
         session = {"omitted": omitted, "recalled": recalled_ids, "masked": masked, "offloaded": offloaded}
         stable = block_at if block_at is not None else compiled.stable_messages
         return replace(

@@ -63,7 +63,9 @@ def _size(unit: Unit, sizes: Sequence[int], masked_sizes: Mapping[int, int], mas
 
 
 def _start_on_user(units: Sequence[Unit], start: int) -> int:
-    """The first unit at or after ``start`` that a history may open with: a user message, or an agent step."""
+    """The first unit at or after ``start`` that a history may open with: a user message, or (when no user
+    message is left before it) the first agent step after the current user message — the conversation engine's
+    start-on rule, which the compiler applies too."""
     while start < len(units) and not (units[start].user or units[start].after_anchor):
         start += 1
     return start
