@@ -35,7 +35,9 @@ def result(call_id: str, text: str) -> dict[str, Any]:
 
 def chat(session: ContextSession, turns: int, *, start: int = 0, words: int = 6) -> None:
     for i in range(start, start + turns):
-        session.add([user(f"question {i} " + "about weather " * (words // 2)), reply(f"answer {i} " + "sunny " * words)])
+        session.add(
+            [user(f"question {i} " + "about weather " * (words // 2)), reply(f"answer {i} " + "sunny " * words)]
+        )
 
 
 def ids(compiled: Any) -> list[str]:
@@ -43,8 +45,11 @@ def ids(compiled: Any) -> list[str]:
 
 
 def block(compiled: Any) -> str:
-    return next(m["content"] for m, s in zip(compiled.messages, compiled.message_sources, strict=True)
-                if s is None and m["role"] == "user" and m.get("id") is None)
+    return next(
+        m["content"]
+        for m, s in zip(compiled.messages, compiled.message_sources, strict=True)
+        if s is None and m["role"] == "user" and m.get("id") is None
+    )
 
 
 def test_a_short_conversation_is_compiled_whole_with_its_sources() -> None:
@@ -123,7 +128,9 @@ def test_masking_config_excludes_tools_and_takes_a_placeholder() -> None:
 def test_an_oversized_tool_result_is_offloaded_to_a_preview_and_rehydrated_in_parts() -> None:
     """A result over the threshold is shown as head + tail with its id; rehydrate returns any part of it."""
     body = " ".join(f"row{i}" for i in range(500))
-    session = ContextSession(None, "s", budget=800, counter=W, offload=OffloadConfig(threshold_tokens=100, head=10, tail=5))
+    session = ContextSession(
+        None, "s", budget=800, counter=W, offload=OffloadConfig(threshold_tokens=100, head=10, tail=5)
+    )
     session.add([user("dump the table"), call("c0", "sql"), result("c0", body)])
     compiled = session.compile()
     assert compiled.offloaded == ("t_3",)
@@ -193,7 +200,9 @@ def test_provider_items_and_tool_call_ids_are_never_rewritten() -> None:
     ]
     reasoning = [{"type": "reasoning", "id": "rs_1", "encrypted_content": "gAAAA"}]
     session = ContextSession(None, "s", budget=2000, counter=W, masking=MaskingConfig(keep_last=0))
-    session.add([user("port?"), {"role": "assistant", "content": thinking, "tool_calls": call("call_Xy9")["tool_calls"]}])
+    session.add(
+        [user("port?"), {"role": "assistant", "content": thinking, "tool_calls": call("call_Xy9")["tool_calls"]}]
+    )
     session.add([{"role": "tool", "tool_call_id": "call_Xy9", "content": reasoning}, reply("5433")])
     session.add(user("thanks"))
     compiled = session.compile()
@@ -283,7 +292,9 @@ def test_rehydrate_errors_name_the_range() -> None:
     session.add(user("twelve chars"))
     with pytest.raises(UnknownTurnError, match="holds no turn t_9"):
         session.rehydrate("t_9")
-    with pytest.raises(SessionError, match="offset must be an integer between 0 and 12 \\(the length of t_1\\), got 13"):
+    with pytest.raises(
+        SessionError, match="offset must be an integer between 0 and 12 \\(the length of t_1\\), got 13"
+    ):
         session.rehydrate("t_1", offset=13)
     with pytest.raises(SessionError, match="limit must be an integer >= 0 or None, got -1"):
         session.rehydrate("t_1", limit=-1)
