@@ -1,4 +1,4 @@
-"""``ContextSession`` over a SQLite archive with real processes: SIGKILL mid-``add``, concurrent appenders, bad files."""
+"""``ContextSession`` over a SQLite archive, with real processes: SIGKILL mid-``add``, two appenders, bad files."""
 
 from __future__ import annotations
 
@@ -131,7 +131,9 @@ def test_a_foreign_or_corrupt_file_is_refused_and_left_untouched(tmp_path: Path)
         (corrupt, "malformed|corrupt|not a database"),
     ):
         before = _digest(path)
-        with pytest.raises(SessionStoreError, match=message):
-            with ContextSession(path, "s", budget=100, counter="whitespace") as session:
-                session.messages()
+        with (
+            pytest.raises(SessionStoreError, match=message),
+            ContextSession(path, "s", budget=100, counter="whitespace") as session,
+        ):
+            session.messages()
         assert _digest(path) == before

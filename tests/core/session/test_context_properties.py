@@ -58,7 +58,7 @@ def test_never_over_budget_never_an_orphan_recall_never_repeats_the_window(
     the window does not show, names unchanged archived messages as sources, and repeats itself exactly."""
     store = MemorySessionStore()
     session = ContextSession(store, "s", budget=budget, counter=W, config=CONFIG, **opts)
-    session.add(_strip(messages) + [{"role": "user", "content": question}])
+    session.add([*_strip(messages), {"role": "user", "content": question}])
     try:
         compiled = session.compile(policy=policy)
     except (ContextCriticalOverflow, CompilationError):
