@@ -18,8 +18,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from tokenbox_core.errors import SessionError
-from tokenbox_core.session.recall import RecallIndex, fts_query
 from tokenbox_core.session.model import Turn
+from tokenbox_core.session.recall import RecallIndex, fts_query
 from tokenbox_core.session.store import SessionStore
 from tokenbox_core.session.summarize import turn_line
 
