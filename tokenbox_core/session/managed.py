@@ -170,7 +170,7 @@ class ManagedHistory:
     def _budget_window(self, budget: ContextBudget) -> int:
         """``window="budget"``: the most recent turns that fill the budget less a quarter kept for the summaries
         and the pointer (the window grows with the budget, as a session's history tier does)."""
-        turns = self.store.turns(self.session_id)
+        turns = self.checkpointer.turns()  # read once and counted by the checkpointer
         lead = next((n for n, t in enumerate(turns) if t.role not in ("system", "developer")), len(turns))
         room = budget.effective().max_tokens * 3 // 4 - sum(self.checkpointer.tokens(t) for t in turns[:lead])
         count = 0
