@@ -49,7 +49,7 @@ def preview_line(text: str, limit: int) -> str:
     return line if len(line) <= limit else line[: max(0, limit - 1)].rstrip() + "…"
 
 
-def tool_names(messages: list[Mapping[str, Any]]) -> dict[str, str]:
+def tool_names(messages: Sequence[Mapping[str, Any]]) -> dict[str, str]:
     """Tool-call id → the called tool's name, over the assistant messages given."""
     names: dict[str, str] = {}
     for m in messages:
