@@ -339,3 +339,37 @@ def test_summaries_fill_what_recall_leaves_only_in_a_cache_aware_window() -> Non
     strict = ContextSession(session.store, "s", budget=600, counter=W, cache_aware=True, recall={"min_coverage": 50})
     assert "SUMMARIES" not in block(strict.compile())
     assert "SUMMARIES" not in block(ContextSession(session.store, "s", budget=600, counter=W).compile())
+
+
+def test_recall_changes_every_turn_after_a_stable_prefix() -> None:
+    """Cache-aware: while the cut stays, each request repeats the previous one's messages up to its session
+    block byte for byte — recall, which changes with every question, sits after them — and the cache simulator
+    serves that prefix from the cache."""
+    from tokenbox_core.cache import simulate_cache
+
+    colours = ["red", "green", "blue", "amber", "violet"]
+    facts = [f"The {c} vault opens with code {k * 1111}." for k, c in enumerate(colours, start=1)]
+    transcript: list[dict[str, Any]] = [{"role": "system", "content": "ops assistant " * 550}]
+    for i in range(60):
+        transcript += [user(facts[i] if i < 5 else f"chat {i} about weather " + "and lunch " * 8), reply(f"ok {i}")]
+    for c in colours:
+        transcript += [user(f"Which code opens the {c} vault?"), reply("Checking.")]
+    recall = RecallConfig(limit=1, neighbours=0)
+    session = ContextSession(None, "s", budget=2500, counter="o200k_base", cache_aware=True, recall=recall)
+    sent: list[Any] = []
+
+    def trimmer(messages: list[dict[str, Any]]) -> Any:
+        session.sync(messages)
+        sent.append(session.compile())
+        return sent[-1]
+
+    simulation = simulate_cache(transcript, trimmer, rules="openai")
+    steady = 0
+    for before, after, stats in zip(sent[-5:], sent[-4:], simulation.turns[-4:], strict=False):
+        assert before.recalled != after.recalled
+        if before.trace.session["omitted"] == after.trace.session["omitted"]:
+            stable = before.stable_messages
+            assert after.messages[:stable] == before.messages[:stable]
+            assert stats.cached_tokens >= count_message_tokens(before.messages[:stable], "o200k_base") - 128
+            steady += 1
+    assert steady >= 2 and all(c.recalled for c in sent[-5:])
