@@ -1,4 +1,4 @@
-"""``tokenbox session ARCHIVE [SESSION]``: look inside a session archive (a SQLite file) without writing to it.
+"""``tokenbox session ARCHIVE [SESSION]``: look inside a session archive (a SQLite file); it adds nothing to it.
 
 - no session: the sessions it holds, with their message counts;
 - a session: its messages as ``<id> <role>: <text>`` lines (``--last N`` for the newest only);

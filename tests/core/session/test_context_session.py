@@ -373,3 +373,13 @@ def test_recall_changes_every_turn_after_a_stable_prefix() -> None:
             assert stats.cached_tokens >= count_message_tokens(before.messages[:stable], "o200k_base") - 128
             steady += 1
     assert steady >= 2 and all(c.recalled for c in sent[-5:])
+
+
+def test_user_is_the_current_message_and_is_not_archived() -> None:
+    """compile(user=...) sends that message last (recall searches it) without adding it to the archive."""
+    session = ContextSession(None, "s", budget=300, counter=W)
+    session.add([user("The staging database listens on port 5433."), reply("Noted.")])
+    chat(session, 25)
+    compiled = session.compile(user="Which port does the staging database use?")
+    assert compiled.messages[-1]["content"].endswith("Which port does the staging database use?")
+    assert compiled.recalled[:1] == ("t_1",) and len(session.messages()) == 52
