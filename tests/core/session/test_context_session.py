@@ -310,6 +310,10 @@ def test_rehydrate_errors_name_the_range() -> None:
         (lambda: MaskingConfig(placeholder="{nope}"), "is not a template over {id}, {tool}, {tokens} and {preview}"),
         (lambda: OffloadConfig(threshold_tokens=100, head=80, tail=30), r"head \+ tail \(110\) must be below"),
         (lambda: OffloadConfig(treshold_tokens=5), r"did you mean 'threshold_tokens'\?"),
+        (lambda: OffloadConfig(threshold_tokens=0), "OffloadConfig: threshold_tokens must be an integer >= 1, got 0"),
+        (lambda: RecallConfig(min_coverage=0.5), "RecallConfig: min_coverage must be a number >= 1, got 0.5"),
+        (lambda: RecallConfig(neighbours=-1), "RecallConfig: neighbours must be an integer >= 0, got -1"),
+        (lambda: MaskingConfig(keep_last=True), "MaskingConfig: keep_last must be an integer >= 0, got True"),
     ],
 )
 def test_option_errors_name_the_field(make: Any, message: str) -> None:
@@ -383,3 +387,15 @@ def test_user_is_the_current_message_and_is_not_archived() -> None:
     compiled = session.compile(user="Which port does the staging database use?")
     assert compiled.messages[-1]["content"].endswith("Which port does the staging database use?")
     assert compiled.recalled[:1] == ("t_1",) and len(session.messages()) == 52
+
+
+def test_recall_index_errors_name_the_fix() -> None:
+    """A bad limit and embeddings of two lengths are refused with what to do."""
+    from tokenbox_core.session import RecallIndex
+
+    index = RecallIndex(lambda text: [1.0] * (2 if "a" in text else 3))
+    index.add("t_1", "b")
+    with pytest.raises(SessionError, match="limit must be >= 1, got 0"):
+        index.search("b", limit=0)
+    with pytest.raises(SessionError, match="embedding lengths differ: 3 and 2; use one embedding model"):
+        index.search("a")
