@@ -104,6 +104,8 @@ def recall(
         if position in chosen:
             return True
         line = turn_line({**messages[position], "id": ids[position]})
+        if len(line) > 64 * (room + 1):  # more than ``room`` tokens whatever the text: cut before counting
+            line = line[: 64 * (room + 1)]
         cost = counter.count("\n" + line)
         if used + cost > room:
             left = room - used - counter.count("\n") - 1
