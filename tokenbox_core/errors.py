@@ -8,6 +8,8 @@
     ├── CompilationError             a compile violated invariants, overflowed under ``fail_loud``,
     │                                or failed a metric gate or a user check (lists every ``Violation``)
     ├── CompilerInputError (ValueError) a typed compiler input or a compiler config is invalid
+    ├── ConversationError (ValueError) a message list a provider would reject (orphan result, unanswered
+    │                                call, unknown role, no content), naming the index and the fix
     ├── SectionError (ValueError)    an invalid Section or Item, duplicate ids, bad weights
     ├── CounterError (ValueError)    a token counter misbehaved (raised, negative / non-integer count)
     │   └── TokenizerUnavailable     no local copy of a tiktoken encoding and no network
@@ -44,6 +46,7 @@ __all__ = [
     "CompilationError",
     "CompilerInputError",
     "ContextCriticalOverflow",
+    "ConversationError",
     "CounterError",
     "InvalidTextError",
     "LensError",
@@ -233,6 +236,26 @@ class SessionStoreError(TokenBoxError):
 
     Never answered by silently resetting the file.
     """
+
+
+class ConversationError(TokenBoxError, ValueError):
+    """A conversation a provider would reject: a tool result without its call, a call without results when the
+    context is compiled, an unknown role, a message without content.
+
+    Attributes:
+        index: the position of the offending message in the list given.
+        kind: ``"orphan_result"``, ``"unanswered_call"``, ``"unknown_role"`` or ``"no_content"``.
+        problems: every problem found (:class:`tokenbox_core.chat.Problem`), the first one in the message.
+
+    Pass ``on_invalid="repair"`` to drop or close what cannot be sent instead (see
+    :func:`tokenbox_core.chat.check_conversation`).
+    """
+
+    def __init__(self, message: str, *, index: int = -1, kind: str = "", problems: Sequence[object] = ()) -> None:
+        super().__init__(message)
+        self.index = index
+        self.kind = kind
+        self.problems = tuple(problems)
 
 
 class TokenBoxWarning(UserWarning):

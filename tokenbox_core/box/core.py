@@ -116,6 +116,10 @@ class TokenBox:
 
         # 1. validate, 2. measure
         checked = validate_sections(sections)
+        if self.mode == "messages":  # issue 26 item 2: a misspelt role would be sent to the provider
+            from tokenbox_core.chat.validate import check_section_roles
+
+            check_section_roles(checked)
         slots = [Slot(section, i, section.shrink == 0) for i, section in enumerate(checked)]
         groups = group_members(slots)
         ruler.measure(slots)
