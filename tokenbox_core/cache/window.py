@@ -187,19 +187,42 @@ class CacheAwareFit(ConversationFit):
 
 
 def _units(conv: Any, history: list[int], start: Callable[[Mapping[str, Any]], bool]) -> list[list[int]]:
-    """History indices split into turns (a unit opens at a start-on message), tool groups never split."""
+    """History indices split into turns (a unit opens at a start-on message), tool groups never split.
+
+    A run of history that no start-on message opens — the steps of the current turn after its critical
+    user message, a single-task agent loop — is split into its steps instead (each tool group, each other
+    message): one turn-sized unit there would be cut whole, leaving the task without a single step.
+    """
     units: list[list[int]] = []
+    opened: list[bool] = []
     msgs, groups = conv.messages, conv.groups
     open_group_end = -1
+    previous = -2
     for i in history:
         opens = start(msgs[i]) and i > open_group_end
-        if not units or opens:
+        after_gap = i != previous + 1 and i > open_group_end  # a critical message stands before it
+        if not units or opens or after_gap:
             units.append([])
+            opened.append(opens)
         units[-1].append(i)
+        previous = i
         a = groups.group_of.get(i)
         if a is not None:
             open_group_end = max(open_group_end, groups.members[a][-1])
-    return units
+    out: list[list[int]] = []
+    for unit, was_opened in zip(units, opened, strict=True):
+        if was_opened:
+            out.append(unit)
+            continue
+        step_end = -1
+        for n, i in enumerate(unit):
+            if n == 0 or i > step_end:
+                out.append([])
+            out[-1].append(i)
+            a = groups.group_of.get(i)
+            if a is not None:
+                step_end = max(step_end, groups.members[a][-1])
+    return out
 
 
 @dataclass(frozen=True)
