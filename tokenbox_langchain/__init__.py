@@ -1,5 +1,7 @@
 """TokenBox for LangChain: fit conversations, prompt parts and retrieved documents into exact token budgets.
 
+- :class:`TokenBoxMiddleware`: an ``AgentMiddleware`` for ``create_agent`` and deepagents: every model request
+  (system message, tool schemas, messages) fitted into the model's window, the graph state kept whole;
 - :class:`TokenBoxMessages`: a Runnable fitting a conversation (``prompt | TokenBoxMessages(...) | model``);
 - :class:`TokenBoxLayout`: a Runnable fitting named prompt parts together, optionally rendering a template;
 - :class:`TokenBoxCompressor`: a ``BaseDocumentCompressor`` fitting retrieved documents;
@@ -31,6 +33,7 @@ if _typing.TYPE_CHECKING:
     from tokenbox_langchain.fit import METADATA_KEY, CriticalMessagesOverflow, FitResult, RemovedMessage
     from tokenbox_langchain.layout import TokenBoxLayout
     from tokenbox_langchain.messages import LAYOUT_EVENT, TokenBoxMessages
+    from tokenbox_langchain.middleware import TokenBoxMiddleware
     from tokenbox_langchain.trim import trim_messages
 
 __all__ = [
@@ -44,6 +47,7 @@ __all__ = [
     "TokenBoxCompressor",
     "TokenBoxLayout",
     "TokenBoxMessages",
+    "TokenBoxMiddleware",
     "trim_messages",
 ]
 
@@ -60,6 +64,7 @@ _MODULES = {
     "TokenBoxCompressor": "tokenbox_langchain.compressor",
     "TokenBoxLayout": "tokenbox_langchain.layout",
     "TokenBoxMessages": "tokenbox_langchain.messages",
+    "TokenBoxMiddleware": "tokenbox_langchain.middleware",
     "trim_messages": "tokenbox_langchain.trim",
 }
 

@@ -84,7 +84,9 @@ class FakeToolModel(BaseChatModel):
 
     The decision reads only the newest message it receives (a human message
     starts a turn), so a fitted request drives it exactly as the full one
-    would.  Every call ``n`` (from 1) makes ``parallel`` calls of ``tool``
+    would.  A request without tools bound (a summarisation call, an agent
+    without tools) is answered with :attr:`summary` and is no step.  Every
+    call ``n`` (from 1) with tools makes ``parallel`` calls of ``tool``
     with ids ``call_<n>_<k>`` and the arguments ``args(n, k)``; ids of its
     messages are ``ai-<n>``.  Every request is recorded: :attr:`requests` (the
     messages, system message included), :attr:`tool_schemas` (the tools as the
@@ -92,10 +94,13 @@ class FakeToolModel(BaseChatModel):
     other bound keyword arguments).
 
     >>> model = FakeToolModel(steps=1)
-    >>> model.invoke([HumanMessage("find x")]).tool_calls[0]["id"]
+    >>> agent_model = model.bind_tools([lookup_tool()])
+    >>> agent_model.invoke([HumanMessage("find x")]).tool_calls[0]["id"]
     'call_1_0'
-    >>> model.invoke([HumanMessage("find x"), ToolMessage("x is 1", tool_call_id="call_1_0")]).content
+    >>> agent_model.invoke([HumanMessage("find x"), ToolMessage("x is 1", tool_call_id="call_1_0")]).content
     'Done.'
+    >>> model.invoke([HumanMessage("summarise this")]).content
+    'Summary: the earlier steps looked items up.'
     """
 
     steps: int = 3
@@ -115,6 +120,9 @@ class FakeToolModel(BaseChatModel):
 
     step_text: str = ""
     """The text content of a tool-calling message."""
+
+    summary: str = "Summary: the earlier steps looked items up."
+    """The reply to a request without tools bound."""
 
     _requests: list[list[BaseMessage]] = PrivateAttr(default_factory=list)
     _tools: list[list[dict[str, Any]]] = PrivateAttr(default_factory=list)
@@ -154,9 +162,12 @@ class FakeToolModel(BaseChatModel):
         **kwargs: Any,
     ) -> ChatResult:
         self._requests.append(list(messages))
-        self._tools.append(list(kwargs.pop("tools", None) or ()))
+        tools = list(kwargs.pop("tools", None) or ())
+        self._tools.append(tools)
         self._settings.append(kwargs)
         n = len(self._requests)
+        if not tools:
+            return ChatResult(generations=[ChatGeneration(message=AIMessage(self.summary, id=f"ai-{n}"))])
         if messages and isinstance(messages[-1], HumanMessage):
             self._turn = 0
         if self._turn < self.steps:

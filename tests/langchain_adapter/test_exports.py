@@ -19,6 +19,7 @@ EXPECTED_ALL = [
     "TokenBoxCompressor",
     "TokenBoxLayout",
     "TokenBoxMessages",
+    "TokenBoxMiddleware",
     "trim_messages",
 ]
 
