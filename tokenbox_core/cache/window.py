@@ -189,40 +189,22 @@ class CacheAwareFit(ConversationFit):
 def _units(conv: Any, history: list[int], start: Callable[[Mapping[str, Any]], bool]) -> list[list[int]]:
     """History indices split into turns (a unit opens at a start-on message), tool groups never split.
 
-    A run of history that no start-on message opens — the steps of the current turn after its critical
-    user message, a single-task agent loop — is split into its steps instead (each tool group, each other
-    message): one turn-sized unit there would be cut whole, leaving the task without a single step.
-    """
+    After the last start-on message (the agent loop in flight) each tool group opens a unit too: there the
+    "turn" is the whole loop, and a cut must be able to move inside it (issue 23)."""
     units: list[list[int]] = []
-    opened: list[bool] = []
     msgs, groups = conv.messages, conv.groups
+    loop = next((i for i in range(len(msgs) - 1, -1, -1) if start(msgs[i])), -1)
     open_group_end = -1
-    previous = -2
     for i in history:
-        opens = start(msgs[i]) and i > open_group_end
-        after_gap = i != previous + 1 and i > open_group_end  # a critical message stands before it
-        if not units or opens or after_gap:
+        step = i > loop and groups.group_of.get(i) == i
+        opens = (start(msgs[i]) or step) and i > open_group_end
+        if not units or opens:
             units.append([])
-            opened.append(opens)
         units[-1].append(i)
-        previous = i
         a = groups.group_of.get(i)
         if a is not None:
             open_group_end = max(open_group_end, groups.members[a][-1])
-    out: list[list[int]] = []
-    for unit, was_opened in zip(units, opened, strict=True):
-        if was_opened:
-            out.append(unit)
-            continue
-        step_end = -1
-        for n, i in enumerate(unit):
-            if n == 0 or i > step_end:
-                out.append([])
-            out[-1].append(i)
-            a = groups.group_of.get(i)
-            if a is not None:
-                step_end = max(step_end, groups.members[a][-1])
-    return out
+    return units
 
 
 @dataclass(frozen=True)
@@ -252,7 +234,8 @@ def plan_history_cut(
 
     ``conv`` is a :class:`~tokenbox_core.chat.ConversationSections`; its critical messages (leading
     system messages, the current user turn) are never cut, nor are the indices in ``exclude``.  The
-    rest is split into units (a user turn with its replies and tool calls) and
+    rest is split into units (a user turn with its replies and tool calls; in the agent loop after the
+    current user turn, each tool group) and
     :func:`~tokenbox_core.cache.eviction.plan_block_cut` chooses the first kept unit so the kept units
     fit ``capacity`` tokens, moving in steps of ``step`` tokens (issue 15).
     """
