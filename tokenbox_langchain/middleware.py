@@ -41,8 +41,10 @@ __all__ = ["TokenBoxMiddleware"]
 
 _ARGUMENTS = (
     "budget", "token_counter", "output_reserve", "trigger", "keep", "cache_aware", "omission_marker",
-    "summarizer", "persistent", "defense", "name",
+    "summarizer", "persistent", "defense", "name", "session", "session_id", "recall", "masking", "offload",
 )  # fmt: skip
+_PLACEHOLDER_WINDOW = 128_000
+"""A thread's session is opened with this window when a tool call comes first; every compile passes its own."""
 
 
 class TokenBoxMiddleware(AgentMiddleware):
@@ -73,6 +75,14 @@ class TokenBoxMiddleware(AgentMiddleware):
             produced (injections quarantined in boundaries, or withheld under a ``reject`` policy) and the
             instruction-hierarchy statement joins the system message.
         name: the middleware's name (``create_agent`` and deepagents match middleware by name).
+        session: ``True`` (in memory), a path (a SQLite file) or a ``SessionStore``: one
+            :class:`~tokenbox_core.ContextSession` per thread archives every message and compiles each request
+            (recall, masking, offload; see :mod:`tokenbox_langchain.agent_session`), and the ``rehydrate`` tool
+            is offered to the model.  ``None``: no session, the conversation engine fits the request.
+        session_id: one fixed session id instead of the run's thread id.
+        recall, masking, offload: the session's options (``True``/``False``, a ``RecallConfig``/``MaskingConfig``/
+            ``OffloadConfig`` or a dict of its fields); with offload on, a tool result over its threshold is
+            archived whole when it is produced and the state keeps its preview.
     """
 
     def __new__(cls, *args: Any, persistent: bool = False, **kwargs: Any) -> TokenBoxMiddleware:
@@ -95,6 +105,11 @@ class TokenBoxMiddleware(AgentMiddleware):
         persistent: bool = False,
         defense: Any = None,
         name: str = "TokenBoxMiddleware",
+        session: Any = None,
+        session_id: str | None = None,
+        recall: Any = True,
+        masking: Any = True,
+        offload: Any = True,
         **unknown: Any,
     ) -> None:
         check_arguments(type(self).__name__, unknown, _ARGUMENTS, budget="budget")
@@ -141,6 +156,26 @@ class TokenBoxMiddleware(AgentMiddleware):
             raise ValueError(f"name must be a non-empty string, got {name!r}")
         self._name = name
         self.tools = []
+        self.sessions = None
+        if session is not None and session is not False:
+            self._open_sessions(session, session_id, recall=recall, masking=masking, offload=offload)
+
+    def _open_sessions(self, store: Any, session_id: str | None, **options: Any) -> None:
+        from tokenbox_langchain.agent_session import ThreadSessions, rehydrate_tool
+
+        if self.counter.core is None:
+            raise TypeError(
+                f"session=... needs a counter the core can use (a name such as 'o200k_base' or a TokenCounter), "
+                f"got token_counter={self.counter.name!r}"
+            )
+        if self.summarizer is not None:
+            raise TypeError(
+                "summarizer= applies without a session; with session=... the omitted history is named by a "
+                "pointer and recalled when needed: drop one of them"
+            )
+        options["cache_aware"] = self.options.cache_aware
+        self.sessions = ThreadSessions(store, session_id=session_id, counter=self.counter.core, options=options)
+        self.tools = [rehydrate_tool()]
 
     @property
     def name(self) -> str:
@@ -171,11 +206,36 @@ class TokenBoxMiddleware(AgentMiddleware):
         system = self._system_message(request.system_message)
         window = self.window(request)
         messages = request.messages
+        thread = None
+        if self.sessions is not None:
+            thread = self.sessions.thread(request.runtime, window.budget)
+            thread.archive(messages)
         if not self._triggered(window, system, messages):
             return request if system is request.system_message else request.override(system_message=system)
+        if thread is not None:
+            return self._compiled(request, system, window, thread)
         head = [system] if system is not None else []
         result = fit_messages([*head, *messages], self.counter, window.budget, self.options)
         return self._fitted(request, system, result)
+
+    def _compiled(
+        self, request: ModelRequest, system: SystemMessage | None, window: Window, thread: Any
+    ) -> ModelRequest:
+        """The request compiled by the thread's session, the system message and tool schemas reserved."""
+        budget = window.budget
+        if system is not None:
+            slots = {**budget.reserved_slots, "system": self.counter.size(system)}
+            budget = ContextBudget(
+                max_tokens=budget.max_tokens,
+                target_tokens=budget.target_tokens,
+                output_reserve=budget.output_reserve,
+                reserved_slots=slots,
+                estimation_safety_margin_percent=budget.estimation_safety_margin_percent,
+            )
+        lead, messages, _ = thread.compile(request.messages, budget)
+        if lead:
+            system = _joined(system, lead)
+        return request.override(messages=messages, system_message=system)
 
     def _triggered(self, window: Window, system: SystemMessage | None, messages: Sequence[BaseMessage]) -> bool:
         """True when the messages must be fitted: a trigger is reached, or there is none (the core returns
@@ -193,8 +253,10 @@ class TokenBoxMiddleware(AgentMiddleware):
         out = result.messages
         start = 1 if system is not None and out and out[0] is system else 0
         extra = start
-        while extra < len(out) and isinstance(out[extra], SystemMessage) and (out[extra].id or "").startswith(
-            MARKER_ID_PREFIX
+        while (
+            extra < len(out)
+            and isinstance(out[extra], SystemMessage)
+            and (out[extra].id or "").startswith(MARKER_ID_PREFIX)
         ):
             extra += 1  # markers and summaries the core placed after the system message: they join it
         if extra > start:
@@ -212,9 +274,7 @@ class TokenBoxMiddleware(AgentMiddleware):
         statement = defense_statement(self.defense)
         return system if statement is None else _joined(system, [SystemMessage(statement)])
 
-    def wrap_model_call(
-        self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
-    ) -> ModelResponse:
+    def wrap_model_call(self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]) -> ModelResponse:
         """Calls the model with the fitted request (see the module docstring)."""
         return handler(self.fit(request))
 
@@ -229,13 +289,43 @@ class TokenBoxMiddleware(AgentMiddleware):
     def wrap_tool_call(
         self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]]
     ) -> ToolMessage | Command[Any]:
-        """Runs the tool; with ``defense``, screens its result (see :mod:`tokenbox_langchain.agent_tools`)."""
-        result = handler(request)
-        if self.defense is None or not isinstance(result, ToolMessage):
-            return result
-        from tokenbox_langchain.agent_tools import screen_result
+        """Runs the tool (answers ``rehydrate`` from the session); with ``defense``, screens its result (see
+        :mod:`tokenbox_langchain.agent_tools`); with a session and offload, offloads an oversized result."""
+        answered = self._rehydrated(request)
+        return answered if answered is not None else self._after_tool(request, handler(request))
 
-        return screen_result(result, self.defense, self._text_counter)
+    def _rehydrated(self, request: ToolCallRequest) -> ToolMessage | None:
+        """The answer to a ``rehydrate`` call, read from the thread's session (None for any other tool)."""
+        from tokenbox_langchain.agent_session import REHYDRATE_TOOL
+
+        call = request.tool_call
+        if self.sessions is None or call.get("name") != REHYDRATE_TOOL:
+            return None
+        args = call.get("args") or {}
+        thread = self.sessions.thread(request.runtime, self._placeholder_budget())
+        try:
+            text = thread.session.rehydrate(str(args.get("id")), int(args.get("offset", 0)), args.get("limit", 4000))
+        except (IndexError, KeyError, ValueError, TypeError) as exc:
+            text = f"rehydrate failed: {exc}; pass an archived id such as t_17, as named in the context"
+            return ToolMessage(text, tool_call_id=call["id"], name=REHYDRATE_TOOL, status="error")
+        return ToolMessage(text, tool_call_id=call["id"], name=REHYDRATE_TOOL)
+
+    def _placeholder_budget(self) -> ContextBudget:
+        return self.budget if self.budget is not None else ContextBudget(max_tokens=_PLACEHOLDER_WINDOW)
+
+    def _after_tool(self, request: ToolCallRequest, result: ToolMessage | Command[Any]) -> ToolMessage | Command[Any]:
+        if not isinstance(result, ToolMessage):
+            return result
+        if self.defense is not None:
+            from tokenbox_langchain.agent_tools import screen_result
+
+            result = screen_result(result, self.defense, self._text_counter)
+        if self.sessions is not None:
+            config = self.sessions.offload_config()
+            if config is not None:
+                thread = self.sessions.thread(request.runtime, self._placeholder_budget())
+                result = thread.offload(list(request.state.get("messages", ())), result, config)
+        return result
 
     async def awrap_tool_call(
         self,
@@ -243,12 +333,8 @@ class TokenBoxMiddleware(AgentMiddleware):
         handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
     ) -> ToolMessage | Command[Any]:
         """The async twin of :meth:`wrap_tool_call`."""
-        result = await handler(request)
-        if self.defense is None or not isinstance(result, ToolMessage):
-            return result
-        from tokenbox_langchain.agent_tools import screen_result
-
-        return screen_result(result, self.defense, self._text_counter)
+        answered = self._rehydrated(request)
+        return answered if answered is not None else self._after_tool(request, await handler(request))
 
 
 def _joined(system: SystemMessage | None, extra: Sequence[BaseMessage]) -> SystemMessage:
