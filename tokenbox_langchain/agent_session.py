@@ -166,7 +166,10 @@ class ThreadSessions:
 
     def thread(self, runtime: Any, budget: ContextBudget) -> Thread:
         """The thread of a run, its session opened on first use."""
-        tid = self.thread_id(runtime)
+        return self.open(self.thread_id(runtime), budget)
+
+    def open(self, tid: str, budget: ContextBudget) -> Thread:
+        """The thread ``tid``, its session opened on first use."""
         found = self._threads.get(tid)
         if found is None:
             session = ContextSession(self.store, tid, budget=budget, counter=self.counter, **self.options)

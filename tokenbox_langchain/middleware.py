@@ -177,6 +177,13 @@ class TokenBoxMiddleware(AgentMiddleware):
         self.sessions = ThreadSessions(store, session_id=session_id, counter=self.counter.core, options=options)
         self.tools = [rehydrate_tool()]
 
+    def session(self, thread_id: str) -> Any:
+        """The :class:`~tokenbox_core.ContextSession` of ``thread_id`` (the archive, ``search``, ``rehydrate``);
+        needs ``session=...``."""
+        if self.sessions is None:
+            raise TypeError("this TokenBoxMiddleware has no session: construct it with session=True or a path")
+        return self.sessions.open(thread_id, self._placeholder_budget()).session
+
     @property
     def name(self) -> str:
         """The name ``create_agent`` and deepagents know this middleware by (stable, ``"TokenBoxMiddleware"``)."""

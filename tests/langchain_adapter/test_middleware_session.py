@@ -48,7 +48,7 @@ def test_session_compiles_every_request_within_the_window(run_async: bool) -> No
         for m in request:
             if isinstance(m, ToolMessage):
                 assert m.id in by_id and m.tool_call_id == by_id[m.id].tool_call_id  # masked copies keep both
-    archived = mw.sessions._threads["t1"].session.messages()
+    archived = mw.session("t1").messages()
     assert len(archived) == len(state) - 1  # everything but the final answer (archived at the next call)
     assert [t["function"]["name"] for t in model.tool_schemas[0]] == ["rehydrate", "lookup"]
 
@@ -70,7 +70,7 @@ def test_sqlite_session_survives_a_new_middleware(tmp_path: Path) -> None:
     run(TokenBoxMiddleware(3_000, session=path, session_id="s"), FakeToolModel(steps=5))
     again = TokenBoxMiddleware(3_000, session=path, session_id="s")
     run(again, FakeToolModel(steps=5))
-    archived = again.sessions._threads["s"].session.messages()
+    archived = again.session("s").messages()
     assert [m["id"] for m in archived].count("task") == 1  # the same task id: archived once
 
 
@@ -80,7 +80,7 @@ def test_oversized_tool_result_is_offloaded_when_produced() -> None:
     state = run(mw, FakeToolModel(steps=2), words=2_000)
     results = [m for m in state if isinstance(m, ToolMessage)]
     assert all("offloaded:" in m.content and "rehydrate(" in m.content for m in results)
-    archived = mw.sessions._threads["t1"].session.messages()
+    archived = mw.session("t1").messages()
     whole = [m for m in archived if m["role"] == "tool" and "offloaded:" not in m["content"]]
     assert len(whole) == 2 and all(COUNT.count([ToolMessage(m["content"], tool_call_id="x")]) > 500 for m in whole)
 
@@ -98,5 +98,7 @@ def test_session_option_errors() -> None:
         TokenBoxMiddleware(1_000, session=42)
     with pytest.raises(TypeError, match=r"needs a counter the core can use"):
         TokenBoxMiddleware(1_000, session=True, token_counter=lambda messages: 1)
+    with pytest.raises(TypeError, match=r"has no session: construct it with session=True"):
+        TokenBoxMiddleware(1_000).session("t")
     with pytest.raises(TypeError, match=r"summarizer= applies without a session"):
         TokenBoxMiddleware(1_000, session=True, summarizer=lambda messages: "s")
