@@ -18,6 +18,7 @@ EXPECTED_ALL = [
     "TokenBoxCompiler",
     "TokenBoxCompressor",
     "TokenBoxLayout",
+    "TokenBoxMaskingEdit",
     "TokenBoxMessages",
     "TokenBoxMiddleware",
     "trim_messages",
