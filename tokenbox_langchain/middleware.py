@@ -156,7 +156,7 @@ class TokenBoxMiddleware(AgentMiddleware):
             raise ValueError(f"name must be a non-empty string, got {name!r}")
         self._name = name
         self.tools = []
-        self.sessions = None
+        self.sessions: Any = None
         if session is not None and session is not False:
             self._open_sessions(session, session_id, recall=recall, masking=masking, offload=offload)
 
@@ -270,8 +270,8 @@ class TokenBoxMiddleware(AgentMiddleware):
             system = _joined(system, out[start:extra])
         messages = out[extra:]
         if system is request.system_message:
-            return request.override(messages=messages)
-        return request.override(messages=messages, system_message=system)
+            return request.override(messages=messages)  # type: ignore[arg-type]  # messages of the request
+        return request.override(messages=messages, system_message=system)  # type: ignore[arg-type]
 
     def _system_message(self, system: SystemMessage | None) -> SystemMessage | None:
         if self.defense is None:
