@@ -1,5 +1,8 @@
 """TokenBox for LangChain: fit conversations, prompt parts and retrieved documents into exact token budgets.
 
+- :class:`TokenBoxMiddleware`: an ``AgentMiddleware`` for ``create_agent`` and deepagents: every model request
+  (system message, tool schemas, messages) fitted into the model's window, the graph state kept whole;
+- :class:`TokenBoxMaskingEdit`: TokenBox's observation masking as a ``ContextEdit`` for ``ContextEditingMiddleware``;
 - :class:`TokenBoxMessages`: a Runnable fitting a conversation (``prompt | TokenBoxMessages(...) | model``);
 - :class:`TokenBoxLayout`: a Runnable fitting named prompt parts together, optionally rendering a template;
 - :class:`TokenBoxCompressor`: a ``BaseDocumentCompressor`` fitting retrieved documents;
@@ -28,9 +31,11 @@ import typing as _typing
 if _typing.TYPE_CHECKING:
     from tokenbox_langchain.compiler import COMPILE_EVENT, TokenBoxCompiler
     from tokenbox_langchain.compressor import TokenBoxCompressor
+    from tokenbox_langchain.context_edit import TokenBoxMaskingEdit
     from tokenbox_langchain.fit import METADATA_KEY, CriticalMessagesOverflow, FitResult, RemovedMessage
     from tokenbox_langchain.layout import TokenBoxLayout
     from tokenbox_langchain.messages import LAYOUT_EVENT, TokenBoxMessages
+    from tokenbox_langchain.middleware import TokenBoxMiddleware
     from tokenbox_langchain.trim import trim_messages
 
 __all__ = [
@@ -43,7 +48,9 @@ __all__ = [
     "TokenBoxCompiler",
     "TokenBoxCompressor",
     "TokenBoxLayout",
+    "TokenBoxMaskingEdit",
     "TokenBoxMessages",
+    "TokenBoxMiddleware",
     "trim_messages",
 ]
 
@@ -59,7 +66,9 @@ _MODULES = {
     "RemovedMessage": "tokenbox_langchain.fit",
     "TokenBoxCompressor": "tokenbox_langchain.compressor",
     "TokenBoxLayout": "tokenbox_langchain.layout",
+    "TokenBoxMaskingEdit": "tokenbox_langchain.context_edit",
     "TokenBoxMessages": "tokenbox_langchain.messages",
+    "TokenBoxMiddleware": "tokenbox_langchain.middleware",
     "trim_messages": "tokenbox_langchain.trim",
 }
 

@@ -160,9 +160,25 @@ class _Bridge:
         return self.messages[index].model_copy(update={"content": d.get("content")})
 
     def roles(self, types: MessageTypes | None) -> Callable[[Mapping[str, Any]], bool] | None:
+        """The core's role test for ``types``: LangChain's rule on the message a dict stands for.
+
+        The input messages' answers are decided once, by position (the engine asks about a long agent loop
+        message by message when it looks for the latest human message); a dict the engine made (a marker) is
+        asked about directly.
+        """
         if types is None:
             return None
-        return lambda d: matches(self.original(d, None), types)
+        position = self._position
+        if isinstance(types, str):
+            hits = {i for i, m in enumerate(self.messages) if m.type == types}
+        else:
+            hits = {i for i, m in enumerate(self.messages) if matches(m, types)}
+
+        def test(d: Mapping[str, Any]) -> bool:
+            i = position(d)
+            return i in hits if i is not None else matches(self.original(d, None), types)
+
+        return test
 
     def counter(self, counter: MessageCounter) -> ChatCounter:
         """Sizes in ``counter``'s units, of the original message a dict stands for."""

@@ -1,5 +1,11 @@
 """A LangGraph ``pre_model_hook`` that compiles an agent's messages with checkpoints (chapter §6.10.3–6.10.5).
 
+Legacy route: ``langgraph.prebuilt.create_react_agent`` and its ``pre_model_hook`` are deprecated since
+LangGraph 1.0 (``LangGraphDeprecatedSinceV10``, to be removed in 2.0).  New agents are built with
+``langchain.agents.create_agent`` (or deepagents) and get TokenBox through
+:class:`~tokenbox_langchain.middleware.TokenBoxMiddleware`.  This hook stays for existing
+``create_react_agent`` code.
+
 >>> from tokenbox_core.session import MemorySessionStore
 >>> hook = checkpoint_hook(MemorySessionStore(), budget=2_000, counter="whitespace")
 >>> from langchain_core.messages import HumanMessage

@@ -5,19 +5,30 @@
   LangChain messages (:func:`~tokenbox_langchain.history.from_neutral`);
 - :func:`sequence_problems`: what a provider would reject in a message list
   (orphan tool results, tool calls without results, misplaced system messages,
-  a history that does not start on a human message).
+  a history that does not start on a human message);
+- :class:`FakeToolModel`: a tool-calling chat model for agents (``create_agent``)
+  that follows a script and records every request it receives;
+- :func:`lookup_tool`: a deterministic tool whose results have a chosen length.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
-from langchain_core.messages import BaseMessage
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.runnables import Runnable
+from langchain_core.tools import BaseTool, StructuredTool
+from langchain_core.utils.function_calling import convert_to_openai_tool
+from pydantic import PrivateAttr
 
 from tokenbox_core.chat import transcripts
 from tokenbox_langchain.history import from_neutral
 
-__all__ = ["agent_transcript", "from_neutral", "sequence_problems"]
+__all__ = ["FakeToolModel", "agent_transcript", "from_neutral", "lookup_tool", "sequence_problems"]
 
 
 def agent_transcript(
@@ -41,3 +52,121 @@ def sequence_problems(messages: Sequence[BaseMessage], *, start_on_human: bool =
     from tokenbox_langchain.fit import neutral
 
     return transcripts.sequence_problems(neutral(messages), start_on_user=start_on_human)
+
+
+class FakeToolModel(BaseChatModel):
+    """A chat model for agent tests: it calls a tool ``steps`` times per human turn, then answers.
+
+    The decision reads only the newest message it receives (a human message
+    starts a turn), so a fitted request drives it exactly as the full one
+    would.  A request without tools bound (a summarisation call, an agent
+    without tools) is answered with :attr:`summary` and is no step.  Every
+    call ``n`` (from 1) with tools makes ``parallel`` calls of ``tool``
+    with ids ``call_<n>_<k>`` and the arguments ``args(n, k)``; ids of its
+    messages are ``ai-<n>``.  Every request is recorded: :attr:`requests` (the
+    messages, system message included), :attr:`tool_schemas` (the tools as the
+    provider receives them, from ``bind_tools``) and :attr:`settings` (the
+    other bound keyword arguments).
+
+    >>> model = FakeToolModel(steps=1)
+    >>> agent_model = model.bind_tools([lookup_tool()])
+    >>> agent_model.invoke([HumanMessage("find x")]).tool_calls[0]["id"]
+    'call_1_0'
+    >>> agent_model.invoke([HumanMessage("find x"), ToolMessage("x is 1", tool_call_id="call_1_0")]).content
+    'Done.'
+    >>> model.invoke([HumanMessage("summarise this")]).content
+    'Summary: the earlier steps looked items up.'
+    """
+
+    steps: int = 3
+    """Tool steps per human turn before the final answer."""
+
+    parallel: int = 1
+    """Tool calls per step."""
+
+    tool: str = "lookup"
+    """The name of the tool it calls."""
+
+    args: Callable[[int, int], dict[str, Any]] = lambda n, k: {"query": f"item {n}.{k}"}
+    """The arguments of call ``k`` of model call ``n``."""
+
+    answer: str = "Done."
+    """The final answer's text."""
+
+    step_text: str = ""
+    """The text content of a tool-calling message."""
+
+    summary: str = "Summary: the earlier steps looked items up."
+    """The reply to a request without tools bound."""
+
+    _requests: list[list[BaseMessage]] = PrivateAttr(default_factory=list)
+    _tools: list[list[dict[str, Any]]] = PrivateAttr(default_factory=list)
+    _settings: list[dict[str, Any]] = PrivateAttr(default_factory=list)
+    _turn: int = PrivateAttr(default=0)
+
+    @property
+    def _llm_type(self) -> str:
+        return "tokenbox-fake-tools"
+
+    @property
+    def requests(self) -> list[list[BaseMessage]]:
+        """Every request received, in order (the messages as the provider would receive them)."""
+        return self._requests
+
+    @property
+    def tool_schemas(self) -> list[list[dict[str, Any]]]:
+        """The tool schemas bound for each request (OpenAI shape), in order."""
+        return self._tools
+
+    @property
+    def settings(self) -> list[dict[str, Any]]:
+        """The other keyword arguments bound for each request (``tool_choice``, ``max_tokens`` ...)."""
+        return self._settings
+
+    def bind_tools(
+        self, tools: Sequence[dict[str, Any] | type | Callable[..., Any] | BaseTool], **kwargs: Any
+    ) -> Runnable[Any, AIMessage]:
+        """Binds the tools in the shape providers receive (``convert_to_openai_tool``)."""
+        return self.bind(tools=[convert_to_openai_tool(t) for t in tools], **kwargs)
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        self._requests.append(list(messages))
+        tools = list(kwargs.pop("tools", None) or ())
+        self._tools.append(tools)
+        self._settings.append(kwargs)
+        n = len(self._requests)
+        if not tools:
+            return ChatResult(generations=[ChatGeneration(message=AIMessage(self.summary, id=f"ai-{n}"))])
+        if messages and isinstance(messages[-1], HumanMessage):
+            self._turn = 0
+        if self._turn < self.steps:
+            self._turn += 1
+            calls = [
+                {"name": self.tool, "args": self.args(n, k), "id": f"call_{n}_{k}", "type": "tool_call"}
+                for k in range(self.parallel)
+            ]
+            reply = AIMessage(self.step_text, tool_calls=calls, id=f"ai-{n}")
+        else:
+            self._turn = 0
+            reply = AIMessage(self.answer, id=f"ai-{n}")
+        return ChatResult(generations=[ChatGeneration(message=reply)])
+
+
+def lookup_tool(name: str = "lookup", *, words: int = 30, description: str = "Look something up.") -> BaseTool:
+    """A tool answering ``query`` with ``words`` deterministic words about it.
+
+    >>> lookup_tool(words=4).invoke({"query": "x"})
+    'x: fact 0 about x'
+    """
+
+    def lookup(query: str) -> str:
+        facts = " ".join(f"fact {i} about {query}" for i in range(max(1, words // 4)))
+        return f"{query}: {facts}"
+
+    return StructuredTool.from_function(lookup, name=name, description=description)

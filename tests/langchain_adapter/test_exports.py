@@ -18,7 +18,9 @@ EXPECTED_ALL = [
     "TokenBoxCompiler",
     "TokenBoxCompressor",
     "TokenBoxLayout",
+    "TokenBoxMaskingEdit",
     "TokenBoxMessages",
+    "TokenBoxMiddleware",
     "trim_messages",
 ]
 

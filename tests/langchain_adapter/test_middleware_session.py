@@ -1,0 +1,104 @@
+"""TokenBoxMiddleware(session=...): every message archived per thread, each request compiled by the session."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+from langchain.agents import create_agent
+from langchain_core.messages import HumanMessage, SystemMessage, ToolMessage
+from langgraph.checkpoint.memory import InMemorySaver
+
+from tokenbox_core import get_counter
+from tokenbox_core.errors import SessionError
+from tokenbox_core.session import OffloadConfig
+from tokenbox_langchain import TokenBoxMiddleware
+from tokenbox_langchain.agent_window import tool_tokens
+from tokenbox_langchain.counting import MessageCounter
+from tokenbox_langchain.testing import FakeToolModel, lookup_tool, sequence_problems
+
+COUNT = MessageCounter("o200k_base")
+TEXT = get_counter("o200k_base")
+SYSTEM = "You are a careful researcher."
+
+
+def run(mw: TokenBoxMiddleware, model: FakeToolModel, *, thread: str = "t1", words: int = 60, run_async: bool = False):
+    agent = create_agent(
+        model, [lookup_tool(words=words)], system_prompt=SYSTEM, middleware=[mw], checkpointer=InMemorySaver()
+    )
+    config = {"configurable": {"thread_id": thread}, "recursion_limit": 1_000}
+    task = {"messages": [HumanMessage("Research the catalogue.", id="task")]}
+    state = asyncio.run(agent.ainvoke(task, config)) if run_async else agent.invoke(task, config)
+    return state["messages"]
+
+
+@pytest.mark.parametrize("run_async", [False, True])
+def test_session_compiles_every_request_within_the_window(run_async: bool) -> None:
+    """300 steps with a session: each request fits, is valid, starts with the system message; all is archived."""
+    model = FakeToolModel(steps=300)
+    mw = TokenBoxMiddleware(3_000, session=True)
+    state = run(mw, model, run_async=run_async)
+    by_id = {m.id: m for m in state}
+    for i, request in enumerate(model.requests):
+        assert COUNT.count(request) + tool_tokens(model.tool_schemas[i], TEXT) <= 3_000, i
+        assert sequence_problems(request, start_on_human=False) == [], i
+        assert isinstance(request[0], SystemMessage) and request[0].content == SYSTEM
+        assert request[-1].id == state[2 * i].id  # the newest message, the original object's id
+        for m in request:
+            if isinstance(m, ToolMessage):
+                assert m.id in by_id and m.tool_call_id == by_id[m.id].tool_call_id  # masked copies keep both
+    archived = mw.session("t1").messages()
+    assert len(archived) == len(state) - 1  # everything but the final answer (archived at the next call)
+    assert [t["function"]["name"] for t in model.tool_schemas[0]] == ["rehydrate", "lookup"]
+
+
+def test_rehydrate_tool_reads_the_archive() -> None:
+    """The model's rehydrate call is answered from the thread's session by archived id."""
+    model = FakeToolModel(steps=2, tool="rehydrate", args=lambda n, k: {"id": "t_1"})
+    state = run(TokenBoxMiddleware(3_000, session=True), model)
+    results = [m for m in state if isinstance(m, ToolMessage)]
+    assert [m.content for m in results] == ["Research the catalogue."] * 2
+    bad = FakeToolModel(steps=1, tool="rehydrate", args=lambda n, k: {"id": "t_999"})
+    (result,) = [m for m in run(TokenBoxMiddleware(3_000, session=True), bad) if isinstance(m, ToolMessage)]
+    assert result.status == "error" and result.content.startswith("rehydrate failed:")
+
+
+def test_sqlite_session_survives_a_new_middleware(tmp_path: Path) -> None:
+    """A SQLite session file keeps the thread's archive; a new middleware on it continues without duplicates."""
+    path = tmp_path / "agent.db"
+    run(TokenBoxMiddleware(3_000, session=path, session_id="s"), FakeToolModel(steps=5))
+    again = TokenBoxMiddleware(3_000, session=path, session_id="s")
+    run(again, FakeToolModel(steps=5))
+    archived = again.session("s").messages()
+    assert [m["id"] for m in archived].count("task") == 1  # the same task id: archived once
+
+
+def test_oversized_tool_result_is_offloaded_when_produced() -> None:
+    """With offload on, a tool result over the threshold is archived whole and the state keeps its preview."""
+    mw = TokenBoxMiddleware(6_000, session=True, offload=OffloadConfig(threshold_tokens=500, head=50, tail=20))
+    state = run(mw, FakeToolModel(steps=2), words=2_000)
+    results = [m for m in state if isinstance(m, ToolMessage)]
+    assert all("offloaded:" in m.content and "rehydrate(" in m.content for m in results)
+    archived = mw.session("t1").messages()
+    whole = [m for m in archived if m["role"] == "tool" and "offloaded:" not in m["content"]]
+    assert len(whole) == 2 and all(COUNT.count([ToolMessage(m["content"], tool_call_id="x")]) > 500 for m in whole)
+
+
+def test_session_needs_a_thread() -> None:
+    """Without a thread id or session_id the session cannot be chosen: SessionError naming both fixes."""
+    agent = create_agent(FakeToolModel(steps=1), [lookup_tool()], middleware=[TokenBoxMiddleware(2_000, session=True)])
+    with pytest.raises(SessionError, match=r"needs a thread: run the agent with a checkpointer .* or pass session_id"):
+        agent.invoke({"messages": [HumanMessage("go")]})
+
+
+def test_session_option_errors() -> None:
+    """Invalid session combinations fail at construction, saying what to change."""
+    with pytest.raises(TypeError, match=r"session must be True \(in memory\), a path"):
+        TokenBoxMiddleware(1_000, session=42)
+    with pytest.raises(TypeError, match=r"needs a counter the core can use"):
+        TokenBoxMiddleware(1_000, session=True, token_counter=lambda messages: 1)
+    with pytest.raises(TypeError, match=r"has no session: construct it with session=True"):
+        TokenBoxMiddleware(1_000).session("t")
+    with pytest.raises(TypeError, match=r"summarizer= applies without a session"):
+        TokenBoxMiddleware(1_000, session=True, summarizer=lambda messages: "s")

@@ -1,0 +1,186 @@
+"""The session behind :class:`~tokenbox_langchain.middleware.TokenBoxMiddleware` (``session=...``).
+
+One :class:`~tokenbox_core.ContextSession` per thread id (the run's
+``thread_id``; or the ``session_id`` given), on the store the user names — a
+SQLite file (a path), a ``SessionStore``, or memory (``True``).  Before every
+model call the request's new messages are archived (matched by message id) and
+the session compiles the next request: the history that fits, old tool results
+masked, oversized ones previewed, what was left out named by a pointer and
+recalled when the task needs it.  The system message and the tool schemas are
+reserved in the compile's budget, so the system message reaches the model
+unchanged.  The compiled messages are mapped back to the original LangChain
+messages where ``compiled.message_sources`` says they are unchanged (ids and
+``additional_kwargs`` survive); a masked or previewed message is a copy of its
+original with the new content (its id and tool-call id kept); a message the
+compile wrote (the pointer with the recalled turns) is a new human message.
+
+The ``rehydrate`` tool (contributed through ``AgentMiddleware.tools``) reads any
+archived message or offloaded result back by its archived id (``t_17``); the
+middleware answers it from the thread's session.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.tools import BaseTool, StructuredTool
+
+from tokenbox_core import ContextBudget, ContextSession, TokenCounter
+from tokenbox_core.errors import SessionError
+from tokenbox_core.session import MemorySessionStore, OffloadConfig, SessionStore, SQLiteSessionStore
+from tokenbox_core.session.view import offload_preview
+from tokenbox_langchain.fit import neutral
+from tokenbox_langchain.history import from_neutral
+
+__all__ = ["REHYDRATE_TOOL", "Thread", "ThreadSessions", "rehydrate_tool"]
+
+REHYDRATE_TOOL = "rehydrate"
+
+
+def rehydrate_tool() -> BaseTool:
+    """The tool the model calls to read an archived message or an offloaded result back."""
+
+    def rehydrate(id: str, offset: int = 0, limit: int = 4000) -> str:
+        return "rehydrate is answered by TokenBoxMiddleware; add the middleware to the agent that offers this tool"
+
+    return StructuredTool.from_function(
+        rehydrate,
+        name=REHYDRATE_TOOL,
+        description=(
+            "Read an archived message or an offloaded tool result back by its id (such as t_17), as named in an "
+            "omission pointer, a masked result or an offload preview; offset and limit are in characters."
+        ),
+    )
+
+
+class Thread:
+    """One thread's session and the way from archived ids back to the LangChain messages."""
+
+    def __init__(self, session: ContextSession) -> None:
+        self.session = session
+        self.archived: dict[str, str] = {}  # LangChain message id -> archived id
+        self.message_id: dict[str, str] = {}  # archived id -> LangChain message id
+        for turn in session.archive.turns():
+            mid = turn.message.get("id")
+            if mid:
+                self._remember(str(mid), turn.turn_id)
+
+    def _remember(self, mid: str, aid: str) -> None:
+        self.archived[mid] = aid
+        self.message_id[aid] = mid
+
+    def archive(self, messages: Sequence[BaseMessage]) -> None:
+        """Archive the messages not archived yet (by message id; by content for messages without one)."""
+        if any(not m.id for m in messages):
+            self.session.sync(neutral(messages))
+            self.__init__(self.session)  # type: ignore[misc]  # re-read the id maps from the archive
+            return
+        new = [m for m in messages if m.id not in self.archived]
+        if new:
+            for m, aid in zip(new, self.session.add(neutral(new)), strict=True):
+                self._remember(str(m.id), aid)
+
+    def compile(
+        self, messages: Sequence[BaseMessage], budget: ContextBudget
+    ) -> tuple[list[SystemMessage], list[BaseMessage], Any]:
+        """The compiled request: system messages the compile wrote, the messages, and the compiled context."""
+        compiled = self.session.compile(budget=budget)
+        originals = {m.id: m for m in messages if m.id}
+        lead: list[SystemMessage] = []
+        out: list[BaseMessage] = []
+        for d, source in zip(compiled.messages, compiled.message_sources, strict=True):
+            aid = source or d.get("id")
+            mid = self.message_id.get(str(aid)) if aid else None
+            original = originals.get(mid) if mid else None
+            if original is not None:
+                out.append(original if source is not None else original.model_copy(update={"content": d["content"]}))
+            elif d.get("role") in ("system", "developer") and not out:
+                lead.append(SystemMessage(d["content"]))
+            elif mid is not None:  # archived, no longer in the state (a persistent compaction removed it)
+                out.append(from_neutral([{**d, "id": mid}])[0])
+            else:  # written by the compile: the pointer with the recalled messages
+                out.append(HumanMessage(d["content"]) if d.get("role") == "user" else from_neutral([d])[0])
+        return lead, out, compiled
+
+    def offload(self, state_messages: Sequence[BaseMessage], result: ToolMessage, config: OffloadConfig) -> ToolMessage:
+        """``result`` archived whole and shown as its preview when it exceeds the threshold; else unchanged."""
+        counter = self.session.compiler.counter
+        text = result.content if isinstance(result.content, str) else None
+        if text is None or counter.count(text) <= config.threshold_tokens:
+            return result
+        self.archive(state_messages)
+        (aid,) = self.session.add(neutral([result]))
+        if result.id:
+            self._remember(str(result.id), aid)
+        preview = offload_preview({"role": "tool", "content": text, "id": aid}, counter.count(text), counter, config)
+        return result.model_copy(update={"content": preview["content"]})
+
+
+class ThreadSessions:
+    """The sessions of one middleware, one per thread (see the module docstring)."""
+
+    def __init__(
+        self,
+        store: Any,
+        *,
+        session_id: str | None,
+        counter: TokenCounter,
+        options: Mapping[str, Any],
+    ) -> None:
+        if store is True:
+            store = MemorySessionStore()
+        elif isinstance(store, str | os.PathLike):
+            store = SQLiteSessionStore(store)
+        elif not isinstance(store, SessionStore):
+            kind = type(store).__name__
+            raise TypeError(f"session must be True (in memory), a path (a SQLite file) or a SessionStore, got {kind}")
+        self.store: SessionStore = store
+        self.session_id = session_id
+        self.counter = counter
+        self.options = dict(options)
+        self.offload = self.options.get("offload", True)
+        self._threads: dict[str, Thread] = {}
+
+    def thread_id(self, runtime: Any) -> str:
+        """The session id of a run: ``session_id`` if given, else the run's thread id."""
+        if self.session_id is not None:
+            return self.session_id
+        info = getattr(runtime, "execution_info", None)
+        thread = getattr(info, "thread_id", None)
+        if not thread:
+            from langgraph.config import get_config
+
+            try:
+                thread = (get_config().get("configurable") or {}).get("thread_id")
+            except RuntimeError:  # outside a run
+                thread = None
+        if not thread:
+            raise SessionError(
+                "TokenBoxMiddleware(session=...) needs a thread: run the agent with a checkpointer and "
+                "config={'configurable': {'thread_id': ...}}, or pass session_id=..."
+            )
+        return str(thread)
+
+    def thread(self, runtime: Any, budget: ContextBudget) -> Thread:
+        """The thread of a run, its session opened on first use."""
+        return self.open(self.thread_id(runtime), budget)
+
+    def open(self, tid: str, budget: ContextBudget) -> Thread:
+        """The thread ``tid``, its session opened on first use."""
+        found = self._threads.get(tid)
+        if found is None:
+            session = ContextSession(self.store, tid, budget=budget, counter=self.counter, **self.options)
+            found = self._threads[tid] = Thread(session)
+        return found
+
+    def offload_config(self) -> OffloadConfig | None:
+        """The offload settings (None when offload is off)."""
+        value = self.offload
+        if value is False or value is None:
+            return None
+        if isinstance(value, OffloadConfig):
+            return value
+        return OffloadConfig(**value) if isinstance(value, Mapping) else OffloadConfig()

@@ -1,0 +1,125 @@
+"""Summaries for :class:`~tokenbox_langchain.middleware.TokenBoxMiddleware`, and its persistent mode.
+
+A ``summarizer`` is what LangChain's ``SummarizationMiddleware`` takes: a chat
+model (it then writes through :class:`~tokenbox_langchain.summarizer.ChatModelSummarizer`:
+the core's prompt, temperature 0, a seed from the block hash), a ``Runnable``
+or a callable over the removed messages returning the summary text (or a
+message).  A core :class:`~tokenbox_core.session.Summarizer` is taken as it is.
+
+- In the default (view) mode the summary stands for the history a prefix-stable
+  cut removed (:class:`~tokenbox_core.cache.CacheWindow`): written once per
+  cut, memoised by the removed content.
+- In the persistent mode (:func:`compact_state`) the graph state itself is
+  compacted once the trigger is reached, to ``keep``: LangChain's idiom,
+  ``RemoveMessage(id=REMOVE_ALL_MESSAGES)`` followed by the summary (a human
+  message) and the kept messages.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import math
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import BaseMessage, HumanMessage, RemoveMessage
+from langchain_core.runnables import Runnable
+from langgraph.graph.message import REMOVE_ALL_MESSAGES
+
+from tokenbox_core import ContextBudget, TokenCounter
+from tokenbox_core.cache import CacheWindow
+from tokenbox_core.tokens import content_text
+from tokenbox_langchain.fit import FitOptions, fit_messages, neutral
+from tokenbox_langchain.history import from_neutral
+
+if TYPE_CHECKING:
+    from tokenbox_langchain.middleware import TokenBoxMiddleware
+
+__all__ = ["SUMMARY_PREFIX", "SUMMARY_TOKENS", "cache_window", "compact_state", "core_summarizer", "summarize"]
+
+SUMMARY_PREFIX = "Summary of the earlier conversation:\n"
+SUMMARY_TOKENS = 512
+"""The room a summary may take in the persistent mode (it is cut to fit)."""
+_DEFAULT_KEEP = ("fraction", 0.5)
+
+
+def core_summarizer(spec: Any) -> Any:
+    """``spec`` as the core's summarizer: a ``Summarizer`` or a callable ``(messages, target_tokens) -> str``
+    over neutral messages (see the module docstring)."""
+    if hasattr(spec, "summarize"):
+        return spec
+    if isinstance(spec, BaseChatModel):
+        from tokenbox_langchain.summarizer import ChatModelSummarizer
+
+        return ChatModelSummarizer(spec)
+    if isinstance(spec, Runnable):
+        call: Callable[[list[BaseMessage]], Any] = spec.invoke
+    elif callable(spec):
+        call = spec
+    else:
+        raise TypeError(
+            f"summarizer must be a chat model, a Runnable or a callable over messages returning text, got "
+            f"{type(spec).__name__}"
+        )
+
+    def written(messages: Sequence[Mapping[str, Any]], target_tokens: int) -> str:
+        value = call(from_neutral(messages))
+        return content_text(value.content) if isinstance(value, BaseMessage) else str(value)
+
+    return written
+
+
+def cache_window(cache_aware: Any, summarizer: Any) -> Any:
+    """The ``cache_aware`` option with the summarizer in it (a summary needs the prefix-stable cut)."""
+    if summarizer is None:
+        return cache_aware
+    if isinstance(cache_aware, CacheWindow):
+        if cache_aware.summarizer is not None:
+            return cache_aware
+        return dataclasses.replace(cache_aware, summarizer=summarizer)
+    return CacheWindow(summarizer=summarizer)
+
+
+def summarize(summarizer: Any, messages: Sequence[BaseMessage], target: int, counter: TokenCounter) -> str:
+    """The summary of ``messages`` in at most ``target`` tokens (cut to it when the summarizer writes more)."""
+    rows = neutral(messages)
+    if hasattr(summarizer, "summarize"):
+        text = summarizer.summarize(rows, target, counter=counter)
+    else:
+        text = summarizer(rows, target)
+    return counter.truncate(text, target) if counter.count(text) > target else text
+
+
+def compact_state(middleware: TokenBoxMiddleware, messages: Sequence[BaseMessage]) -> dict[str, Any] | None:
+    """The state update compacting ``messages`` (see the module docstring); None below the trigger."""
+    budget = middleware.budget
+    assert budget is not None  # checked at construction
+    reserve = budget.output_reserve or middleware.output_reserve or 0
+    limit = budget.max_tokens - reserve
+    counter = middleware.counter
+    trigger = middleware.trigger
+    if trigger is not None and trigger[0] == "messages":
+        reached = len(messages) > trigger[1]
+    else:
+        line = limit if trigger is None else (trigger[1] if trigger[0] == "tokens" else math.floor(trigger[1] * limit))
+        reached = counter.count(messages) > line
+    if not reached:
+        return None
+    keep = middleware.keep or _DEFAULT_KEEP
+    kept_tokens = int(keep[1]) if keep[0] == "tokens" else math.floor(keep[1] * limit)
+    room = SUMMARY_TOKENS if middleware.summarizer is not None else 0
+    target = max(1, min(kept_tokens, limit) - room)
+    options = FitOptions(system="leading", anchor="human", start_on="human")
+    result = fit_messages(messages, counter, ContextBudget(max_tokens=target), options)
+    kept = set(result.kept)
+    removed = [m for i, m in enumerate(messages) if i not in kept]
+    if not removed:
+        return None
+    head: list[BaseMessage] = []
+    if middleware.summarizer is not None:
+        text = summarize(middleware.summarizer, removed, room, counter.text_counter())
+        digest = hashlib.sha256("\n".join(str(m.id) for m in removed).encode()).hexdigest()[:16]
+        head.append(HumanMessage(SUMMARY_PREFIX + text, id=f"tokenbox-summary-{digest}"))
+    return {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *head, *result.messages]}

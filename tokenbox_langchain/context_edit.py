@@ -1,0 +1,70 @@
+"""``TokenBoxMaskingEdit``: TokenBox's observation masking as a ``ContextEdit`` for LangChain's
+``ContextEditingMiddleware(edits=[...])``.
+
+>>> from langchain.agents.middleware import ContextEditingMiddleware
+>>> editing = ContextEditingMiddleware(edits=[TokenBoxMaskingEdit(trigger=50_000)])
+
+Once the messages count more than ``trigger`` tokens, every tool result but those of the newest
+``masking.keep_last`` tool groups (and of ``masking.exclude_tools``) is replaced in the request by the core's
+placeholder (:func:`tokenbox_core.session.view.masked_message`: tool name, size, first line).  The message id,
+tool-call id and name are kept; results already masked are left alone.  Without a session nothing is archived, so
+the default placeholder says the result was cleared rather than pointing at ``rehydrate``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+
+from tokenbox_core.session import MaskingConfig
+from tokenbox_core.session.view import masked_message
+
+__all__ = ["CLEARED_PLACEHOLDER", "TokenBoxMaskingEdit"]
+
+CLEARED_PLACEHOLDER = "[tool result {id} ({tool}, {tokens} tokens) cleared to save room. First line: {preview}]"
+_MARK = "tokenbox_masked"
+
+
+@dataclass
+class TokenBoxMaskingEdit:
+    """A ``ContextEdit`` (``apply(messages, *, count_tokens)``) masking old tool results in place."""
+
+    trigger: int = 100_000
+    """Token count of the messages above which the edit runs."""
+
+    masking: MaskingConfig = field(default_factory=lambda: MaskingConfig(placeholder=CLEARED_PLACEHOLDER))
+    """Which results stay (``keep_last`` newest tool groups, ``exclude_tools``) and the placeholder."""
+
+    def __post_init__(self) -> None:
+        if isinstance(self.trigger, bool) or not isinstance(self.trigger, int) or self.trigger < 0:
+            raise ValueError(f"trigger must be an integer >= 0 (tokens), got {self.trigger!r}")
+        if not isinstance(self.masking, MaskingConfig):
+            raise TypeError(f"masking must be a tokenbox_core.session.MaskingConfig, got {type(self.masking).__name__}")
+
+    def apply(self, messages: list[Any], *, count_tokens: Callable[[Sequence[BaseMessage]], int]) -> None:
+        """Mask the old tool results of ``messages`` in place once they count more than ``trigger``."""
+        if count_tokens(messages) <= self.trigger:
+            return
+        calls = [i for i, m in enumerate(messages) if isinstance(m, AIMessage) and m.tool_calls]
+        kept_from = calls[-self.masking.keep_last] if 0 < self.masking.keep_last <= len(calls) else len(messages)
+        if self.masking.keep_last > len(calls):
+            return
+        names = {c["id"]: c["name"] for i in calls for c in messages[i].tool_calls}
+        for i, m in enumerate(messages[:kept_from]):
+            if not isinstance(m, ToolMessage) or m.response_metadata.get(_MARK):
+                continue
+            tool = m.name or names.get(m.tool_call_id, "tool")
+            if tool in self.masking.exclude_tools or not isinstance(m.content, str):
+                continue
+            shown = masked_message({"role": "tool", "content": m.content, "id": m.id or m.tool_call_id}, tool,
+                                   count_tokens([m]), self.masking)  # fmt: skip
+            messages[i] = m.model_copy(
+                update={
+                    "content": shown["content"],
+                    "artifact": None,
+                    "response_metadata": {**m.response_metadata, _MARK: True},
+                }
+            )

@@ -1,0 +1,371 @@
+"""``TokenBoxMiddleware``: TokenBox in charge of a LangChain 1.x agent's context (``create_agent``, deepagents).
+
+>>> from langchain.agents import create_agent
+>>> from langchain_core.messages import HumanMessage
+>>> from tokenbox_langchain.testing import FakeToolModel, lookup_tool
+>>> model = FakeToolModel(steps=40)
+>>> agent = create_agent(model, [lookup_tool()], system_prompt="Research.", middleware=[TokenBoxMiddleware(600)])
+>>> state = agent.invoke({"messages": [HumanMessage("find everything", id="task")]}, {"recursion_limit": 200})
+>>> len(state["messages"]), max(len(r) for r in model.requests) < 20   # the state keeps all; requests fit
+(82, True)
+
+Before every model call (``wrap_model_call`` and its async twin), the request's
+system message (critical), its tool schemas (counted as the provider receives
+them, reserved, never re-sent as text) and its messages are laid out into the
+window by the core's conversation engine (:func:`tokenbox_core.chat.fit_conversation`):
+the system message first, the latest human message (the task) kept, history
+evicted oldest first by whole tool groups, tool-call ids never rewritten, the
+original message objects passed on (ids and ``additional_kwargs`` intact).
+The model receives ``request.override(messages=fitted)``; the graph state keeps
+every message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
+from langchain_core.messages import BaseMessage, SystemMessage, ToolMessage
+from langgraph.prebuilt.tool_node import ToolCallRequest
+from langgraph.types import Command
+
+from tokenbox_core import ContextBudget
+from tokenbox_core.arguments import check_arguments, no_bool
+from tokenbox_core.errors import BudgetError
+from tokenbox_langchain.agent_window import ContextSize, Window, check_size, resolve_window, tool_tokens
+from tokenbox_langchain.counting import MessageCounter
+from tokenbox_langchain.fit import MARKER_ID_PREFIX, FitOptions, FitResult, fit_messages
+
+__all__ = ["TokenBoxMiddleware"]
+
+_ARGUMENTS = (
+    "budget", "token_counter", "output_reserve", "trigger", "keep", "cache_aware", "omission_marker",
+    "summarizer", "persistent", "defense", "name", "session", "session_id", "recall", "masking", "offload",
+)  # fmt: skip
+_PLACEHOLDER_WINDOW = 128_000
+"""A thread's session is opened with this window when a tool call comes first; every compile passes its own."""
+
+
+class TokenBoxMiddleware(AgentMiddleware):
+    """Fits every model request of an agent into its window, exactly; the graph state stays whole.
+
+    Args:
+        budget: the window (an int, or a ``ContextBudget`` with its reserves and target); ``None`` takes
+            ``max_input_tokens`` from the model's profile.
+        token_counter: how messages are counted: a counter or model name (``"o200k_base"``, ``"gpt-4o"``),
+            ``"approximate"``, a ``TokenCounter``, a chat model or a callable (as ``trim_messages`` takes).
+        output_reserve: tokens kept for the answer; ``None`` reads the request's max tokens, else the profile's
+            ``max_output_tokens``.
+        trigger: fit only once the system message and the messages exceed this (``("tokens", n)``,
+            ``("fraction", f)`` of the window, ``("messages", n)``); a request over the window is fitted
+            whatever the trigger.  ``None``: whenever over the window.
+        keep: what a fitted request keeps: ``("tokens", n)`` or ``("fraction", f)`` (the layout's target);
+            ``None``: as much as fits.
+        cache_aware: ``True`` or a :class:`~tokenbox_core.cache.CacheWindow`: evict in prefix-stable blocks so
+            the provider's prompt cache keeps serving the request.
+        omission_marker: leave a counted note where messages were removed (``True`` or a template with
+            ``{count}`` and ``{ids}``); it joins the system message.
+        summarizer: a chat model, a Runnable or a callable over the removed messages returning their summary;
+            it stands where they were (with ``cache_aware`` so it is written once per cut).
+        persistent: also compact the graph state itself before each model call (``before_model``:
+            ``RemoveMessage(REMOVE_ALL_MESSAGES)`` and the kept messages, a summary first when a summarizer is
+            given); needs ``budget``.
+        defense: a :class:`~tokenbox_core.defense.DefensePolicy`: tool results are screened as they are
+            produced (injections quarantined in boundaries, or withheld under a ``reject`` policy) and the
+            instruction-hierarchy statement joins the system message.
+        name: the middleware's name (``create_agent`` and deepagents match middleware by name).
+        session: ``True`` (in memory), a path (a SQLite file) or a ``SessionStore``: one
+            :class:`~tokenbox_core.ContextSession` per thread archives every message and compiles each request
+            (recall, masking, offload; see :mod:`tokenbox_langchain.agent_session`), and the ``rehydrate`` tool
+            is offered to the model.  ``None``: no session, the conversation engine fits the request.
+        session_id: one fixed session id instead of the run's thread id.
+        recall, masking, offload: the session's options (``True``/``False``, a ``RecallConfig``/``MaskingConfig``/
+            ``OffloadConfig`` or a dict of its fields); with offload on, a tool result over its threshold is
+            archived whole when it is produced and the state keeps its preview.
+    """
+
+    def __new__(cls, *args: Any, persistent: bool = False, **kwargs: Any) -> TokenBoxMiddleware:
+        # create_agent adds a graph node for before_model only when the class defines it: the persistent mode
+        # is a subclass, so the default mode costs no extra node per model call.
+        target = _PersistentTokenBoxMiddleware if persistent and cls is TokenBoxMiddleware else cls
+        return super().__new__(target)
+
+    def __init__(
+        self,
+        budget: int | ContextBudget | None = None,
+        *,
+        token_counter: Any = "o200k_base",
+        output_reserve: int | None = None,
+        trigger: ContextSize | None = None,
+        keep: ContextSize | None = None,
+        cache_aware: Any = False,
+        omission_marker: bool | str = False,
+        summarizer: Any = None,
+        persistent: bool = False,
+        defense: Any = None,
+        name: str = "TokenBoxMiddleware",
+        session: Any = None,
+        session_id: str | None = None,
+        recall: Any = True,
+        masking: Any = True,
+        offload: Any = True,
+        **unknown: Any,
+    ) -> None:
+        check_arguments(type(self).__name__, unknown, _ARGUMENTS, budget="budget")
+        super().__init__()
+        no_bool("budget", budget)
+        self.budget = None if budget is None else ContextBudget.coerce(budget)
+        if output_reserve is not None and (
+            isinstance(output_reserve, bool) or not isinstance(output_reserve, int) or output_reserve < 0
+        ):
+            raise BudgetError(f"output_reserve must be an integer >= 0 or None, got {output_reserve!r}")
+        self.output_reserve = output_reserve
+        self.trigger = None if trigger is None else check_size("trigger", trigger)
+        self.keep = None if keep is None else check_size("keep", keep)
+        if self.keep is not None and self.keep[0] == "messages":
+            raise BudgetError(
+                f"keep={keep!r}: TokenBox keeps whole tool groups within a token size; use ('tokens', n) or "
+                f"('fraction', f), e.g. keep=('fraction', 0.5)"
+            )
+        self.counter = MessageCounter(token_counter)
+        self._text_counter = self.counter.text_counter()
+        from tokenbox_langchain.agent_summary import cache_window, core_summarizer
+
+        self.summarizer = None if summarizer is None else core_summarizer(summarizer)
+        self.options = FitOptions(
+            system="leading",
+            anchor="human",
+            start_on="human",
+            omission_marker=omission_marker,
+            marker_type="system",
+            cache_aware=cache_window(cache_aware, self.summarizer),
+        )
+        self.defense = defense
+        if defense is not None:
+            from tokenbox_langchain.agent_tools import check_defense
+
+            check_defense(defense)
+        if persistent and self.budget is None:
+            raise BudgetError(
+                "persistent=True compacts the graph state before the model call, where the model's profile is "
+                "not known: pass TokenBoxMiddleware(budget=...)"
+            )
+        self.persistent = persistent
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"name must be a non-empty string, got {name!r}")
+        self._name = name
+        self.tools = []
+        self.sessions: Any = None
+        if session is not None and session is not False:
+            self._open_sessions(session, session_id, recall=recall, masking=masking, offload=offload)
+
+    def _open_sessions(self, store: Any, session_id: str | None, **options: Any) -> None:
+        from tokenbox_langchain.agent_session import ThreadSessions, rehydrate_tool
+
+        if self.counter.core is None:
+            raise TypeError(
+                f"session=... needs a counter the core can use (a name such as 'o200k_base' or a TokenCounter), "
+                f"got token_counter={self.counter.name!r}"
+            )
+        if self.summarizer is not None:
+            raise TypeError(
+                "summarizer= applies without a session; with session=... the omitted history is named by a "
+                "pointer and recalled when needed: drop one of them"
+            )
+        options["cache_aware"] = self.options.cache_aware
+        self.sessions = ThreadSessions(store, session_id=session_id, counter=self.counter.core, options=options)
+        self.tools = [rehydrate_tool()]
+
+    def session(self, thread_id: str) -> Any:
+        """The :class:`~tokenbox_core.ContextSession` of ``thread_id`` (the archive, ``search``, ``rehydrate``);
+        needs ``session=...``."""
+        if self.sessions is None:
+            raise TypeError("this TokenBoxMiddleware has no session: construct it with session=True or a path")
+        return self.sessions.open(thread_id, self._placeholder_budget()).session
+
+    @property
+    def name(self) -> str:
+        """The name ``create_agent`` and deepagents know this middleware by (stable, ``"TokenBoxMiddleware"``)."""
+        return self._name
+
+    def __repr__(self) -> str:
+        return f"TokenBoxMiddleware(budget={self.budget!r}, token_counter={self.counter.name!r}, name={self._name!r})"
+
+    # ------------------------------------------------------------------ the model call
+
+    def window(self, request: ModelRequest) -> Window:
+        """The window of ``request``: budget, output reserve, tool schemas' tokens, trigger and keep."""
+        tools = tool_tokens(request.tools, self._text_counter) if request.tools else 0
+        return resolve_window(
+            self.budget,
+            model=request.model,
+            settings=request.model_settings,
+            reserve=self.output_reserve,
+            tools=tools,
+            trigger=self.trigger,
+            keep=self.keep,
+        )
+
+    def fit(self, request: ModelRequest) -> ModelRequest:
+        """``request`` with its messages (and, for a marker, summary or defence statement, its system message)
+        fitted into its window; ``request`` itself when nothing needs to change."""
+        system = self._system_message(request.system_message)
+        window = self.window(request)
+        messages = request.messages
+        thread = None
+        if self.sessions is not None:
+            thread = self.sessions.thread(request.runtime, window.budget)
+            thread.archive(messages)
+        if not self._triggered(window, system, messages):
+            return request if system is request.system_message else request.override(system_message=system)
+        if thread is not None:
+            return self._compiled(request, system, window, thread)
+        head = [system] if system is not None else []
+        result = fit_messages([*head, *messages], self.counter, window.budget, self.options)
+        return self._fitted(request, system, result)
+
+    def _compiled(
+        self, request: ModelRequest, system: SystemMessage | None, window: Window, thread: Any
+    ) -> ModelRequest:
+        """The request compiled by the thread's session, the system message and tool schemas reserved."""
+        budget = window.budget
+        if system is not None:
+            slots = {**budget.reserved_slots, "system": self.counter.size(system)}
+            budget = ContextBudget(
+                max_tokens=budget.max_tokens,
+                target_tokens=budget.target_tokens,
+                output_reserve=budget.output_reserve,
+                reserved_slots=slots,
+                estimation_safety_margin_percent=budget.estimation_safety_margin_percent,
+            )
+        lead, messages, _ = thread.compile(request.messages, budget)
+        if lead:
+            system = _joined(system, lead)
+        return request.override(messages=messages, system_message=system)
+
+    def _triggered(self, window: Window, system: SystemMessage | None, messages: Sequence[BaseMessage]) -> bool:
+        """True when the messages must be fitted: a trigger is reached, or there is none (the core returns
+        what fits unchanged), or the request is over the window."""
+        if window.trigger_tokens is None and window.trigger_messages is None:
+            return True
+        if window.trigger_messages is not None and len(messages) > window.trigger_messages:
+            return True
+        size = self.counter.count([system, *messages] if system is not None else messages)
+        if window.trigger_tokens is not None and size > window.trigger_tokens:
+            return True
+        return size + window.budget.reserved_tokens > window.limit
+
+    def _fitted(self, request: ModelRequest, system: SystemMessage | None, result: FitResult) -> ModelRequest:
+        out = result.messages
+        start = 1 if system is not None and out and out[0] is system else 0
+        extra = start
+        while (
+            extra < len(out)
+            and isinstance(out[extra], SystemMessage)
+            and (out[extra].id or "").startswith(MARKER_ID_PREFIX)
+        ):
+            extra += 1  # markers and summaries the core placed after the system message: they join it
+        if extra > start:
+            system = _joined(system, out[start:extra])
+        messages = out[extra:]
+        if system is request.system_message:
+            return request.override(messages=messages)  # type: ignore[arg-type]  # messages of the request
+        return request.override(messages=messages, system_message=system)  # type: ignore[arg-type]
+
+    def _system_message(self, system: SystemMessage | None) -> SystemMessage | None:
+        if self.defense is None:
+            return system
+        from tokenbox_langchain.agent_tools import defense_statement
+
+        statement = defense_statement(self.defense)
+        return system if statement is None else _joined(system, [SystemMessage(statement)])
+
+    def wrap_model_call(self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]) -> ModelResponse:
+        """Calls the model with the fitted request (see the module docstring)."""
+        return handler(self.fit(request))
+
+    async def awrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
+    ) -> ModelResponse:
+        """The async twin of :meth:`wrap_model_call`."""
+        return await handler(self.fit(request))
+
+    # ------------------------------------------------------------------ tool results
+
+    def wrap_tool_call(
+        self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]]
+    ) -> ToolMessage | Command[Any]:
+        """Runs the tool (answers ``rehydrate`` from the session); with ``defense``, screens its result (see
+        :mod:`tokenbox_langchain.agent_tools`); with a session and offload, offloads an oversized result."""
+        answered = self._rehydrated(request)
+        return answered if answered is not None else self._after_tool(request, handler(request))
+
+    def _rehydrated(self, request: ToolCallRequest) -> ToolMessage | None:
+        """The answer to a ``rehydrate`` call, read from the thread's session (None for any other tool)."""
+        from tokenbox_langchain.agent_session import REHYDRATE_TOOL
+
+        call = request.tool_call
+        if self.sessions is None or call.get("name") != REHYDRATE_TOOL:
+            return None
+        args = call.get("args") or {}
+        thread = self.sessions.thread(request.runtime, self._placeholder_budget())
+        try:
+            text = thread.session.rehydrate(str(args.get("id")), int(args.get("offset", 0)), args.get("limit", 4000))
+        except (IndexError, KeyError, ValueError, TypeError) as exc:
+            text = f"rehydrate failed: {exc}; pass an archived id such as t_17, as named in the context"
+            return ToolMessage(text, tool_call_id=call["id"], name=REHYDRATE_TOOL, status="error")
+        return ToolMessage(text, tool_call_id=call["id"], name=REHYDRATE_TOOL)
+
+    def _placeholder_budget(self) -> ContextBudget:
+        return self.budget if self.budget is not None else ContextBudget(max_tokens=_PLACEHOLDER_WINDOW)
+
+    def _after_tool(self, request: ToolCallRequest, result: ToolMessage | Command[Any]) -> ToolMessage | Command[Any]:
+        if not isinstance(result, ToolMessage):
+            return result
+        if self.defense is not None:
+            from tokenbox_langchain.agent_tools import screen_result
+
+            result = screen_result(result, self.defense, self._text_counter)
+        if self.sessions is not None:
+            config = self.sessions.offload_config()
+            if config is not None:
+                thread = self.sessions.thread(request.runtime, self._placeholder_budget())
+                result = thread.offload(list(request.state.get("messages", ())), result, config)
+        return result
+
+    async def awrap_tool_call(
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
+    ) -> ToolMessage | Command[Any]:
+        """The async twin of :meth:`wrap_tool_call`."""
+        answered = self._rehydrated(request)
+        return answered if answered is not None else self._after_tool(request, await handler(request))
+
+
+def _joined(system: SystemMessage | None, extra: Sequence[BaseMessage]) -> SystemMessage:
+    """``system`` with the text of ``extra`` appended (one system message: every provider accepts it)."""
+    texts = [m.text for m in extra]
+    if system is None:
+        return SystemMessage("\n\n".join(texts))
+    content = system.content
+    if isinstance(content, str):
+        return system.model_copy(update={"content": "\n\n".join([content, *texts])})
+    blocks = list(content) + [{"type": "text", "text": t} for t in texts]  # the caller's blocks (cache_control) kept
+    return system.model_copy(update={"content": blocks})
+
+
+class _PersistentTokenBoxMiddleware(TokenBoxMiddleware):
+    """``TokenBoxMiddleware(persistent=True)``: also compacts the graph state in ``before_model``."""
+
+    def before_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        """Compacts ``state["messages"]`` once the trigger (or the budget) is reached: LangChain's idiom,
+        ``RemoveMessage(id=REMOVE_ALL_MESSAGES)`` then the kept messages (a summary first with a summarizer)."""
+        from tokenbox_langchain.agent_summary import compact_state
+
+        return compact_state(self, state["messages"])
+
+    async def abefore_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        """The async twin of :meth:`before_model`."""
+        return self.before_model(state, runtime)
