@@ -314,10 +314,8 @@ class TokenBoxChatEngine(BaseChatEngine):
         clock: Callable[[], datetime] = _utc_now,
         **kwargs: Any,
     ) -> None:
-        check_arguments(
-            "TokenBoxChatEngine", sorted(kwargs), [p for p in inspect.signature(type(self).__init__).parameters
-                                                   if p not in ("self", "kwargs")], budget="budget",
-        )  # fmt: skip
+        known = [p for p in inspect.signature(TokenBoxChatEngine.__init__).parameters if p not in ("self", "kwargs")]
+        check_arguments("TokenBoxChatEngine", sorted(kwargs), known, budget="budget")
         self._llm = llm = llm if llm is not None else _default_llm()
         compiler = engine_compiler(
             "TokenBoxChatEngine", llm, compiler=compiler, budget=budget, counter=counter, config=config, policy=policy
