@@ -65,7 +65,8 @@ def default_script(tool_rounds: int) -> Script:
         rounds = sum(1 for m in messages[start:] if any(isinstance(b, ToolCallBlock) for b in m.blocks))
         if tools and rounds < tool_rounds:
             tool = tools[rounds % len(tools)]
-            call = ToolCallBlock(tool_call_id=f"call_{number}", tool_name=tool.metadata.name, tool_kwargs={"query": asked})
+            name, kwargs = tool.metadata.name, {"query": asked}
+            call = ToolCallBlock(tool_call_id=f"call_{number}", tool_name=name, tool_kwargs=kwargs)
             return ChatMessage(role=MessageRole.ASSISTANT, blocks=[call])
         results = [m for m in messages[start:] if m.role == MessageRole.TOOL]
         return ChatMessage(role=MessageRole.ASSISTANT, content=f"Done: {_text(results[-1]) if results else asked}")
