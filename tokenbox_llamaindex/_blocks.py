@@ -15,7 +15,6 @@ is dropped when its answer still does not fit.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -114,17 +113,25 @@ async def fit_blocks(
     contents: dict[str, Any],
     budget: int,
     *,
+    limit: int,
     template: RichPromptTemplate,
     chat: ChatCounter,
     estimates: Any,
 ) -> dict[str, Any]:
-    """``contents`` fitted into ``budget`` tokens (the rules in the module docstring).
+    """``contents`` fitted into ``budget`` tokens (the rules in the module docstring); priority-0 blocks take
+    more when they need it, up to ``limit``.
 
-    Raises ``ContextCriticalOverflow`` when the priority-0 blocks alone exceed ``budget``.
+    Raises ``ContextCriticalOverflow`` when the priority-0 blocks alone exceed ``limit``.
     """
     out = dict(contents)
     for final in (False, True):
         sizes = {b.name: _size(b, out[b.name], template, chat, estimates) for b in blocks if b.name in out}
+        critical = sum(sizes[b.name] for b in blocks if b.name in sizes and not b.priority)
+        if critical > limit:
+            raise ContextCriticalOverflow(
+                limit, critical, [b.name for b in blocks if b.name in sizes and not b.priority]
+            )
+        budget = max(budget, critical)
         if sum(sizes.values()) <= budget:
             return out
         sections = [
@@ -138,7 +145,7 @@ async def fit_blocks(
             if block.name in sizes
         ]
         layout = TokenBox(budget, counter="bytes", separator="").layout(sections)
-        cuts = {s.id: sizes[s.id] - s.tokens for s in layout.sections if s.tokens < sizes[s.id]}
+        cuts = {s.id: sizes[s.id] - s.final_tokens for s in layout.sections if s.final_tokens < sizes[s.id]}
         for block in blocks:
             cut = cuts.get(block.name)
             if cut is None:
@@ -177,18 +184,3 @@ def insert_blocks(
     target = out[at]
     out[at] = target.model_copy(update={"blocks": [*rendered, *target.blocks]})
     return out
-
-
-async def gather_puts(
-    blocks: Sequence[BaseMemoryBlock[Any]], messages: list[ChatMessage], session_id: str
-) -> None:
-    """Hand flushed messages to every block (``from_short_term_memory=True``), as LlamaIndex's ``Memory`` does."""
-    await asyncio.gather(
-        *[block.aput(messages, from_short_term_memory=True, session_id=session_id) for block in blocks]
-    )
-
-
-def check_fits(required: int, budget: int) -> None:
-    """Raise ``ContextCriticalOverflow`` when the never-truncated blocks need more than ``budget``."""
-    if required > budget:
-        raise ContextCriticalOverflow(budget, required, ("memory_blocks",))

@@ -1,0 +1,122 @@
+"""The archive and context session behind :class:`~tokenbox_llamaindex.TokenBoxSessionMemory`.
+
+:class:`HistorySession` archives neutral messages, keeps the flush mark (as eviction events in the archive,
+so a reload in another process keeps it), decides with the core's conversation engine which messages a
+flush takes, and compiles the history that fits a budget.  It returns LlamaIndex messages: each archived
+message the compile left unchanged rebuilt from the archive (so it comes back as it went in), each message
+the compile wrote (a pointer, a masked or offloaded preview) from its text.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any
+
+from llama_index.core.base.llms.types import ChatMessage
+
+from tokenbox_core import ContextCriticalOverflow
+from tokenbox_core.chat import ChatCounter, ConversationOverflow, fit_conversation
+from tokenbox_core.session import MemorySessionStore, SessionStore, SQLiteSessionStore
+from tokenbox_llamaindex._messages import restore
+
+__all__ = ["FLUSHED", "HistorySession", "sqlite_path", "store_of"]
+
+FLUSHED = "flushed"
+"""Reason of the eviction events that record flushes."""
+_SQLITE_PREFIXES = ("sqlite+aiosqlite:///", "sqlite:///")
+
+
+def store_of(chat_store: Any) -> tuple[SessionStore, str | None]:
+    """(the session store, its path) for ``chat_store``: a SessionStore, a SQLite path, or None (in memory)."""
+    if chat_store is None:
+        return MemorySessionStore(), None
+    if isinstance(chat_store, SessionStore):
+        return chat_store, getattr(chat_store, "path", None)
+    if isinstance(chat_store, str | os.PathLike):
+        path = os.fspath(chat_store)
+        return SQLiteSessionStore(path), path
+    raise TypeError(
+        f"chat_store must be a TokenBox SessionStore, a SQLite path or None, got {type(chat_store).__name__}; "
+        f"LlamaIndex's AsyncDBChatStore is not supported (TokenBoxSessionMemory archives in a session store): "
+        f"pass chat_store='memory.db' or async_database_uri='sqlite+aiosqlite:///memory.db'"
+    )
+
+
+def sqlite_path(uri: str) -> str | None:
+    """The file of a SQLite ``async_database_uri`` (``None`` for ``:memory:``); other databases raise."""
+    for prefix in _SQLITE_PREFIXES:
+        if uri.startswith(prefix):
+            path = uri[len(prefix) :]
+            return None if path in ("", ":memory:") else path
+    raise ValueError(
+        f"async_database_uri {uri!r} is not SQLite; TokenBoxSessionMemory archives in SQLite: pass "
+        f"async_database_uri='sqlite+aiosqlite:///memory.db' (or chat_store=<a TokenBox SessionStore>)"
+    )
+
+
+class HistorySession:
+    """One memory's session in ``store`` (see the module docstring)."""
+
+    def __init__(self, store: SessionStore, session_id: str, path: str | None) -> None:
+        self.store = store
+        self.session_id = session_id
+        self.path = path
+        self._flushed: int | None = None
+
+    @property
+    def flushed_count(self) -> int:
+        """How many of the session's first messages were flushed."""
+        if self._flushed is None:
+            events = self.store.evictions(self.session_id)
+            self._flushed = sum(len(e.turn_ids) for e in events if e.reason == FLUSHED)
+        return self._flushed
+
+    def turns(self, start: int = 0, stop: int | None = None) -> list[dict[str, Any]]:
+        """Archived messages (neutral, ``id`` = the archived id) by position."""
+        return [t.as_message() for t in self.store.turns(self.session_id, start=start, stop=stop)]
+
+    def add(self, messages: Sequence[dict[str, Any]]) -> list[str]:
+        """Archive ``messages``; their archived ids."""
+        return self.store.extend(self.session_id, messages)
+
+    def replace(self, messages: Sequence[dict[str, Any]], flushed: int = 0) -> None:
+        """Replace the session's messages, the first ``flushed`` of them marked flushed."""
+        plain = [{k: v for k, v in m.items() if k != "id"} for m in messages]
+        ids = self.store.replace(self.session_id, plain)
+        if flushed:
+            self.store.record_eviction(self.session_id, ids[:flushed], FLUSHED)
+        self._flushed = flushed
+
+    def flush(self, limit: int, flush_size: int, chat: ChatCounter) -> list[dict[str, Any]]:
+        """When the active messages cost more than ``limit``, mark the oldest flushed — at least ``flush_size``
+        tokens, whole tool groups, the rest starting on a user message (the core's conversation engine
+        decides) — and return them; else ``[]``."""
+        active = self.turns(start=self.flushed_count)
+        if sum(chat.size(m) for m in active) <= limit:
+            return []
+        try:
+            fit = fit_conversation(
+                active, max(1, limit - flush_size), counter=chat, include_system=False, start_on="user"
+            )
+            boundary = fit.kept[0] if fit.kept else len(active)
+        except ConversationOverflow:  # the latest user turn alone is over: keep it and what follows
+            boundary = max((i for i, m in enumerate(active) if m["role"] == "user"), default=len(active))
+        flushed = active[:boundary]
+        if flushed:
+            self.store.record_eviction(self.session_id, [m["id"] for m in flushed], FLUSHED)
+            self._flushed = self.flushed_count + len(flushed)
+        return flushed
+
+    def compile(self, budget: int, query: str | None, chat: ChatCounter) -> tuple[list[ChatMessage], Any, int]:
+        """(the history that fits ``budget`` as LlamaIndex messages, the compile, what they cost)."""
+        from tokenbox_llamaindex.memory import MemoryOverflow
+
+        turns = self.turns()
+        if not turns:
+            return [], None, 0
+        try:
+            fit = fit_conversation(turns, budget, counter=chat, include_system="all", start_on="user")
+        except ContextCriticalOverflow as exc:
+            raise MemoryOverflow(exc.budget, exc.required, exc.section_ids) from exc
+        return [restore(turns[i]) for i in fit.kept], fit, fit.total_tokens
