@@ -124,8 +124,9 @@ class MemoryOverflow(ConversationOverflow, ValueError):
 
     limit_name = "token_limit"
     hint = (
-        "Raise token_limit, shorten them, lower initial_token_count, or give a memory block a priority above 0 "
-        "so it may be dropped."
+        "Raise token_limit, shorten them, or give a memory block a priority above 0 so it may be dropped "
+        "(TokenBoxMemory: or lower initial_token_count; TokenBoxSessionMemory: or lower reserve_tokens / "
+        "in_flight_tokens)."
     )
 
 
