@@ -55,16 +55,18 @@ def _text(message: ChatMessage) -> str:
 
 
 def default_script(tool_rounds: int) -> Script:
-    """Call the tools in turn with ``{"query": <the latest user text>}`` for ``tool_rounds`` rounds after each user
-    message, then answer ``"Done: <the last tool result>"`` (or the user's text when there were no tools)."""
+    """Call the tools in turn (an ``AgentWorkflow``'s ``handoff`` tool never) with ``{"query": <the latest user
+    text>}`` for ``tool_rounds`` rounds after each user message, then answer ``"Done: <the last tool result>"``
+    (or the user's text when there were no tools)."""
 
     def script(messages: Sequence[ChatMessage], tools: Sequence[Any], number: int) -> ChatMessage:
         users = [i for i, m in enumerate(messages) if m.role == MessageRole.USER]
         start = users[-1] if users else 0
         asked = _text(messages[start]) if users else ""
         rounds = sum(1 for m in messages[start:] if any(isinstance(b, ToolCallBlock) for b in m.blocks))
-        if tools and rounds < tool_rounds:
-            tool = tools[rounds % len(tools)]
+        callable_tools = [t for t in tools if t.metadata.name != "handoff"]
+        if callable_tools and rounds < tool_rounds:
+            tool = callable_tools[rounds % len(callable_tools)]
             name, kwargs = tool.metadata.name, {"query": asked}
             call = ToolCallBlock(tool_call_id=f"call_{number}", tool_name=name, tool_kwargs=kwargs)
             return ChatMessage(role=MessageRole.ASSISTANT, blocks=[call])
