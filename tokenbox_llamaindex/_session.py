@@ -1,10 +1,11 @@
 """The archive and context session behind :class:`~tokenbox_llamaindex.TokenBoxSessionMemory`.
 
-:class:`HistorySession` archives neutral messages, keeps the flush mark (as eviction events in the archive,
-so a reload in another process keeps it), decides with the core's conversation engine which messages a
-flush takes, and compiles the history that fits a budget.  It returns LlamaIndex messages: each archived
-message the compile left unchanged rebuilt from the archive (so it comes back as it went in), each message
-the compile wrote (a pointer, a masked or offloaded preview) from its text.
+:class:`HistorySession` archives neutral messages through a :class:`~tokenbox_core.ContextSession`, keeps
+the flush mark (as eviction events in the archive, so a reload in another process keeps it), decides with the
+core's conversation engine which messages a flush takes, and compiles the history that fits a budget with the
+session (recall, masking, offload, tool groups whole — the core decides).  It returns LlamaIndex messages:
+each archived message the compile left unchanged rebuilt from the archive (so it comes back as it went in),
+each message the compile wrote (the pointer with recalled turns, a masked or offloaded preview) from its text.
 """
 
 from __future__ import annotations
@@ -15,10 +16,10 @@ from typing import Any
 
 from llama_index.core.base.llms.types import ChatMessage
 
-from tokenbox_core import ContextCriticalOverflow
+from tokenbox_core import CompilerConfig, ContextCriticalOverflow, ContextSession, TokenCounter
 from tokenbox_core.chat import ChatCounter, ConversationOverflow, fit_conversation
 from tokenbox_core.session import MemorySessionStore, SessionStore, SQLiteSessionStore
-from tokenbox_llamaindex._messages import restore
+from tokenbox_llamaindex._messages import plain_message, restore
 
 __all__ = ["FLUSHED", "HistorySession", "sqlite_path", "store_of"]
 
@@ -56,13 +57,30 @@ def sqlite_path(uri: str) -> str | None:
 
 
 class HistorySession:
-    """One memory's session in ``store`` (see the module docstring)."""
+    """One memory's session in ``store`` (see the module docstring); ``options`` are the ContextSession's
+    ``recall``, ``masking``, ``offload`` and ``on_invalid``."""
 
-    def __init__(self, store: SessionStore, session_id: str, path: str | None) -> None:
+    def __init__(self, store: SessionStore, session_id: str, path: str | None, **options: Any) -> None:
         self.store = store
         self.session_id = session_id
         self.path = path
+        self.options = options
         self._flushed: int | None = None
+        self._context: ContextSession | None = None
+
+    def context(self, counter: TokenCounter) -> ContextSession:
+        """The context session counting with ``counter`` (made again when the counter or the archive changed
+        under it: its view of the archive is read incrementally)."""
+        context = self._context
+        if context is None or context.compiler.counter.name != counter.name:
+            if context is not None:
+                context.close()
+            config = CompilerConfig(required_sections=(), user_preface=False)
+            context = ContextSession(
+                self.store, self.session_id, budget=1, counter=counter, config=config, **self.options
+            )
+            self._context = context
+        return context
 
     @property
     def flushed_count(self) -> int:
@@ -76,9 +94,9 @@ class HistorySession:
         """Archived messages (neutral, ``id`` = the archived id) by position."""
         return [t.as_message() for t in self.store.turns(self.session_id, start=start, stop=stop)]
 
-    def add(self, messages: Sequence[dict[str, Any]]) -> list[str]:
-        """Archive ``messages``; their archived ids."""
-        return self.store.extend(self.session_id, messages)
+    def add(self, messages: Sequence[dict[str, Any]], counter: TokenCounter) -> list[str]:
+        """Validate and archive ``messages`` (one transaction); their archived ids."""
+        return self.context(counter).add(messages)
 
     def replace(self, messages: Sequence[dict[str, Any]], flushed: int = 0) -> None:
         """Replace the session's messages, the first ``flushed`` of them marked flushed."""
@@ -87,6 +105,9 @@ class HistorySession:
         if flushed:
             self.store.record_eviction(self.session_id, ids[:flushed], FLUSHED)
         self._flushed = flushed
+        if self._context is not None:
+            self._context.close()
+            self._context = None
 
     def flush(self, limit: int, flush_size: int, chat: ChatCounter) -> list[dict[str, Any]]:
         """When the active messages cost more than ``limit``, mark the oldest flushed — at least ``flush_size``
@@ -108,15 +129,18 @@ class HistorySession:
             self._flushed = self.flushed_count + len(flushed)
         return flushed
 
-    def compile(self, budget: int, query: str | None, chat: ChatCounter) -> tuple[list[ChatMessage], Any, int]:
-        """(the history that fits ``budget`` as LlamaIndex messages, the compile, what they cost)."""
+    def compile(self, budget: int, query: str | None, counter: TokenCounter) -> tuple[list[ChatMessage], Any, int]:
+        """(the history that fits ``budget`` tokens — the messages, priming not included — as LlamaIndex
+        messages, the session's CompiledContext, what the messages cost)."""
         from tokenbox_llamaindex.memory import MemoryOverflow
 
-        turns = self.turns()
-        if not turns:
+        if not self.store.count(self.session_id):
             return [], None, 0
+        base = ChatCounter.of(counter).base
         try:
-            fit = fit_conversation(turns, budget, counter=chat, include_system="all", start_on="user")
+            compiled = self.context(counter).compile(budget=budget + base, query=query)
         except ContextCriticalOverflow as exc:
-            raise MemoryOverflow(exc.budget, exc.required, exc.section_ids) from exc
-        return [restore(turns[i]) for i in fit.kept], fit, fit.total_tokens
+            raise MemoryOverflow(exc.budget - base, exc.required - base, exc.section_ids) from exc
+        pairs = zip(compiled.messages, compiled.message_sources, strict=True)
+        out = [restore(m) if source is not None else plain_message(m) for m, source in pairs]
+        return out, compiled, compiled.total_tokens - base

@@ -112,6 +112,7 @@ class TokenBoxSessionMemory(StrictArguments, BaseMemory):  # type: ignore[misc]
     recall: Any = Field(default=True, exclude=True, description="ContextSession recall (bool or RecallConfig).")
     masking: Any = Field(default=True, exclude=True, description="ContextSession masking (bool or MaskingConfig).")
     offload: Any = Field(default=True, exclude=True, description="ContextSession offload (bool or OffloadConfig).")
+    on_invalid: str = Field(default="raise", description="Messages a provider would reject: 'raise' or 'repair'.")
 
     _history: HistorySession = PrivateAttr()
     _lock: tuple[Any, asyncio.Lock] | None = PrivateAttr(default=None)
@@ -143,7 +144,13 @@ class TokenBoxSessionMemory(StrictArguments, BaseMemory):  # type: ignore[misc]
                 f"{self.in_flight_tokens:,} + priming, or reserve_tokens); raise token_limit or lower them"
             )
         store, path = store_of(self.chat_store)
-        self._history = HistorySession(store, self.session_id, path)
+        options = {
+            "recall": self.recall,
+            "masking": self.masking,
+            "offload": self.offload,
+            "on_invalid": self.on_invalid,
+        }
+        self._history = HistorySession(store, self.session_id, path, **options)
 
     @classmethod
     def class_name(cls) -> str:
@@ -293,7 +300,7 @@ class TokenBoxSessionMemory(StrictArguments, BaseMemory):  # type: ignore[misc]
     async def aput_messages(self, messages: list[ChatMessage]) -> None:
         """Archive messages (in one transaction), then flush when the active history is over its share."""
         async with self._lock_here():
-            self._history.add(archived(messages, estimates=self._estimates))
+            self._history.add(archived(messages, estimates=self._estimates), self.resolve_counter())
             limit = int(self.memory_budget * self.chat_history_token_ratio)
             flushed = self._history.flush(limit, self.token_flush_size, self._chat())
             blocks = [b for b in self.memory_blocks if b.accept_short_term_memory]
@@ -345,7 +352,7 @@ class TokenBoxSessionMemory(StrictArguments, BaseMemory):  # type: ignore[misc]
                 used = rendered_size(self.memory_blocks_template, data, chat, self._estimates)
                 used += sum(chat.size(m) for m in archived(block_messages, estimates=self._estimates))
         query = input if isinstance(input, str) else None
-        conversation, compiled, total = self._history.compile(budget - used, query, chat)
+        conversation, compiled, total = self._history.compile(budget - used, query, self.resolve_counter())
         self._last, self._last_total = compiled, total + used
         return insert_blocks(conversation, self.memory_blocks_template, data, block_messages, self.insert_method)
 
