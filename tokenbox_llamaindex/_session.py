@@ -18,10 +18,12 @@ from llama_index.core.base.llms.types import ChatMessage
 
 from tokenbox_core import CompilerConfig, ContextCriticalOverflow, ContextSession, TokenCounter
 from tokenbox_core.chat import ChatCounter, ConversationOverflow, fit_conversation
+from tokenbox_core.errors import CompilationError
 from tokenbox_core.session import MemorySessionStore, SessionStore, SQLiteSessionStore
 from tokenbox_llamaindex._messages import plain_message, restore
+from tokenbox_llamaindex.memory import MemoryOverflow
 
-__all__ = ["FLUSHED", "HistorySession", "sqlite_path", "store_of"]
+__all__ = ["FLUSHED", "HistorySession", "ShareOverflow", "sqlite_path", "store_of"]
 
 FLUSHED = "flushed"
 """Reason of the eviction events that record flushes."""
@@ -54,6 +56,12 @@ def sqlite_path(uri: str) -> str | None:
         f"async_database_uri {uri!r} is not SQLite; TokenBoxSessionMemory archives in SQLite: pass "
         f"async_database_uri='sqlite+aiosqlite:///memory.db' (or chat_store=<a TokenBox SessionStore>)"
     )
+
+
+class ShareOverflow(MemoryOverflow):
+    """:class:`~tokenbox_llamaindex.MemoryOverflow` of the agent memory, whose limit is its share."""
+
+    limit_name = "the memory's share of token_limit (token_limit minus reserve)"
 
 
 class HistorySession:
@@ -132,15 +140,25 @@ class HistorySession:
     def compile(self, budget: int, query: str | None, counter: TokenCounter) -> tuple[list[ChatMessage], Any, int]:
         """(the history that fits ``budget`` tokens — the messages, priming not included — as LlamaIndex
         messages, the session's CompiledContext, what the messages cost)."""
-        from tokenbox_llamaindex.memory import MemoryOverflow
-
         if not self.store.count(self.session_id):
             return [], None, 0
-        base = ChatCounter.of(counter).base
+        chat = ChatCounter.of(counter)
         try:
-            compiled = self.context(counter).compile(budget=budget + base, query=query)
+            compiled = self.context(counter).compile(budget=budget + chat.base, query=query)
         except ContextCriticalOverflow as exc:
-            raise MemoryOverflow(exc.budget - base, exc.required - base, exc.section_ids) from exc
+            raise ShareOverflow(exc.budget - chat.base, exc.required - chat.base, exc.section_ids) from exc
+        except CompilationError as exc:
+            if "overflow" not in exc.rules:
+                raise
+            fixed = self._fixed()  # the leading system messages and the latest user message: every compile's
+            names = ["system"] * (fixed[0]["role"] != "user") + ["latest-user"]
+            raise ShareOverflow(budget, sum(chat.size(m) for m in fixed), names) from exc
         pairs = zip(compiled.messages, compiled.message_sources, strict=True)
         out = [restore(m) if source is not None else plain_message(m) for m, source in pairs]
-        return out, compiled, compiled.total_tokens - base
+        return out, compiled, compiled.total_tokens - chat.base
+
+    def _fixed(self) -> list[dict[str, Any]]:
+        turns = self.turns()
+        lead = next((i for i, m in enumerate(turns) if m["role"] not in ("system", "developer")), len(turns))
+        users = [m for m in turns if m["role"] == "user"]
+        return turns[:lead] + users[-1:]

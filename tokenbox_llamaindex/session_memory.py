@@ -60,9 +60,9 @@ from tokenbox_llamaindex._blocks import block_contents, fit_blocks, format_block
 from tokenbox_llamaindex._counting import resolve_counter
 from tokenbox_llamaindex._messages import archived, restore
 from tokenbox_llamaindex._reserve import agent_tokens
-from tokenbox_llamaindex._session import HistorySession, sqlite_path, store_of
+from tokenbox_llamaindex._session import HistorySession, ShareOverflow, sqlite_path, store_of
 from tokenbox_llamaindex._sync import run_sync
-from tokenbox_llamaindex.memory import MemoryOverflow, unique_block_names
+from tokenbox_llamaindex.memory import unique_block_names
 
 __all__ = ["DEFAULT_IN_FLIGHT_RATIO", "DEFAULT_TOKEN_LIMIT", "TokenBoxSessionMemory"]
 
@@ -347,7 +347,7 @@ class TokenBoxSessionMemory(StrictArguments, BaseMemory):  # type: ignore[misc]
                         chat=chat, estimates=self._estimates,
                     )  # fmt: skip
                 except ContextCriticalOverflow as exc:
-                    raise MemoryOverflow(exc.budget, exc.required, exc.section_ids) from exc
+                    raise ShareOverflow(exc.budget, exc.required, exc.section_ids) from exc
                 data, block_messages = format_blocks(self.memory_blocks, contents)
                 used = rendered_size(self.memory_blocks_template, data, chat, self._estimates)
                 used += sum(chat.size(m) for m in archived(block_messages, estimates=self._estimates))

@@ -302,3 +302,25 @@ def test_async_surface_and_sync_calls_inside_a_running_loop() -> None:
         return n, synced, m, len(await memory.aget_all())
 
     assert asyncio.run(run()) == (8, 8, 2, 0)
+
+
+def test_a_latest_user_message_over_the_share_is_an_overflow_naming_it() -> None:
+    """When the latest user message alone exceeds the memory's share, get raises MemoryOverflow with the numbers
+    and the fix instead of returning a request over token_limit."""
+    memory = TokenBoxSessionMemory(token_limit=100, tokenizer_fn="whitespace")
+    memory.put(ChatMessage(role="user", content="x " * 200))
+    with pytest.raises(MemoryOverflow, match=r"need 20\d tokens but the memory's share of token_limit .* is 87"):
+        memory.get()
+
+
+def test_messages_a_provider_would_reject_raise_or_are_repaired() -> None:
+    """A tool result answering no call raises ConversationError with the fix (on_invalid='raise', the default);
+    on_invalid='repair' leaves it out of the archive."""
+    from tokenbox_core.errors import ConversationError
+
+    stray = [ChatMessage(role="user", content="hi"), ChatMessage(role="tool", content="result")]
+    with pytest.raises(ConversationError, match="answers no earlier tool call"):
+        TokenBoxSessionMemory().put_messages(stray)
+    repaired = TokenBoxSessionMemory(on_invalid="repair")
+    repaired.put_messages(stray)
+    assert repaired.get_all() == stray[:1]
