@@ -127,11 +127,30 @@ def test_agent_workflow_300_calls_within_the_limit() -> None:
 
 
 def test_token_box_memory_under_an_agent_overshoots_by_what_the_agent_adds() -> None:
-    """TokenBoxMemory's token_limit covers only its own messages (as documented): under a FunctionAgent the
-    requests exceed it by the system prompt, the tool definitions and the in-flight tool rounds."""
+    """TokenBoxMemory's token_limit covers only its own messages: under a FunctionAgent the requests exceed it
+    by the system prompt, the tool definitions and the in-flight tool rounds — the figures its docstring gives."""
     llm = RecordingFunctionLLM(tool_rounds=2)
     agent = FunctionAgent(tools=[lookup], llm=llm, system_prompt=SYSTEM)
-    run_agent(agent, TokenBoxMemory.from_defaults(token_limit=LIMIT), range(40))
+    assert TokenBoxSessionMemory.from_defaults(agent=agent).agent_tokens == 246
+    run_agent(agent, TokenBoxMemory.from_defaults(token_limit=LIMIT), range(100))
     sizes = [request_tokens(r) for r in llm.requests]
-    over = [s for s in sizes if s > LIMIT]
-    assert over and max(sizes) <= LIMIT + 250 + 3 * 120  # system prompt and tools, plus two tool rounds
+    assert (len(sizes), sum(s > LIMIT for s in sizes), max(sizes)) == (300, 96, 3161)
+
+
+def test_an_early_fact_is_recalled_for_the_question_that_needs_it() -> None:
+    """After 40 questions evicted the first turn, asking about it brings it back into the request (recall)."""
+    llm = RecordingFunctionLLM(tool_rounds=1)
+    agent = FunctionAgent(tools=[lookup], llm=llm, system_prompt="You are a travel desk assistant.")
+    memory = TokenBoxSessionMemory.from_defaults(token_limit=2000, agent=agent)
+
+    async def main() -> None:
+        await agent.run("Please note: my frequent flyer number is QF-88231-X.", memory=memory)
+        for i in range(40):
+            await agent.run(question(i), memory=memory)
+        await agent.run("What is my frequent flyer number?", memory=memory)
+
+    asyncio.run(main())
+    asked = llm.requests[-2]  # the last run's first request
+    assert "QF-88231-X" not in "".join(str(m.content) for m in llm.requests[-5].messages)  # evicted before
+    assert any("QF-88231-X" in str(m.content) for m in asked.messages) and request_tokens(asked) <= 2000
+    assert memory.last_compiled is not None and "t_1" in memory.last_compiled.recalled
