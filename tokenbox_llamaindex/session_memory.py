@@ -1,40 +1,4 @@
-"""``TokenBoxSessionMemory``: LlamaIndex ``Memory`` for agents, on a TokenBox context session.
-
-Pass it where LlamaIndex 0.14 agents take a memory (``FunctionAgent.run(msg, memory=...)``,
-``AgentWorkflow.run(...)``).  It accepts ``Memory.from_defaults``'s arguments with their defaults and
-meanings and has ``Memory``'s methods; every message is archived durably (SQLite with a path, else in
-memory) and each ``get`` is a compile of the session (:class:`tokenbox_core.ContextSession`): the newest
-history that fits, tool calls with all their results, turns evicted long ago recalled when the current user
-message asks for them, old tool output masked and oversized output offloaded, memory blocks placed as
-LlamaIndex places them.
-
-**What ``token_limit`` covers.**  The whole request the agent sends: its system prompt, tool definitions,
-the memory's messages and the run's in-flight tool calls and results.  The memory keeps ``reserve`` tokens
-for what the agent adds — ``agent_tokens`` (measured from ``agent=``: system prompt, tool schemas, initial
-state) plus ``in_flight_tokens`` (default 10 % of ``token_limit``) plus the chat format's priming — and
-returns at most ``token_limit - reserve``.  ``reserve_tokens=`` replaces the measurement.  A run whose
-in-flight tool calls and results grow past ``in_flight_tokens`` overshoots by the excess (the memory never
-sees the agent's scratchpad); size it for your tools' output.
-
-**Flushing** keeps ``Memory``'s meaning: when the unflushed ("active") history passes
-``chat_history_token_ratio`` of the memory's share, its oldest messages are flushed — at least
-``token_flush_size`` tokens, whole tool groups, the rest starting on a user message — and handed to the
-memory blocks (``accept_short_term_memory``).  Unlike ``Memory``, nothing is lost: flushed messages stay in
-the archive, a compile still shows them when there is room, and recall brings them back when the user's
-message asks for them.
-
-Differences from LlamaIndex's ``Memory`` (each deliberate; its own tests were run against this class):
-
-- storage is a TokenBox session archive: ``chat_store`` is a ``SessionStore`` or a SQLite path,
-  ``async_database_uri`` must be ``sqlite+aiosqlite:///<path>`` (or ``:memory:``); an ``AsyncDBChatStore``,
-  ``async_engine``, ``db_schema`` or another ``table_name`` raise (there is no ``sql_store`` attribute);
-- sizes are counted as the request is sent (message overhead, tool-call payloads; images by their
-  dimensions, a URL image at its detail level's maximum), so they exceed ``Memory``'s estimates;
-  ``_estimate_token_count`` does not exist (use ``tokenizer_fn`` or :attr:`last_total_tokens`);
-- an explicit ``token_flush_size`` above ``token_limit`` raises instead of being replaced;
-- chat messages returned by a memory block follow the leading system messages instead of preceding them;
-- ``aget`` may show flushed messages when there is room (see above).
-"""
+"""``TokenBoxSessionMemory``: LlamaIndex ``Memory`` for agents, on a TokenBox context session (see the class)."""
 
 from __future__ import annotations
 
@@ -75,7 +39,52 @@ DEFAULT_IN_FLIGHT_RATIO = 0.1
 
 
 class TokenBoxSessionMemory(StrictArguments, BaseMemory):  # type: ignore[misc]
-    """LlamaIndex ``Memory`` for agents whose requests stay within ``token_limit`` (module docstring).
+    """LlamaIndex ``Memory`` for agents whose requests stay within ``token_limit``.
+
+    Pass it where LlamaIndex 0.14 agents take a memory (``FunctionAgent.run(msg, memory=...)``,
+    ``AgentWorkflow.run(...)``).  It accepts ``Memory.from_defaults``'s arguments with their defaults and
+    meanings and has ``Memory``'s methods; every message is archived durably (SQLite with a path, else in
+    memory) and each ``get`` is a compile of the session (:class:`tokenbox_core.ContextSession`): the newest
+    history that fits, tool calls with all their results, turns evicted long ago recalled when the current user
+    message asks for them, old tool output masked and oversized output offloaded, memory blocks placed as
+    LlamaIndex places them.
+
+    **What ``token_limit`` covers.**  The whole request the agent sends: its system prompt, tool definitions,
+    the memory's messages and the run's in-flight tool calls and results.  The memory keeps :attr:`reserve`
+    tokens for what the agent adds — ``agent_tokens`` (measured from ``agent=``: system prompt, tool schemas,
+    initial state) plus ``in_flight_tokens`` (default 10 % of ``token_limit``) plus the chat format's priming
+    — and returns at most ``token_limit - reserve`` (:attr:`memory_budget`).  ``reserve_tokens=`` replaces the
+    measurement.  A run whose in-flight tool calls and results grow past ``in_flight_tokens`` overshoots by the
+    excess (the memory never sees the agent's scratchpad): size it for your tools' output.  Tools found by a
+    ``tool_retriever`` are not measured.
+
+    **Flushing** keeps ``Memory``'s meaning: when the unflushed ("active") history passes
+    ``chat_history_token_ratio`` of the memory's share, its oldest messages are flushed — at least
+    ``token_flush_size`` tokens, whole tool groups, the rest starting on a user message — and handed to the
+    memory blocks (``accept_short_term_memory``).  Unlike ``Memory``, nothing is lost: flushed messages stay in
+    the archive, a compile still shows them when there is room, and recall brings them back when the user's
+    message asks for them.
+
+    **Differences from LlamaIndex's ``Memory``**, each deliberate (LlamaIndex's own ``Memory`` tests were run
+    against this class; those that fail, fail for one of these):
+
+    - storage is a TokenBox session archive: ``chat_store`` is a ``SessionStore`` or a SQLite path and
+      ``async_database_uri`` must be ``sqlite+aiosqlite:///<path>`` (or ``:memory:``); an ``AsyncDBChatStore``,
+      ``async_engine``, ``db_schema`` or another ``table_name`` raise, and there is no ``sql_store``;
+    - sizes are counted as the request is sent (message overhead, tool-call payloads; images by their
+      dimensions, a URL image at its detail level's maximum; video, document and non-WAV audio at the
+      ``*_token_size_estimate``), so they exceed ``Memory``'s text-only estimates, and
+      ``_estimate_token_count`` does not exist (use ``tokenizer_fn`` or :attr:`last_total_tokens`);
+    - nothing is returned over the memory's share: a priority-0 block or a latest user message that alone
+      exceeds it raises :class:`~tokenbox_llamaindex.MemoryOverflow` (``Memory`` returns it and overshoots);
+    - messages a provider would reject (a tool result answering no call, a call left without results before
+      the next message) raise ``ConversationError`` with the fix; ``on_invalid="repair"`` leaves them out;
+    - when history is left out, one user-role message names it (``rehydrate("t_…")`` restores any of it) and
+      carries what recall brought back, right before the current user message, so two user messages follow
+      each other there;
+    - chat messages returned by a memory block follow the leading system messages instead of preceding them;
+    - an explicit ``token_flush_size`` above ``token_limit`` raises instead of being replaced;
+    - ``memory_blocks_concurrency`` (LlamaIndex after 0.14.25) is not supported: blocks are read one by one.
 
     >>> from llama_index.core.llms import ChatMessage
     >>> memory = TokenBoxSessionMemory.from_defaults(token_limit=200, tokenizer_fn=str.split, session_id="s")
