@@ -53,7 +53,7 @@ from tokenbox_core import CompiledContext, CompilerConfig, ContextBudget, Contex
 from tokenbox_core.arguments import StrictArguments, check_arguments, no_bool
 from tokenbox_core.compiler import CompilerInputError
 from tokenbox_llamaindex._counting import resolve_counter
-from tokenbox_llamaindex._messages import neutral
+from tokenbox_llamaindex._messages import neutral, plain_message
 
 __all__ = ["TokenBoxChatEngine", "TokenBoxQueryEngine", "nodes_to_evidence", "to_chat_messages"]
 
@@ -106,18 +106,7 @@ def nodes_to_evidence(
 
 def to_chat_messages(messages: Sequence[Mapping[str, Any]]) -> list[ChatMessage]:
     """Compiled (OpenAI-shaped) messages as LlamaIndex ``ChatMessage`` (tool calls in ``additional_kwargs``)."""
-    out = []
-    for m in messages:
-        kwargs = {k: m[k] for k in ("tool_calls", "tool_call_id", "name") if m.get(k)}
-        content = m.get("content")
-        out.append(
-            ChatMessage(
-                role=MessageRole(m["role"]),
-                content=content if isinstance(content, str) else "",
-                additional_kwargs=kwargs,
-            )
-        )
-    return out
+    return [plain_message(m) for m in messages]
 
 
 def _default_llm() -> LLM:
