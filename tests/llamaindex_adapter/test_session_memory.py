@@ -324,3 +324,48 @@ def test_messages_a_provider_would_reject_raise_or_are_repaired() -> None:
     repaired = TokenBoxSessionMemory(on_invalid="repair")
     repaired.put_messages(stray)
     assert repaired.get_all() == stray[:1]
+
+
+def test_fact_extraction_and_vector_blocks_work_unchanged() -> None:
+    """LlamaIndex's FactExtractionMemoryBlock and VectorMemoryBlock receive the flushed messages and their
+    content reaches the system message, within the memory's share."""
+    from llama_index.core.embeddings import MockEmbedding
+    from llama_index.core.memory.memory_blocks import FactExtractionMemoryBlock, VectorMemoryBlock
+    from llama_index.core.vector_stores.types import BasePydanticVectorStore, VectorStoreQueryResult
+
+    from tokenbox_llamaindex.testing import RecordingFunctionLLM
+
+    class ListStore(BasePydanticVectorStore):
+        """A vector store that keeps its nodes in a list and returns the newest first."""
+
+        stores_text: bool = True
+        nodes: list[Any] = []  # noqa: RUF012
+
+        @property
+        def client(self) -> Any:
+            return None
+
+        def add(self, nodes: Any, **kwargs: Any) -> list[str]:
+            self.nodes.extend(nodes)
+            return [n.node_id for n in nodes]
+
+        def delete(self, ref_doc_id: str, **kwargs: Any) -> None:
+            return None
+
+        def query(self, query: Any, **kwargs: Any) -> VectorStoreQueryResult:
+            found = self.nodes[::-1][: query.similarity_top_k]
+            return VectorStoreQueryResult(nodes=found, similarities=[1.0] * len(found), ids=[n.node_id for n in found])
+
+    extractor = RecordingFunctionLLM(lambda messages, tools, n: ChatMessage(
+        role="assistant", content="<facts><fact>The user's invoices are in EUR.</fact></facts>"))  # fmt: skip
+    facts = FactExtractionMemoryBlock(llm=extractor, priority=0)
+    vectors = VectorMemoryBlock(vector_store=ListStore(), embed_model=MockEmbedding(embed_dim=4), priority=1)
+    memory = TokenBoxSessionMemory(token_limit=300, token_flush_size=40, tokenizer_fn="whitespace",
+                                   memory_blocks=[facts, vectors])  # fmt: skip
+    memory.put_messages(turns(12))
+    assert memory.flushed_count > 0 and facts.facts == ["The user's invoices are in EUR."]
+    system = memory.get()[0]
+    text = system.blocks[0].text
+    assert system.role.value == "system" and "<ExtractedFacts>" in text and "invoices are in EUR" in text
+    assert "<RetrievedMessages>" in text and "question 0 about invoice 0" in text
+    assert memory.last_total_tokens is not None and memory.last_total_tokens <= memory.memory_budget
