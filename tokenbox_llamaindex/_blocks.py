@@ -26,7 +26,7 @@ from tokenbox_core import ContextCriticalOverflow, Section, TokenBox
 from tokenbox_core.chat import ChatCounter
 from tokenbox_llamaindex._messages import neutral
 
-__all__ = ["block_contents", "fit_blocks", "format_blocks", "insert_blocks", "rendered_size"]
+__all__ = ["block_contents", "fit_blocks", "format_blocks", "insert_blocks", "place_blocks", "rendered_size"]
 
 
 async def block_contents(
@@ -156,6 +156,30 @@ async def fit_blocks(
             else:
                 del out[block.name]
     return out
+
+
+async def place_blocks(
+    blocks: Sequence[BaseMemoryBlock[Any]],
+    contents: dict[str, Any],
+    budget: int,
+    *,
+    limit: int,
+    template: RichPromptTemplate,
+    chat: ChatCounter,
+    estimates: Any,
+) -> tuple[list[tuple[str, list[ContentBlock]]], list[ChatMessage], int]:
+    """(template data, chat messages, what they cost) for ``contents`` fitted into ``budget`` (up to ``limit``
+    for priority 0, see :func:`fit_blocks`)."""
+    if not contents:
+        return [], [], 0
+    contents = await fit_blocks(
+        blocks, contents, budget, limit=limit, template=template, chat=chat, estimates=estimates
+    )
+    data, messages = format_blocks(blocks, contents)
+    used = rendered_size(template, data, chat, estimates) + sum(
+        chat.size(m) for m in neutral(messages, estimates=estimates)
+    )
+    return data, messages, used
 
 
 def insert_blocks(

@@ -21,7 +21,7 @@ from tokenbox_core.chat import ChatCounter
 from tokenbox_core.tokens import canonical_json
 from tokenbox_llamaindex._sync import run_sync
 
-__all__ = ["agent_tokens", "tool_tokens"]
+__all__ = ["agent_tokens", "run_steps_tokens", "tool_tokens"]
 
 
 def tool_tokens(tools: Iterable[Any], counter: TokenCounter) -> int:
@@ -62,3 +62,14 @@ def agent_tokens(agent: Any, chat: ChatCounter, counter: TokenCounter) -> int:
             f"{type(agent).__name__}; or give reserve_tokens= yourself"
         )
     return run_sync(_atokens(agent, chat, counter))
+
+
+def run_steps_tokens(batch: list[dict[str, Any]], chat: ChatCounter) -> int:
+    """What an agent run's steps cost — its tool calls and results, which the agent sent after the memory's
+    messages on its last LLM call — when ``batch`` (neutral messages put at once, as a ``FunctionAgent`` puts its
+    scratchpad when a run ends) holds them; else 0.  The final answer is not a step."""
+    last = batch[-1] if batch else None
+    end = len(batch) - 1 if last and last["role"] == "assistant" and not last.get("tool_calls") else len(batch)
+    if not any(m.get("tool_calls") for m in batch[:end]):
+        return 0
+    return sum(chat.size(m) for m in batch[:end] if m["role"] in ("assistant", "tool"))

@@ -23,7 +23,7 @@ from tokenbox_core.session import MemorySessionStore, SessionStore, SQLiteSessio
 from tokenbox_llamaindex._messages import plain_message, restore
 from tokenbox_llamaindex.memory import MemoryOverflow
 
-__all__ = ["FLUSHED", "HistorySession", "ShareOverflow", "sqlite_path", "store_of"]
+__all__ = ["FLUSHED", "HistorySession", "ShareOverflow", "chat_store_of", "sqlite_path", "store_of"]
 
 FLUSHED = "flushed"
 """Reason of the eviction events that record flushes."""
@@ -56,6 +56,23 @@ def sqlite_path(uri: str) -> str | None:
         f"async_database_uri {uri!r} is not SQLite; TokenBoxSessionMemory archives in SQLite: pass "
         f"async_database_uri='sqlite+aiosqlite:///memory.db' (or chat_store=<a TokenBox SessionStore>)"
     )
+
+
+def chat_store_of(
+    chat_store: Any, table_name: str, async_database_uri: str | None, async_engine: Any, db_schema: str | None
+) -> Any:
+    """``Memory.from_defaults``'s storage arguments as a ``chat_store`` for :func:`store_of`."""
+    if async_engine is not None or db_schema is not None or table_name != "llama_index_memory":
+        raise ValueError(
+            "TokenBoxSessionMemory archives in a TokenBox session store (SQLite or memory): async_engine, "
+            "db_schema and table_name do not apply; pass async_database_uri='sqlite+aiosqlite:///memory.db' "
+            "or chat_store=<path or SessionStore>"
+        )
+    if async_database_uri is None:
+        return chat_store
+    if chat_store is not None:
+        raise ValueError("give chat_store or async_database_uri, not both")
+    return sqlite_path(async_database_uri)
 
 
 class ShareOverflow(MemoryOverflow):

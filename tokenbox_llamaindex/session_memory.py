@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import uuid
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
@@ -20,15 +21,17 @@ from tokenbox_core.arguments import StrictArguments
 from tokenbox_core.chat import ChatCounter
 from tokenbox_core.errors import BudgetError
 from tokenbox_core.session import SessionStore
-from tokenbox_llamaindex._blocks import block_contents, fit_blocks, format_blocks, insert_blocks, rendered_size
+from tokenbox_llamaindex._blocks import block_contents, format_blocks, insert_blocks, place_blocks
 from tokenbox_llamaindex._counting import resolve_counter
 from tokenbox_llamaindex._messages import archived, restore
-from tokenbox_llamaindex._reserve import agent_tokens
-from tokenbox_llamaindex._session import HistorySession, ShareOverflow, sqlite_path, store_of
+from tokenbox_llamaindex._reserve import agent_tokens, run_steps_tokens
+from tokenbox_llamaindex._session import HistorySession, ShareOverflow, chat_store_of, store_of
 from tokenbox_llamaindex._sync import run_sync
 from tokenbox_llamaindex.memory import unique_block_names
 
 __all__ = ["DEFAULT_IN_FLIGHT_RATIO", "DEFAULT_TOKEN_LIMIT", "TokenBoxSessionMemory"]
+
+logger = logging.getLogger("tokenbox")
 
 DEFAULT_TOKEN_LIMIT = 30_000
 """``Memory``'s default limit."""
@@ -127,6 +130,7 @@ class TokenBoxSessionMemory(StrictArguments, BaseMemory):  # type: ignore[misc]
     _lock: tuple[Any, asyncio.Lock] | None = PrivateAttr(default=None)
     _last: Any = PrivateAttr(default=None)
     _last_total: int | None = PrivateAttr(default=None)
+    _in_flight_seen: int = PrivateAttr(default=0)
 
     @field_validator("memory_blocks")
     @classmethod
@@ -146,20 +150,18 @@ class TokenBoxSessionMemory(StrictArguments, BaseMemory):  # type: ignore[misc]
             )
         if self.in_flight_tokens is None:
             self.in_flight_tokens = int(self.token_limit * DEFAULT_IN_FLIGHT_RATIO)
+        self._check_room()
+        store, path = store_of(self.chat_store)
+        options = {name: getattr(self, name) for name in ("recall", "masking", "offload", "on_invalid")}
+        self._history = HistorySession(store, self.session_id, path, **options)
+
+    def _check_room(self) -> None:
         if self.memory_budget < 1:
             raise BudgetError(
                 f"token_limit ({self.token_limit:,}) leaves no room for the memory: the agent's part is "
                 f"{self.reserve:,} tokens (agent_tokens {self.agent_tokens:,} + in_flight_tokens "
                 f"{self.in_flight_tokens:,} + priming, or reserve_tokens); raise token_limit or lower them"
             )
-        store, path = store_of(self.chat_store)
-        options = {
-            "recall": self.recall,
-            "masking": self.masking,
-            "offload": self.offload,
-            "on_invalid": self.on_invalid,
-        }
-        self._history = HistorySession(store, self.session_id, path, **options)
 
     @classmethod
     def class_name(cls) -> str:
@@ -192,16 +194,7 @@ class TokenBoxSessionMemory(StrictArguments, BaseMemory):  # type: ignore[misc]
         """Build from ``Memory.from_defaults``'s arguments (same defaults; ``token_flush_size`` is 10 % of the
         limit unless given), plus ``agent=`` (a ``FunctionAgent``/``AgentWorkflow`` whose system prompt, tools
         and initial state are measured into ``agent_tokens``) and this class's fields."""
-        if async_engine is not None or db_schema is not None or table_name != "llama_index_memory":
-            raise ValueError(
-                "TokenBoxSessionMemory archives in a TokenBox session store (SQLite or memory): async_engine, "
-                "db_schema and table_name do not apply; pass async_database_uri='sqlite+aiosqlite:///memory.db' "
-                "or chat_store=<path or SessionStore>"
-            )
-        if async_database_uri is not None:
-            if chat_store is not None:
-                raise ValueError("give chat_store or async_database_uri, not both")
-            chat_store = sqlite_path(async_database_uri)
+        chat_store = chat_store_of(chat_store, table_name, async_database_uri, async_engine, db_schema)
         memory = cls(
             session_id=session_id or str(uuid.uuid4()),
             token_limit=token_limit,
@@ -229,12 +222,7 @@ class TokenBoxSessionMemory(StrictArguments, BaseMemory):  # type: ignore[misc]
         """Measure what ``agent`` (a LlamaIndex agent or ``AgentWorkflow``) adds to each request into
         :attr:`agent_tokens`; returns it."""
         self.agent_tokens = agent_tokens(agent, self._chat(), self.resolve_counter())
-        if self.memory_budget < 1:
-            raise BudgetError(
-                f"token_limit ({self.token_limit:,}) is not above what the agent adds ({self.reserve:,} tokens: "
-                f"system prompt, tools and state {self.agent_tokens:,}, in-flight {self.in_flight_tokens:,}); "
-                f"raise token_limit"
-            )
+        self._check_room()
         return self.agent_tokens
 
     @property
@@ -290,8 +278,28 @@ class TokenBoxSessionMemory(StrictArguments, BaseMemory):  # type: ignore[misc]
 
     @property
     def last_total_tokens(self) -> int | None:
-        """What the messages the last ``get`` returned cost (priming included), counted as sent."""
+        """What the messages the last ``get`` returned cost, counted as sent (the request's priming, paid once, not
+        included): at most :attr:`memory_budget`."""
         return self._last_total
+
+    @property
+    def in_flight_seen(self) -> int:
+        """The largest in-flight part put into this memory (in this process): one agent run's tool calls and
+        results, which the agent sent after the memory's messages on that run's last LLM call.  Above
+        ``in_flight_tokens``, that call exceeded ``token_limit`` by the difference; the memory logs a warning on
+        the ``tokenbox`` logger when it sees one."""
+        return self._in_flight_seen
+
+    def _check_in_flight(self, batch: list[dict[str, Any]]) -> None:
+        size = run_steps_tokens(batch, self._chat())
+        self._in_flight_seen = max(self._in_flight_seen, size)
+        if size > (self.in_flight_tokens or 0) and self.reserve_tokens is None:
+            over = size - (self.in_flight_tokens or 0)
+            logger.warning(
+                "an agent run's tool calls and results took %s tokens but in_flight_tokens is %s: its last request "
+                "exceeded token_limit by up to %s tokens; raise in_flight_tokens",
+                f"{size:,}", f"{self.in_flight_tokens:,}", f"{over:,}",
+            )  # fmt: skip
 
     def _lock_here(self) -> asyncio.Lock:
         """One lock per event loop: concurrent puts flush in turn (sync calls each run their own loop)."""
@@ -309,7 +317,9 @@ class TokenBoxSessionMemory(StrictArguments, BaseMemory):  # type: ignore[misc]
     async def aput_messages(self, messages: list[ChatMessage]) -> None:
         """Archive messages (in one transaction), then flush when the active history is over its share."""
         async with self._lock_here():
-            self._history.add(archived(messages, estimates=self._estimates), self.resolve_counter())
+            batch = archived(messages, estimates=self._estimates)
+            self._history.add(batch, self.resolve_counter())
+            self._check_in_flight(batch)
             limit = int(self.memory_budget * self.chat_history_token_ratio)
             flushed = self._history.flush(limit, self.token_flush_size, self._chat())
             blocks = [b for b in self.memory_blocks if b.accept_short_term_memory]
@@ -347,19 +357,14 @@ class TokenBoxSessionMemory(StrictArguments, BaseMemory):  # type: ignore[misc]
         if self.memory_blocks:
             active = [restore(m) for m in self._history.turns(start=self.flushed_count)]
             contents = await self._get_memory_blocks_content(active, input, **block_kwargs)
-            if contents:
-                history = sum(chat.size(m) for m in archived(active, estimates=self._estimates))
-                share = budget - min(history, int(budget * self.chat_history_token_ratio))
-                try:
-                    contents = await fit_blocks(
-                        self.memory_blocks, contents, share, limit=budget, template=self.memory_blocks_template,
-                        chat=chat, estimates=self._estimates,
-                    )  # fmt: skip
-                except ContextCriticalOverflow as exc:
-                    raise ShareOverflow(exc.budget, exc.required, exc.section_ids) from exc
-                data, block_messages = format_blocks(self.memory_blocks, contents)
-                used = rendered_size(self.memory_blocks_template, data, chat, self._estimates)
-                used += sum(chat.size(m) for m in archived(block_messages, estimates=self._estimates))
+            history = sum(chat.size(m) for m in archived(active, estimates=self._estimates)) if contents else 0
+            try:
+                data, block_messages, used = await place_blocks(
+                    self.memory_blocks, contents, budget - min(history, int(budget * self.chat_history_token_ratio)),
+                    limit=budget, template=self.memory_blocks_template, chat=chat, estimates=self._estimates,
+                )  # fmt: skip
+            except ContextCriticalOverflow as exc:
+                raise ShareOverflow(exc.budget, exc.required, exc.section_ids) from exc
         query = input if isinstance(input, str) else None
         conversation, compiled, total = self._history.compile(budget - used, query, self.resolve_counter())
         self._last, self._last_total = compiled, total + used

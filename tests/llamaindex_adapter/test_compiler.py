@@ -155,3 +155,9 @@ def test_engines_reject_a_compiler_with_a_budget(llm: MockLLM) -> None:
         TokenBoxChatEngine(llm=llm, compiler=compiler(), budget=900, policy="x")
     with pytest.raises(CompilerInputError, match="budget must be an int or a ContextBudget"):
         TokenBoxChatEngine(llm=llm, budget="900", policy="x")  # type: ignore[arg-type]
+
+
+def test_engines_reject_something_else_as_the_compiler(llm: MockLLM) -> None:
+    """compiler= must be a ContextCompiler."""
+    with pytest.raises(CompilerInputError, match="compiler must be a ContextCompiler, got int"):
+        TokenBoxChatEngine(llm=llm, compiler=3, policy="x")  # type: ignore[arg-type]

@@ -369,3 +369,38 @@ def test_fact_extraction_and_vector_blocks_work_unchanged() -> None:
     assert system.role.value == "system" and "<ExtractedFacts>" in text and "invoices are in EUR" in text
     assert "<RetrievedMessages>" in text and "question 0 about invoice 0" in text
     assert memory.last_total_tokens is not None and memory.last_total_tokens <= memory.memory_budget
+
+
+def test_remaining_errors_say_what_to_pass() -> None:
+    """Both chat_store and async_database_uri, an agent= that is not an agent, and a memory block returning
+    something else than text, content blocks or messages are refused with the fix."""
+
+    class Odd(BaseMemoryBlock[str]):
+        async def _aget(self, messages: list[ChatMessage] | None = None, **kwargs: Any) -> Any:
+            return {"not": "content"}
+
+        async def _aput(self, messages: list[ChatMessage]) -> None:
+            return None
+
+    with pytest.raises(ValueError, match="give chat_store or async_database_uri, not both"):
+        TokenBoxSessionMemory.from_defaults(chat_store="a.db", async_database_uri="sqlite+aiosqlite:///b.db")
+    with pytest.raises(TypeError, match="agent= must be a LlamaIndex agent .* or give reserve_tokens= yourself"):
+        TokenBoxSessionMemory.from_defaults(agent=object())
+    memory = TokenBoxSessionMemory(memory_blocks=[Odd(name="odd")])
+    memory.put(ChatMessage(role="user", content="hi"))
+    with pytest.raises(ValueError, match="memory block 'odd' returned dict; a memory block returns text"):
+        memory.get()
+
+
+def test_an_agent_run_over_in_flight_tokens_is_measured_and_logged(caplog: pytest.LogCaptureFixture) -> None:
+    """When a run's tool calls and results (put at once, as a FunctionAgent does) exceed in_flight_tokens, the
+    memory records the size in in_flight_seen and logs by how much the last request went over."""
+    call = ChatMessage(role="assistant", blocks=[ToolCallBlock(tool_call_id="c1", tool_name="f", tool_kwargs={})])
+    steps = [call, ChatMessage(role="tool", content="word " * 80, additional_kwargs={"tool_call_id": "c1"}),
+             ChatMessage(role="assistant", content="done")]  # fmt: skip
+    memory = TokenBoxSessionMemory(token_limit=1000, in_flight_tokens=50, tokenizer_fn="whitespace")
+    memory.put(ChatMessage(role="user", content="go"))
+    with caplog.at_level("WARNING", logger="tokenbox"):
+        memory.put_messages(steps)
+    assert memory.in_flight_seen > 80
+    assert "in_flight_tokens is 50" in caplog.text and "raise in_flight_tokens" in caplog.text
