@@ -58,7 +58,8 @@ class TokenBoxSessionMemory(StrictArguments, BaseMemory):  # type: ignore[misc]
     initial state) plus ``in_flight_tokens`` (default 10 % of ``token_limit``) plus the chat format's priming
     — and returns at most ``token_limit - reserve`` (:attr:`memory_budget`).  ``reserve_tokens=`` replaces the
     measurement.  A run whose in-flight tool calls and results grow past ``in_flight_tokens`` overshoots by the
-    excess (the memory never sees the agent's scratchpad): size it for your tools' output.  Tools found by a
+    excess (the memory never sees the agent's scratchpad): size it for your tools' output; :attr:`in_flight_seen`
+    is the largest run the memory has seen, and one over ``in_flight_tokens`` is logged.  Tools found by a
     ``tool_retriever`` are not measured.
 
     **Flushing** keeps ``Memory``'s meaning: when the unflushed ("active") history passes
