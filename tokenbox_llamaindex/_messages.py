@@ -230,7 +230,8 @@ def restore(message: Mapping[str, Any]) -> ChatMessage:
     if not isinstance(original, Mapping):
         return plain_message(message)
     dump = json.loads(json.dumps(original))  # a copy: the archive's dict stays as stored
-    content = message.get("content") if isinstance(message.get("content"), list) else []
+    given = message.get("content")
+    content = given if isinstance(given, list) else []
     for block in dump.get("blocks", ()):
         if _PART in block:
             block[_PAYLOAD[block["block_type"]]] = _payload(content[block.pop(_PART)])

@@ -199,7 +199,7 @@ class _Sources:
         )
 
 
-class TokenBoxQueryEngine(StrictArguments, CustomQueryEngine):  # type: ignore[misc]
+class TokenBoxQueryEngine(StrictArguments, CustomQueryEngine):
     """A query engine whose prompt is compiled: ``retriever`` → evidence, plus every fixed tier → ``llm``.
 
     The response's ``metadata["tokenbox_messages"]`` is the whole prompt that was sent.

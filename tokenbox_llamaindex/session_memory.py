@@ -41,7 +41,7 @@ DEFAULT_IN_FLIGHT_RATIO = 0.1
 """``in_flight_tokens`` defaults to this share of ``token_limit``."""
 
 
-class TokenBoxSessionMemory(StrictArguments, BaseMemory):  # type: ignore[misc]
+class TokenBoxSessionMemory(StrictArguments, BaseMemory):
     """LlamaIndex ``Memory`` for agents whose requests stay within ``token_limit``.
 
     Pass it where LlamaIndex 0.14 agents take a memory (``FunctionAgent.run(msg, memory=...)``,
@@ -169,7 +169,7 @@ class TokenBoxSessionMemory(StrictArguments, BaseMemory):  # type: ignore[misc]
         return "TokenBoxSessionMemory"
 
     @classmethod
-    def from_defaults(  # type: ignore[override]
+    def from_defaults(
         cls,
         session_id: str | None = None,
         chat_history: list[ChatMessage] | None = None,
