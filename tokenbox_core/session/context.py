@@ -102,9 +102,8 @@ class ContextSession:
         if config.output != "messages":
             raise SessionError("a ContextSession compiles chat messages: use CompilerConfig(output='messages')")
         cache = options.get("cache_aware", False)
-        self.cache_window: CacheWindow | None = None
-        if cache or config.cache_window is not None:
-            self.cache_window = CacheWindow.coerce(cache) if cache else config.cache_window
+        self.cache_window: CacheWindow | None = CacheWindow.coerce(cache) if cache else config.cache_window
+        if self.cache_window is not None:
             config = replace(config, cache_aware=self.cache_window)
         self.compiler = ContextCompiler(options["budget"], counter=options.get("counter", "o200k_base"), config=config)
         self.recall_config = coerce_option("recall", options.get("recall", True), RecallConfig)
