@@ -158,8 +158,8 @@ def neutral(messages: Sequence[ChatMessage], *, estimates: Mapping[str, int] | N
     charges the media blocks no published rule can cost."""
     out = []
     for message in messages:
-        role = message.role
-        role = role.value if type(role) is MessageRole else message_role(message)
+        given = message.role
+        role: str = given.value if type(given) is MessageRole else message_role(message)
         d: dict[str, Any] = {"role": role, "content": _content(message, estimates)}
         kwargs = message.additional_kwargs
         if kwargs:

@@ -140,7 +140,7 @@ def unique_block_names(blocks: list[BaseMemoryBlock[Any]]) -> list[BaseMemoryBlo
     return blocks
 
 
-class TokenBoxMemory(StrictArguments, BaseChatStoreMemory):  # type: ignore[misc]
+class TokenBoxMemory(StrictArguments, BaseChatStoreMemory):
     """Chat memory whose ``get`` returns a deterministic Token Box layout of the history.
 
     Use it wherever LlamaIndex takes a ``memory`` (``SimpleChatEngine``,
