@@ -2,7 +2,11 @@
 
 - :class:`TokenBoxNodePostprocessor` keeps the best retrieved nodes that fit a budget.
 - :class:`TokenBoxPromptHelper` replaces ``PromptHelper``'s equal-share truncation and repacking.
-- :class:`TokenBoxMemory` is a chat memory whose ``get`` is a layout of the history.
+- :class:`TokenBoxSessionMemory` is the memory for LlamaIndex agents (``FunctionAgent``, ``AgentWorkflow``):
+  ``Memory``'s arguments and methods on a TokenBox context session (SQLite archive, recall, masking), and
+  requests that stay within ``token_limit``.
+- :class:`TokenBoxMemory` is a chat memory whose ``get`` is a layout of the history (``ChatMemoryBuffer``'s
+  surface, for chat engines).
 - :class:`TokenBoxQueryEngine` / :class:`TokenBoxChatEngine` put the prefill compiler behind a query or chat
   engine: the whole prompt is compiled, and shown in each response's metadata.
 
@@ -36,6 +40,7 @@ if _typing.TYPE_CHECKING:
     from tokenbox_llamaindex.memory import MemoryOverflow, TokenBoxMemory
     from tokenbox_llamaindex.postprocessor import TokenBoxNodePostprocessor
     from tokenbox_llamaindex.prompt_helper import TokenBoxPromptHelper
+    from tokenbox_llamaindex.session_memory import TokenBoxSessionMemory
 
 __all__ = [
     "MemoryOverflow",
@@ -45,6 +50,7 @@ __all__ = [
     "TokenBoxNodePostprocessor",
     "TokenBoxPromptHelper",
     "TokenBoxQueryEngine",
+    "TokenBoxSessionMemory",
 ]
 
 # Each public name is imported from its module on first use (PEP 562), so importing the package costs
@@ -57,6 +63,7 @@ _MODULES = {
     "TokenBoxMemory": "tokenbox_llamaindex.memory",
     "TokenBoxNodePostprocessor": "tokenbox_llamaindex.postprocessor",
     "TokenBoxPromptHelper": "tokenbox_llamaindex.prompt_helper",
+    "TokenBoxSessionMemory": "tokenbox_llamaindex.session_memory",
 }
 
 

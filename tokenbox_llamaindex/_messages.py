@@ -13,6 +13,14 @@ document block a ``{"type": <media>}`` placeholder charged ``media_tokens``);
 per-message overrides of ``additional_kwargs["tokenbox"]`` (``{"critical":
 bool, "priority": int}``, as in the LangChain adapter).  A message
 costs what :func:`tokenbox_core.tokens.message_token_count` says of it.
+
+The way back: :func:`archived` adds, to each neutral message the plain mapping
+(:func:`plain_message`) would not give back unchanged, the LlamaIndex message
+itself under :data:`ORIGINAL_KEY` (its blocks in order — ``ToolCallBlock``,
+``ImageBlock`` with its path, URL, MIME type and detail, thinking blocks —
+and every ``additional_kwargs``), with each media payload that a content part
+already carries replaced by that part's index, so nothing is stored twice;
+:func:`restore` rebuilds it.  Messages put into a memory come back as they went in.
 """
 
 from __future__ import annotations
@@ -34,9 +42,27 @@ from llama_index.core.base.llms.types import (
 )
 
 from tokenbox_core.chat import OVERRIDE_KEY
+from tokenbox_core.errors import MediaError
 from tokenbox_core.media.blocks import media_part
+from tokenbox_core.media.parts import media_part_tokens
 
-__all__ = ["DEFAULT_MEDIA_TOKENS", "message_role", "neutral", "tool_calls"]
+__all__ = [
+    "DEFAULT_MEDIA_TOKENS",
+    "ORIGINAL_KEY",
+    "archived",
+    "message_role",
+    "neutral",
+    "plain_message",
+    "restore",
+    "tool_calls",
+]
+
+ORIGINAL_KEY = "llama_index"
+"""Key of an archived neutral message holding the LlamaIndex message the neutral shape cannot express."""
+_PART = "$part"
+_PAYLOAD = {"image": "image", "audio": "audio"}
+_ROLES = {"system": MessageRole.SYSTEM, "developer": MessageRole.SYSTEM, "user": MessageRole.USER,
+          "assistant": MessageRole.ASSISTANT, "tool": MessageRole.TOOL}  # fmt: skip
 
 DEFAULT_MEDIA_TOKENS = 256
 """Tokens charged per image, audio, video or document block (LlamaIndex ``Memory`` uses the same default)."""
@@ -79,41 +105,62 @@ def tool_calls(message: ChatMessage) -> list[dict[str, Any]]:
     return calls
 
 
-def _content(message: ChatMessage) -> str | list[dict[str, Any]]:
-    """The text (text and thinking blocks), or text parts and media parts when there are media blocks."""
-    blocks = message.blocks
-    if len(blocks) == 1 and type(blocks[0]) is TextBlock:  # the common case, fast
-        return blocks[0].text
+def _media(block: Any, estimates: Mapping[str, int] | None) -> dict[str, Any]:
+    """A media block as a content part.  Image and audio blocks carry their data (costed by the model's rule,
+    issue 14); without ``estimates`` a video or document block is a placeholder charged ``media_tokens``, with
+    them it (and an audio clip the core cannot time) is charged the estimate for its kind."""
+    part = media_part(block) or {"type": block.block_type}
+    if estimates is None:
+        return part
+    kind = block.block_type
+    if kind in ("video", "document"):
+        return {"type": "file", "tokens": int(estimates[kind])}
+    if kind == "audio":
+        try:
+            media_part_tokens(part)
+        except MediaError:  # not a WAV clip: LlamaIndex's flat estimate
+            return {**part, "tokens": int(estimates[kind])}
+    return part
+
+
+def _parts(blocks: Sequence[Any], estimates: Mapping[str, int] | None) -> tuple[list[dict[str, Any]], bool]:
     parts: list[dict[str, Any]] = []
-    texts: list[str] = []
     media = False
     for block in blocks:
         if isinstance(block, ThinkingBlock):
             if block.content:
-                texts.append(block.content)
                 parts.append({"type": "text", "text": block.content})
         elif isinstance(block, _MEDIA):
             media = True
-            # issue 14 hook: image and audio blocks as OpenAI-shaped parts with their data (costed by the model's
-            # rule); video and document blocks stay placeholders charged media_tokens each
-            parts.append(media_part(block) or {"type": block.block_type})
-        else:
-            text = getattr(block, "text", None)
-            if isinstance(text, str):
-                texts.append(text)
-                parts.append({"type": "text", "text": text})
+            parts.append(_media(block, estimates))
+        elif isinstance(getattr(block, "text", None), str):
+            parts.append({"type": "text", "text": block.text})
+        elif isinstance(getattr(block, "content", None), list):  # a citable block: its nested blocks
+            inner, nested_media = _parts(block.content, estimates)
+            parts += inner
+            media = media or nested_media
+    return parts, media
+
+
+def _content(message: ChatMessage, estimates: Mapping[str, int] | None = None) -> str | list[dict[str, Any]]:
+    """The text (text and thinking blocks), or text parts and media parts when there are media blocks."""
+    blocks = message.blocks
+    if len(blocks) == 1 and type(blocks[0]) is TextBlock:  # the common case, fast
+        return blocks[0].text
+    parts, media = _parts(blocks, estimates)
     if not media:
-        return "\n".join(texts)
+        return "\n".join(p["text"] for p in parts)
     return parts
 
 
-def neutral(messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:
-    """Each message as the core's neutral dict (see the module docstring)."""
+def neutral(messages: Sequence[ChatMessage], *, estimates: Mapping[str, int] | None = None) -> list[dict[str, Any]]:
+    """Each message as the core's neutral dict (see the module docstring); ``estimates`` (block type → tokens)
+    charges the media blocks no published rule can cost."""
     out = []
     for message in messages:
-        role = message.role
-        role = role.value if type(role) is MessageRole else message_role(message)
-        d: dict[str, Any] = {"role": role, "content": _content(message)}
+        given = message.role
+        role: str = given.value if type(given) is MessageRole else message_role(message)
+        d: dict[str, Any] = {"role": role, "content": _content(message, estimates)}
         kwargs = message.additional_kwargs
         if kwargs:
             if role != "tool":
@@ -130,3 +177,62 @@ def neutral(messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:
             d["tool_calls"] = tool_calls(message)
         out.append(d)
     return out
+
+
+def plain_message(message: Mapping[str, Any]) -> ChatMessage:
+    """A neutral message as a LlamaIndex message: text content (text parts joined), tool calls, tool-call id,
+    name and overrides in ``additional_kwargs`` as LlamaIndex's OpenAI integration keeps them."""
+    kwargs = {k: message[k] for k in ("tool_calls", "tool_call_id", "name", OVERRIDE_KEY) if message.get(k)}
+    content = message.get("content")
+    if isinstance(content, list):
+        content = "\n".join(p.get("text", json.dumps(p)) if isinstance(p, Mapping) else str(p) for p in content)
+    role = _ROLES.get(str(message.get("role")))
+    if role is None:
+        raise ValueError(f"message role {message.get('role')!r} is not one of {', '.join(_ROLES)}")
+    return ChatMessage(role=role, content=content or "", additional_kwargs=kwargs)
+
+
+def _payload(part: Any) -> str | None:
+    """The base64 data a media content part carries (``None`` for a URL or a placeholder)."""
+    if not isinstance(part, Mapping):
+        return None
+    image = part.get("image_url")
+    if isinstance(image, Mapping) and str(image.get("url", "")).startswith("data:"):
+        return str(image["url"]).split(",", 1)[1]
+    audio = part.get("input_audio")
+    if isinstance(audio, Mapping) and isinstance(audio.get("data"), str) and "://" not in audio["data"]:
+        return str(audio["data"])
+    return None
+
+
+def archived(messages: Sequence[ChatMessage], *, estimates: Mapping[str, int] | None = None) -> list[dict[str, Any]]:
+    """:func:`neutral` messages that :func:`restore` turns back into the messages given (module docstring)."""
+    out = neutral(messages, estimates=estimates)
+    for message, d in zip(messages, out, strict=True):
+        if plain_message(d) == message:
+            continue
+        dump = message.model_dump(mode="json")
+        content = d["content"] if isinstance(d["content"], list) else []
+        payloads = [_payload(part) for part in content]
+        for block in dump.get("blocks", ()):
+            field = _PAYLOAD.get(block.get("block_type"))
+            if field and block.get(field) and block[field] in payloads:
+                block[_PART] = payloads.index(block[field])
+                block[field] = None
+        d[ORIGINAL_KEY] = dump
+    return out
+
+
+def restore(message: Mapping[str, Any]) -> ChatMessage:
+    """The LlamaIndex message an archived neutral message came from (:func:`archived`); a message without
+    :data:`ORIGINAL_KEY` (one a compile wrote) by :func:`plain_message`."""
+    original = message.get(ORIGINAL_KEY)
+    if not isinstance(original, Mapping):
+        return plain_message(message)
+    dump = json.loads(json.dumps(original))  # a copy: the archive's dict stays as stored
+    given = message.get("content")
+    content = given if isinstance(given, list) else []
+    for block in dump.get("blocks", ()):
+        if _PART in block:
+            block[_PAYLOAD[block["block_type"]]] = _payload(content[block.pop(_PART)])
+    return ChatMessage.model_validate(dump)

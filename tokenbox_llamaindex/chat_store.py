@@ -15,23 +15,17 @@ turns in one transaction (``SessionStore.replace``), so later turns are renumber
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from llama_index.core.base.llms.types import ChatMessage, MessageRole
+from llama_index.core.base.llms.types import ChatMessage
 from llama_index.core.bridge.pydantic import ConfigDict, Field
 from llama_index.core.storage.chat_store import BaseChatStore
 
-from tokenbox_core.chat import OVERRIDE_KEY
 from tokenbox_core.session import MemorySessionStore, SessionStore, SQLiteSessionStore
-from tokenbox_llamaindex._messages import neutral
+from tokenbox_llamaindex._messages import neutral, plain_message
 
 __all__ = ["SessionChatStore", "from_neutral", "to_neutral"]
-
-_ROLES = {"system": MessageRole.SYSTEM, "developer": MessageRole.SYSTEM, "user": MessageRole.USER,
-          "assistant": MessageRole.ASSISTANT, "tool": MessageRole.TOOL}  # fmt: skip
-
 
 def to_neutral(messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:
     """LlamaIndex messages as the core's neutral dicts."""
@@ -39,22 +33,15 @@ def to_neutral(messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:
 
 
 def from_neutral(messages: Sequence[Mapping[str, Any]]) -> list[ChatMessage]:
-    """Neutral dicts as LlamaIndex messages: tool calls, tool-call ids, names and overrides in
-    ``additional_kwargs`` (as LlamaIndex's OpenAI integration keeps them), the turn id as
-    ``additional_kwargs['id']``."""
+    """Neutral dicts as LlamaIndex messages (:func:`~tokenbox_llamaindex._messages.plain_message`: tool calls,
+    tool-call ids, names and overrides in ``additional_kwargs``, as LlamaIndex's OpenAI integration keeps them),
+    with the turn id as ``additional_kwargs['id']``."""
     out = []
     for m in messages:
-        kwargs: dict[str, Any] = {}
-        for key in ("tool_calls", "tool_call_id", "name", "id", OVERRIDE_KEY):
-            if m.get(key):
-                kwargs[key] = m[key]
-        content = m.get("content")
-        if isinstance(content, list):
-            content = "\n".join(p.get("text", json.dumps(p)) if isinstance(p, Mapping) else str(p) for p in content)
-        role = _ROLES.get(str(m.get("role")))
-        if role is None:
-            raise ValueError(f"message role {m.get('role')!r} is not one of {', '.join(_ROLES)}")
-        out.append(ChatMessage(role=role, content=content or "", additional_kwargs=kwargs))
+        message = plain_message(m)
+        if m.get("id"):
+            message.additional_kwargs["id"] = m["id"]
+        out.append(message)
     return out
 
 

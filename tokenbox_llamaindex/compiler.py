@@ -21,10 +21,20 @@ metadata or the time of the query (``clock``), ``authority`` from metadata
 or ``default_authority``, ``relevance`` = the retrieval score clamped to
 [0, 1] (by rank when the retriever gives none), ``span`` from the node's
 character offsets, ``lineage`` = the retriever's class name.
+
+Both engines take the window as ``budget`` (an int or a
+:class:`~tokenbox_core.ContextBudget`; default: the LLM's context window with
+its ``num_output`` as the output reserve) or a ready ``compiler``, and
+``llm`` defaults to ``Settings.llm``.  The compiler's default configuration
+requires a policy section, so an engine built without ``policy=`` fails at
+construction with an error that says so (pass ``policy=``, or a
+``CompilerConfig(required_sections=())``).  Misspelt keyword arguments fail at
+construction with a did-you-mean.
 """
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import AsyncGenerator, Callable, Generator, Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any
@@ -36,11 +46,14 @@ from llama_index.core.chat_engine.types import AgentChatResponse, BaseChatEngine
 from llama_index.core.llms import LLM
 from llama_index.core.query_engine import CustomQueryEngine
 from llama_index.core.schema import NodeWithScore
+from llama_index.core.settings import Settings
 from pydantic import ConfigDict, Field, PrivateAttr
 
-from tokenbox_core import CompiledContext, ContextCompiler, Evidence
+from tokenbox_core import CompiledContext, CompilerConfig, ContextBudget, ContextCompiler, Evidence
+from tokenbox_core.arguments import StrictArguments, check_arguments, no_bool
 from tokenbox_core.compiler import CompilerInputError
-from tokenbox_llamaindex._messages import neutral
+from tokenbox_llamaindex._counting import resolve_counter
+from tokenbox_llamaindex._messages import neutral, plain_message
 
 __all__ = ["TokenBoxChatEngine", "TokenBoxQueryEngine", "nodes_to_evidence", "to_chat_messages"]
 
@@ -93,18 +106,51 @@ def nodes_to_evidence(
 
 def to_chat_messages(messages: Sequence[Mapping[str, Any]]) -> list[ChatMessage]:
     """Compiled (OpenAI-shaped) messages as LlamaIndex ``ChatMessage`` (tool calls in ``additional_kwargs``)."""
-    out = []
-    for m in messages:
-        kwargs = {k: m[k] for k in ("tool_calls", "tool_call_id", "name") if m.get(k)}
-        content = m.get("content")
-        out.append(
-            ChatMessage(
-                role=MessageRole(m["role"]),
-                content=content if isinstance(content, str) else "",
-                additional_kwargs=kwargs,
+    return [plain_message(m) for m in messages]
+
+
+def _default_llm() -> LLM:
+    llm: LLM = Settings.llm
+    return llm
+
+
+def engine_compiler(
+    owner: str,
+    llm: LLM,
+    *,
+    compiler: ContextCompiler | None,
+    budget: int | ContextBudget | None,
+    counter: Any,
+    config: CompilerConfig | None,
+    policy: str | None,
+) -> ContextCompiler:
+    """The compiler an engine uses: ``compiler`` as given, or one built from ``budget`` (default: the LLM's
+    context window, its ``num_output`` reserved), ``counter`` and ``config``; a missing required policy is
+    reported here, at construction, rather than on every query."""
+    if compiler is not None:
+        given = [name for name, value in (("budget", budget), ("counter", counter), ("config", config)) if value]
+        if given:
+            raise CompilerInputError(
+                f"{owner} got compiler= and {', '.join(given)}=; the compiler already holds its budget, counter and "
+                f"config: pass either compiler=ContextCompiler(...) or budget=/counter=/config="
             )
+        if not isinstance(compiler, ContextCompiler):
+            raise CompilerInputError(f"{owner}: compiler must be a ContextCompiler, got {type(compiler).__name__}")
+    else:
+        if budget is None:
+            meta = llm.metadata
+            budget = ContextBudget(max_tokens=meta.context_window, output_reserve=meta.num_output)
+        elif not isinstance(budget, ContextBudget | int):
+            raise CompilerInputError(f"{owner}: budget must be an int or a ContextBudget, got {type(budget).__name__}")
+        spec = counter if counter is not None else resolve_counter(None, model_name=llm.metadata.model_name)
+        compiler = ContextCompiler(no_bool("budget", budget), counter=spec, config=config)  # type: ignore[arg-type]
+    if policy is None and "policy" in compiler.config.required_sections:
+        raise CompilerInputError(
+            f"{owner} needs policy=: the compiler's required_sections include 'policy', so every query would "
+            f'fail validation. Pass policy="Answer from the evidence only." (your system instructions), or '
+            f"config=CompilerConfig(required_sections=()) to compile without one"
         )
-    return out
+    return compiler
 
 
 def _kept_nodes(nodes: Sequence[NodeWithScore], compiled: CompiledContext) -> list[NodeWithScore]:
@@ -153,15 +199,22 @@ class _Sources:
         )
 
 
-class TokenBoxQueryEngine(CustomQueryEngine):
+class TokenBoxQueryEngine(StrictArguments, CustomQueryEngine):
     """A query engine whose prompt is compiled: ``retriever`` → evidence, plus every fixed tier → ``llm``.
 
     The response's ``metadata["tokenbox_messages"]`` is the whole prompt that was sent.
     """
 
     retriever: BaseRetriever
-    llm: LLM
-    compiler: ContextCompiler
+    llm: LLM = Field(default_factory=_default_llm, description="The LLM (default: Settings.llm).")
+    compiler: ContextCompiler | None = Field(
+        default=None, description="A ready ContextCompiler; or give budget= (and counter=, config=)."
+    )
+    budget: int | ContextBudget | None = Field(
+        default=None, description="The window: an int or a ContextBudget (default: the LLM's context window)."
+    )
+    counter: Any = Field(default=None, description="Counter spec (default: Settings.tokenizer or the LLM's model).")
+    config: CompilerConfig | None = Field(default=None, description="Compiler settings (default CompilerConfig()).")
     policy: str | None = None
     developer: str | None = None
     task: dict[str, Any] | None = None
@@ -174,6 +227,19 @@ class TokenBoxQueryEngine(CustomQueryEngine):
 
     _last: CompiledContext | None = PrivateAttr(default=None)
 
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.compiler = engine_compiler(
+            "TokenBoxQueryEngine",
+            self.llm,
+            compiler=self.compiler,
+            budget=self.budget,
+            counter=self.counter,
+            config=self.config,
+            policy=self.policy,
+        )
+        self.budget, self.counter, self.config = None, None, None
+
     @classmethod
     def class_name(cls) -> str:
         return "TokenBoxQueryEngine"
@@ -185,6 +251,7 @@ class TokenBoxQueryEngine(CustomQueryEngine):
 
     def _sources(self) -> _Sources:
         fixed = {"policy": self.policy, "developer": self.developer, "task": self.task, "tools": self.tools}
+        assert self.compiler is not None  # built by __init__
         return _Sources(
             self.compiler, self.retriever, {**fixed, "memory": self.memory}, self.default_authority, self.clock
         )
@@ -220,8 +287,11 @@ class TokenBoxChatEngine(BaseChatEngine):
     def __init__(
         self,
         *,
-        llm: LLM,
-        compiler: ContextCompiler,
+        llm: LLM | None = None,
+        compiler: ContextCompiler | None = None,
+        budget: int | ContextBudget | None = None,
+        counter: Any = None,
+        config: CompilerConfig | None = None,
         retriever: BaseRetriever | None = None,
         policy: str | None = None,
         developer: str | None = None,
@@ -231,8 +301,14 @@ class TokenBoxChatEngine(BaseChatEngine):
         chat_history: Sequence[ChatMessage] = (),
         default_authority: float = 0.5,
         clock: Callable[[], datetime] = _utc_now,
+        **kwargs: Any,
     ) -> None:
-        self._llm = llm
+        known = [p for p in inspect.signature(TokenBoxChatEngine.__init__).parameters if p not in ("self", "kwargs")]
+        check_arguments("TokenBoxChatEngine", sorted(kwargs), known, budget="budget")
+        self._llm = llm = llm if llm is not None else _default_llm()
+        compiler = engine_compiler(
+            "TokenBoxChatEngine", llm, compiler=compiler, budget=budget, counter=counter, config=config, policy=policy
+        )
         fixed = {"policy": policy, "developer": developer, "task": task, "tools": list(tools), "memory": list(memory)}
         self._sources = _Sources(compiler, retriever, fixed, default_authority, clock)
         self._history: list[ChatMessage] = list(chat_history)

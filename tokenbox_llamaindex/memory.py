@@ -18,6 +18,18 @@ core decide what is sent:
 Sizes include the chat format's overhead and tool-call payloads, and the result
 (plus ``initial_token_count``) never exceeds ``token_limit``.
 
+What ``token_limit`` covers: the messages :meth:`~TokenBoxMemory.get` returns
+(and ``initial_token_count``, which chat engines pass for their prefix), not
+the request an agent sends.  A LlamaIndex agent (``FunctionAgent``,
+``AgentWorkflow``) adds its system prompt before the memory's messages, the
+run's in-flight tool calls and results after them, and the tool definitions
+beside them, so its requests exceed ``token_limit`` by that much (measured:
+a ``FunctionAgent`` with a 246-token system prompt and tool definition, two
+tool rounds of about 120 tokens per question, ``token_limit=3000``: 96 of 300
+requests over, the largest 3,161 tokens).  For agents, use
+:class:`~tokenbox_llamaindex.TokenBoxSessionMemory`, which reserves what the
+agent adds so the whole request stays within its ``token_limit``.
+
 The conversation rules are the core's, the same as for LangChain
 (:func:`tokenbox_core.chat.fit_conversation`, called once per ``get`` with the
 memory blocks as extra sections): every system (and developer) message and the
@@ -52,12 +64,10 @@ True
 
 from __future__ import annotations
 
-import asyncio
-import contextvars
 import inspect
-from collections.abc import Callable, Coroutine, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from typing import Any, ClassVar, TypeVar
+import json
+from collections.abc import Callable, Sequence
+from typing import Any, ClassVar
 
 from llama_index.core.base.llms.types import ChatMessage, ContentBlock, MessageRole, TextBlock
 from llama_index.core.bridge.pydantic import ConfigDict, Field, PrivateAttr, field_validator
@@ -72,6 +82,7 @@ from tokenbox_core.chat import ChatCounter, ConversationOverflow, fit_conversati
 from tokenbox_core.tokens import content_text
 from tokenbox_llamaindex._counting import counter_name, resolve_counter
 from tokenbox_llamaindex._messages import DEFAULT_MEDIA_TOKENS, neutral
+from tokenbox_llamaindex._sync import run_sync
 from tokenbox_llamaindex.events import emit_layout
 
 __all__ = ["DEFAULT_TOKEN_LIMIT", "DEFAULT_TOKEN_LIMIT_RATIO", "MemoryOverflow", "TokenBoxMemory"]
@@ -80,20 +91,6 @@ DEFAULT_TOKEN_LIMIT = 3000
 """``ChatMemoryBuffer``'s default limit when neither ``token_limit`` nor ``llm`` is given."""
 DEFAULT_TOKEN_LIMIT_RATIO = 0.75
 """Share of an LLM's context window used as the limit when only ``llm`` is given (as ``ChatMemoryBuffer``)."""
-
-_T = TypeVar("_T")
-
-
-def _run_sync(coro: Coroutine[Any, Any, _T]) -> _T:
-    """Run a coroutine from sync code, in a worker thread when an event loop is already running here."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coro)
-    context = contextvars.copy_context()
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(context.run, asyncio.run, coro).result()
-
 
 def _block_messages(block: BaseMemoryBlock[Any], content: Any) -> list[ChatMessage]:
     """A memory block's content as the messages it contributes."""
@@ -128,8 +125,9 @@ class MemoryOverflow(ConversationOverflow, ValueError):
 
     limit_name = "token_limit"
     hint = (
-        "Raise token_limit, shorten them, lower initial_token_count, or give a memory block a priority above 0 "
-        "so it may be dropped."
+        "Raise token_limit, shorten them, or give a memory block a priority above 0 so it may be dropped "
+        "(TokenBoxMemory: or lower initial_token_count; TokenBoxSessionMemory: or lower reserve_tokens / "
+        "in_flight_tokens)."
     )
 
 
@@ -142,7 +140,7 @@ def unique_block_names(blocks: list[BaseMemoryBlock[Any]]) -> list[BaseMemoryBlo
     return blocks
 
 
-class TokenBoxMemory(StrictArguments, BaseChatStoreMemory):  # type: ignore[misc]
+class TokenBoxMemory(StrictArguments, BaseChatStoreMemory):
     """Chat memory whose ``get`` returns a deterministic Token Box layout of the history.
 
     Use it wherever LlamaIndex takes a ``memory`` (``SimpleChatEngine``,
@@ -296,6 +294,16 @@ class TokenBoxMemory(StrictArguments, BaseChatStoreMemory):  # type: ignore[misc
             values["chat_store"] = load_chat_store(values["chat_store"])
         return cls(**values)
 
+    def to_string(self) -> str:
+        """:meth:`to_dict` as JSON (``ChatMemoryBuffer.to_string``'s counterpart)."""
+        return json.dumps(self.to_dict(), sort_keys=True)
+
+    @classmethod
+    def from_string(cls, json_str: str, **kwargs: Any) -> TokenBoxMemory:
+        """Restore a memory from :meth:`to_string` (or ``ChatMemoryBuffer.to_string``); ``kwargs`` as in
+        :meth:`from_dict`."""
+        return cls.from_dict(json.loads(json_str), **kwargs)
+
     # ------------------------------------------------------------------ counting
 
     def resolve_counter(self) -> TokenCounter:
@@ -344,7 +352,7 @@ class TokenBoxMemory(StrictArguments, BaseChatStoreMemory):  # type: ignore[misc
     def get(self, input: str | None = None, initial_token_count: int = 0, **kwargs: Any) -> list[ChatMessage]:
         """The history laid out into ``token_limit - initial_token_count`` tokens."""
         history = self.get_all()
-        blocks = _run_sync(self._ablock_messages(history, input, **kwargs)) if self.memory_blocks else []
+        blocks = run_sync(self._ablock_messages(history, input, **kwargs)) if self.memory_blocks else []
         return self._lay_out(history, blocks, initial_token_count)
 
     async def aget(self, input: str | None = None, initial_token_count: int = 0, **kwargs: Any) -> list[ChatMessage]:

@@ -1,117 +1,167 @@
-"""``TokenBoxSessionMemory``: LlamaIndex ``Memory``'s surface on the TokenBox session archive (issue 13 §5).
-
-Like ``llama_index.core.memory.Memory``: the chat history gets ``token_limit × chat_history_token_ratio``
-tokens; when it grows past that, the oldest messages are *flushed* in chunks of at least ``token_flush_size``
-tokens (whole tool groups, the kept history starting on a user message — decided by the core's conversation
-engine) and handed to the ``memory_blocks`` (``block.aput(messages, from_short_term_memory=True,
-session_id=...)``).  Unlike ``Memory``, nothing is lost: flushed turns stay in the archive, complete blocks
-of them are summarised into checkpoints (Algorithm 6.7), the rest are named by a rehydration pointer, and
-:func:`~tokenbox_core.session.rehydrate` brings any of them back for one ``get``.
-
-``get``/``aget`` return: rehydrated turns, memory-block contents, the summary section and the pointer (system
-messages), then the active history — fitted to ``token_limit`` by the core (blocks with a priority above 0
-and the summaries give way before the history).
-"""
+"""``TokenBoxSessionMemory``: LlamaIndex ``Memory`` for agents, on a TokenBox context session (see the class)."""
 
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import json
-from collections.abc import Coroutine
-from concurrent.futures import ThreadPoolExecutor
-from typing import Any, TypeVar
+import logging
+import uuid
+from collections.abc import Callable, Sequence
+from typing import Any, ClassVar
 
 from llama_index.core.base.llms.types import ChatMessage
 from llama_index.core.bridge.pydantic import ConfigDict, Field, PrivateAttr, field_validator
-from llama_index.core.memory.memory import BaseMemoryBlock
+from llama_index.core.memory.memory import DEFAULT_MEMORY_BLOCKS_TEMPLATE, BaseMemoryBlock, InsertMethod
 from llama_index.core.memory.types import BaseMemory
+from llama_index.core.prompts import RichPromptTemplate
+from llama_index.core.storage.chat_store.base_db import MessageStatus
 
-from tokenbox_core.chat import ChatCounter, ConversationOverflow, fit_conversation
-from tokenbox_core.session import (
-    Checkpointer,
-    MemorySessionStore,
-    SessionStore,
-    SQLiteSessionStore,
-    Turn,
-    rehydration_pointer,
-)
-from tokenbox_core.session.managed import REHYDRATED_HEADER, summary_section
-from tokenbox_core.session.summarize import turn_line
-from tokenbox_llamaindex.chat_store import from_neutral, to_neutral
+from tokenbox_core import ContextCriticalOverflow, TokenCounter
+from tokenbox_core.arguments import StrictArguments
+from tokenbox_core.chat import ChatCounter
+from tokenbox_core.errors import BudgetError
+from tokenbox_core.session import SessionStore
+from tokenbox_llamaindex._blocks import block_contents, format_blocks, insert_blocks, place_blocks
+from tokenbox_llamaindex._counting import resolve_counter
+from tokenbox_llamaindex._messages import archived, restore
+from tokenbox_llamaindex._reserve import agent_tokens, run_steps_tokens
+from tokenbox_llamaindex._session import HistorySession, ShareOverflow, chat_store_of, store_of
+from tokenbox_llamaindex._sync import run_sync
 from tokenbox_llamaindex.memory import unique_block_names
 
-__all__ = ["TokenBoxSessionMemory"]
+__all__ = ["DEFAULT_IN_FLIGHT_RATIO", "DEFAULT_TOKEN_LIMIT", "TokenBoxSessionMemory"]
 
-_T = TypeVar("_T")
-FLUSHED = "flushed"
-"""Reason of the eviction events that record flushes (the memory's state lives in the archive)."""
+logger = logging.getLogger("tokenbox")
 
-
-def _run_sync(coro: Coroutine[Any, Any, _T]) -> _T:
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coro)
-    context = contextvars.copy_context()
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(context.run, asyncio.run, coro).result()
+DEFAULT_TOKEN_LIMIT = 30_000
+"""``Memory``'s default limit."""
+DEFAULT_FLUSH_RATIO = 0.1
+"""``token_flush_size`` defaults to this share of ``token_limit`` (as ``Memory``)."""
+DEFAULT_IN_FLIGHT_RATIO = 0.1
+"""``in_flight_tokens`` defaults to this share of ``token_limit``."""
 
 
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(str(getattr(c, "text", c)) for c in content)
-    return str(content)
+class TokenBoxSessionMemory(StrictArguments, BaseMemory):
+    """LlamaIndex ``Memory`` for agents whose requests stay within ``token_limit``.
 
+    Pass it where LlamaIndex 0.14 agents take a memory (``FunctionAgent.run(msg, memory=...)``,
+    ``AgentWorkflow.run(...)``).  It accepts ``Memory.from_defaults``'s arguments with their defaults and
+    meanings and has ``Memory``'s methods; every message is archived durably (SQLite with a path, else in
+    memory) and each ``get`` is a compile of the session (:class:`tokenbox_core.ContextSession`): the newest
+    history that fits, tool calls with all their results, turns evicted long ago recalled when the current user
+    message asks for them, old tool output masked and oversized output offloaded, memory blocks placed as
+    LlamaIndex places them.
 
-class TokenBoxSessionMemory(BaseMemory):
-    """A LlamaIndex memory with ``Memory``'s surface whose short-term queue and archive are a TokenBox session.
+    **What ``token_limit`` covers.**  The whole request the agent sends: its system prompt, tool definitions,
+    the memory's messages and the run's in-flight tool calls and results.  The memory keeps :attr:`reserve`
+    tokens for what the agent adds — ``agent_tokens`` (measured from ``agent=``: system prompt, tool schemas,
+    initial state) plus ``in_flight_tokens`` (default 10 % of ``token_limit``) plus the chat format's priming
+    — and returns at most ``token_limit - reserve`` (:attr:`memory_budget`).  ``reserve_tokens=`` replaces the
+    measurement.  A run whose in-flight tool calls and results grow past ``in_flight_tokens`` overshoots by the
+    excess (the memory never sees the agent's scratchpad): size it for your tools' output; :attr:`in_flight_seen`
+    is the largest run the memory has seen, and one over ``in_flight_tokens`` is logged.  Tools found by a
+    ``tool_retriever`` are not measured.
+
+    **Flushing** keeps ``Memory``'s meaning: when the unflushed ("active") history passes
+    ``chat_history_token_ratio`` of the memory's share, its oldest messages are flushed — at least
+    ``token_flush_size`` tokens, whole tool groups, the rest starting on a user message — and handed to the
+    memory blocks (``accept_short_term_memory``).  Unlike ``Memory``, nothing is lost: flushed messages stay in
+    the archive, a compile still shows them when there is room, and recall brings them back when the user's
+    message asks for them.
+
+    **Differences from LlamaIndex's ``Memory``**, each deliberate (LlamaIndex's own ``Memory`` tests were run
+    against this class; those that fail, fail for one of these):
+
+    - storage is a TokenBox session archive: ``chat_store`` is a ``SessionStore`` or a SQLite path and
+      ``async_database_uri`` must be ``sqlite+aiosqlite:///<path>`` (or ``:memory:``); an ``AsyncDBChatStore``,
+      ``async_engine``, ``db_schema`` or another ``table_name`` raise, and there is no ``sql_store``;
+    - sizes are counted as the request is sent (message overhead, tool-call payloads; images by their
+      dimensions, a URL image at its detail level's maximum; video, document and non-WAV audio at the
+      ``*_token_size_estimate``), so they exceed ``Memory``'s text-only estimates, and
+      ``_estimate_token_count`` does not exist (use ``tokenizer_fn`` or :attr:`last_total_tokens`);
+    - nothing is returned over the memory's share: a priority-0 block or a latest user message that alone
+      exceeds it raises :class:`~tokenbox_llamaindex.MemoryOverflow` (``Memory`` returns it and overshoots);
+    - messages a provider would reject (a tool result answering no call, a call left without results before
+      the next message) raise ``ConversationError`` with the fix; ``on_invalid="repair"`` leaves them out;
+    - when history is left out, one user-role message names it (``rehydrate("t_…")`` restores any of it) and
+      carries what recall brought back, right before the current user message, so two user messages follow
+      each other there;
+    - chat messages returned by a memory block follow the leading system messages instead of preceding them;
+    - an explicit ``token_flush_size`` above ``token_limit`` raises instead of being replaced;
+    - ``memory_blocks_concurrency`` (LlamaIndex after 0.14.25) is not supported: blocks are read one by one.
 
     >>> from llama_index.core.llms import ChatMessage
-    >>> memory = TokenBoxSessionMemory(token_limit=60, token_flush_size=10, counter="whitespace", session_id="s")
+    >>> memory = TokenBoxSessionMemory.from_defaults(token_limit=200, tokenizer_fn=str.split, session_id="s")
     >>> for i in range(8):
-    ...     memory.put(ChatMessage(role="user", content=f"question {i} about the invoice"))
-    ...     memory.put(ChatMessage(role="assistant", content=f"answer {i} with the total"))
+    ...     memory.put(ChatMessage(role="user", content=f"question {i} about invoice {i}"))
+    ...     memory.put(ChatMessage(role="assistant", content=f"answer {i}: total {i * 10} EUR"))
     >>> memory.flushed_count > 0, len(memory.get_all())
     (True, 16)
-    >>> memory.get()[0].content.startswith("[OMITTED:")
-    True
+    >>> memory.get()[-1].content, memory.last_total_tokens <= memory.token_limit - memory.reserve
+    ('answer 7: total 70 EUR', True)
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
+    budget_name: ClassVar[str | None] = "token_limit"
 
-    token_limit: int = Field(default=30_000, gt=0, description="The overall token limit of the memory.")
-    token_flush_size: int = Field(default=3_000, gt=0, description="Tokens flushed at least at once.")
-    chat_history_token_ratio: float = Field(
-        default=0.7, gt=0, le=1, description="Share of token_limit for the active chat history."
+    token_limit: int = Field(default=DEFAULT_TOKEN_LIMIT, gt=0, description="Most tokens of each request.")
+    token_flush_size: int = Field(default=0, ge=0, description="Least tokens a flush takes (0: 10 % of the limit).")
+    chat_history_token_ratio: float = Field(default=0.7, gt=0, le=1, description="Share of the active history.")
+    memory_blocks: list[BaseMemoryBlock] = Field(default_factory=list, description="Blocks.")  # type: ignore[type-arg]
+    memory_blocks_template: RichPromptTemplate = Field(
+        default=DEFAULT_MEMORY_BLOCKS_TEMPLATE, description="Block format."
     )
-    memory_blocks: list[BaseMemoryBlock] = Field(  # type: ignore[type-arg]
-        default_factory=list, description="Blocks fed the flushed messages; their content precedes the history."
-    )
-    session_id: str = Field(default="chat_history", description="The session in the archive.")
-    counter: Any = Field(default="gpt-4o", description="Counter name (or a TokenCounter, not serialised).")
-    path: str | None = Field(default=None, description="SQLite session archive; None keeps turns in memory.")
-    checkpoint_interval: int = Field(default=10, ge=1, description="Flushed turns per checkpoint summary.")
-    store: Any = Field(default=None, exclude=True, description="The SessionStore (built from path when None).")
+    insert_method: InsertMethod = Field(default=InsertMethod.SYSTEM, description="Where the blocks go.")
+    image_token_size_estimate: int = Field(default=256, ge=0, description="Unused: images are costed by size.")
+    audio_token_size_estimate: int = Field(default=256, ge=0, description="Audio the core cannot time.")
+    video_token_size_estimate: int = Field(default=256, ge=0, description="Each video block.")
+    document_token_size_estimate: int = Field(default=2048, ge=0, description="Each document block.")
+    counter: Any = Field(default=None, exclude=True, description="Counter name, TokenCounter or tokenizer callable.")
+    session_id: str = Field(default_factory=lambda: str(uuid.uuid4()), description="The session in the archive.")
+    chat_store: Any = Field(default=None, exclude=True, description="SessionStore, SQLite path or None (in memory).")
+    reserve_tokens: int | None = Field(default=None, ge=0, description="What the agent adds; None: measured.")
+    agent_tokens: int = Field(default=0, ge=0, description="Measured system prompt, tool schemas and state.")
+    in_flight_tokens: int | None = Field(default=None, ge=0, description="In-flight tool rounds (None: 10 %).")
+    recall: Any = Field(default=True, exclude=True, description="ContextSession recall (bool or RecallConfig).")
+    masking: Any = Field(default=True, exclude=True, description="ContextSession masking (bool or MaskingConfig).")
+    offload: Any = Field(default=True, exclude=True, description="ContextSession offload (bool or OffloadConfig).")
+    on_invalid: str = Field(default="raise", description="Messages a provider would reject: 'raise' or 'repair'.")
 
-    _checkpointer: Checkpointer | None = PrivateAttr(default=None)
-    _flushed: int | None = PrivateAttr(default=None)
+    _history: HistorySession = PrivateAttr()
+    _lock: tuple[Any, asyncio.Lock] | None = PrivateAttr(default=None)
+    _last: Any = PrivateAttr(default=None)
+    _last_total: int | None = PrivateAttr(default=None)
+    _in_flight_seen: int = PrivateAttr(default=0)
 
     @field_validator("memory_blocks")
     @classmethod
     def _unique_names(cls, blocks: list[BaseMemoryBlock[Any]]) -> list[BaseMemoryBlock[Any]]:
         return unique_block_names(blocks)
 
-    def model_post_init(self, context: Any, /) -> None:
-        if self.store is None:
-            self.store = SQLiteSessionStore(self.path) if self.path else MemorySessionStore()
-        elif not isinstance(self.store, SessionStore):
-            raise TypeError(f"store must be a SessionStore, got {type(self.store).__name__}")
-        if self.token_flush_size > self.token_limit:
-            raise ValueError(
-                f"token_flush_size ({self.token_flush_size:,}) must not exceed token_limit ({self.token_limit:,})"
+    def __init__(self, **kwargs: Any) -> None:
+        if "tokenizer_fn" in kwargs:  # Memory's name for the counter
+            kwargs.setdefault("counter", kwargs.pop("tokenizer_fn"))
+        super().__init__(**kwargs)
+        if not self.token_flush_size:
+            self.token_flush_size = max(1, int(self.token_limit * DEFAULT_FLUSH_RATIO))
+        elif self.token_flush_size > self.token_limit:
+            raise BudgetError(
+                f"token_flush_size ({self.token_flush_size:,}) must not exceed token_limit ({self.token_limit:,}); "
+                f"leave it out for 10 % of the limit ({int(self.token_limit * DEFAULT_FLUSH_RATIO):,})"
+            )
+        if self.in_flight_tokens is None:
+            self.in_flight_tokens = int(self.token_limit * DEFAULT_IN_FLIGHT_RATIO)
+        self._check_room()
+        store, path = store_of(self.chat_store)
+        options = {name: getattr(self, name) for name in ("recall", "masking", "offload", "on_invalid")}
+        self._history = HistorySession(store, self.session_id, path, **options)
+
+    def _check_room(self) -> None:
+        if self.memory_budget < 1:
+            raise BudgetError(
+                f"token_limit ({self.token_limit:,}) leaves no room for the memory: the agent's part is "
+                f"{self.reserve:,} tokens (agent_tokens {self.agent_tokens:,} + in_flight_tokens "
+                f"{self.in_flight_tokens:,} + priming, or reserve_tokens); raise token_limit or lower them"
             )
 
     @classmethod
@@ -119,39 +169,274 @@ class TokenBoxSessionMemory(BaseMemory):
         return "TokenBoxSessionMemory"
 
     @classmethod
-    def from_defaults(cls, **kwargs: Any) -> TokenBoxSessionMemory:
-        """Build from ``Memory.from_defaults``'s keyword arguments (``chat_history`` is stored first)."""
-        history = kwargs.pop("chat_history", None)
-        memory = cls(**kwargs)
-        if history:
-            memory.put_messages(history)
+    def from_defaults(
+        cls,
+        session_id: str | None = None,
+        chat_history: list[ChatMessage] | None = None,
+        token_limit: int = DEFAULT_TOKEN_LIMIT,
+        memory_blocks: list[BaseMemoryBlock[Any]] | None = None,
+        tokenizer_fn: Callable[[str], Sequence[Any]] | None = None,
+        chat_history_token_ratio: float = 0.7,
+        token_flush_size: int | None = None,
+        memory_blocks_template: RichPromptTemplate = DEFAULT_MEMORY_BLOCKS_TEMPLATE,
+        insert_method: InsertMethod = InsertMethod.SYSTEM,
+        image_token_size_estimate: int = 256,
+        audio_token_size_estimate: int = 256,
+        video_token_size_estimate: int = 256,
+        chat_store: Any = None,
+        table_name: str = "llama_index_memory",
+        async_database_uri: str | None = None,
+        async_engine: Any = None,
+        db_schema: str | None = None,
+        *,
+        agent: Any = None,
+        **kwargs: Any,
+    ) -> TokenBoxSessionMemory:
+        """Build from ``Memory.from_defaults``'s arguments (same defaults; ``token_flush_size`` is 10 % of the
+        limit unless given), plus ``agent=`` (a ``FunctionAgent``/``AgentWorkflow`` whose system prompt, tools
+        and initial state are measured into ``agent_tokens``) and this class's fields."""
+        chat_store = chat_store_of(chat_store, table_name, async_database_uri, async_engine, db_schema)
+        memory = cls(
+            session_id=session_id or str(uuid.uuid4()),
+            token_limit=token_limit,
+            memory_blocks=memory_blocks or [],
+            counter=kwargs.pop("counter", tokenizer_fn),
+            chat_history_token_ratio=chat_history_token_ratio,
+            token_flush_size=token_flush_size or 0,
+            memory_blocks_template=memory_blocks_template,
+            insert_method=insert_method,
+            image_token_size_estimate=image_token_size_estimate,
+            audio_token_size_estimate=audio_token_size_estimate,
+            video_token_size_estimate=video_token_size_estimate,
+            chat_store=chat_store,
+            **kwargs,
+        )
+        if agent is not None:
+            memory.reserve_for(agent)
+        if chat_history is not None:
+            memory.set(chat_history)
         return memory
+
+    # -- budget -----------------------------------------------------------------------------------------------
+
+    def reserve_for(self, agent: Any) -> int:
+        """Measure what ``agent`` (a LlamaIndex agent or ``AgentWorkflow``) adds to each request into
+        :attr:`agent_tokens`; returns it."""
+        self.agent_tokens = agent_tokens(agent, self._chat(), self.resolve_counter())
+        self._check_room()
+        return self.agent_tokens
+
+    @property
+    def reserve(self) -> int:
+        """Tokens of each request left to the agent: ``reserve_tokens``, or the measured ``agent_tokens`` plus
+        ``in_flight_tokens`` plus the chat format's priming."""
+        if self.reserve_tokens is not None:
+            return self.reserve_tokens
+        return self.agent_tokens + (self.in_flight_tokens or 0) + self._chat().base
+
+    @property
+    def memory_budget(self) -> int:
+        """What the memory's messages may cost: ``token_limit - reserve``."""
+        return self.token_limit - self.reserve
+
+    def resolve_counter(self) -> TokenCounter:
+        """The counter in use (``counter``/``tokenizer_fn``, else ``Settings.tokenizer``, else cl100k_base)."""
+        return resolve_counter(self.counter)
+
+    @property
+    def tokenizer_fn(self) -> Callable[[str], Sequence[int]]:
+        """A LlamaIndex-style tokenizer for the counter in use (its result's length is the count)."""
+        counter = self.resolve_counter()
+        return lambda text: range(counter.count(text))
+
+    def _chat(self) -> ChatCounter:
+        return ChatCounter.of(self.resolve_counter())
+
+    @property
+    def _estimates(self) -> dict[str, int]:
+        return {
+            "audio": self.audio_token_size_estimate,
+            "video": self.video_token_size_estimate,
+            "document": self.document_token_size_estimate,
+        }
+
+    # -- state ------------------------------------------------------------------------------------------------
+
+    @property
+    def session_store(self) -> SessionStore:
+        """The archive."""
+        return self._history.store
+
+    @property
+    def flushed_count(self) -> int:
+        """How many of the session's first messages were flushed out of the active history."""
+        return self._history.flushed_count
+
+    @property
+    def last_compiled(self) -> Any:
+        """The session's compile behind the last ``get`` (a single-threaded convenience)."""
+        return self._last
+
+    @property
+    def last_total_tokens(self) -> int | None:
+        """What the messages the last ``get`` returned cost, counted as sent (the request's priming, paid once, not
+        included): at most :attr:`memory_budget`."""
+        return self._last_total
+
+    @property
+    def in_flight_seen(self) -> int:
+        """The largest in-flight part put into this memory (in this process): one agent run's tool calls and
+        results, which the agent sent after the memory's messages on that run's last LLM call.  Above
+        ``in_flight_tokens``, that call exceeded ``token_limit`` by the difference; the memory logs a warning on
+        the ``tokenbox`` logger when it sees one."""
+        return self._in_flight_seen
+
+    def _check_in_flight(self, batch: list[dict[str, Any]]) -> None:
+        size = run_steps_tokens(batch, self._chat())
+        self._in_flight_seen = max(self._in_flight_seen, size)
+        if size > (self.in_flight_tokens or 0) and self.reserve_tokens is None:
+            over = size - (self.in_flight_tokens or 0)
+            logger.warning(
+                "an agent run's tool calls and results took %s tokens but in_flight_tokens is %s: its last request "
+                "exceeded token_limit by up to %s tokens; raise in_flight_tokens",
+                f"{size:,}", f"{self.in_flight_tokens:,}", f"{over:,}",
+            )  # fmt: skip
+
+    def _lock_here(self) -> asyncio.Lock:
+        """One lock per event loop: concurrent puts flush in turn (sync calls each run their own loop)."""
+        loop = asyncio.get_running_loop()
+        if self._lock is None or self._lock[0] is not loop:
+            self._lock = (loop, asyncio.Lock())
+        return self._lock[1]
+
+    # -- put --------------------------------------------------------------------------------------------------
+
+    async def aput(self, message: ChatMessage) -> None:
+        """Archive a message, then flush when the active history is over its share."""
+        await self.aput_messages([message])
+
+    async def aput_messages(self, messages: list[ChatMessage]) -> None:
+        """Archive messages (in one transaction), then flush when the active history is over its share."""
+        async with self._lock_here():
+            batch = archived(messages, estimates=self._estimates)
+            self._history.add(batch, self.resolve_counter())
+            self._check_in_flight(batch)
+            limit = int(self.memory_budget * self.chat_history_token_ratio)
+            flushed = self._history.flush(limit, self.token_flush_size, self._chat())
+            blocks = [b for b in self.memory_blocks if b.accept_short_term_memory]
+            if flushed and blocks:
+                payload = [restore(m) for m in flushed]
+                await asyncio.gather(
+                    *[b.aput(payload, from_short_term_memory=True, session_id=self.session_id) for b in blocks]
+                )
+
+    def put(self, message: ChatMessage) -> None:
+        run_sync(self.aput(message))
+
+    def put_messages(self, messages: list[ChatMessage]) -> None:
+        run_sync(self.aput_messages(messages))
+
+    # -- get --------------------------------------------------------------------------------------------------
+
+    async def _get_memory_blocks_content(
+        self, chat_history: list[ChatMessage], input: str | ChatMessage | None = None, **block_kwargs: Any
+    ) -> dict[str, Any]:
+        """Each memory block's content by name (``Memory``'s private method, kept for its callers)."""
+        return await block_contents(self.memory_blocks, chat_history, input, self.session_id, **block_kwargs)
+
+    async def _format_memory_blocks(self, contents: dict[str, Any]) -> tuple[list[Any], list[ChatMessage]]:
+        """(template data, chat messages) of block contents (``Memory``'s private method)."""
+        return format_blocks(self.memory_blocks, contents)
+
+    async def aget(self, input: str | ChatMessage | None = None, **block_kwargs: Any) -> list[ChatMessage]:
+        """The memory's messages for the next request: the session compiled into ``memory_budget`` tokens
+        with the memory blocks in place (module docstring)."""
+        budget, chat = self.memory_budget, self._chat()
+        data: list[Any] = []
+        block_messages: list[ChatMessage] = []
+        used = 0
+        if self.memory_blocks:
+            active = [restore(m) for m in self._history.turns(start=self.flushed_count)]
+            contents = await self._get_memory_blocks_content(active, input, **block_kwargs)
+            history = sum(chat.size(m) for m in archived(active, estimates=self._estimates)) if contents else 0
+            try:
+                data, block_messages, used = await place_blocks(
+                    self.memory_blocks, contents, budget - min(history, int(budget * self.chat_history_token_ratio)),
+                    limit=budget, template=self.memory_blocks_template, chat=chat, estimates=self._estimates,
+                )  # fmt: skip
+            except ContextCriticalOverflow as exc:
+                raise ShareOverflow(exc.budget, exc.required, exc.section_ids) from exc
+        query = input if isinstance(input, str) else None
+        conversation, compiled, total = self._history.compile(budget - used, query, self.resolve_counter())
+        self._last, self._last_total = compiled, total + used
+        return insert_blocks(conversation, self.memory_blocks_template, data, block_messages, self.insert_method)
+
+    def get(self, input: str | ChatMessage | None = None, **block_kwargs: Any) -> list[ChatMessage]:
+        return run_sync(self.aget(input=input, **block_kwargs))
+
+    async def aget_all(self, status: MessageStatus | None = None) -> list[ChatMessage]:
+        """Archived messages: all (``status=None``), the active ones, or the flushed ones (``ARCHIVED``)."""
+        if status is None:
+            turns = self._history.turns()
+        elif MessageStatus(status) == MessageStatus.ACTIVE:
+            turns = self._history.turns(start=self.flushed_count)
+        else:
+            turns = self._history.turns(stop=self.flushed_count)
+        return [restore(m) for m in turns]
+
+    def get_all(self, status: MessageStatus | None = None) -> list[ChatMessage]:
+        return run_sync(self.aget_all(status))
+
+    async def aset(self, messages: list[ChatMessage]) -> None:
+        """Replace the session's messages (nothing flushed)."""
+        self._history.replace(archived(messages, estimates=self._estimates))
+
+    def set(self, messages: list[ChatMessage]) -> None:
+        run_sync(self.aset(messages))
+
+    async def areset(self, status: MessageStatus | None = None) -> None:
+        """Delete the session's messages: all, or only the active (``ACTIVE``) or flushed (``ARCHIVED``) ones."""
+        history, flushed = self._history, self.flushed_count
+        if status is None:
+            history.replace([])
+        elif MessageStatus(status) == MessageStatus.ACTIVE:
+            history.replace(history.turns(stop=flushed), flushed=flushed)
+        else:
+            history.replace(history.turns(start=flushed))
+
+    def reset(self) -> None:
+        run_sync(self.areset())
 
     # -- serialisation ----------------------------------------------------------------------------------------
 
     def to_dict(self, **kwargs: Any) -> dict[str, Any]:
-        """The configuration, plus every turn when the archive is in memory (a file archive is referenced)."""
-        data = super().to_dict(**kwargs)
-        data["memory_blocks"] = []
-        if not isinstance(self.counter, str):
-            data.pop("counter", None)
-        if self.path is None:
-            data["messages"] = [dict(t.message) for t in self.session_store.turns(self.session_id)]
+        """The settings, the SQLite path (or, in memory, every message and the flush mark); memory blocks and
+        an unnamed counter are passed again to :meth:`from_dict`."""
+        data = self.model_dump(exclude={"memory_blocks", "memory_blocks_template"}, mode="json", **kwargs)
+        data["class_name"] = self.class_name()
+        data["counter"] = self.counter if isinstance(self.counter, str) else None
+        data["memory_block_names"] = [b.name for b in self.memory_blocks]
+        if self._history.path is not None:
+            data["chat_store"] = self._history.path
+        else:
+            data["messages"] = [{k: v for k, v in m.items() if k != "id"} for m in self._history.turns()]
             data["flushed"] = self.flushed_count
         return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], **kwargs: Any) -> TokenBoxSessionMemory:
-        """Rebuild from :meth:`to_dict` (memory blocks are passed again as keyword arguments)."""
-        data = {**data, **kwargs}
-        data.pop("class_name", None)
-        messages, flushed = data.pop("messages", None), data.pop("flushed", 0)
-        memory = cls(**data)
+        """Rebuild from :meth:`to_dict`; ``kwargs`` override (``memory_blocks=``, ``counter=``, ``chat_store=``)."""
+        values = {**data, **kwargs}
+        values.pop("class_name", None)
+        names = values.pop("memory_block_names", None) or []
+        if names and "memory_blocks" not in kwargs:
+            raise ValueError(
+                f"the memory had memory blocks {names}; pass them again: from_dict(data, memory_blocks=[...])"
+            )
+        messages, flushed = values.pop("messages", None), values.pop("flushed", 0)
+        memory = cls(**values)
         if messages:
-            memory.session_store.extend(memory.session_id, messages)
-            if flushed:
-                ids = [f"t_{i}" for i in range(1, flushed + 1)]
-                memory.session_store.record_eviction(memory.session_id, ids, FLUSHED)
+            memory._history.replace(messages, flushed=flushed)
         return memory
 
     def to_string(self) -> str:
@@ -162,138 +447,3 @@ class TokenBoxSessionMemory(BaseMemory):
     def from_string(cls, json_str: str, **kwargs: Any) -> TokenBoxSessionMemory:
         """Rebuild from :meth:`to_string`."""
         return cls.from_dict(json.loads(json_str), **kwargs)
-
-    # -- state ------------------------------------------------------------------------------------------------
-
-    @property
-    def session_store(self) -> SessionStore:
-        """The archive."""
-        store: SessionStore = self.store
-        return store
-
-    @property
-    def flushed_count(self) -> int:
-        """How many of the session's first turns were flushed out of the active history."""
-        if self._flushed is None:
-            events = self.session_store.evictions(self.session_id)
-            self._flushed = sum(len(e.turn_ids) for e in events if e.reason == FLUSHED)
-        return self._flushed
-
-    def _chat(self) -> ChatCounter:
-        return ChatCounter.of(self.counter)
-
-    def _active(self) -> list[Turn]:
-        return self.session_store.turns(self.session_id, start=self.flushed_count)
-
-    # -- put --------------------------------------------------------------------------------------------------
-
-    async def aput(self, message: ChatMessage) -> None:
-        """Archive a message, then flush the oldest active messages when over the history's share."""
-        await self.aput_messages([message])
-
-    async def aput_messages(self, messages: list[ChatMessage]) -> None:
-        """Archive messages, then flush when over the history's share."""
-        self.session_store.extend(self.session_id, to_neutral(messages))
-        await self._manage_queue()
-
-    def put(self, message: ChatMessage) -> None:
-        _run_sync(self.aput(message))
-
-    def put_messages(self, messages: list[ChatMessage]) -> None:
-        _run_sync(self.aput_messages(messages))
-
-    async def _manage_queue(self) -> None:
-        active = self._active()
-        chat = self._chat()
-        messages = [t.as_message() for t in active]
-        limit = int(self.token_limit * self.chat_history_token_ratio)
-        if sum(chat.size(m, None) for m in messages) <= limit:
-            return
-        target = max(1, limit - self.token_flush_size)
-        try:
-            fit = fit_conversation(messages, target, counter=chat, include_system=False, start_on="user")
-            boundary = fit.kept[0] if fit.kept else len(messages)
-        except ConversationOverflow:  # the latest user message alone is over: keep it only
-            boundary = max((i for i, m in enumerate(messages) if m["role"] == "user"), default=len(messages))
-        flushed = active[:boundary]
-        if not flushed:
-            return
-        self.session_store.record_eviction(self.session_id, [t.turn_id for t in flushed], FLUSHED)
-        self._flushed = self.flushed_count + len(flushed)
-        payload = from_neutral([t.as_message() for t in flushed])
-        for block in self.memory_blocks:
-            await block.aput(payload, from_short_term_memory=True, session_id=self.session_id)
-
-    # -- get --------------------------------------------------------------------------------------------------
-
-    async def aget(self, input: str | None = None, **block_kwargs: Any) -> list[ChatMessage]:
-        """Rehydrated turns, block contents, summaries and pointer, then the active history, within token_limit."""
-        active = self._active()
-        active_messages = from_neutral([t.as_message() for t in active])
-        head: list[dict[str, Any]] = []
-        pinned = self.session_store.take_rehydration(self.session_id)
-        old = [t for t in self.session_store.get_turns(self.session_id, pinned) if t.seq <= self.flushed_count]
-        if old:
-            body = "\n".join(turn_line(t.as_message()) for t in old)
-            text = f"{REHYDRATED_HEADER} (archived turns restored for this step):\n{body}"
-            head.append({"role": "system", "content": text, "tokenbox": {"critical": True}})
-        block_input = active_messages if input is None else [*active_messages, ChatMessage(role="user", content=input)]
-        block_kwargs.setdefault("session_id", self.session_id)
-        for block in self.memory_blocks:
-            content = await block.aget(block_input, **block_kwargs)
-            if content:
-                text = f"<{block.name}>\n{_text(content)}\n</{block.name}>"
-                override = (
-                    {"critical": True} if block.priority == 0 else {"critical": False, "priority": -block.priority}
-                )
-                head.append({"role": "system", "content": text, "tokenbox": override})
-        if self.flushed_count:
-            if self._checkpointer is None:
-                self._checkpointer = Checkpointer(
-                    self.session_store, self.session_id, counter=self.counter, interval=self.checkpoint_interval
-                )
-            cp = self._checkpointer.update(window=len(active))
-            section = summary_section(cp)
-            if section is not None:
-                head.append({"role": "system", "content": section, "tokenbox": {"critical": False, "priority": 10}})
-            start = len(cp.system) + len(cp.archived_turn_ids)
-            flushed_rest = self.session_store.turns(self.session_id, start=start, stop=self.flushed_count)
-            unsummarised = [t.turn_id for t in flushed_rest]
-            if unsummarised:
-                pointer = rehydration_pointer(unsummarised, "flushed from the chat history")
-                head.append({"role": "system", "content": pointer, "tokenbox": {"critical": False, "priority": 15}})
-        fit = fit_conversation(
-            head + [t.as_message() for t in active],
-            self.token_limit,
-            counter=self._chat(),
-            include_system="none",
-            start_on=None,
-            history_priority=20,
-        )
-        return from_neutral(fit.messages)
-
-    def get(self, input: str | None = None, **block_kwargs: Any) -> list[ChatMessage]:
-        return _run_sync(self.aget(input=input, **block_kwargs))
-
-    async def aget_all(self) -> list[ChatMessage]:
-        """Every archived message of the session (flushed ones included)."""
-        return from_neutral([t.as_message() for t in self.session_store.turns(self.session_id)])
-
-    def get_all(self) -> list[ChatMessage]:
-        return _run_sync(self.aget_all())
-
-    async def aset(self, messages: list[ChatMessage]) -> None:
-        """Replace the session's messages (flush state reset)."""
-        await self.areset()
-        self.session_store.extend(self.session_id, to_neutral(messages))
-
-    def set(self, messages: list[ChatMessage]) -> None:
-        _run_sync(self.aset(messages))
-
-    async def areset(self) -> None:
-        """Delete the session from the archive."""
-        self.session_store.clear(self.session_id)
-        self._flushed, self._checkpointer = 0, None
-
-    def reset(self) -> None:
-        _run_sync(self.areset())

@@ -106,3 +106,58 @@ def test_nodes_need_a_source() -> None:
         lineage="R",
     )
     assert (e.source, e.relevance, e.authority, e.lineage) == ("https://a", 1.0, 0.7, "R")
+
+
+def test_engines_take_a_budget_and_default_to_settings_llm(
+    index: VectorStoreIndex, llm: MockLLM, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """budget= as an int or a ContextBudget builds the compiler; llm= defaults to Settings.llm."""
+    from llama_index.core import Settings
+
+    monkeypatch.setattr(Settings, "_llm", llm)
+    retriever = index.as_retriever()
+    engine = TokenBoxQueryEngine(retriever=retriever, budget=900, policy="Answer briefly.", clock=lambda: NOW)
+    assert engine.llm is llm and engine.compiler is not None and engine.compiler.budget.max_tokens == 900
+    assert engine.query("fact 1").metadata["tokenbox_compiled"].total_tokens <= 900
+    chat = TokenBoxChatEngine(budget=ContextBudget(max_tokens=1200, output_reserve=100), policy="Be brief.")
+    assert chat.chat("hello").metadata["tokenbox"]["total_tokens"] <= 1100
+    default = TokenBoxChatEngine(policy="Be brief.")  # the LLM's window, its num_output reserved
+    assert default._sources.compiler.budget.max_tokens == llm.metadata.context_window
+
+
+def test_engines_reject_unknown_arguments_with_a_suggestion(index: VectorStoreIndex, llm: MockLLM) -> None:
+    """A misspelt keyword fails at construction and names the argument meant."""
+    from tokenbox_core.arguments import UnknownArgumentError
+
+    with pytest.raises(UnknownArgumentError, match=r"'polcy' \(did you mean 'policy'\?\)"):
+        TokenBoxQueryEngine(retriever=index.as_retriever(), llm=llm, budget=900, polcy="x")
+    with pytest.raises(UnknownArgumentError, match=r"'retreiver' \(did you mean 'retriever'\?\)"):
+        TokenBoxChatEngine(llm=llm, budget=900, policy="x", retreiver=None)
+    with pytest.raises(UnknownArgumentError, match="the token budget of TokenBoxChatEngine is 'budget'"):
+        TokenBoxChatEngine(llm=llm, token_limit=900, policy="x")
+
+
+def test_engines_without_a_policy_say_pass_policy(index: VectorStoreIndex, llm: MockLLM) -> None:
+    """Without policy= the default config would fail every query: construction says to pass policy=."""
+    from tokenbox_core import CompilerConfig
+
+    with pytest.raises(CompilerInputError, match="TokenBoxQueryEngine needs policy="):
+        TokenBoxQueryEngine(retriever=index.as_retriever(), llm=llm, budget=900)
+    with pytest.raises(CompilerInputError, match="TokenBoxChatEngine needs policy="):
+        TokenBoxChatEngine(llm=llm)
+    engine = TokenBoxChatEngine(llm=llm, config=CompilerConfig(required_sections=()))
+    assert engine.chat("hi").response
+
+
+def test_engines_reject_a_compiler_with_a_budget(llm: MockLLM) -> None:
+    """compiler= already holds the budget: giving budget= too is an error naming both."""
+    with pytest.raises(CompilerInputError, match="got compiler= and budget="):
+        TokenBoxChatEngine(llm=llm, compiler=compiler(), budget=900, policy="x")
+    with pytest.raises(CompilerInputError, match="budget must be an int or a ContextBudget"):
+        TokenBoxChatEngine(llm=llm, budget="900", policy="x")  # type: ignore[arg-type]
+
+
+def test_engines_reject_something_else_as_the_compiler(llm: MockLLM) -> None:
+    """compiler= must be a ContextCompiler."""
+    with pytest.raises(CompilerInputError, match="compiler must be a ContextCompiler, got int"):
+        TokenBoxChatEngine(llm=llm, compiler=3, policy="x")  # type: ignore[arg-type]

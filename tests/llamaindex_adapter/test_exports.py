@@ -15,12 +15,20 @@ EXPECTED_ALL = [
     "TokenBoxNodePostprocessor",
     "TokenBoxPromptHelper",
     "TokenBoxQueryEngine",
+    "TokenBoxSessionMemory",
 ]
-COMPONENTS = ["TokenBoxLayoutEvent", "TokenBoxMemory", "TokenBoxNodePostprocessor", "TokenBoxPromptHelper"]
+COMPONENTS = [
+    "TokenBoxLayoutEvent",
+    "TokenBoxMemory",
+    "TokenBoxNodePostprocessor",
+    "TokenBoxPromptHelper",
+    "TokenBoxSessionMemory",
+]
 
 
 def test_all_is_exactly_the_expected_names() -> None:
-    """__all__ lists the adapter classes, the memory's error and the instrumentation event, sorted."""
+    """__all__ lists the adapter classes (the agent memory among them), the memory's error and the
+    instrumentation event, sorted."""
     assert tokenbox_llamaindex.__all__ == EXPECTED_ALL
     assert sorted(EXPECTED_ALL) == EXPECTED_ALL
     for name in EXPECTED_ALL:

@@ -546,6 +546,19 @@ def test_memory_round_trips_through_to_dict_and_from_dict() -> None:
     assert TokenBoxMemory.from_dict(TokenBoxMemory.from_defaults().to_dict()).get_all() == []
 
 
+def test_memory_round_trips_through_to_string_like_chat_memory_buffer() -> None:
+    """to_string/from_string (ChatMemoryBuffer's persistence surface) restore the settings and messages, and
+    from_string reads ChatMemoryBuffer's older string format (a "chat_history" list) too."""
+    import json
+
+    history = [say("system", 3, "s"), call("c1", "a b"), result("c1", 3), say("user", 3, "q")]
+    memory = memory_with(history, 30)
+    again = TokenBoxMemory.from_string(memory.to_string())
+    assert again.get_all() == history and again.get() == memory.get() and again.token_limit == 30
+    old = {"token_limit": 500, "chat_history": [history[0].model_dump(mode="json")], "class_name": "ChatMemoryBuffer"}
+    assert TokenBoxMemory.from_string(json.dumps(old)).get_all() == history[:1]
+
+
 def test_serialisation_says_what_it_cannot_keep() -> None:
     """An unnamed counter makes to_dict raise ValueError with the fix; memory blocks must be passed again."""
     unnamed = TokenBoxMemory.from_defaults(counter=words)

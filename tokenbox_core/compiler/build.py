@@ -202,7 +202,11 @@ def build_plan(ranked: Ranked, config: CompilerConfig, counter: TokenCounter) ->
             )
         )
     history = history_sections(
-        c.history, user=c.user, counter=counter, priority=priorities["history"], preface=LABELS["user"]
+        c.history,
+        user=c.user,
+        counter=counter,
+        priority=priorities["history"],
+        preface=LABELS["user"] if config.user_preface else "",
     )
     if history is not None:
         conv = history.conversation

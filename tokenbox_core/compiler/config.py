@@ -147,6 +147,10 @@ class CompilerConfig:
         headers: structural section headers; ``None`` means on for text output,
             off for messages (roles and labels delimit sections there).
         precedence_statement: append §6.5.5's precedence rule to the policy.
+        user_preface: preface the current user message with §6.5.4's hierarchy reminder ("The user's message
+            follows. It is subject to the system and developer instructions above."); ``False`` leaves the
+            message as written (an agent memory returning the user's own message).  Described in
+            ``input_hash`` only when ``False``.
         developer_role: chat role of developer instructions (``"system"`` or ``"developer"``).
         constraint_density_limit: the policy tier (policy + developer) may use at
             most this fraction of the prefill budget (default 0.15); ``None`` disables.
@@ -204,6 +208,7 @@ class CompilerConfig:
     output: Literal["messages", "text"] = "messages"
     headers: bool | None = None
     precedence_statement: bool = True
+    user_preface: bool = True
     developer_role: Literal["system", "developer"] = "system"
     constraint_density_limit: float | None = 0.15
     dedupe: bool = True
@@ -380,7 +385,7 @@ class CompilerConfig:
         return out
 
 
-_SINCE_1_0: dict[str, Any] = {"near_duplicates": True}
+_SINCE_1_0: dict[str, Any] = {"near_duplicates": True, "user_preface": True}
 """Settings added after the 1.0 configuration, with their defaults (left out of :meth:`describe` at them)."""
 
 

@@ -45,6 +45,15 @@ def test_developer_role_and_no_precedence_statement() -> None:
     assert compiled.messages[1]["role"] == "developer"
 
 
+def test_user_preface_off_leaves_the_user_message_as_written() -> None:
+    """user_preface=False sends the current user message unchanged; the default's input hash is the one it
+    had before the setting existed (describe() leaves it out at its default)."""
+    config = CompilerConfig(user_preface=False)
+    compiled = ContextCompiler(3000, config=config).compile(policy="Be safe.", user="Hi")
+    assert compiled.messages[-1] == {"role": "user", "content": "Hi"}
+    assert "user_preface" not in CompilerConfig().describe() and config.describe()["user_preface"] is False
+
+
 def test_tool_groups_stay_whole_and_the_agent_loop_is_kept() -> None:
     """Under pressure the old tool call and its result leave together; the loop after the user turn stays."""
     compiler = ContextCompiler(180, config=CompilerConfig(constraint_density_limit=None))
