@@ -29,6 +29,7 @@ from typing import Any, Literal
 from tokenbox_core.chat.fixups import partial_cut, place_markers, split_groups, start_on_fixup
 from tokenbox_core.chat.items import message_item as _item
 from tokenbox_core.chat.messages import (
+    OVERRIDE_KEY,
     SYSTEM_ROLES,
     ChatCounter,
     Roles,
@@ -156,7 +157,9 @@ class ConversationSections:
         known = self.ids.get(index)
         if known is not None:
             return known
-        own = self.messages[index].get("id")
+        m = self.messages[index]
+        options = m.get(OVERRIDE_KEY)
+        own = options.get("id", m.get("id")) if isinstance(options, Mapping) else m.get("id")
         return own if isinstance(own, str) and own else f"m{index}"
 
     def _is_system(self, index: int) -> bool:
@@ -243,6 +246,39 @@ class ConversationSections:
         ``"tokenbox"`` key stripped)."""
         done = self.finish(layout)
         return [self.output(e, done) for e in done.entries]
+
+    def render(self, layout: Layout) -> list[Mapping[str, Any]]:
+        """Every message of ``layout``, in declaration order: this conversation as the engine keeps it
+        (:meth:`messages_from`: tool calls structured and whole, a cut history restarted on a start message,
+        markers where providers take them) and every other section as
+        :attr:`~tokenbox_core.layout.Layout.messages` renders it — the messages of a layout that holds a
+        conversation among other sections.  Raises :class:`~tokenbox_core.errors.OutputFormError` where
+        ``Layout.messages`` would for the other sections, or for a system message they place after the
+        conversation started."""
+        from tokenbox_core.layout import check_plain_messages, section_messages
+
+        done = self.finish(layout)
+        section_of = {item.id: s.id for s in self.sections for item in s.items}
+        by_section: dict[str, list[Mapping[str, Any]]] = {}
+        waiting: list[Marker] = []  # a marker goes with the section of the message after it
+        for entry in done.entries:
+            if isinstance(entry, Marker):
+                waiting.append(entry)
+                continue
+            sid = section_of[self.ids[entry]]
+            by_section.setdefault(sid, []).extend(m.message() for m in waiting)
+            waiting.clear()
+            by_section[sid].append(self.output(entry, done))
+        for m in waiting:
+            by_section.setdefault(m.section, []).append(m.message())
+        placed: list[tuple[Any, Mapping[str, Any]]] = []
+        for laid in layout.sections:
+            if laid.id in self.section_ids:
+                placed += [(None, m) for m in by_section.get(laid.id, ())]
+            else:
+                placed += [(laid, m) for m in section_messages(laid)]
+        check_plain_messages(placed)
+        return [m for _, m in placed]
 
     def output(self, entry: int | Marker, done: Finished) -> Mapping[str, Any]:
         """One entry as an output message."""
@@ -403,7 +439,8 @@ def conversation_sections(
     run_critical: bool | None = None
     for i in sorted(critical | window):
         m = msgs[i]
-        own = m.get("id")  # the item id: the message's own id, unless missing or taken
+        own = found[i].get("id", m.get("id")) if i in found else m.get("id")  # the override's, else the message's
+        # the item id: that id, unless missing or taken
         item_id = own if isinstance(own, str) and own and own not in seen else f"m{i}"
         if item_id in seen:
             item_id = f"m{i}#{len(seen)}"

@@ -9,7 +9,7 @@ from typing import Any
 from tokenbox_core.chat.messages import OVERRIDE_KEY, ToolGroups, _field
 from tokenbox_core.errors import SectionError
 
-_OVERRIDE_KEYS = ("critical", "priority")
+_OVERRIDE_KEYS = ("critical", "priority", "id")
 
 
 def validate_messages(messages: Iterable[Any]) -> list[Mapping[str, Any]]:
@@ -53,12 +53,15 @@ def overrides(messages: Sequence[Mapping[str, Any]]) -> dict[int, Mapping[str, A
         unknown = sorted(str(k) for k in value if k not in _OVERRIDE_KEYS)
         if unknown:
             raise SectionError(
-                f"message {i}: unknown {OVERRIDE_KEY!r} override keys {unknown}; the keys are 'priority' (int) "
-                f"and 'critical' (bool)"
+                f"message {i}: unknown {OVERRIDE_KEY!r} override keys {unknown}; the keys are 'priority' (int), "
+                f"'critical' (bool) and 'id' (str)"
             )
         prio = value.get("priority")
         if prio is not None and (isinstance(prio, bool) or not isinstance(prio, int)):
             raise SectionError(f"message {i}: override 'priority' must be an int, got {prio!r}")
+        own = value.get("id")
+        if own is not None and not (isinstance(own, str) and own):
+            raise SectionError(f"message {i}: override 'id' must be a non-empty string, got {own!r}")
         crit = value.get("critical")
         if crit is not None and not isinstance(crit, bool):
             raise SectionError(f"message {i}: override 'critical' must be True or False, got {crit!r}")
