@@ -146,6 +146,13 @@ class CompilerConfig:
             off for messages (roles and labels delimit sections there).
         precedence_statement: append §6.5.5's precedence rule to the policy.
         developer_role: chat role of developer instructions (``"system"`` or ``"developer"``).
+        tools_as: ``"text"`` (default) emits the tool schemas as a labelled system message of JSON;
+            ``"schemas"`` leaves them out of the messages and the text and returns them as
+            :attr:`CompiledContext.tools` (OpenAI tool dicts of the kept tools) for the request's
+            ``tools`` parameter or ``bind_tools``, so they are not paid twice.  Either way they are
+            counted exactly in the compile's units: as the message that carries them, or as their
+            canonical JSON (name, description, parameters) — what the API receives; providers render
+            definitions for the model their own way, OpenAI's more compactly, so this errs on the safe side.
         constraint_density_limit: the policy tier (policy + developer) may use at
             most this fraction of the prefill budget (default 0.15); ``None`` disables.
 
@@ -203,6 +210,7 @@ class CompilerConfig:
     headers: bool | None = None
     precedence_statement: bool = True
     developer_role: Literal["system", "developer"] = "system"
+    tools_as: Literal["text", "schemas"] = "text"
     constraint_density_limit: float | None = 0.15
     dedupe: bool = True
     dedupe_threshold: float = 0.9
@@ -295,6 +303,11 @@ class CompilerConfig:
             raise CompilerInputError(
                 f"CompilerConfig: developer_role must be 'system' or 'developer', got {self.developer_role!r}"
             )
+        if self.tools_as not in ("text", "schemas"):
+            raise CompilerInputError(
+                f"CompilerConfig: tools_as must be 'text' (a system message of JSON) or 'schemas' (the request's "
+                f"tools parameter, CompiledContext.tools), got {self.tools_as!r}"
+            )
         if self.constraint_density_limit is not None:
             _number("constraint_density_limit", self.constraint_density_limit, high=1.0)
         _number("dedupe_threshold", self.dedupe_threshold, high=1.0)
@@ -378,7 +391,7 @@ class CompilerConfig:
         return out
 
 
-_SINCE_1_0: dict[str, Any] = {"near_duplicates": True}
+_SINCE_1_0: dict[str, Any] = {"near_duplicates": True, "tools_as": "text"}
 """Settings added after the 1.0 configuration, with their defaults (left out of :meth:`describe` at them)."""
 
 

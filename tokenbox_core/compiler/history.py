@@ -9,13 +9,14 @@ own single layout and maps the result back with
 :meth:`ConversationSections.finish`.
 
 The current user message (``user=``) is appended as the conversation's last
-user turn, so it is the engine's critical anchor; the §6.5.4 preface ("subject
-to the system and developer instructions") is written inside that message.
+user turn, as the user wrote it, so it is the engine's critical anchor (the
+instruction hierarchy is stated in the system tier, see
+:mod:`tokenbox_core.compiler.assemble`).
 
 The last few conversations' sections are kept (:data:`_KEPT` of them): compiling the same
 conversation again (a retry, a page, the same turn with other evidence) re-uses the very Section
 objects, so the engine does not re-build them and the Token Box finds its measurements on them.  A
-kept conversation is used only when the messages (with the current turn and its preface) are equal
+kept conversation is used only when the messages (with the current turn) are equal
 to a private deep copy taken when it was built, and the messages it holds still are too (nothing
 mutated them in place since), for the same counter object and priority; only plain JSON-like
 messages are kept.
@@ -66,7 +67,6 @@ def history_sections(
     user: str | None,
     counter: TokenCounter,
     priority: int,
-    preface: str,
 ) -> History | None:
     """The conversation (plus the current user message) as engine Sections; ``None`` when there is none."""
     msgs = [dict(m) for m in messages]
@@ -75,8 +75,6 @@ def history_sections(
     if not msgs:
         return None
     anchor = next((i for i in range(len(msgs) - 1, -1, -1) if msgs[i].get("role") == "user"), None)
-    if anchor is not None and preface and isinstance(msgs[anchor].get("content"), str):
-        msgs[anchor]["content"] = f"{preface}\n\n{msgs[anchor]['content']}"
     kept = _kept(msgs, counter, priority)
     if kept is not None:
         return kept

@@ -272,6 +272,14 @@ class Tool(_Memoised):
             keep(self, "_tokenbox_text", found)
         return str(found)
 
+    def param(self) -> dict[str, Any]:
+        """The tool as an OpenAI tool dict (``{"type": "function", "function": {name, description, parameters}}``),
+        what ``CompilerConfig(tools_as="schemas")`` returns for the request's ``tools`` parameter."""
+        return {
+            "type": "function",
+            "function": {"name": self.name, "description": self.description, "parameters": _thawed(self.schema)},
+        }
+
 
 @dataclass(frozen=True)
 class Evidence(_Memoised):

@@ -55,14 +55,13 @@ def test_the_same_conversation_again_reuses_its_sections() -> None:
     clear_caches()
     counter = get_counter("o200k_base")
     history = _conversation()
-    first = memo.history_sections(history, user="Hi", counter=counter, priority=1, preface="P")
-    again = memo.history_sections(_deep(history), user="Hi", counter=counter, priority=1, preface="P")
+    first = memo.history_sections(history, user="Hi", counter=counter, priority=1)
+    again = memo.history_sections(_deep(history), user="Hi", counter=counter, priority=1)
     assert first is not None and again is first  # equal messages as other objects: still the same conversation
-    assert memo.history_sections(history, user="Hi!", counter=counter, priority=1, preface="P") is not first
-    assert memo.history_sections(history, user="Hi", counter=counter, priority=2, preface="P") is not first
-    assert memo.history_sections(history, user="Hi", counter=counter, priority=1, preface="Q") is not first
+    assert memo.history_sections(history, user="Hi!", counter=counter, priority=1) is not first
+    assert memo.history_sections(history, user="Hi", counter=counter, priority=2) is not first
     other = get_counter("cl100k_base")
-    assert memo.history_sections(history, user="Hi", counter=other, priority=1, preface="P") is not first
+    assert memo.history_sections(history, user="Hi", counter=other, priority=1) is not first
 
 
 def test_a_compile_served_from_the_memo_equals_one_from_nothing() -> None:
@@ -110,19 +109,19 @@ def test_only_plain_messages_are_kept_and_the_memo_is_bounded() -> None:
         __hash__ = object.__hash__
 
     odd = [{"role": "user", "content": "hello", "meta": Opaque()}]
-    first = memo.history_sections(odd, user=None, counter=counter, priority=1, preface="")
-    assert memo.history_sections(odd, user=None, counter=counter, priority=1, preface="") is not first
+    first = memo.history_sections(odd, user=None, counter=counter, priority=1)
+    assert memo.history_sections(odd, user=None, counter=counter, priority=1) is not first
     kept = [
         memo.history_sections(
-            [{"role": "user", "content": f"turn {i}"}], user=None, counter=counter, priority=1, preface=""
+            [{"role": "user", "content": f"turn {i}"}], user=None, counter=counter, priority=1
         )
         for i in range(memo._KEPT + 1)
     ]
     oldest = memo.history_sections(
-        [{"role": "user", "content": "turn 0"}], user=None, counter=counter, priority=1, preface=""
+        [{"role": "user", "content": "turn 0"}], user=None, counter=counter, priority=1
     )
     newest = memo.history_sections(
-        [{"role": "user", "content": f"turn {memo._KEPT}"}], user=None, counter=counter, priority=1, preface=""
+        [{"role": "user", "content": f"turn {memo._KEPT}"}], user=None, counter=counter, priority=1
     )
     assert oldest is not kept[0]  # pushed out
     assert newest is kept[-1]
@@ -134,8 +133,8 @@ def test_too_much_text_is_not_kept(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(memo, "_KEPT_CHARS", 10)
     counter = get_counter("o200k_base")
     long = [{"role": "user", "content": "a sentence longer than ten characters"}]
-    first = memo.history_sections(long, user=None, counter=counter, priority=1, preface="")
-    assert memo.history_sections(long, user=None, counter=counter, priority=1, preface="") is not first
+    first = memo.history_sections(long, user=None, counter=counter, priority=1)
+    assert memo.history_sections(long, user=None, counter=counter, priority=1) is not first
     assert not memo._kept_entries
 
 
@@ -161,22 +160,22 @@ def test_numbers_of_another_type_are_another_conversation() -> None:
     for a, b in ((1, True), (1, 1.0), (0.0, -0.0)):
         history = _conversation()
         history[0]["n"] = a
-        first = memo.history_sections(history, user="Hi", counter=counter, priority=1, preface="P")
+        first = memo.history_sections(history, user="Hi", counter=counter, priority=1)
         other = _deep(history)
         other[0]["n"] = b
-        assert memo.history_sections(other, user="Hi", counter=counter, priority=1, preface="P") is not first
-        assert memo.history_sections(_deep(history), user="Hi", counter=counter, priority=1, preface="P") is first
+        assert memo.history_sections(other, user="Hi", counter=counter, priority=1) is not first
+        assert memo.history_sections(_deep(history), user="Hi", counter=counter, priority=1) is first
 
 
 def test_keys_in_another_order_are_another_conversation() -> None:
     clear_caches()
     counter = get_counter("o200k_base")
     history = _conversation()
-    first = memo.history_sections(history, user="Hi", counter=counter, priority=1, preface="P")
+    first = memo.history_sections(history, user="Hi", counter=counter, priority=1)
     reordered = _deep(history)
     reordered[0] = {"content": reordered[0]["content"], "role": "user"}
-    assert memo.history_sections(reordered, user="Hi", counter=counter, priority=1, preface="P") is not first
+    assert memo.history_sections(reordered, user="Hi", counter=counter, priority=1) is not first
     nested = _deep(history)
     function = nested[1]["tool_calls"][0]["function"]
     nested[1]["tool_calls"][0]["function"] = {"arguments": function["arguments"], "name": function["name"]}
-    assert memo.history_sections(nested, user="Hi", counter=counter, priority=1, preface="P") is not first
+    assert memo.history_sections(nested, user="Hi", counter=counter, priority=1) is not first
