@@ -78,13 +78,13 @@ def test_fit_conversation(budget: int) -> None:
     assert openai_chat_problems(fit_conversation(agent_conversation(), budget, counter="gpt-4o").messages) == []
 
 
-def compile_messages(**extra: Any) -> list[Any]:
+def compile_messages(config: Any = None) -> list[Any]:
     evidence = [
         Evidence("kb-1", "Refunds are issued within 14 days.", source="kb://refunds", retrieved_at=NOW, authority=0.9,
                  relevance=0.9),
     ]
     tools = [{"type": "function", "function": {"name": "logs", "description": "Read logs.", "parameters": {}}}]
-    compiler = ContextCompiler(ContextBudget(2000, output_reserve=200), counter="gpt-4o")
+    compiler = ContextCompiler(ContextBudget(2000, output_reserve=200), counter="gpt-4o", config=config)
     compiled = compiler.compile(
         policy="You are Acme's support agent.",
         developer="Cite evidence ids.",
@@ -94,14 +94,17 @@ def compile_messages(**extra: Any) -> list[Any]:
         memory=[{"id": "m1", "text": "The user prefers short answers."}],
         history=agent_conversation(12)[1:],
         user="Can I get a refund?",
-        **extra,
     )
     return list(compiled.messages)
 
 
 def test_context_compiler_messages() -> None:
-    """ContextCompiler.compile(...).messages with every tier and a trimmed agent history is valid."""
+    """ContextCompiler.compile(...).messages with every tier and a trimmed agent history is valid, tools as text or
+    as schemas."""
+    from tokenbox_core import CompilerConfig
+
     assert openai_chat_problems(compile_messages()) == []
+    assert openai_chat_problems(compile_messages(config=CompilerConfig(tools_as="schemas"))) == []
 
 
 # --------------------------------------------------------------------------- LangChain
@@ -120,10 +123,27 @@ def test_langchain_paths() -> None:
         assert openai_chat_problems(convert_to_openai_messages(fitted)) == [], budget
         trimmed = trim_messages(history, max_tokens=budget, token_counter="gpt-4o", strategy="last", start_on="human")
         assert openai_chat_problems(convert_to_openai_messages(trimmed)) == [], budget
-    prompt = TokenBoxCompiler(budget=2000, counter="gpt-4o", clock=lambda: NOW).invoke(
-        {"policy": "You are Acme's support agent.", "history": history[1:30], "user": "Can I get a refund?"}
-    )
-    assert openai_chat_problems(convert_to_openai_messages(prompt.to_messages())) == []
+    tools = [{"type": "function", "function": {"name": "logs", "description": "Read logs.", "parameters": {}}}]
+    sources = {"policy": "You are Acme's support agent.", "history": history[1:30], "user": "Can I get a refund?"}
+    for tools_as in ("schemas", "text"):
+        runnable = TokenBoxCompiler(budget=2000, counter="gpt-4o", clock=lambda: NOW, tools_as=tools_as)
+        prompt = runnable.invoke({**sources, "tools": tools})
+        assert openai_chat_problems(convert_to_openai_messages(prompt.to_messages())) == [], tools_as
+        assert tool_param_problems(runnable.compile({**sources, "tools": tools}).tools) == []
+
+
+def tool_param_problems(tools: Any) -> list[str]:
+    """What OpenAI's types reject in a ``tools`` parameter (strict, no unknown key)."""
+    from openai.types.chat import ChatCompletionToolParam
+    from pydantic import ConfigDict, TypeAdapter, ValidationError
+
+    try:
+        TypeAdapter(list[ChatCompletionToolParam], config=ConfigDict(extra="forbid", strict=True)).validate_python(
+            list(tools)
+        )
+    except ValidationError as exc:
+        return [str(e) for e in exc.errors()]
+    return []
 
 
 # --------------------------------------------------------------------------- LlamaIndex

@@ -167,7 +167,7 @@ def _metric_series(metric: str, base: int, step: int, n: int) -> str:
 
 
 def _exchanges() -> list[_Exchange]:
-    """Fifteen exchanges of an investigation (4 messages each, plus one tool result per extra parallel call: 64 messages)."""
+    """Fifteen exchanges of an investigation: 4 messages each, plus a result per extra parallel call (64 in all)."""
     out: list[_Exchange] = [
         (
             "Morning. Anything odd on checkout-api overnight?",

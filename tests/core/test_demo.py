@@ -46,7 +46,8 @@ def test_demo_has_the_promised_shape() -> None:
     assert len(docs) == 20 and all(d.score is not None for d in docs)
     assert len({d.score for d in docs}) == 20
     turns = history()
-    assert len(turns) == 64 and openai_chat_problems([{k: v for k, v in m.items() if k != "tokenbox"} for m in turns]) == []
+    assert len(turns) == 64
+    assert openai_chat_problems([{k: v for k, v in m.items() if k != "tokenbox"} for m in turns]) == []
     calls = [m["tool_calls"] for m in turns if m.get("tool_calls")]
     assert len(calls) == 15 and any(len(c) > 1 for c in calls)  # parallel tool calls exist
     assert all(json.loads(c["function"]["arguments"]) for group in calls for c in group)

@@ -72,10 +72,7 @@ def _drain(value: Any) -> None:
     if isinstance(value, Mapping):
         for v in value.values():
             _drain(v)
-    elif isinstance(value, list | tuple):
-        for v in value:
-            _drain(v)
-    elif isinstance(value, Iterator):
+    elif isinstance(value, list | tuple | Iterator):
         for v in value:
             _drain(v)
 
