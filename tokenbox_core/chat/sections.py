@@ -248,37 +248,11 @@ class ConversationSections:
         return [self.output(e, done) for e in done.entries]
 
     def render(self, layout: Layout) -> list[Mapping[str, Any]]:
-        """Every message of ``layout``, in declaration order: this conversation as the engine keeps it
-        (:meth:`messages_from`: tool calls structured and whole, a cut history restarted on a start message,
-        markers where providers take them) and every other section as
-        :attr:`~tokenbox_core.layout.Layout.messages` renders it — the messages of a layout that holds a
-        conversation among other sections.  Raises :class:`~tokenbox_core.errors.OutputFormError` where
-        ``Layout.messages`` would for the other sections, or for a system message they place after the
-        conversation started."""
-        from tokenbox_core.layout import check_plain_messages, section_messages
+        """Every message of ``layout``: this conversation as the engine keeps it, the other sections as
+        ``Layout.messages`` renders them (:func:`tokenbox_core.chat.render.render_layout`)."""
+        from tokenbox_core.chat.render import render_layout
 
-        done = self.finish(layout)
-        section_of = {item.id: s.id for s in self.sections for item in s.items}
-        by_section: dict[str, list[Mapping[str, Any]]] = {}
-        waiting: list[Marker] = []  # a marker goes with the section of the message after it
-        for entry in done.entries:
-            if isinstance(entry, Marker):
-                waiting.append(entry)
-                continue
-            sid = section_of[self.ids[entry]]
-            by_section.setdefault(sid, []).extend(m.message() for m in waiting)
-            waiting.clear()
-            by_section[sid].append(self.output(entry, done))
-        for m in waiting:
-            by_section.setdefault(m.section, []).append(m.message())
-        placed: list[tuple[Any, Mapping[str, Any]]] = []
-        for laid in layout.sections:
-            if laid.id in self.section_ids:
-                placed += [(None, m) for m in by_section.get(laid.id, ())]
-            else:
-                placed += [(laid, m) for m in section_messages(laid)]
-        check_plain_messages(placed)
-        return [m for _, m in placed]
+        return render_layout(self, layout)
 
     def output(self, entry: int | Marker, done: Finished) -> Mapping[str, Any]:
         """One entry as an output message."""
