@@ -10,12 +10,24 @@ host's name where a class replaces a host class, ``budget`` elsewhere).
 from __future__ import annotations
 
 import difflib
+import functools
+import inspect
 from collections.abc import Iterable, Mapping
-from typing import ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from tokenbox_core.errors import TokenBoxError
 
-__all__ = ["BUDGET_NAMES", "StrictArguments", "UnknownArgumentError", "check_arguments", "known_arguments", "no_bool"]
+__all__ = [
+    "BUDGET_NAMES",
+    "StrictArguments",
+    "UnknownArgumentError",
+    "check_arguments",
+    "known_arguments",
+    "no_bool",
+    "suggest_keywords",
+]
+
+_T = TypeVar("_T", bound=type)
 
 BUDGET_NAMES = ("budget", "token_budget", "token_limit", "max_tokens", "context_window", "max_input_tokens")
 """The names a token budget goes by in LangChain, LlamaIndex and TokenBox."""
@@ -85,3 +97,34 @@ class StrictArguments:
         fields = getattr(type(self), "model_fields", {})
         check_arguments(type(self).__name__, kwargs, known_arguments(fields), budget=self.budget_name)
         super().__init__(*args, **kwargs)
+
+
+def suggest_keywords(cls: _T) -> _T:
+    """Class decorator: a misspelt keyword argument raises :class:`UnknownArgumentError` (a ``TypeError``, as
+    Python raises) naming the closest argument, instead of Python's bare "unexpected keyword argument".
+
+    >>> from dataclasses import dataclass
+    >>> @suggest_keywords
+    ... @dataclass
+    ... class Knob:
+    ...     shrink: int = 0
+    >>> Knob(shrnk=1)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    tokenbox_core.arguments.UnknownArgumentError: Knob got unknown argument 'shrnk' (did you mean 'shrink'?); ...
+    """
+    init = cls.__init__
+    params = list(inspect.signature(init).parameters.values())[1:]  # without self
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
+        return cls
+    names = frozenset(p.name for p in params if p.kind is not inspect.Parameter.VAR_POSITIONAL)
+    owner = cls.__name__
+
+    @functools.wraps(init)
+    def checked_init(self: Any, *args: Any, **kwargs: Any) -> None:
+        if not names.issuperset(kwargs):
+            check_arguments(owner, kwargs, names)
+        init(self, *args, **kwargs)
+
+    cls.__init__ = checked_init  # type: ignore[misc]
+    return cls

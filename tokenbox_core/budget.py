@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from tokenbox_core.arguments import suggest_keywords
 from tokenbox_core.errors import BudgetError
 from tokenbox_core.frozen import FrozenDict
 from tokenbox_core.models.calculator import (  # the model-aware calculator, re-exported from its documented home
@@ -46,6 +47,7 @@ class EffectiveBudget:
     target_tokens: int
 
 
+@suggest_keywords
 @dataclass(frozen=True)
 class ContextBudget:
     """Token budget constraints, validated at construction by Cupel's seven rules (``docs/concepts.md#budgets``).

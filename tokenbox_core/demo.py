@@ -36,7 +36,6 @@ room whole tool groups leave; give the demo more room
 
 from __future__ import annotations
 
-import functools
 import json
 from collections.abc import Mapping
 from importlib import resources
@@ -74,7 +73,6 @@ DEMO_OUTPUT_RESERVE = 1_024
 # --------------------------------------------------------------------------- data
 
 
-@functools.cache
 def _data() -> dict[str, Any]:
     """The demo's text (policy, task, tool schemas, documents, memories), shipped as package data."""
     text = resources.files("tokenbox_core").joinpath("demo_data.json").read_text(encoding="utf-8")

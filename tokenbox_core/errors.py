@@ -5,6 +5,9 @@
     TokenBoxError
     ├── ContextCriticalOverflow      critical sections alone exceed the budget
     ├── BudgetError (ValueError)     an invalid budget (docs/concepts.md#budgets) or argument
+    ├── CompilationError             a compile violated invariants, overflowed under ``fail_loud``,
+    │                                or failed a metric gate or a user check (lists every ``Violation``)
+    ├── CompilerInputError (ValueError) a typed compiler input or a compiler config is invalid
     ├── SectionError (ValueError)    an invalid Section or Item, duplicate ids, bad weights
     ├── CounterError (ValueError)    a token counter misbehaved (raised, negative / non-integer count)
     │   └── TokenizerUnavailable     no local copy of a tiktoken encoding and no network
@@ -14,7 +17,15 @@
     ├── OutputFormError              an output form the layout was not sized for (text-mode .messages)
     ├── SelectionError               item selection failed (see ``tokenbox_core.select``)
     ├── SecurityError                defensive compilation refused an input or a compile
+    ├── SessionError (ValueError)    invalid input to the session archive
+    │   └── UnknownTurnError (KeyError) turn or summary ids the session does not hold
+    ├── SessionStoreError            the archive file cannot be used (not a database, corrupt, newer schema)
     └── SpecError (ValueError)       a layout spec file that cannot be read or is invalid
+
+Warnings (``warnings.warn``), shown on stderr by Python's default filter::
+
+    TokenBoxWarning (UserWarning)
+    └── UnknownModelWarning          a model name TokenBox does not know: counted with a fallback encoding
 
 Every message names the numbers involved and how to fix the problem.  Errors
 raised by dependencies (tiktoken, pydantic) are mapped onto this tree with
@@ -24,9 +35,13 @@ raised by dependencies (tiktoken, pydantic) are mapped onto this tree with
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
 
 __all__ = [
     "BudgetError",
+    "CompilationError",
+    "CompilerInputError",
     "ContextCriticalOverflow",
     "CounterError",
     "InvalidTextError",
@@ -36,9 +51,15 @@ __all__ = [
     "SectionError",
     "SecurityError",
     "SelectionError",
+    "SessionError",
+    "SessionStoreError",
     "SpecError",
     "TokenBoxError",
+    "TokenBoxWarning",
     "TokenizerUnavailable",
+    "UnknownModelWarning",
+    "UnknownTurnError",
+    "Violation",
 ]
 
 
@@ -146,3 +167,70 @@ class SecurityError(TokenBoxError):
 
 class OutputFormError(TokenBoxError):
     """A layout was asked for an output form it was not sized for (``Layout.messages`` of a text-mode layout)."""
+
+
+class CompilerInputError(TokenBoxError, ValueError):
+    """An invalid compiler input or configuration; the message names the field, the value and the fix."""
+
+
+@dataclass(frozen=True)
+class Violation:
+    """One violated invariant of a compile: a short rule name and a message with the numbers."""
+
+    rule: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"[{self.rule}] {self.message}"
+
+
+class CompilationError(TokenBoxError):
+    """A compilation was rejected (chapter §6.4.1 Validate, §6.4.3 Fail-Loud, §6.11.5 gates).
+
+    It lists *every* violated invariant, each with its numbers.
+
+    Attributes:
+        violations: every violated invariant, in the order they were checked.
+        trace: the partial compilation trace (a dict) when one was built, else ``None``.
+    """
+
+    def __init__(self, violations: Sequence[Violation], trace: dict[str, Any] | None = None) -> None:
+        self.violations = tuple(violations)
+        self.trace = trace
+        lines = "\n".join(f"  - {v}" for v in self.violations)
+        count = len(self.violations)
+        super().__init__(f"compilation rejected: {count} violated invariant{'s' if count != 1 else ''}:\n{lines}")
+
+    @property
+    def rules(self) -> tuple[str, ...]:
+        """The rule names of the violations, in order."""
+        return tuple(v.rule for v in self.violations)
+
+    def __reduce__(self) -> tuple[type, tuple[tuple[Violation, ...], dict[str, Any] | None]]:
+        return (type(self), (self.violations, self.trace))
+
+
+class SessionError(TokenBoxError, ValueError):
+    """Invalid input to the session archive (a message that is not a neutral chat dict, a bad option)."""
+
+
+class UnknownTurnError(SessionError, KeyError):
+    """Turn or summary ids that the session does not hold."""
+
+    def __str__(self) -> str:  # KeyError would repr the message
+        return str(self.args[0]) if self.args else ""
+
+
+class SessionStoreError(TokenBoxError):
+    """The archive file cannot be used: not a database, corrupt, another application's, or a newer schema.
+
+    Never answered by silently resetting the file.
+    """
+
+
+class TokenBoxWarning(UserWarning):
+    """The base of TokenBox's warnings: something a result depends on was assumed, and how to avoid it."""
+
+
+class UnknownModelWarning(TokenBoxWarning):
+    """A model name TokenBox does not know: counts use a fallback encoding and window (with a did-you-mean)."""

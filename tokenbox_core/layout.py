@@ -235,11 +235,12 @@ class Layout:
 
     # ------------------------------------------------------------------ reports
 
-    def explain(self) -> str:
-        """A readable table of every section and decision (:func:`tokenbox_core.report.explain`)."""
+    def explain(self, *, all: bool = False) -> str:
+        """A readable table of every section and decision (:func:`tokenbox_core.report.explain`);
+        ``all=True`` lists every removed item instead of the first few lines."""
         from tokenbox_core.report import explain
 
-        return explain(self)
+        return explain(self, all=all)
 
     def __str__(self) -> str:
         return self.explain()

@@ -14,7 +14,6 @@ Both classes validate at construction and raise
 
 from __future__ import annotations
 
-import functools
 import math
 import string
 from collections.abc import Callable, Mapping, Sequence
@@ -24,6 +23,7 @@ from itertools import repeat
 from operator import attrgetter
 from typing import Any, Literal
 
+from tokenbox_core.arguments import suggest_keywords
 from tokenbox_core.errors import LensError, SectionError
 from tokenbox_core.frozen import FrozenDict
 from tokenbox_core.lenses import check_lens_name
@@ -52,13 +52,11 @@ def check_marker_template(owner: str, template: str) -> None:
     ``{0}``), attribute or index access (``{ids.__class__}``, ``{ids[0]}``),
     nested fields and unbalanced braces.
     """
-    # short templates (all real ones) are checked once per process: 512 entries of at most 200 characters
-    problem = _template_problem(template) if len(template) <= 200 else _template_problem.__wrapped__(template)
+    problem = _template_problem(template)
     if problem is not None:
         raise SectionError(f"{owner}: omission_marker template {template!r} {problem}")
 
 
-@functools.lru_cache(maxsize=512)
 def _template_problem(template: str) -> str | None:
     """What is wrong with a template, or ``None``."""
     try:
@@ -129,6 +127,7 @@ def _check_count(owner: str, name: str, value: object, *, allow_none: bool = Fal
     return value
 
 
+@suggest_keywords
 @dataclass(frozen=True, eq=True)
 class Item:
     """One element of a list section: a message, a document, a memory.
@@ -171,6 +170,11 @@ class Item:
     def __post_init__(self) -> None:
         _check_id("item", self.id)
         owner = f"item {self.id!r}"
+        if isinstance(self.content, bytes | bytearray | memoryview):
+            raise SectionError(
+                f"{owner}: content is {type(self.content).__name__}; decode it to str first "
+                f"(e.g. data.decode('utf-8', errors='replace'))"
+            )
         if not isinstance(self.content, str):
             raise SectionError(f"{owner}: content must be a string, got {type(self.content).__name__}")
         if self.score is not None:
@@ -201,6 +205,7 @@ class Item:
 Lens = Callable[..., str]
 
 
+@suggest_keywords
 @dataclass(frozen=True, eq=False)
 class Section:
     """A typed block of prompt material with layout constraints.
@@ -289,6 +294,11 @@ class Section:
             check_marker_template(owner, self.omission_marker)
         if isinstance(self.content, str):
             pass
+        elif isinstance(self.content, bytes | bytearray | memoryview):
+            raise SectionError(
+                f"{owner}: content is {type(self.content).__name__}; decode it to str first "
+                f"(e.g. data.decode('utf-8', errors='replace'))"
+            )
         elif isinstance(self.content, Sequence):
             items = tuple(self.content)
             seen: set[str] = set()
@@ -309,11 +319,6 @@ class Section:
         if not isinstance(self.metadata, Mapping):
             raise SectionError(f"{owner}: metadata must be a mapping")
         object.__setattr__(self, "metadata", FrozenDict(dict(self.metadata)))
-
-    def __getstate__(self) -> dict[str, Any]:
-        state = dict(self.__dict__)
-        state.pop("_tokenbox_memo", None)  # a Token Box's measurements stay in this process
-        return state
 
     @property
     def critical(self) -> bool:

@@ -36,7 +36,7 @@ from typing import Any, Union
 from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.messages.utils import count_tokens_approximately
 
-from tokenbox_core import CounterError, TokenCounter, get_counter
+from tokenbox_core import CounterError, TokenBoxError, TokenCounter, get_counter
 from tokenbox_core.tokens import PRIMING_TOKENS, content_text, message_token_count
 
 __all__ = [
@@ -157,9 +157,11 @@ def check_counter_name(name: str) -> str:
         return name
     except KeyError:
         pass
-    known = [*_SHORTCUTS, *encodings, *MODEL_CONTEXT_WINDOWS]
-    close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
-    hint = f" Did you mean {close[0]!r}?" if close else ""
+    from tokenbox_core.models.registry import suggest_model
+
+    close = difflib.get_close_matches(name, [*_SHORTCUTS, *encodings], n=1, cutoff=0.8)  # a near-exact shortcut
+    suggestion = close[0] if close else suggest_model(name)  # else a model name: 'gpt4o' is 'gpt-4o', not 'gpt2'
+    hint = f" Did you mean {suggestion!r}?" if suggestion else ""
     raise InvalidCounter(
         f"Invalid token_counter shortcut {name!r}.{hint} Use 'approximate' (LangChain's shortcut), 'bytes', "
         f"'whitespace', a tiktoken encoding ({', '.join(encodings)}), a model name tiktoken knows ('gpt-4o', "
@@ -256,7 +258,7 @@ class MessageCounter:
         """The counter on one message; what it raises becomes a CounterError naming it (issue 10 item 9)."""
         try:
             return self._one(message)
-        except CounterError:
+        except TokenBoxError:  # the core's own errors (a lone surrogate: InvalidTextError) already say the fix
             raise
         except Exception as exc:
             raise CounterError(

@@ -23,6 +23,7 @@ from pydantic import ConfigDict, PrivateAttr, ValidationInfo, field_validator
 
 from tokenbox_core import BudgetError, ContextBudget
 from tokenbox_core.arguments import StrictArguments, no_bool
+from tokenbox_core.models.registry import find_model_profile
 from tokenbox_langchain._runs import LAYOUT_EVENT, TracedFit
 from tokenbox_langchain.counting import MessageCounter
 from tokenbox_langchain.fit import FitOptions, FitResult, MessageTypes, fit_messages
@@ -65,16 +66,21 @@ def to_messages(value: Any) -> list[BaseMessage]:
 
 
 def budget_from(budget: int | ContextBudget | None, max_tokens: int | None, model: Any) -> ContextBudget:
-    """The budget: ``budget`` (int or ContextBudget), its max replaced by ``max_tokens`` when given, or the
-    model profile's ``max_input_tokens`` when neither is set."""
+    """The budget: ``budget`` (int or ContextBudget), its max replaced by ``max_tokens`` when given; when neither
+    is set, the chat model's profile ``max_input_tokens``, or a known model name's context window with its
+    ``max_output_tokens`` as the output reserve (``counter="gpt-4o"``: 128,000 less 16,384)."""
     if budget is None and max_tokens is None:
         profile = getattr(model, "profile", None)
         window = profile.get("max_input_tokens") if isinstance(profile, Mapping) else None
         if isinstance(window, int) and not isinstance(window, bool):
             return ContextBudget(max_tokens=window)
+        known = find_model_profile(model) if isinstance(model, str) else None
+        if known is not None:  # "gpt-4o": its window less its largest answer (the layout's budget shows both)
+            reserve = min(known.max_output_tokens or 0, known.context_window // 2)
+            return ContextBudget(max_tokens=known.context_window, output_reserve=reserve)
         raise BudgetError(
-            "no token budget: pass budget=... or max_tokens=..., or counter=<a chat model whose "
-            "profile has 'max_input_tokens'>"
+            "no token budget: pass budget=... or max_tokens=..., or counter=<a model name TokenBox knows, or a "
+            "chat model whose profile has 'max_input_tokens'>"
         )
     if budget is None:
         return ContextBudget.coerce(max_tokens)  # type: ignore[arg-type]
@@ -125,7 +131,8 @@ class TokenBoxMessages(StrictArguments, TracedFit, RunnableSerializable[Any, Any
 
     budget: int | ContextBudget | None = None
     """Token budget: an int, a ``ContextBudget`` (reserves, target, margin), or ``None`` to take
-    ``max_input_tokens`` from the profile of the chat model given as ``counter``."""
+    ``max_input_tokens`` from the profile of the chat model given as ``counter``, or the window of the model
+    named as ``counter`` less its output reserve (``"gpt-4o"``: 128,000 with 16,384 reserved)."""
 
     max_tokens: int | None = None
     """Overrides the budget's ``max_tokens`` (keeping its reserves); meant for ``configurable_fields``."""

@@ -75,7 +75,7 @@ from tokenbox_core import (
     TokenCounter,
 )
 from tokenbox_core.arguments import check_arguments
-from tokenbox_core.tokens import Keep, canonical_json, count_concat, count_many, count_message_tokens
+from tokenbox_core.tokens import Keep, canonical_json, count_message_tokens
 from tokenbox_llamaindex._counting import resolve_counter
 from tokenbox_llamaindex._messages import message_role
 from tokenbox_llamaindex.events import emit_layout
@@ -417,18 +417,6 @@ class _SeparatorCuts:
 
     def count(self, text: str) -> int:
         return self.counter.count(text)
-
-    def count_many(self, texts: Sequence[str]) -> list[int]:
-        return count_many(self.counter, texts)
-
-    def count_concat(self, parts: Sequence[str]) -> int:
-        return count_concat(self.counter, parts)
-
-    def __getattr__(self, name: str) -> Any:
-        """Optional capabilities the core looks up by name (``neutral_join``): the wrapped counter's, if any."""
-        if name.startswith("_") or "counter" not in self.__dict__:
-            raise AttributeError(name)
-        return getattr(self.__dict__["counter"], name)
 
     def truncate(self, text: str, limit: int, *, keep: Keep = "head") -> str:
         cut = self.counter.truncate(text, limit, keep=keep)

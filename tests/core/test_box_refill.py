@@ -6,8 +6,7 @@ import dataclasses
 
 import pytest
 
-from tokenbox_core import ContextBudget, Item, Section, SectionError, TokenBox, get_counter
-from tokenbox_core.box.state import MEMO_ATTR, MEMO_LIMIT
+from tokenbox_core import Item, Section, SectionError, TokenBox, get_counter
 from tokenbox_core.select import ReflexiveScorer, SelectionPolicy
 
 
@@ -161,25 +160,14 @@ def test_vouched_sizes_survive_a_selection_policy_in_text_mode() -> None:
     assert layout.total_tokens == get_counter("o200k_base").count("sys\n\n") + 500
 
 
-def test_the_per_section_memo_is_bounded() -> None:
-    """Issue 10 item 15: a Section laid out by thousands of boxes with callable counters keeps a few memos."""
-    section = Section("a", "one two three")
-    for n in range(2_000):
-        TokenBox(ContextBudget(100), counter=lambda text, n=n: len(text.split())).layout([section])
-    memo = section.__dict__[MEMO_ATTR]
-    assert len(memo) <= MEMO_LIMIT
-    again = TokenBox(100, counter="whitespace")
-    assert again.layout([section]).total_tokens == 3 and len(section.__dict__[MEMO_ATTR]) <= MEMO_LIMIT
-
-
-def test_a_section_refilled_after_a_memoised_drop_keeps_its_drop_action() -> None:
+def test_a_section_refilled_after_an_earlier_drop_keeps_its_drop_action() -> None:
     """A box that dropped a section before records its later drop-and-refill exactly as a fresh box does."""
     x = Section("x", "a b c d e", priority=0, shrink=1)
     y = Section("y", "a b c d e f g h i", priority=1, shrink=1, min_tokens=9)
     z = Section("z", "a b c", priority=2, shrink=1)
     w = Section("w", "a b c d e f g h", priority=1, shrink=1, min_tokens=8)
     box = TokenBox(9, counter="whitespace")
-    assert box.layout([y, x])["x"].status == "dropped"  # memoises x's record as a section dropped whole
+    assert box.layout([y, x])["x"].status == "dropped"
     again = box.layout([z, w, x])
     fresh = TokenBox(9, counter="whitespace").layout([dataclasses.replace(s) for s in (z, w, x)])
     assert [a.kind for a in again["x"].actions] == ["drop", "refill"]

@@ -15,6 +15,7 @@ from tokenbox_core import (
     register_model,
 )
 from tokenbox_core.budget import DEFAULT_CONTEXT_WINDOW
+from tokenbox_core.errors import UnknownModelWarning
 
 
 @pytest.mark.parametrize(
@@ -112,7 +113,8 @@ def test_calculator_memory_zero_when_messages_fill_the_window() -> None:
 
 def test_calculator_unknown_model_falls_back_without_raising() -> None:
     """Acceptance: an unknown model uses cl100k_base and the fallback window, without raising."""
-    budget = TokenBudgetCalculator().calculate("mystery-model", [{"role": "user", "content": "Hello world"}])
+    with pytest.warns(UnknownModelWarning, match="mystery-model"):
+        budget = TokenBudgetCalculator().calculate("mystery-model", [{"role": "user", "content": "Hello world"}])
     assert budget.context_window == DEFAULT_CONTEXT_WINDOW
     assert budget.messages_tokens == 3 + 4 + 1 + 2
 

@@ -8,12 +8,13 @@ import pytest
 
 from tokenbox_core import Section, TokenBox, TokenBudgetCalculator, get_counter
 from tokenbox_core import logs as logs_module
+from tokenbox_core.errors import UnknownModelWarning
 from tokenbox_core.tokens import registry
 
 
 def test_unknown_model_fallback_is_logged_once_at_warning(caplog: pytest.LogCaptureFixture) -> None:
     """Counting with an unknown model logs the cl100k_base fallback once, under the tokenbox logger."""
-    with caplog.at_level(logging.WARNING, logger="tokenbox"):
+    with caplog.at_level(logging.WARNING, logger="tokenbox"), pytest.warns(UnknownModelWarning):
         get_counter("acme-logs-model-1").count("hello")
         get_counter("acme-logs-model-1").count("again")
     records = [r for r in caplog.records if r.name == "tokenbox"]
@@ -23,7 +24,7 @@ def test_unknown_model_fallback_is_logged_once_at_warning(caplog: pytest.LogCapt
 
 def test_unknown_context_window_is_logged_at_warning(caplog: pytest.LogCaptureFixture) -> None:
     """The calculator's 8,192-token fallback window for an unknown model is logged."""
-    with caplog.at_level(logging.WARNING, logger="tokenbox"):
+    with caplog.at_level(logging.WARNING, logger="tokenbox"), pytest.warns(UnknownModelWarning):
         TokenBudgetCalculator(counter="whitespace").calculate("acme-logs-window", [])
     assert any("assuming the 8,192-token fallback context window" in r.getMessage() for r in caplog.records)
 
@@ -52,7 +53,9 @@ def test_layout_summary_is_one_debug_line(caplog: pytest.LogCaptureFixture) -> N
     ]
 
 
-def test_library_prints_nothing_without_logging_configured(capfd: pytest.CaptureFixture[str]) -> None:
-    """The tokenbox logger has a NullHandler: a fallback prints nothing unless the application configures logging."""
-    get_counter("acme-logs-model-2").count("x")
+def test_library_logs_nothing_without_logging_configured(capfd: pytest.CaptureFixture[str]) -> None:
+    """The tokenbox logger has a NullHandler: it prints nothing unless the application configures logging; an
+    unknown model is stated once as an UnknownModelWarning, which Python's own warning filters control."""
+    with pytest.warns(UnknownModelWarning, match="acme-logs-model-2"):
+        get_counter("acme-logs-model-2").count("x")
     assert capfd.readouterr().err == ""

@@ -15,7 +15,6 @@ from tokenbox_core.tokens import (
     TOKENS_PER_MESSAGE,
     TOKENS_PER_NAME,
     content_text,
-    count_many,
     get_counter,
     message_token_count,
 )
@@ -43,7 +42,7 @@ def reference(message: Any, counter: Any) -> int:
     call_id = reference_field(message, "tool_call_id")
     if call_id:
         texts.append(str(call_id))
-    return total + sum(count_many(counter, [t for t in texts if t]))
+    return total + sum(counter.count(t) for t in texts if t)
 
 
 class Frozen(Mapping[str, Any]):

@@ -89,12 +89,18 @@ def test_table_has_a_row_per_section_and_a_total() -> None:
 
 
 def test_removed_items_are_listed_with_reasons() -> None:
-    """Every removed item appears with its section, reason, tokens and score; whole dropped sections too."""
+    """Every removed item appears with its section, tokens and score, the plain reason once per run of items that
+    share it (not fourteen times); whole dropped sections too."""
+    from tokenbox_core.report.style import REASONS, removed_groups
+
     layout = _layout()
     page = layout_html(layout)
     assert layout.removed
     for r in layout.removed:
-        assert f"<td><code>{r.section}</code></td><td><code>{r.id}</code></td><td>{r.reason}" in page
+        assert f"<td><code>{r.section}</code></td><td><code>{r.id}</code></td>" in page
+    for _section, reason, items in removed_groups(layout):
+        assert f'<td rowspan="{len(items)}">{REASONS.get(reason, reason)}</td>' in page
+    assert page.count(REASONS["basis"]) <= len([g for g in removed_groups(layout) if g[1] == "basis"])
     dropped = [s for s in layout.sections if s.status == "dropped" and not s.removed]
     assert dropped
     for s in dropped:
@@ -146,7 +152,7 @@ def test_bar_shows_free_and_reserved_space() -> None:
     layout = TokenBox(ContextBudget(100, output_reserve=20), counter="whitespace").layout([Section("a", "x y z")])
     page = layout_html(layout)
     assert f"<title>free: {layout.max_tokens - layout.total_tokens:,} tokens</title>" in page
-    assert "<title>reserved (answer and slots): 20 tokens</title>" in page
+    assert "<title>reserved for the answer: 20 tokens</title>" in page
 
 
 # --------------------------------------------------------------------------- diff
@@ -268,3 +274,29 @@ def test_unmeasured_drops_and_reasons_are_explained() -> None:
     )
     assert "drop:outranked (higher priorities filled the budget; not measured)" in layout.explain()
     assert "dropped whole — higher-priority sections already filled the budget" in layout_html(layout)
+
+
+def test_list_section_status_says_how_many_items_it_kept() -> None:
+    """A list section that kept its claim but lost items says 'kept 2 of 5 items', in text and HTML."""
+    items = [Item(f"d{i}", f"document {i} text", score=1 - i / 10) for i in range(5)]
+    layout = TokenBox(40, counter="whitespace").layout(
+        [Section("docs", items, shrink=1, basis=6, eviction="lowest_score")]
+    )
+    section = layout["docs"]
+    assert section.status == "kept" and len(section.removed) == 3
+    assert "kept 2 of 5 items" in layout.explain() and "kept 2 of 5 items" in layout_html(layout)
+
+
+def test_explain_groups_removed_items_and_all_lists_every_one() -> None:
+    """explain() puts items removed for one reason on one line; explain(all=True) lists each with its numbers."""
+    turns = [Item(f"t{i}", "word " * 5, role="user") for i in range(30)]
+    layout = TokenBox(20, counter="whitespace").layout([Section("history", turns, shrink=1)])
+    short, full = layout.explain(), layout.explain(all=True)
+    assert short.count("removed to fit the budget") == 1 and "t0, t1, …, t25" in short and "--all" in short
+    assert all(f"history/{r.id} (" in full for r in layout.removed)
+
+
+def test_html_names_segments_too_narrow_for_a_label() -> None:
+    """Sections whose bar segments are too narrow for their names are named under the bar."""
+    layout = TokenBox(1000, counter="whitespace").layout([Section("tiny", "a b"), Section("big", "w " * 900)])
+    assert "narrow segments, left to right: tiny 2" in layout_html(layout)

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import pytest
 
-from tokenbox_core import Item, Section, SectionError, TokenBox
+from tokenbox_core import CompilerConfig, ContextBudget, Item, Section, SectionError, TokenBox, TokenBoxError
 
 
 @pytest.mark.parametrize(
@@ -151,3 +152,28 @@ def test_item_tags_must_be_a_sequence_of_strings() -> None:
         Item("a", "x", tags=["ok", 3])  # type: ignore[list-item]
     assert Item("a", "x", tags={"b", "a"}).tags == ("a", "b")  # type: ignore[arg-type]
     assert Item("a", "x", tags=["b", "a"]).tags == ("b", "a")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("make", "typo", "fix"),
+    [
+        (lambda: Section("a", "x", shrnk=1), "shrnk", "shrink"),
+        (lambda: Item("a", "x", scroe=0.5), "scroe", "score"),
+        (lambda: ContextBudget(100, output_reserv=10), "output_reserv", "output_reserve"),
+        (lambda: CompilerConfig(alocator="utility"), "alocator", "allocator"),
+    ],
+)
+def test_misspelt_keyword_names_the_right_one(make: Callable[[], object], typo: str, fix: str) -> None:
+    """A misspelt keyword argument of a core constructor is a TypeError with a did-you-mean, not a bare TypeError."""
+    with pytest.raises(TypeError, match=f"unknown argument '{typo}' \\(did you mean '{fix}'\\?\\)") as info:
+        make()
+    assert isinstance(info.value, TokenBoxError)
+
+
+@pytest.mark.parametrize("data", [b"raw bytes", bytearray(b"raw")])
+def test_bytes_content_says_decode_first(data: bytes) -> None:
+    """Bytes as content (a Section's or an Item's) say to decode them, not 'list content must hold Item objects'."""
+    with pytest.raises(SectionError, match="content is (bytes|bytearray); decode it to str first"):
+        Section("d", data)  # type: ignore[arg-type]
+    with pytest.raises(SectionError, match="content is (bytes|bytearray); decode it to str first"):
+        Item("d", data)  # type: ignore[arg-type]

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from tokenbox_core import BudgetError, TokenBoxError
+from tokenbox_core.errors import UnknownModelWarning
 from tokenbox_core.spec import LayoutSpec, SpecError, decode_utf8, load_spec, loads_spec, parse_spec
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -212,7 +213,8 @@ def test_spec_error_is_in_the_error_tree() -> None:
 def test_unknown_model_falls_back_instead_of_failing() -> None:
     """An unknown model name as counter is not an error: it counts with cl100k_base."""
     spec = parse_spec(_spec(counter="acme-private-model-9"))
-    layout = spec.layout()
+    with pytest.warns(UnknownModelWarning, match="acme-private-model-9"):
+        layout = spec.layout()
     assert layout.counter_name == "cl100k_base"
 
 

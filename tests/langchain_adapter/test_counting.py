@@ -135,3 +135,15 @@ def test_an_unhashable_callable_counter_works() -> None:
             return 7
 
     assert MessageCounter(Unhashable()).count([HumanMessage("hello there")]) == 7
+
+
+def test_lone_surrogate_is_blamed_on_the_text_not_the_counter() -> None:
+    """A lone surrogate in a message is the core's InvalidTextError ('remove the surrogate'), not 'fix the counter'."""
+    from langchain_core.messages import HumanMessage
+
+    from tokenbox_core import InvalidTextError
+    from tokenbox_langchain import trim_messages
+
+    with pytest.raises(InvalidTextError, match="surrogate") as info:
+        trim_messages([HumanMessage("bad \ud800 text")], max_tokens=50, token_counter="gpt-4o")
+    assert "fix the counter" not in str(info.value)

@@ -335,6 +335,13 @@ def test_budget_forms() -> None:
     assert TokenBoxMessages(budget=80, max_tokens=40, counter=W).resolved_budget().max_tokens == 40
 
 
+def test_a_known_model_name_gives_its_window_less_its_output_reserve() -> None:
+    """counter="gpt-4o" with no budget uses gpt-4o's 128,000-token window less its 16,384-token output reserve."""
+    budget = TokenBoxMessages(counter="gpt-4o").resolved_budget()
+    assert (budget.max_tokens, budget.output_reserve) == (128_000, 16_384)
+    assert TokenBoxMessages(counter="gpt-4o").invoke(chat(2)) == chat(2)
+
+
 def test_missing_budget_is_an_error() -> None:
     """Without budget, max_tokens or a model profile, the error names the three ways to give one."""
     with pytest.raises(BudgetError, match="no token budget"):

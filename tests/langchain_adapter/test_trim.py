@@ -224,6 +224,8 @@ def test_unknown_token_counter_is_a_value_error(counter: Any) -> None:
         trim_messages(chat(2), max_tokens=20, token_counter=counter)
     if counter == "approximat":
         assert "Did you mean 'approximate'?" in str(info.value)
+    if counter == "gpt4o":  # a model name is suggested from model names, not the encoding 'gpt2'
+        assert "Did you mean 'gpt-4o'?" in str(info.value)
     with pytest.raises(ValueError):
         lc_trim_messages(chat(2), max_tokens=20, token_counter=counter)
 

@@ -1,15 +1,15 @@
 """The Token Box (``docs/concepts.md#the-token-box``): one module per step of the algorithm.
 
-- :mod:`.state` — the working records: slots, units, memoised templates;
-- :mod:`.measure` and :mod:`.totals` — measuring: templates, units, batch
-  counting, exact totals of what is emitted;
+- :mod:`.state` — the working records: slots and units;
+- :mod:`.measure` and :mod:`.totals` — measuring every section in one pass,
+  and the exact count of what is emitted;
 - :mod:`.claim` — claims and expansion;
 - :mod:`.compress` — compression: lenses, cuts, eviction, drops;
+- :mod:`.groups` — atomic groups across sections;
+- :mod:`.refill` — giving back what compression took;
 - :mod:`.selector` — how item selection plugs in (:class:`ItemSelector`);
 - :mod:`.results` — the per-section records;
 - :mod:`.inputs` — the layout's ``input_hash``;
-- :mod:`.memo` — the box's memo of its last layouts (equal inputs, the same decisions, no work);
-- :mod:`.shape` — validation and protection order, patched from the previous call when few sections changed;
 - :mod:`.core` — :class:`TokenBox`, which runs the steps in order.
 """
 

@@ -1,4 +1,4 @@
-"""Steps 2–3, claims and expansion (Token Box step 3, ``docs/concepts.md#the-token-box``).
+"""Step 4, claims and expansion (``docs/concepts.md#the-token-box``).
 
 Each flexible section claims ``min(basis, content, max_tokens)``; a section
 capped by ``max_tokens`` is compressed (lenses) before it is cut.  Free space
@@ -20,7 +20,7 @@ from .measure import Ruler
 from .selector import fill_with_selector
 from .state import Slot
 
-__all__ = ["cap", "claim", "expand", "grow_to", "restore_groups"]
+__all__ = ["cap", "claim", "claims", "expand", "grow_to", "restore_groups"]
 
 
 def cap(slot: Slot) -> int:
@@ -48,6 +48,27 @@ def claim(ruler: Ruler, slot: Slot) -> None:
                 slot.truncated = True  # content was lost to the cap, not merely left unclaimed
     slot.base_size = slot.size
     slot.alloc = slot.size
+
+
+def claims(ruler: Ruler, order: Sequence[Slot], running: int, limit_target: int) -> int:
+    """Claims in protection order (the reverse of ``order``, the compression order), from ``running`` up.
+
+    Returns the running total.  Once the sections that outrank a section
+    alone exceed the target, compression would drop it whatever its size
+    (and lenses cannot save it), so it is dropped before its claim
+    (*outranked*; refill may still give it back).
+    """
+    outranked = 0
+    for pos in range(len(order) - 1, -1, -1):
+        slot = order[pos]
+        claim(ruler, slot)
+        running += slot.size
+        if running > limit_target:
+            outranked = pos
+            break
+    for slot in order[:outranked]:
+        slot.dropped = slot.outranked = True
+    return running
 
 
 def expand(ruler: Ruler, flexible: Sequence[Slot], free: int) -> None:

@@ -1,4 +1,4 @@
-"""Step 4, compression: lenses, cuts, eviction and drops (Token Box step 4, ``docs/concepts.md#the-token-box``).
+"""Step 5, compression: lenses, cuts, eviction and drops (``docs/concepts.md#the-token-box``).
 
 Over budget, flexible sections are visited in (priority ASC, shrink DESC,
 declaration order).  Each gets its lens pipeline, then is truncated by
@@ -10,26 +10,21 @@ by its policy (:mod:`.selector`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from tokenbox_core.errors import SectionError
 from tokenbox_core.layout import Action
 from tokenbox_core.lenses import LIST_LENSES, apply_lens, lens_name
-from tokenbox_core.tokens.fast_tail import count_minus, count_plus
 
 from .measure import Ruler
 from .selector import fill_with_selector
-from .state import MARKER_IDS_SHOWN, Slot, Unit, removed_record
+from .state import MARKER_IDS_SHOWN, MAX_PASSES, Slot, Unit, removed_record
 
-__all__ = ["apply_lenses", "compress", "cut_text", "drop", "shrink_to"]
+__all__ = ["apply_lenses", "compress", "cut_text", "drop", "settle", "shrink_to"]
 
 
 def compress(ruler: Ruler, order: Sequence[Slot], deficit: int) -> int:
-    """Visit ``order`` (compression order) until ``deficit`` tokens are freed; returns what is left of it.
-
-    A positive result means ``order`` ran out before the deficit did (the
-    incremental re-layout, :mod:`.incremental`, then falls back to the full path).
-    """
+    """Visit ``order`` (compression order) until ``deficit`` tokens are freed; returns what is left of it."""
     for slot in order:
         if deficit <= 0:
             return deficit
@@ -57,6 +52,23 @@ def compress(ruler: Ruler, order: Sequence[Slot], deficit: int) -> int:
     return deficit
 
 
+def settle(ruler: Ruler, total: Callable[[], int], order: Sequence[Slot], limit_target: int) -> int:
+    """Re-count the output exactly; compress again while BPE merges at the joins leave it over the target."""
+    exact = total()
+    passes = 0
+    while exact > limit_target and passes < MAX_PASSES:
+        compress(ruler, order, exact - limit_target)
+        exact = total()
+        passes += 1
+    for slot in order:  # pathological joins only: drop what is left, lowest first
+        if exact <= limit_target:
+            break
+        if not slot.dropped:
+            drop(slot, "budget")
+            exact = total()
+    return exact
+
+
 def apply_lenses(ruler: Ruler, slot: Slot, target: int) -> None:
     """Run the section's lens pipeline once, aiming at ``target`` units."""
     counter = ruler.counter
@@ -77,7 +89,6 @@ def apply_lenses(ruler: Ruler, slot: Slot, target: int) -> None:
             if whole or slot.source is not None:
                 slot.source = slot.text  # the whole content through the lenses so far
         else:
-            slot.own_units()
             for unit in slot.units:
                 if not slot.kept[unit.index]:
                     continue
@@ -95,9 +106,7 @@ def apply_lenses(ruler: Ruler, slot: Slot, target: int) -> None:
 
 def cut_text(ruler: Ruler, slot: Slot, text: str, alloc: int) -> str:
     """Cut text so its emitted size is at most ``alloc`` (empty when nothing fits)."""
-    full = ruler.size_of_text(slot, text)
-    joined = full if ruler.text_mode else None  # text mode: the size is count(text + separator)
-    overhead = full - count_minus(ruler.counter, text, ruler.separator, joined=joined)
+    overhead = ruler.size_of_text(slot, text) - ruler.counter.count(text)  # the separator or message overhead
     limit = max(0, alloc - overhead)
     while limit > 0:
         out = ruler.counter.truncate(text, limit, keep=slot.section.keep)
@@ -184,15 +193,13 @@ def _cut_boundary(ruler: Ruler, slot: Slot, unit: Unit, alloc: int) -> bool:
     if not slot.kept[i] or unit.vouched:  # a vouched size cannot be re-derived for a cut
         return False
     counter = ruler.counter
-    slot.own_units()
-    unit = slot.units[i]
     saved_text, saved_size = unit.text, unit.size
     isep = slot.section.item_separator
     full = counter.count(saved_text)
 
     def size_with(text: str) -> int:
         unit.text = text
-        new = count_plus(counter, text, isep) if text else 0  # a cut's count is known: re-count its tail only
+        new = counter.count(text + isep) if text else 0
         slot.kept_total += new - unit.size
         unit.size = new
         if text and i > slot.last_kept:  # the last-kept cursor only walks back: re-arm it
@@ -229,11 +236,6 @@ def drop(slot: Slot, reason: str) -> None:
     slot.remember()
     before = slot.size
     slot.cut = True
-    slot.pristine_drop = not slot.actions and slot.size == slot.full_size and reason == "budget"
-    if slot.pristine_drop and not slot.is_list and slot.template is not None and slot.template.dropped is not None:
-        slot.text, slot.size, slot.alloc, slot.dropped = "", 0, 0, True  # the memoised record says the rest,
-        slot.act(_drop_action(reason, before, slot.section.min_tokens))  # and refill may still undrop it
-        return
     if slot.is_list:
         slot.remove([removed_record(slot, u, "section dropped") for u in slot.units if slot.kept[u.index]])
         slot.kept = [False] * len(slot.units)
@@ -244,8 +246,5 @@ def drop(slot: Slot, reason: str) -> None:
     slot.size = 0
     slot.dropped = True
     slot.alloc = 0
-    slot.act(_drop_action(reason, before, slot.section.min_tokens))
-
-
-def _drop_action(reason: str, before: int, min_tokens: int) -> Action:
-    return Action("drop", reason, before, 0, f"dropped whole ({reason}; min_tokens={min_tokens})")
+    min_tokens = slot.section.min_tokens
+    slot.act(Action("drop", reason, before, 0, f"dropped whole ({reason}; min_tokens={min_tokens})"))

@@ -1,4 +1,4 @@
-"""The core rule for atomic groups across sections (``docs/concepts.md#sections-and-items``, issue 10 item 3).
+"""Step 6, atomic groups across sections (``docs/concepts.md#sections-and-items``).
 
 Within a list section an ``Item.group`` is evicted whole.  A group whose
 members sit in several sections — an assistant tool call in one history run
@@ -22,12 +22,9 @@ from tokenbox_core.errors import SectionError
 from tokenbox_core.layout import Action
 
 from .measure import Ruler
-from .state import MARKER_IDS_SHOWN, MEMO_ATTR, Slot, removed_record
+from .state import MARKER_IDS_SHOWN, Slot, removed_record
 
 __all__ = ["GroupMembers", "enforce_groups", "group_members", "incomplete_groups"]
-
-GROUPS_KEY = "groups"
-"""Where a section's group ids are memoised (beside its measurements; a string never collides with their keys)."""
 
 GroupMembers = dict[str, list[Slot]]
 """Each group that spans sections -> the slots holding its members (declaration order)."""
@@ -38,17 +35,7 @@ def group_members(slots: Sequence[Slot]) -> GroupMembers:
     seen: dict[str, list[Slot]] = {}
     for slot in slots:
         section = slot.section
-        if type(section.content) is str:
-            continue
-        memo = section.__dict__.get(MEMO_ATTR)
-        groups = memo.get(GROUPS_KEY) if memo is not None else None
-        if groups is None:
-            groups = tuple(sorted({it.group for it in section.items if it.group is not None}))
-            if memo is None:
-                memo = {}
-                object.__setattr__(section, MEMO_ATTR, memo)
-            memo[GROUPS_KEY] = groups
-        for group in groups:
+        for group in sorted({it.group for it in section.items if it.group is not None}):
             seen.setdefault(group, []).append(slot)
     spanning = {g: members for g, members in seen.items() if len(members) > 1}
     for group in sorted(spanning):
@@ -66,7 +53,7 @@ def group_members(slots: Sequence[Slot]) -> GroupMembers:
 
 def _kept(slot: Slot, group: str) -> tuple[list[int], int]:
     """(indices of the kept units of ``group`` in ``slot``, number of its units there)."""
-    if slot.dropped or slot.outranked or slot.template is None:
+    if slot.dropped or slot.outranked:
         return [], sum(1 for it in slot.section.items if it.group == group)
     members = [u.index for u in slot.units if u.item.group == group]
     return [i for i in members if slot.kept[i]], len(members)

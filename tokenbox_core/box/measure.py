@@ -1,62 +1,44 @@
-"""Step 1, measuring: templates, units, batch counting and the sizes every other step relies on.
+"""Step 2, measuring: every section's size, its units and the sizes every other step relies on.
 
 A section's size includes the separator that follows it (text mode) or its
-message overhead (messages mode), so sizes add up exactly wherever a join
-cannot change a count (:mod:`.totals` re-counts the joins that can).
-Measurements are memoised per (immutable) Section object, keyed by what
-they depend on (counter, separator, mode), and bounded to
-:data:`~.state.MEMO_LIMIT` entries per section (issue 10 item 15), so
-re-laying out a conversation after one new turn costs little more than
-counting that turn.
+message overhead (messages mode), so sizes add up wherever a join cannot
+change a count; :mod:`.totals` re-counts what is emitted.  A layout measures
+all its sections in one pass (:meth:`Ruler.measure`); the count cache
+(:mod:`tokenbox_core.tokens.cache`) makes a text counted before cost a digest.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from tokenbox_core.errors import SectionError
 from tokenbox_core.lenses import LIST_LENSES
 from tokenbox_core.sections import Item, Section
-from tokenbox_core.tokens import TOKENS_PER_MESSAGE, TokenCounter, count_many, fast_cut
-from tokenbox_core.tokens.fast_measure import measure_head, worth_it
-from tokenbox_core.tokens.fast_tail import count_plus
+from tokenbox_core.tokens import TOKENS_PER_MESSAGE, TokenCounter
 
 from .state import (
     DEFAULT_OMISSION,
     DEFAULT_OMISSION_ONE,
     MARKER_IDS_SHOWN,
-    MEMO_ATTR,
-    MEMO_LIMIT,
     Mode,
     Slot,
-    Template,
     Unit,
 )
 
-__all__ = ["NO_GROUPS", "TEXT_TEMPLATE", "Ruler", "eviction_groups"]
-
-NO_GROUPS: list[list[int]] = []
-"""The eviction order of a text section's template: shared, since it is only ever read."""
-TEXT_TEMPLATE: dict[str, Any] = vars(Template(size=0, units=None, evict_order=NO_GROUPS))
-"""A text section's template fields before its size is known (``measure_batch`` copies them)."""
+__all__ = ["Ruler", "eviction_groups"]
 
 
 class Ruler:
     """What sizes depend on — the counter, the separator, the mode — and every size the box computes."""
 
-    __slots__ = ("counter", "memo_key", "mode", "reach", "separator", "text_mode")
+    __slots__ = ("counter", "mode", "separator", "text_mode")
 
     def __init__(self, counter: TokenCounter, separator: str, mode: Mode) -> None:
         self.counter = counter
         self.separator = separator
         self.mode: Mode = mode
         self.text_mode = mode == "text"
-        # Measurements live on the (immutable) Section objects, keyed by what they depend on, so they
-        # die with the section and are shared by boxes with the same counter, separator and mode.
-        self.memo_key: tuple[Any, str, str] = (getattr(counter, "_cache_key", counter), separator, mode)
-        self.reach: int | None = None
-        """The most any section can receive in the current layout (the box sets it); None: unknown."""
 
     # ------------------------------------------------------------------ sizes
 
@@ -71,12 +53,9 @@ class Ruler:
         """Emitted size of a text section's content (with its separator or message overhead)."""
         if not text:
             return 0
-        template = slot.template
-        if template is not None and text is slot.section.content and template.units is None:
-            return template.size  # the whole content, as measured: no copy, hash or count of megabytes again
         if self.mode == "messages":
             return self.counter.count(text) + self.message_overhead(self.role(slot))
-        return count_plus(self.counter, text, self.separator)  # a long text's tail is re-counted, not all of it
+        return self.counter.count(text + self.separator)
 
     def unit_size(self, slot: Slot, unit: Unit) -> int:
         """A unit's size after its text changed (a vouched size only holds for the original text)."""
@@ -146,221 +125,61 @@ class Ruler:
         text = default if template is True else str(template)
         return text.format(count=len(ids), ids=shown, first=ids[0], last=ids[-1])
 
-    # ------------------------------------------------------------------ templates
+    # ------------------------------------------------------------------ measuring
 
-    def new_slots(self, sections: Sequence[Section], indices: Sequence[int] | None = None) -> list[Slot]:
-        """A slot per section, filled from memoised measurements where the section was seen before.
-
-        ``indices``: the sections' positions in the layout's input (default:
-        their positions in ``sections``).  Thousands of slots are made per
-        call, so a slot's ``__dict__`` is set in one assignment (the same
-        state :class:`Slot`'s constructor and :func:`fill` give it; unset
-        attributes read the class defaults).
-        """
-        key = self.memo_key
-        slots: list[Slot] = []
-        append = slots.append
-        new = object.__new__
-        for i, section in zip(range(len(sections)) if indices is None else indices, sections, strict=True):
-            slot = new(Slot)
-            memo = section.__dict__.get(MEMO_ATTR)
-            template = memo.get(key) if memo is not None else None
-            if template is not None and template.units is None:  # the common case: a measured text section
-                state = template.slot_state
-                if state is None:
-                    state = template.slot_state = {  # not the section: the template is kept on it
-                        "template": template,
-                        "critical": section.shrink == 0,
-                        "size": template.size,
-                        "full_size": template.size,
-                        "text": section.content,
-                    }
-                state = state.copy()
-                state["section"] = section
-                state["index"] = i
-                slot.__dict__ = state
-            else:
-                slot.__dict__ = {"section": section, "template": None, "index": i, "critical": section.shrink == 0}
-                if template is not None:
-                    fill(slot, template)
-            append(slot)
-        return slots
-
-    def ensure_measured(self, slots: Sequence[Slot]) -> None:
-        """Measure (in one batch) the slots whose sections were not seen before.
-
-        A slot made bare (``incremental``) of a section measured before is filled from its memo.
-        """
-        key = self.memo_key
-        todo: list[Slot] = []
-        memos: list[dict[Any, Any] | None] = []
-        for slot in slots:
-            if slot.template is not None:
-                continue
-            memo = slot.section.__dict__.get(MEMO_ATTR)
-            template = memo.get(key) if memo is not None else None
-            if template is not None:
-                fill(slot, template)
-            else:
-                todo.append(slot)
-                memos.append(memo)
-        if not todo:
-            return
-        templates = self.measure_batch([s.section for s in todo])
-        for slot, memo, template in zip(todo, memos, templates, strict=True):
-            section = slot.section
-            if memo is None:
-                memo = section.__dict__.get(MEMO_ATTR)
-                if memo is None:
-                    memo = {}
-                    object.__setattr__(section, MEMO_ATTR, memo)
-            if len(memo) >= MEMO_LIMIT and key not in memo:
-                del memo[next(iter(memo))]  # bounded: the oldest measurement goes first
-            memo[key] = template
-            fill(slot, template)
-
-    def measure_batch(self, sections: Sequence[Section]) -> list[Template]:
-        """Templates for ``sections``, every string they need counted in one batch.
-
-        One pass collects the strings (a section's are ``strings[starts[k]:starts[k + 1]]``), one
-        ``count_many`` counts them, one pass makes the templates; whether a join before a text is
-        neutral depends on its first character only, so it is asked once per distinct first character.
-        """
-        text_mode = self.text_mode
-        sep = self.separator
-        partial_min = fast_cut.PARTIAL_MIN_CHARS
+    def measure(self, slots: Sequence[Slot]) -> None:
+        """Measure ``slots`` (each set to its section's whole content), every string counted in one pass."""
         strings: list[str] = []
-        append = strings.append
-        extend = strings.extend
-        starts: list[int] = []
-        mark = starts.append
-        known: dict[int, int] = {}  # long texts measured by their prefix (fast_measure), by section position
-        for pos, section in enumerate(sections):
-            mark(len(strings))
-            text = section.content
-            if isinstance(text, str):
-                if len(text) >= partial_min:
-                    head = self._measure_head(section, text)
-                    if head is not None:
-                        known[pos] = head
-                        continue
-                if text:
-                    append(text + sep if text_mode else text)
+        for slot in slots:
+            strings.extend(self._strings(slot.section))
+        count = self.counter.count
+        counts = iter([count(s) for s in strings])
+        for slot in slots:
+            content = slot.section.content
+            if isinstance(content, str):
+                size = next(counts) if content else 0
+                if content and not self.text_mode:
+                    size += self.message_overhead(slot.section.role or "user")
+                slot.text = content
+                slot.size = slot.full_size = size
             else:
-                isep = section.item_separator
-                items = section.items
-                if text_mode:
-                    extend([it.content + isep for it in items if it.tokens is None and it.content])
-                    if items and items[-1].tokens is None and items[-1].content:
-                        append(items[-1].content + sep)
-                else:
-                    extend([it.content for it in items if it.tokens is None])
-        mark(len(strings))
-        counts = count_many(self.counter, strings)
-        neutral = getattr(self.counter, "neutral_join", None)
-        start_ok: dict[str, bool] = {"": False}  # by the text's first character
-        out: list[Template] = []
-        new = object.__new__
-        fresh = TEXT_TEMPLATE
-        for pos, section in enumerate(sections):
-            text = section.content
-            start = starts[pos]
-            if not isinstance(text, str):
-                out.append(self._list_template(section, counts[start : starts[pos + 1]]))
-                continue
-            measured = pos in known or starts[pos + 1] > start
-            size = (known[pos] if pos in known else counts[start]) if measured else 0
-            if measured and not text_mode:
-                size += self.message_overhead(section.role or "user")
-            first = text[:1]
-            ok = start_ok.get(first)
-            if ok is None:
-                ok = start_ok[first] = bool(neutral and neutral("\n", first))
-            template = new(Template)  # Template(size=size, start_ok=...) without the keyword handling
-            state = fresh.copy()
-            state["size"] = size
-            state["start_ok"] = ok
-            template.__dict__ = state
-            out.append(template)
-        return out
+                self._fill_list(slot, counts)
 
-    def _measure_head(self, section: Section, text: str) -> int | None:
-        """A long text a cut will shorten: measured by encoding the most it can keep and counting the rest."""
-        reach = self.reach
-        if reach is None or section.shrink == 0:
-            return None  # a critical section is never cut
-        if section.max_tokens is not None:
-            reach = min(reach, section.max_tokens)
-        if not worth_it(self.counter, text, reach):
-            return None
-        suffix = self.separator if self.text_mode else ""
-        return measure_head(self.counter, text, suffix, reach, section.keep)  # type: ignore[arg-type]
+    def _strings(self, section: Section) -> list[str]:
+        """The strings ``section``'s size is made of: its text with its separator, or its unvouched items."""
+        content = section.content
+        if isinstance(content, str):
+            return [content + self.separator if self.text_mode else content] if content else []
+        if self.text_mode:
+            return [it.content + section.item_separator for it in section.items if it.tokens is None and it.content]
+        return [it.content for it in section.items if it.tokens is None]
 
-    def _list_template(self, section: Section, values: Sequence[int]) -> Template:
-        """A list section's template from its counted strings (``measure_batch``'s order)."""
-        text_mode = self.text_mode
+    def _fill_list(self, slot: Slot, counts: Iterator[int]) -> None:
+        """Set a list slot's units from their counts (``_strings``' order); every unit kept."""
+        section = slot.section
         units: list[Unit] = []
-        append = units.append
-        pos = 0
-        kept_total = 0
         for i, item in enumerate(section.items):
-            tokens = item.tokens
-            if tokens is not None:
-                if tokens < 0:
+            if item.tokens is not None:
+                if item.tokens < 0:
                     raise SectionError(
-                        f"item {item.id!r} in section {section.id!r} has a negative size ({tokens}); "
+                        f"item {item.id!r} in section {section.id!r} has a negative size ({item.tokens}); "
                         f"Item.tokens must be >= 0"
                     )
-                append(Unit(item, i, item.content, tokens, True))
-                kept_total += tokens
-                continue
-            content = item.content
-            if text_mode and not content:  # an empty item emits nothing, not even a separator
-                append(Unit(item, i, "", 0))
-                continue
-            size = values[pos]
-            if not text_mode:
-                size += self.message_overhead(item.role or section.role or "user")
-            pos += 1
-            append(Unit(item, i, content, size))
-            kept_total += size
-        last = units[-1] if units else None
-        if last is None or not text_mode:
-            size = kept_total  # every unit kept, no marker: list_size is the kept total
-        elif not last.vouched and last.text:
-            size = max(0, kept_total + values[pos] - last.size)  # values[pos]: the last item + the separator
-        else:
-            probe = Slot(
-                section,
-                None,
-                0,
-                section.critical,
-                is_list=True,
-                units=units,
-                kept=[True] * len(units),
-                kept_total=kept_total,
-                last_kept=len(units) - 1,
-            )
-            size = self.list_size(probe)
-        return Template(
-            size=size, units=tuple(units), evict_order=eviction_groups(section, units), kept_total=kept_total
-        )
-
-
-def fill(slot: Slot, template: Template) -> None:
-    """Set ``slot`` to its section's whole, measured content."""
-    slot.template = template
-    slot.size = slot.full_size = template.size
-    if template.units is None:
-        slot.text = slot.section.content  # type: ignore[assignment]
-    else:
+                units.append(Unit(item, i, item.content, item.tokens, True))
+            elif self.text_mode and not item.content:  # an empty item emits nothing, not even a separator
+                units.append(Unit(item, i, ""))
+            elif self.text_mode:
+                units.append(Unit(item, i, item.content, next(counts)))
+            else:
+                overhead = self.message_overhead(item.role or section.role or "user")
+                units.append(Unit(item, i, item.content, next(counts) + overhead))
         slot.is_list = True
-        slot.units = list(template.units)
-        slot.units_shared = True
-        slot.kept = [True] * len(slot.units)
-        slot.kept_total = template.kept_total
-        slot.last_kept = len(slot.units) - 1
-        slot.evict_order = template.evict_order
+        slot.units = units
+        slot.kept = [True] * len(units)
+        slot.kept_total = sum(u.size for u in units)
+        slot.last_kept = len(units) - 1
+        slot.evict_order = eviction_groups(section, units)
+        slot.size = slot.full_size = self.list_size(slot)
 
 
 def eviction_groups(section: Section, units: Sequence[Unit]) -> list[list[int]]:
@@ -374,13 +193,6 @@ def eviction_groups(section: Section, units: Sequence[Unit]) -> list[list[int]]:
     for lens in section.strategy:
         if isinstance(lens, str) and lens in LIST_LENSES:
             eviction = LIST_LENSES[lens]  # type: ignore[assignment]
-    if all(unit.item.group is None for unit in units):  # the common case: every group is one item
-        items = [unit.item for unit in units]
-        keys = [
-            _evict_key(bool(it.pinned), it.priority or 0, unit.index, unit.index, it.score, eviction)
-            for it, unit in zip(items, units, strict=True)
-        ]
-        return [[units[k].index] for k in sorted(range(len(units)), key=keys.__getitem__)]
     groups: dict[str, list[int]] = {}
     order: list[list[int]] = []
     for unit in units:
@@ -393,26 +205,17 @@ def eviction_groups(section: Section, units: Sequence[Unit]) -> list[list[int]]:
             groups[key] = [unit.index]
             order.append(groups[key])
 
-    def group_key(members: list[int]) -> tuple[Any, ...]:
+    def evict_key(members: list[int]) -> tuple[Any, ...]:
+        """Pinned last, then lower priority first, then oldest / newest / lowest score first (ties: the later
+        group loses)."""
         items = [units[i].item for i in members]
+        pinned = any(it.pinned for it in items)
+        priority = max(it.priority or 0 for it in items)
+        if eviction == "oldest":
+            return (pinned, priority, members[0])
+        if eviction == "newest":
+            return (pinned, priority, -members[-1])
         scores = [it.score for it in items if it.score is not None]
-        return _evict_key(
-            any(it.pinned for it in items),
-            max(it.priority or 0 for it in items),
-            members[0],
-            members[-1],
-            max(scores) if scores else None,
-            eviction,
-        )
+        return (pinned, priority, max(scores) if scores else float("-inf"), -members[0])
 
-    return sorted(order, key=group_key)
-
-
-def _evict_key(pinned: bool, prio: int, first: int, last: int, best: float | None, eviction: str) -> tuple[Any, ...]:
-    """The eviction sort key of a group (its first and last unit index, its best score): pinned last, then lower
-    priority first, then oldest / newest / lowest score first (ties: the later group loses)."""
-    if eviction == "oldest":
-        return (pinned, prio, first)
-    if eviction == "newest":
-        return (pinned, prio, -last)
-    return (pinned, prio, best if best is not None else float("-inf"), -first)
+    return sorted(order, key=evict_key)

@@ -1,4 +1,4 @@
-"""Step 5, refill: give back what compression took once room is left (``docs/concepts.md#the-token-box``).
+"""Step 7, refill: give back what compression took once room is left (``docs/concepts.md#the-token-box``).
 
 The seed's compression loop visits sections lowest first and stops when the
 deficit is gone, so a section dropped early stays dropped even when a later
@@ -14,7 +14,7 @@ is left:
   never below its ``min_tokens``;
 - a section that was cut regrows towards the size it had after claims and
   expansion (never beyond: a ``basis`` is still only regained by ``grow``);
-- a section dropped unmeasured (outranked) is measured only when room is
+- a section dropped before its claim (outranked) is claimed when room is
   left when its turn comes;
 - a lens's compression is not undone (refill gives back cuts and drops);
 - a list whose boundary item was cut (``partial``) is left as it is: the
@@ -76,7 +76,7 @@ def refill(
             if slot.section.min_tokens > room:
                 short.add(priority)
                 continue
-            if not _measure_outranked(ruler, slot):
+            if not _claim_outranked(ruler, slot):
                 continue
         if not slot.cut:
             continue
@@ -127,23 +127,19 @@ def _restored(ruler: Ruler, slot: Slot) -> bool:
     return slot.size >= slot.want
 
 
-def _measure_outranked(ruler: Ruler, slot: Slot) -> bool:
-    """Measure and claim a section dropped unmeasured, then drop it as compression would; False if it is empty."""
-    ruler.ensure_measured([slot])
+def _claim_outranked(ruler: Ruler, slot: Slot) -> bool:
+    """Claim a section dropped before its claim, then drop it as compression would; False if it is empty."""
     if slot.size == 0:
-        return False  # nothing to give back: it keeps its record of a section dropped unmeasured
+        return False  # nothing to give back: it keeps its record of an outranked section
     slot.outranked = False
-    if slot.section.basis is not None or slot.section.max_tokens is not None or slot.section.policy is not None:
-        claim(ruler, slot)
-    else:
-        slot.base_size = slot.alloc = slot.size
+    claim(ruler, slot)
     drop(slot, "budget")  # remembers the claim as what refill may give back
     return slot.want > 0
 
 
 def _undrop(slot: Slot) -> None:
-    """A dropped slot as an empty, live one (whatever shortcut its drop took)."""
-    slot.dropped = slot.pristine_drop = False
+    """A dropped slot as an empty, live one."""
+    slot.dropped = False
     slot.text, slot.size = "", 0
     if slot.is_list:
         slot.kept = [False] * len(slot.units)
@@ -198,14 +194,12 @@ _FIELDS = (
     "evicted_groups",
     "marker",
     "marker_size",
-    "pristine_drop",
     "dropped",
     "truncated",
     "actions",
     "removed",
     "selection",
     "units",
-    "units_shared",
     "evict_order",
 )
 

@@ -113,7 +113,6 @@ def _arrange(ruler: Ruler, slot: Slot, units: list[Unit], kept: tuple[int, ...],
     chosen = set(kept)
     order = [units[i] for i in kept] + [u for n, u in enumerate(units) if n not in chosen]
     slot.units = [Unit(item=u.item, index=i, text=u.text, size=u.size, vouched=u.vouched) for i, u in enumerate(order)]
-    slot.units_shared = False
     slot.kept = [True] * len(kept) + [False] * (len(order) - len(kept))
     slot.kept_total = sum(u.size for u in slot.units[: len(kept)])
     slot.last_kept = len(kept) - 1

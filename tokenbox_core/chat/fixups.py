@@ -137,14 +137,13 @@ def partial_cut(
 ) -> dict[str, Any] | None:
     """The boundary message cut to fit ``room`` (LangChain's ``allow_partial``): the fewest content parts
     dropped, else the most text splits kept (from the end with ``keep_tail``); ``None`` when nothing fits.
-    Each candidate is only asked whether it fits: one over the room is counted only until it passes it
-    (:meth:`ChatCounter.size_up_to`, issue 16 §1)."""
+    Each candidate is sized as sent (:meth:`ChatCounter.size`) and kept when it is at most ``room``."""
     content = message.get("content")
     if isinstance(content, list | tuple) and len(content) > 1:
         for keep in range(len(content) - 1, 0, -1):
             parts = content[len(content) - keep :] if keep_tail else content[:keep]
             candidate = {**message, "content": list(parts)}
-            if counter.size_up_to(candidate, index, room) is not None:
+            if counter.size(candidate, index) <= room:
                 return candidate
     text: str | None = None
     if isinstance(content, str):
@@ -170,7 +169,7 @@ def partial_cut(
         if keep_tail:
             chosen = chosen[::-1]
         candidate = {**message, "content": "".join(chosen)}
-        if counter.size_up_to(candidate, index, room) is not None:  # a candidate over the room is read only so far
+        if counter.size(candidate, index) <= room:
             lo = mid
             best = candidate
         else:

@@ -22,8 +22,6 @@ from tokenbox_core.tokens import (
     TOKENS_PER_MESSAGE,
     TokenCounter,
     content_text,
-    count_many,
-    count_up_to,
     get_counter,
     message_token_count,
 )
@@ -186,7 +184,6 @@ class ChatCounter:
         self.base = base
         self.name = name
         self.core = text
-        self._plain_up_to: Callable[[Mapping[str, Any], int], int | None] | None = None
         self._plain_many: Callable[[Sequence[Mapping[str, Any]], Iterable[int]], dict[int, int]] | None = None
 
     @classmethod
@@ -204,29 +201,10 @@ class ChatCounter:
             per = media_tokens
 
             def sized(m: Mapping[str, Any], i: int | None) -> int:
-                content = m.get("content")
-                if type(content) is str and not (m.get("name") or m.get("tool_calls") or m.get("tool_call_id")):
-                    # a plain message, the common case: message_token_count's sum, without its generic path
-                    role = m.get("role") or ""
-                    return TOKENS_PER_MESSAGE + (count(role) if role else 0) + (count(content) if content else 0)
                 if per is None:
                     return message_token_count(m, core)
                 plain, media = _media_free(m)
                 return message_token_count(plain, core) + media * per
-
-            def plain_up_to(m: Mapping[str, Any], limit: int) -> int | None:
-                """``sized(m)`` if at most ``limit`` else None, for a plain message; -1: not a plain message."""
-                content = m.get("content")
-                if type(content) is not str or m.get("name") or m.get("tool_calls") or m.get("tool_call_id"):
-                    return -1
-                role = m.get("role") or ""
-                overhead = TOKENS_PER_MESSAGE + (count(role) if role else 0)
-                if not content:
-                    return overhead if overhead <= limit else None
-                if overhead > limit:
-                    return None
-                text = count_up_to(core, content, limit - overhead)
-                return None if text is None else overhead + text
 
             def plain_many(messages: Sequence[Mapping[str, Any]], indices: Iterable[int]) -> dict[int, int]:
                 """``sized`` of the plain messages among ``indices``: their texts counted in one batch, each role
@@ -238,7 +216,7 @@ class ChatCounter:
                     if type(content) is str and not (m.get("name") or m.get("tool_calls") or m.get("tool_call_id")):
                         plain.append((i, m.get("role") or "", content))
                 texts = [c for _, _, c in plain if c]
-                counts = iter(count_many(core, texts)) if texts else iter(())
+                counts = iter([core.count(t) for t in texts])
                 roles: dict[str, int] = {}
                 out: dict[int, int] = {}
                 for i, role, content in plain:
@@ -249,7 +227,6 @@ class ChatCounter:
                 return out
 
             chat = cls(sized, base=PRIMING_TOKENS, name=core.name, text=core)
-            chat._plain_up_to = plain_up_to
             chat._plain_many = plain_many
             return chat
         name = getattr(spec, "__qualname__", None) or type(spec).__name__
@@ -292,28 +269,9 @@ class ChatCounter:
             f"{'new' if index is None else index}); fix the counter or pass a counter name such as 'gpt-4o'"
         )
 
-    def size_up_to(self, message: Mapping[str, Any], index: int | None, limit: int) -> int | None:
-        """``size(message, index)`` if it is at most ``limit``, else None (issue 16 §1: count-up-to-a-limit).
-
-        A plain text message sized by a core counter is read only until the
-        limit is passed (:func:`~tokenbox_core.tokens.count_up_to`, native with
-        the fast counter); any other message is sized exactly and compared.
-        """
-        if self._plain_up_to is not None:
-            try:
-                value = self._plain_up_to(message, limit)
-            except TokenBoxError:
-                raise
-            except Exception as exc:
-                raise self._raised(exc, index) from exc
-            if value != -1:
-                return value
-        size = self.size(message, index)
-        return size if size <= limit else None
-
     def sizes(self, messages: Sequence[Mapping[str, Any]], indices: Iterable[int]) -> dict[int, int]:
         """``{i: size(messages[i], i)}`` for ``indices``, in their order: with a core counter the plain text
-        messages' texts are counted in one batch (``count_many``) and each role once; the others, and
+        messages' texts are counted in one batch and each role once; the others, and
         everything when the batch raises (so the first failing message raises what it always did), one by
         one."""
         order = list(indices)

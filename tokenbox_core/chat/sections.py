@@ -27,7 +27,6 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from tokenbox_core.chat.fixups import partial_cut, place_markers, split_groups, start_on_fixup
-from tokenbox_core.chat.items import message_item as _item
 from tokenbox_core.chat.messages import (
     OVERRIDE_KEY,
     SYSTEM_ROLES,
@@ -38,7 +37,7 @@ from tokenbox_core.chat.messages import (
 )
 from tokenbox_core.chat.read import ReadMessages, read_messages
 from tokenbox_core.layout import Layout
-from tokenbox_core.sections import Section
+from tokenbox_core.sections import Item, Section
 from tokenbox_core.tokens import content_text
 
 __all__ = [
@@ -376,14 +375,14 @@ def conversation_sections(
             role = m["role"]
             content = m.get("content")
             items.append(
-                _item(
-                    ids[j],
-                    content if type(content) is str else content_text(content),
-                    role,
-                    "ToolOutput" if role == "tool" else "Message",
-                    found[j].get("priority") if j in found else None,
-                    f"{prefix}tools-{a}" if a is not None else None,
-                    sizes[j],
+                Item(
+                    id=ids[j],
+                    content=content if type(content) is str else content_text(content),
+                    role=role,
+                    kind="ToolOutput" if role == "tool" else "Message",
+                    priority=found[j].get("priority") if j in found else None,
+                    group=f"{prefix}tools-{a}" if a is not None else None,
+                    tokens=sizes[j],
                 )
             )
         if is_critical:

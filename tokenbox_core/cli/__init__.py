@@ -28,13 +28,14 @@ import argparse
 import logging
 import os
 import sys
+import warnings
 from collections.abc import Sequence
 from typing import TextIO
 
 from tokenbox_core.cli import commands
 from tokenbox_core.cli.commands import EXIT_BAD_INPUT, EXIT_OK, one_line
 from tokenbox_core.cli.parser import UsageError, build_parser
-from tokenbox_core.errors import TokenBoxError
+from tokenbox_core.errors import TokenBoxError, TokenBoxWarning
 
 __all__ = ["main"]
 
@@ -45,7 +46,7 @@ def _dispatch(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.command == "layout":
         return commands.cmd_layout(args, out, err)
     if args.command == "count":
-        return commands.cmd_count(args, out)
+        return commands.cmd_count(args, out, err)
     if args.command == "budget":
         return commands.cmd_budget(args, out)
     if args.command == "diff":
@@ -89,7 +90,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return int(exc.code or 0) if not isinstance(exc.code, str) else EXIT_BAD_INPUT
         logger.addHandler(handler)
         logger.setLevel(logging.DEBUG if args.verbose else logging.WARNING)
-        return _dispatch(args, out, err)
+        with warnings.catch_warnings():  # the logger's handler states fallbacks on stderr once already
+            warnings.simplefilter("ignore", TokenBoxWarning)
+            return _dispatch(args, out, err)
     except (UsageError, TokenBoxError) as exc:
         err.write(f"tokenbox: error: {one_line(str(exc))}\n")
         return EXIT_BAD_INPUT

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, TextIO
 
 from tokenbox_core.cli.parser import UsageError
@@ -87,7 +89,7 @@ def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
         f"documents, 64 messages with tool calls, a scratchpad, the task)\nlaid out as chat messages into "
         f"{budget.max_tokens:,} {DEMO_MODEL} tokens with {budget.output_reserve:,} reserved for the answer.\n\n"
     )
-    out.write(layout.explain() + "\n\n")
+    out.write(layout.explain(all=args.all) + "\n\n")
     out.write(
         "Try: tokenbox demo --budget 16384 (documents expand) · tokenbox demo --budget 2400 (tool schemas "
         "compressed)\n     tokenbox demo --html layout.html (visual report) · tokenbox demo --messages (the context)\n"
@@ -108,7 +110,7 @@ def cmd_layout(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.json:
         out.write(layout.to_json(indent=2) + "\n")
     else:
-        out.write(layout.explain() + "\n")
+        out.write(layout.explain(all=getattr(args, "all", False)) + "\n")
         if args.html:
             out.write(f"wrote {args.html}\n")
     return EXIT_OK
@@ -117,20 +119,36 @@ def cmd_layout(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 # --------------------------------------------------------------------------- count
 
 
-def cmd_count(args: argparse.Namespace, out: TextIO) -> int:
+@contextlib.contextmanager
+def _stated_by_the_command() -> Iterator[None]:
+    """Silence the ``tokenbox`` logger's fallback warnings while a command that states them itself runs
+    (the logger's copy would say the same thing twice, or not at all once said in this process)."""
+    logger = logging.getLogger("tokenbox")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
+def cmd_count(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from tokenbox_core.tokens import get_counter
 
-    counter = get_counter(args.model)
     paths = args.files or ["-"]
     rows: list[tuple[str, int]] = []
-    for path in paths:
-        name = "<stdin>" if path == "-" else path
-        text = decode_utf8(_read_bytes(path), name)
-        rows.append((name, counter.count(text)))
+    with _stated_by_the_command():
+        counter = get_counter(args.model)
+        for path in paths:
+            name = "<stdin>" if path == "-" else path
+            text = decode_utf8(_read_bytes(path), name)
+            rows.append((name, counter.count(text)))
     total = sum(n for _, n in rows)
     from tokenbox_core.models.counting import counting_note  # issue 14 hook: state fallbacks and estimates
 
     note = counting_note(counter)
+    if note:  # stated once, on stderr: stdout stays data
+        err.write(f"tokenbox: warning: {one_line(note)}\n")
     if args.json:
         files = [{"path": name, "tokens": n} for name, n in rows]
         payload = {"model": args.model, "counter": counter.name, "files": files, "total": total}
@@ -143,8 +161,6 @@ def cmd_count(args: argparse.Namespace, out: TextIO) -> int:
         out.write(f"{n:>{width},}  {name}\n")
     if len(rows) > 1:
         out.write(f"{total:>{width},}  total ({counter.name})\n")
-    if note:
-        out.write(f"note: {note}\n")
     return EXIT_OK
 
 
@@ -241,7 +257,10 @@ def cmd_diff(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def cmd_schema(args: argparse.Namespace, out: TextIO) -> int:
-    from tokenbox_core.spec import spec_json_schema
+    if getattr(args, "compile", False):
+        from tokenbox_core.compiler.command import compile_spec_json_schema as schema
+    else:
+        from tokenbox_core.spec import spec_json_schema as schema
 
-    out.write(json.dumps(spec_json_schema(), indent=2, ensure_ascii=False) + "\n")
+    out.write(json.dumps(schema(), indent=2, ensure_ascii=False) + "\n")
     return EXIT_OK

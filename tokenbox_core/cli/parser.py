@@ -77,6 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--json", action="store_true", help="print the layout as JSON instead of the table")
     demo.add_argument("--messages", action="store_true", help="print the laid-out chat messages as JSON")
     demo.add_argument("--html", metavar="FILE", help="also write the visual HTML report to FILE")
+    demo.add_argument("--all", action="store_true", help="list every removed item (default: the first few lines)")
 
     layout = commands.add_parser(
         "layout",
@@ -89,6 +90,7 @@ def build_parser() -> argparse.ArgumentParser:
     layout.add_argument("spec", metavar="SPEC", help="a .json or .toml spec, or a .jsonl file of specs")
     layout.add_argument("--json", action="store_true", help="print the layout as JSON (batch: one object per line)")
     layout.add_argument("--html", metavar="FILE", help="also write the visual HTML report to FILE (one spec only)")
+    layout.add_argument("--all", action="store_true", help="list every removed item (default: the first few lines)")
     layout.add_argument(
         "--jobs",
         "-j",
@@ -146,13 +148,14 @@ def build_parser() -> argparse.ArgumentParser:
     diff.add_argument("--json", action="store_true", help="print the diff as JSON")
     diff.add_argument("--html", metavar="FILE", help="also write the diff as HTML to FILE")
 
-    commands.add_parser(
+    schema = commands.add_parser(
         "schema",
         help="print the JSON Schema of the spec format",
-        description="Print the JSON Schema of the layout spec format. Save it (tokenbox schema > "
-        'tokenbox-spec.schema.json) and point your editor at it, or name it in a spec\'s "$schema" key, for '
-        "completion and checking while you write specs.",
+        description="Print the JSON Schema of the layout spec format (--compile: of the compile spec format). Save "
+        'it (tokenbox schema > tokenbox-spec.schema.json) and point your editor at it, or name it in a spec\'s '
+        '"$schema" key, for completion and checking while you write specs.',
     )
+    schema.add_argument("--compile", action="store_true", help="the compile spec format (tokenbox compile)")
     from tokenbox_core.compiler.command import add_compile_command  # compiler hook (ported at the media merge)
 
     add_compile_command(commands)  # `tokenbox compile SPEC` lives in tokenbox_core.compiler.command

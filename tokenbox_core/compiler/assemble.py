@@ -70,14 +70,13 @@ class Assembled:
 
     def count(self, counter: TokenCounter, output: str) -> int:
         """The exact size of the output as sent (and of the tool schemas sent beside it, as their canonical
-        JSON), re-using cached piece counts where joins are neutral."""
+        JSON)."""
         return self._count(counter, output) + sum(counter.count(t) for t in self.tool_texts)
 
     def _count(self, counter: TokenCounter, output: str) -> int:
-        concat = getattr(counter, "count_concat", None)
 
         def joined(pieces: Sequence[str]) -> int:
-            return int(concat(pieces)) if concat is not None else counter.count("".join(pieces))
+            return counter.count("".join(pieces))
 
         if output == "text":
             return joined(self.text_parts) if self.text_parts else counter.count(self.text)

@@ -16,14 +16,14 @@ user turn, tool groups they belong to) are kept whole.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, cast
+from typing import Any
 
 from tokenbox_core.chat import ConversationSections
 from tokenbox_core.compiler.config import CompilerConfig
 from tokenbox_core.compiler.history import history_sections
-from tokenbox_core.compiler.inputs import Tier, Trust, keep, kept
+from tokenbox_core.compiler.inputs import Evidence, Memory, Tier, Tool, Trust
 from tokenbox_core.compiler.rank import Ranked
 from tokenbox_core.compiler.render import evidence_content, evidence_tag, memory_content
 from tokenbox_core.media.evidence import media_item_tokens
@@ -100,32 +100,17 @@ class SectionPlan:
         return replace(self, section=section)
 
 
-_ITEM = "_tokenbox_item"  # (key, Item) on a typed input: its item as last built
-
-
-def _kept_item(value: Any, key: tuple[Any, ...], make: Callable[..., Item], *args: Any) -> Item:
-    """The input's item, kept on the (frozen) input while ``key`` — everything the item depends on beyond the
-    input's own fields (its score, the counter) — is unchanged: the next turn does not build it again.
-    Items are immutable, so the layouts of two compiles may share one."""
-    found = kept(value, _ITEM)
-    if type(found) is tuple and found[0] == key:
-        return cast(Item, found[1])
-    item = make(*args)
-    keep(value, _ITEM, (key, item))
-    return item
-
-
-def _tool_item(t: Any) -> Item:
+def _tool_item(t: Tool) -> Item:
     return Item(t.id, t.text, kind="Tool")
 
 
-def _evidence_item(e: Any, score: float, counter: TokenCounter) -> Item:
+def _evidence_item(e: Evidence, score: float, counter: TokenCounter) -> Item:
     content = evidence_content(e)
     tokens = media_item_tokens(e, content, counter)  # issue 14 hook
     return Item(e.id, content, kind="Document", score=score, source=e.source, timestamp=e.retrieved_at, tokens=tokens)
 
 
-def _memory_item(m: Any, score: float) -> Item:
+def _memory_item(m: Memory, score: float) -> Item:
     return Item(m.id, memory_content(m), kind="Memory", score=score, timestamp=m.created_at)
 
 
@@ -159,7 +144,7 @@ def build_plan(ranked: Ranked, config: CompilerConfig, counter: TokenCounter) ->
             )
         )
     if c.tools:
-        items = [_kept_item(t, ("tool",), _tool_item, t) for t in c.tools]
+        items = [_tool_item(t) for t in c.tools]
         plans.append(
             SectionPlan(
                 Section("tools", items, role="system"),
@@ -175,10 +160,7 @@ def build_plan(ranked: Ranked, config: CompilerConfig, counter: TokenCounter) ->
     if c.evidence:
         cut = config.overflow_policy != "paginate"  # pages hold whole passages; elsewhere the boundary one is cut
         scores = ranked.scores.get("evidence", {})
-        items = [
-            _kept_item(e, ("evidence", counter, type(score), score), _evidence_item, e, score, counter)
-            for e, score in ((e, scores.get(e.id, e.relevance)) for e in c.evidence)
-        ]
+        items = [_evidence_item(e, scores.get(e.id, e.relevance), counter) for e in c.evidence]
         section = Section(
             "evidence",
             items,
@@ -202,10 +184,7 @@ def build_plan(ranked: Ranked, config: CompilerConfig, counter: TokenCounter) ->
         )
     if c.memory:
         scores = ranked.scores.get("memory", {})
-        items = [
-            _kept_item(m, ("memory", type(score), score), _memory_item, m, score)
-            for m, score in ((m, scores.get(m.id, 0.0)) for m in c.memory)
-        ]
+        items = [_memory_item(m, scores.get(m.id, 0.0)) for m in c.memory]
         section = Section(
             "memory", items, role="user", priority=priorities["memory"], shrink=1, eviction="lowest_score", partial=True
         )

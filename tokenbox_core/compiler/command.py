@@ -23,7 +23,14 @@ inputs of :meth:`ContextCompiler.compile`::
 
 ``config`` takes the JSON-able fields of :class:`CompilerConfig` (durations in
 seconds, times as ISO 8601, ``ranking_weights`` as objects, ``pii_detector``
-only as ``null`` to disable the gate).  ``task`` may also be the state itself
+only as ``null`` to disable the gate).  ``config.defense`` turns on defensive
+compilation: ``true`` for :class:`~tokenbox_core.defense.DefensePolicy`'s
+defaults, or an object of its plain fields (``spotlight``, ``datamark``,
+``emission``, ``hierarchy``, ``canary``, ``max_surface``, ``leak_ngram``,
+``leak_threshold``, ``deterministic``) and ``secret_env``: the name of the
+environment variable that holds the deployment secret (default
+``TOKENBOX_DEFENSE_SECRET``).  The secret itself is never read from the file.
+``examples/support_compile.json`` (and ``.toml``) is a spec to start from.  ``task`` may also be the state itself
 (an object without ``state``).  Output: the explain summary (default), the
 messages, the text, or everything as JSON (``--format``).  A rejected
 compilation prints every violation and exits with status 1.
@@ -32,8 +39,10 @@ compilation prints every violation and exits with status 1.
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib
 import json
+import os
 import sys
 from collections.abc import Mapping
 from datetime import datetime, timedelta
@@ -43,14 +52,32 @@ from typing import Any, TextIO
 from tokenbox_core.budget import ContextBudget
 from tokenbox_core.compiler.compiler import CompiledContext, ContextCompiler
 from tokenbox_core.compiler.config import CompilerConfig, RankingWeights
-from tokenbox_core.compiler.errors import CompilationError, CompilerInputError
 from tokenbox_core.compiler.inputs import Evidence, Memory, Policy, TaskState
+from tokenbox_core.errors import CompilationError, CompilerInputError
 
-__all__ = ["add_compile_command", "compile_spec", "load_compile_spec", "run_compile_command"]
+__all__ = [
+    "add_compile_command",
+    "compile_spec",
+    "compile_spec_json_schema",
+    "load_compile_spec",
+    "run_compile_command",
+]
 
 _INPUTS = ("policy", "developer", "task", "tools", "evidence", "memory", "history", "user")
 _TOP = ("budget", "counter", "config", "name", *_INPUTS)
-_UNSUPPORTED = ("utilities", "checks", "embedder", "defense")
+_UNSUPPORTED = ("utilities", "checks", "embedder")
+_DEFENSE_FIELDS = (
+    "canary",
+    "datamark",
+    "deterministic",
+    "emission",
+    "hierarchy",
+    "leak_ngram",
+    "leak_threshold",
+    "max_surface",
+    "secret_env",
+    "spotlight",
+)
 
 
 def _toml() -> Any:
@@ -95,10 +122,14 @@ def _config(raw: Any) -> CompilerConfig:
     for name in _UNSUPPORTED:
         if name in fields:
             raise CompilerInputError(f"config.{name} holds Python callables and cannot come from a spec file")
-    known = set(CompilerConfig.__dataclass_fields__)
+    known = set(CompilerConfig.__dataclass_fields__) - set(_UNSUPPORTED)
     for name in fields:
         if name not in known:
-            raise CompilerInputError(f"config has unknown field {name!r}; known: {sorted(known - set(_UNSUPPORTED))}")
+            close = difflib.get_close_matches(name, sorted(known), n=1)
+            hint = f"did you mean {close[0]!r}?" if close else f"known: {sorted(known)}"
+            raise CompilerInputError(f"config has unknown field {name!r}; {hint}")
+    if "defense" in fields:
+        fields["defense"] = _defense(fields["defense"])
     if "freshness_half_life" in fields:
         fields["freshness_half_life"] = timedelta(seconds=float(fields["freshness_half_life"]))
     if "clock" in fields:
@@ -116,12 +147,55 @@ def _config(raw: Any) -> CompilerConfig:
         raise CompilerInputError(f"config: {exc}") from exc
 
 
+def _defense(raw: Any) -> Any:
+    """``config.defense``: ``true``/``false``, or an object of DefensePolicy's plain fields and ``secret_env``."""
+    if raw is None or raw is False:
+        return None
+    if raw is True:
+        raw = {}
+    if not isinstance(raw, Mapping):
+        raise CompilerInputError(f"config.defense must be true, false or an object, got {type(raw).__name__}")
+    fields = dict(raw)
+    if "secret" in fields:
+        raise CompilerInputError(
+            "config.defense.secret must not be written in a spec file: put the deployment secret in an environment "
+            'variable and name it with "secret_env" (default TOKENBOX_DEFENSE_SECRET)'
+        )
+    for name in fields:
+        if name not in _DEFENSE_FIELDS:
+            close = difflib.get_close_matches(name, _DEFENSE_FIELDS, n=1)
+            hint = f"did you mean {close[0]!r}?" if close else f"known: {list(_DEFENSE_FIELDS)}"
+            raise CompilerInputError(f"config.defense has unknown field {name!r}; {hint}")
+    env = fields.pop("secret_env", None)
+    if env is not None:
+        secret = os.environ.get(str(env))
+        if not secret:
+            raise CompilerInputError(
+                f"config.defense.secret_env names {env!r}, which is not set in the environment: export {env}=<the "
+                f"deployment secret, at least 16 characters> before running"
+            )
+        fields["secret"] = secret
+    from tokenbox_core.defense import DefensePolicy
+
+    try:
+        return DefensePolicy(**fields)
+    except (TypeError, ValueError) as exc:
+        raise CompilerInputError(f"config.defense: {exc}") from exc
+
+
 def load_compile_spec(path: str | Path) -> tuple[ContextCompiler, dict[str, Any]]:
     """The compiler and the typed inputs a compile spec describes (see the module docstring)."""
     data = _read(Path(path))
+    if "sections" in data:
+        raise CompilerInputError(
+            f"{str(path)!r} is a layout spec (it has 'sections'): run `tokenbox layout {path}`; a compile spec holds "
+            f"typed inputs (policy, evidence, history, user), e.g. examples/support_compile.json"
+        )
     for key in data:
         if key not in _TOP:
-            raise CompilerInputError(f"compile spec has unknown key {key!r}; known: {list(_TOP)}")
+            close = difflib.get_close_matches(key, _TOP, n=1)
+            hint = f"did you mean {close[0]!r}?" if close else f"known: {list(_TOP)}"
+            raise CompilerInputError(f"compile spec has unknown key {key!r}; {hint}")
     if "budget" not in data:
         raise CompilerInputError("compile spec needs a 'budget' (an integer or an object with max_tokens)")
     budget = data["budget"]
@@ -169,6 +243,54 @@ def load_compile_spec(path: str | Path) -> tuple[ContextCompiler, dict[str, Any]
     inputs["history"] = data.get("history", [])
     inputs["user"] = data.get("user")
     return compiler, inputs
+
+
+def compile_spec_json_schema() -> dict[str, Any]:
+    """The JSON Schema of the compile spec format (``tokenbox schema --compile`` prints it)."""
+    text: dict[str, Any] = {"type": "string"}
+    time: dict[str, Any] = {"type": "string", "format": "date-time"}
+    share: dict[str, Any] = {"type": "number", "minimum": 0, "maximum": 1}
+    budget = {"type": "object", "required": ["max_tokens"], "properties": {
+        "max_tokens": {"type": "integer", "minimum": 1}, "output_reserve": {"type": "integer", "minimum": 0},
+        "target_tokens": {"type": "integer"}, "reserved_slots": {"type": "object"},
+        "estimation_safety_margin_percent": {"type": "number"}}}
+    defense = {"type": "object", "additionalProperties": False, "properties": {
+        "spotlight": {"enum": ["delimit", "datamark", "encode"]}, "datamark": text,
+        "emission": {"enum": ["NFC", "NFKC", "none"]}, "hierarchy": {"type": "boolean"},
+        "canary": {"type": "boolean"}, "deterministic": {"type": "boolean"},
+        "max_surface": {"type": ["number", "null"]}, "leak_ngram": {"type": "integer", "minimum": 2},
+        "leak_threshold": share, "secret_env": {**text, "description": "environment variable holding the secret"}}}
+    known = sorted(set(CompilerConfig.__dataclass_fields__) - set(_UNSUPPORTED) - {"defense"})
+    config = {"type": "object", "additionalProperties": False,
+              "properties": {**{name: {} for name in known}, "defense": {"oneOf": [{"type": "boolean"}, defense]},
+                             "clock": time, "freshness_half_life": {"type": "number", "description": "seconds"}}}
+    evidence = {"type": "object", "required": ["id", "text", "source", "retrieved_at"], "properties": {
+        "id": text, "text": text, "source": text, "retrieved_at": time, "authority": share, "relevance": share,
+        "span": {"type": "array", "items": {"type": "integer"}}, "lineage": text}}
+    memory = {"type": "object", "required": ["id", "text"], "properties": {
+        "id": text, "text": text, "relevance": share, "created_at": time, "expires_at": time}}
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "TokenBox compile spec",
+        "description": "Inputs of tokenbox compile (see tokenbox_core.compiler.command)",
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["budget"],
+        "properties": {
+            "name": text,
+            "budget": {"oneOf": [{"type": "integer", "minimum": 1}, budget]},
+            "counter": text,
+            "config": config,
+            "policy": {"oneOf": [text, {"type": "object", "required": ["text"]}]},
+            "developer": text,
+            "task": {"type": "object"},
+            "tools": {"type": "array", "items": {"type": "object", "required": ["name"]}},
+            "evidence": {"type": "array", "items": evidence},
+            "memory": {"type": "array", "items": memory},
+            "history": {"type": "array", "items": {"type": "object", "required": ["role"]}},
+            "user": text,
+        },
+    }
 
 
 def compile_spec(path: str | Path) -> CompiledContext:

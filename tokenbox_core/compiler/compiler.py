@@ -39,14 +39,16 @@ from tokenbox_core.compiler.collect import Candidates, collect, collect_async, h
 from tokenbox_core.compiler.compress import Compressed, compress, measure, section_summary
 from tokenbox_core.compiler.config import CompilerConfig
 from tokenbox_core.compiler.context import CompiledContext
-from tokenbox_core.compiler.errors import CompilationError, CompilerInputError, Violation
 from tokenbox_core.compiler.filter import Exclusion, filter_candidates, reference_time
 from tokenbox_core.compiler.metrics import compute_metrics
+from tokenbox_core.compiler.overflow import OverflowEvent
 from tokenbox_core.compiler.rank import Ranked, rank_candidates
 from tokenbox_core.compiler.refs import Reference, compress_references, dangling_references, restore_references
+from tokenbox_core.compiler.shingles import SketchCache
 from tokenbox_core.compiler.stable import cache_aware_plans
 from tokenbox_core.compiler.trace import CompilationTrace, input_hash, output_hash
 from tokenbox_core.compiler.validate import check_invariants, run_checks
+from tokenbox_core.errors import CompilationError, CompilerInputError, Violation
 from tokenbox_core.tokens import TokenCounter, canonical_json, get_counter
 
 __all__ = ["CompiledContext", "ContextCompiler"]
@@ -74,6 +76,7 @@ class ContextCompiler:
         if not isinstance(config, CompilerConfig):
             raise CompilerInputError(f"config must be a CompilerConfig, got {type(config).__name__}")
         self.config = config
+        self._sketches = SketchCache()  # duplicate detection's per-text sketches, for the next turn
 
     def __repr__(self) -> str:
         budget, counter = self.budget.max_tokens, self.counter.name
@@ -114,8 +117,35 @@ class ContextCompiler:
     # ------------------------------------------------------------------ the pipeline
 
     def compile_candidates(self, candidates: Candidates, *, started: float | None = None) -> CompiledContext:
-        """Run Filter → Validate on collected candidates (the entry point for inserted stages and pages)."""
+        """Run Filter → Validate on collected candidates (the entry point for inserted stages and pages).
+
+        §6.5.5's precedence statement is the compiler's own text, not the user's: when a compile fails only
+        under a tight budget (the policy tier's constraint density, the window, an overflow) and fits without
+        the statement, the statement is left out and a ``drop_precedence_statement`` event in the trace says so.
+        """
         started = time.perf_counter() if started is None else started
+        try:
+            return self._compile_candidates(candidates, started)
+        except CompilationError as exc:
+            tight = {"constraint_density", "window", "overflow"}
+            if not self.config.precedence_statement or not set(exc.rules) <= tight:
+                raise
+            failed = exc.rules
+            config = replace(self.config, precedence_statement=False)
+            plain = ContextCompiler(self.budget, counter=self.counter, config=config)
+            plain._sketches = self._sketches
+            result = plain._compile_candidates(candidates, started)  # raises the user's material's own problem
+        event = OverflowEvent(
+            self.config.overflow_policy,
+            "drop_precedence_statement",
+            "policy",
+            f"the precedence statement (CompilerConfig.precedence_statement) was left out: with it the compile "
+            f"failed ({'; '.join(failed)}) under the {self.budget.max_tokens:,}-token budget",
+        ).to_dict()
+        trace = replace(result.trace, overflow_events=(*result.trace.overflow_events, event))
+        return replace(result, trace=trace)
+
+    def _compile_candidates(self, candidates: Candidates, started: float) -> CompiledContext:
         config = self.config
         stages: dict[str, float] = {}
         clock = _Stopwatch(stages)
@@ -150,7 +180,7 @@ class ContextCompiler:
                 excluded += tuple(Exclusion(i, "history", "cache_block", None) for i in cut.removed_ids)
         base_plans = plans
         clock.lap("build")
-        dedup = compress_references(plans, config, self.counter)
+        dedup = compress_references(plans, config, self.counter, self._sketches)
         clock.lap("references")
         compressed, assembled, total, refs = self._fit(dedup.plans, dedup.references, base_plans)
         clock.lap("compress+assemble")
@@ -172,12 +202,13 @@ class ContextCompiler:
         if defense is not None and hasattr(defense, "finish"):  # phase 4 of Algorithm 6.6, then `.defense`
             result = defense.finish(result)
         if config.overflow_policy == "paginate" and _paged_out(compressed):
-            result = replace(result, pages=self._paginate(filtered, result))
+            pages = self._paginate(filtered, result)
+            result = replace(pages[0], pages=pages)  # the returned context is page 1 of len(pages), and says so
         return result
 
     def _history_allocation(self, plans: tuple[SectionPlan, ...]) -> int:
         """The history tier's tokens when ``plans`` are laid out (the block cut's capacity)."""
-        dedup = compress_references(plans, self.config, self.counter)
+        dedup = compress_references(plans, self.config, self.counter, self._sketches)
         compressed, _assembled, _total, _refs = self._fit(dedup.plans, dedup.references, plans)
         return int(compressed.allocations.get("history", 0))
 
@@ -254,9 +285,7 @@ class ContextCompiler:
             timestamp=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             config_version=config.version,
             input_hash=digest,
-            output_hash=_with_tools(
-                output_hash(assembled.messages, assembled.text, config.output, assembled.parts), assembled.tools
-            ),
+            output_hash=_with_tools(output_hash(assembled.messages, assembled.text, config.output), assembled.tools),
             total_tokens=total,
             section_allocations=summary,
             excluded_items=all_excluded,
@@ -333,6 +362,7 @@ class ContextCompiler:
         single = ContextCompiler(
             self.budget, counter=self.counter, config=replace(self.config, overflow="truncate_lowest")
         )
+        single._sketches = self._sketches
         page = single.compile_candidates(candidates)
         return replace(page, trace=replace(page.trace, overflow_policy="paginate"))
 

@@ -22,8 +22,6 @@
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -33,10 +31,9 @@ from tokenbox_core.budget import ContextBudget
 from tokenbox_core.compiler.allocate import Demand, priority_fill, water_fill
 from tokenbox_core.compiler.build import SectionPlan
 from tokenbox_core.compiler.config import CompilerConfig
-from tokenbox_core.compiler.errors import CompilationError, Violation
 from tokenbox_core.compiler.filter import Exclusion
 from tokenbox_core.compiler.overflow import OverflowEvent, resolve_overflow
-from tokenbox_core.errors import ContextCriticalOverflow
+from tokenbox_core.errors import CompilationError, ContextCriticalOverflow, Violation
 from tokenbox_core.layout import Layout
 from tokenbox_core.sections import Section
 from tokenbox_core.tokens import TokenCounter
@@ -170,7 +167,7 @@ def compress(
     caps = _section_caps(plans, demands, allocations)
     sections = [replace(p.section, max_tokens=caps[p.id]) if p.id in caps else p.section for p in plans]
     box_budget = ContextBudget(max_tokens=max(0, capacity), target_tokens=max(0, min(target, capacity)))
-    box = _box(box_budget, counter, config.version)
+    box = TokenBox(box_budget, counter=counter, separator=SEPARATOR, config_version=config.version)
     try:
         layout = box.layout(sections) if sections else box.layout([Section("empty", "")])
     except ContextCriticalOverflow as exc:
@@ -206,35 +203,6 @@ def compress(
         excluded=resolution.excluded,
         retrieval_pending=resolution.retrieval_pending,
     )
-
-
-_BOXES: OrderedDict[tuple[ContextBudget, int, str], tuple[TokenCounter, TokenBox]] = OrderedDict()
-_BOXES_KEPT = 8
-_boxes_lock = threading.Lock()
-
-
-def _box(budget: ContextBudget, counter: TokenCounter, version: str) -> TokenBox:
-    """The Token Box for this budget, counter and config version, kept across compiles (the last
-    ``_BOXES_KEPT``): a box remembers its last layouts and the shape of the last one (issue 16), so the same
-    turn compiled again is a memo hit, and the next turn's layout patches the previous one.  A box gives
-    exactly what a new box gives (the box's own properties); boxes serve threads."""
-    key = (budget, id(counter), version)
-    with _boxes_lock:
-        found = _BOXES.get(key)
-        if found is not None and found[0] is counter:
-            _BOXES.move_to_end(key)
-            return found[1]
-        box = TokenBox(budget, counter=counter, separator=SEPARATOR, config_version=version)
-        _BOXES[key] = (counter, box)  # the counter is held, so its id is not re-used while kept
-        while len(_BOXES) > _BOXES_KEPT:
-            _BOXES.popitem(last=False)
-        return box
-
-
-def clear_caches() -> None:
-    """Forget the kept boxes."""
-    with _boxes_lock:
-        _BOXES.clear()
 
 
 def section_summary(compressed: Compressed) -> dict[str, Any]:

@@ -18,10 +18,11 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
+from tokenbox_core.arguments import suggest_keywords
 from tokenbox_core.cache.window import CacheWindow
-from tokenbox_core.compiler.errors import CompilerInputError
 from tokenbox_core.compiler.pii import PIIDetector, RegexPIIDetector
 from tokenbox_core.compiler.utility import BoundedLogUtility, UtilityFunction
+from tokenbox_core.errors import CompilerInputError
 from tokenbox_core.frozen import FrozenDict
 from tokenbox_core.lenses import get_lens
 
@@ -110,6 +111,7 @@ def _default_weights() -> dict[str, RankingWeights]:
     }
 
 
+@suggest_keywords
 @dataclass(frozen=True)
 class CompilerConfig:
     """How the compiler filters, ranks, allocates, assembles and validates (chapter §6.4).

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
 
 from tokenbox_core.compiler.filter import Exclusion
 from tokenbox_core.compiler.metrics import Metrics
 from tokenbox_core.compiler.refs import Reference
 from tokenbox_core.compiler.trace import CompilationTrace
 from tokenbox_core.layout import Layout
+
+if TYPE_CHECKING:
+    from tokenbox_core.report.diff import LayoutDiff
 
 __all__ = ["CompiledContext"]
 
@@ -78,6 +81,34 @@ class CompiledContext:
         from tokenbox_core.report.html import compiled_html
 
         return compiled_html(self, standalone=True, path=path)
+
+    def diff(self, other: CompiledContext) -> LayoutDiff:
+        """What changed from this compile to ``other``, in the compiles' own numbers.
+
+        Sections, items and reasons come from the two layouts; the totals, utilisation, fingerprints and
+        per-section tokens are the compiles' (``total_tokens``, ``metrics.budget_utilization``, the output
+        hash, the trace's tokens used per section), which count what is sent, assembly included, where
+        ``layout.diff`` would count only the laid-out bodies.
+        """
+        from tokenbox_core.report.diff import diff_layouts
+
+        base = diff_layouts(self.layout, other.layout)
+        used_a = {sid: int(row["used"]) for sid, row in self.trace.section_allocations.items()}
+        used_b = {sid: int(row["used"]) for sid, row in other.trace.section_allocations.items()}
+        sections = tuple(
+            replace(d, tokens_a=used_a.get(d.id, d.tokens_a), tokens_b=used_b.get(d.id, d.tokens_b))
+            for d in base.sections
+        )
+        return replace(
+            base,
+            sections=sections,
+            total_a=self.total_tokens,
+            total_b=other.total_tokens,
+            utilisation_a=self.metrics.budget_utilization,
+            utilisation_b=other.metrics.budget_utilization,
+            fingerprint_a=self.fingerprint,
+            fingerprint_b=other.fingerprint,
+        )
 
     def explain(self) -> str:
         """A short human-readable account of the compile: sections, allocations, exclusions, metrics."""

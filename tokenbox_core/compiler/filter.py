@@ -15,10 +15,6 @@ the reason):
 - memory: ``duplicate_id``, ``expired`` (``expires_at <= now``),
   ``memory_relevance`` (< ``memory_threshold``; unscored memories pass).
 
-The PII gate asks the detector about every passage the earlier gates let through at once when it
-offers ``find_many`` (the default :class:`~tokenbox_core.compiler.pii.RegexPIIDetector` does: one
-pre-screen over all the passages), text by text otherwise; the exclusions are the same either way.
-
 Freshness is ``2 ** (-age / freshness_half_life)`` against the compile's
 reference time :func:`reference_time` (never the system clock unless the
 config's ``clock`` reads it).
@@ -30,12 +26,12 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Any, cast
+from typing import Any
 
 from tokenbox_core.compiler.collect import Candidates
 from tokenbox_core.compiler.config import CompilerConfig
-from tokenbox_core.compiler.errors import CompilerInputError
 from tokenbox_core.compiler.inputs import Evidence, Memory, Tool
+from tokenbox_core.errors import CompilerInputError
 
 __all__ = ["Exclusion", "filter_candidates", "freshness", "reference_time", "tool_relevance"]
 
@@ -137,26 +133,16 @@ def filter_candidates(
     pii_ok = candidates.task is not None and candidates.task.pii_authorized
     evidence: list[Evidence] = []
     seen: set[str] = set()
-    detector = config.pii_detector
-    batch = None if pii_ok or detector is None else getattr(detector, "find_many", None)
-    rows: list[Evidence | Exclusion] = []
     for e in candidates.evidence:
         if e.id in seen:
-            rows.append(Exclusion(e.id, "evidence", "duplicate_id", e.relevance, "an earlier evidence has this id"))
+            excluded.append(Exclusion(e.id, "evidence", "duplicate_id", e.relevance, "an earlier evidence has this id"))
             continue
         seen.add(e.id)
-        gate = _evidence_gate(e, config, now, pii_ok or batch is not None)
-        rows.append(e if gate is None else gate)
-    if batch is not None:  # the PII gate last, over every passage the other gates let through at once
-        passing = [n for n, row in enumerate(rows) if isinstance(row, Evidence)]
-        found = batch([cast(Evidence, rows[n]).text for n in passing])
-        for n, findings in zip(passing, found, strict=True):
-            rows[n] = _pii_gate(cast(Evidence, rows[n]), findings) or rows[n]
-    for row in rows:
-        if isinstance(row, Evidence):
-            evidence.append(row)
+        gate = _evidence_gate(e, config, now, pii_ok)
+        if gate is None:
+            evidence.append(e)
         else:
-            excluded.append(row)
+            excluded.append(gate)
     step = candidates.task.current_step if candidates.task is not None else None
     tools: list[Tool] = []
     names: set[str] = set()

@@ -7,7 +7,7 @@ instructions are :attr:`Trust.TRUSTED`, the user's text
 produced :attr:`Trust.UNTRUSTED`.
 
 Values validate at construction and raise
-:class:`~tokenbox_core.compiler.errors.CompilerInputError` naming the field.
+:class:`~tokenbox_core.errors.CompilerInputError` naming the field.
 :class:`Evidence` without provenance (source, retrieval time, authority,
 relevance) cannot be built: the chapter prohibits anonymous context blobs
 (§6.3.3).
@@ -28,7 +28,7 @@ from datetime import datetime
 from enum import Enum, IntEnum
 from typing import Any
 
-from tokenbox_core.compiler.errors import CompilerInputError
+from tokenbox_core.errors import CompilerInputError
 from tokenbox_core.frozen import FrozenDict
 from tokenbox_core.tokens import canonical_json
 
@@ -118,34 +118,9 @@ class FrozenList(tuple[Any, ...]):
     __hash__ = tuple.__hash__
 
 
-class _Memoised:
-    """Base of the typed inputs: the compiler keeps derived values on an instance (renderings, hash chunks,
-    its rank row and item, under ``_tokenbox_*`` names), which are left out when it is pickled or copied —
-    they are rebuilt on demand, and one of them holds the token counter, which need not pickle."""
-
-    __slots__ = ()
-
-    def __getstate__(self) -> dict[str, Any]:
-        return {k: v for k, v in vars(self).items() if not k.startswith("_tokenbox_")}
-
-
-def kept(value: Any, name: str) -> Any:
-    """The derived value kept on a typed input under ``name`` (a ``_tokenbox_*`` name), or None."""
-    state = getattr(value, "__dict__", None)
-    return state.get(name) if state is not None else None
-
-
-def keep(value: Any, name: str, derived: Any) -> None:
-    """Keep ``derived`` on the (frozen) typed input under ``name``; a subclass with ``__slots__`` only keeps
-    nothing, so its values are derived every time."""
-    if hasattr(value, "__dict__"):
-        object.__setattr__(value, name, derived)
-
-
 def _deep_frozen(value: Any) -> Any:
     """A deep, immutable copy of a JSON-like value: mappings become :class:`FrozenDict`, lists and tuples
-    :class:`FrozenList`; anything else is kept as it is (an object that stays mutable keeps its input
-    re-hashed on every compile, see ``trace._immutable``)."""
+    :class:`FrozenList`; anything else is kept as it is."""
     if isinstance(value, Mapping):
         return FrozenDict({k: _deep_frozen(v) for k, v in value.items()})
     if isinstance(value, list | tuple):
@@ -163,7 +138,7 @@ def _thawed(value: Any) -> Any:
 
 
 @dataclass(frozen=True)
-class Policy(_Memoised):
+class Policy:
     """Tier 0 role policy: the operator's versioned, constitutional text (chapter §6.3.1). Trusted."""
 
     text: str
@@ -179,7 +154,7 @@ class Policy(_Memoised):
 
 
 @dataclass(frozen=True)
-class Developer(_Memoised):
+class Developer:
     """Tier 0 developer instructions, subordinate to the policy (chapter §6.5.2 Tier D). Trusted."""
 
     text: str
@@ -193,7 +168,7 @@ class Developer(_Memoised):
 
 
 @dataclass(frozen=True)
-class TaskState(_Memoised):
+class TaskState:
     """Tier 1 task state, serialised as canonical JSON (chapter §6.3.2, §6.4.2).
 
     Args:
@@ -224,7 +199,7 @@ class TaskState(_Memoised):
 
 
 @dataclass(frozen=True)
-class Tool(_Memoised):
+class Tool:
     """A Tier 1 tool affordance: name, description and input schema (chapter §6.3.4).
 
     ``relevance`` (0..1) is the tool's relevance to the current step, when the
@@ -234,8 +209,7 @@ class Tool(_Memoised):
 
     The schema is copied deep into an immutable form at construction (mappings as ``FrozenDict``, lists
     as :class:`FrozenList`, which compares equal to the list it came from): changing the caller's dict
-    afterwards does not change the tool, and the compiler digests and renders it once (chapter §6.3.4's
-    stable, cache-friendly tool prefix).
+    afterwards does not change the tool (chapter §6.3.4's stable, cache-friendly tool prefix).
     """
 
     name: str
@@ -260,17 +234,8 @@ class Tool(_Memoised):
 
     @property
     def text(self) -> str:
-        """The affordance as canonical JSON (sorted keys: a stable, cache-friendly prefix).
-
-        The schema is a deep immutable copy taken at construction (a later change to the caller's dict
-        does not reach the tool), so the text is built once and kept on the instance."""
-        found = kept(self, "_tokenbox_text")
-        if found is None:
-            found = canonical_json(
-                {"name": self.name, "description": self.description, "parameters": _thawed(self.schema)}
-            )
-            keep(self, "_tokenbox_text", found)
-        return str(found)
+        """The affordance as canonical JSON (sorted keys: a stable, cache-friendly prefix)."""
+        return canonical_json({"name": self.name, "description": self.description, "parameters": _thawed(self.schema)})
 
     def param(self) -> dict[str, Any]:
         """The tool as an OpenAI tool dict (``{"type": "function", "function": {name, description, parameters}}``),
@@ -282,7 +247,7 @@ class Tool(_Memoised):
 
 
 @dataclass(frozen=True)
-class Evidence(_Memoised):
+class Evidence:
     """A Tier 2 retrieved passage with the provenance chapter §6.3.3 requires. Untrusted.
 
     Args:
@@ -370,7 +335,7 @@ class Evidence(_Memoised):
 
 
 @dataclass(frozen=True)
-class Memory(_Memoised):
+class Memory:
     """A Tier 3 memory summary: session, episodic, semantic or procedural (chapter §6.3.5). Untrusted.
 
     ``relevance`` and ``authority`` are in [0, 1] when known; ``expires_at``

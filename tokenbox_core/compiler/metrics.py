@@ -38,7 +38,10 @@ DEFINITIONS: Mapping[str, str] = {
     "provenance_coverage": (
         "emitted evidence items whose full provenance tag is emitted / emitted evidence items (1 if none)"
     ),
-    "constraint_density": "tokens of the policy tier (policy + developer instructions) / total tokens (§6.6.5)",
+    "constraint_density": (
+        "tokens of the policy tier (policy + developer instructions) / the prefill budget (§6.6.5); "
+        "CompilerConfig.constraint_density_limit gates this same number"
+    ),
     "duplication_rate": (
         "emitted items of the elastic sections (passages, memories, turns) that duplicate an earlier emitted one "
         "(reference compression's clusters: normalised shingle Jaccard >= dedupe_threshold) / those items; "
@@ -171,7 +174,7 @@ def compute_metrics(
         budget_utilization=_ratio(total_tokens, capacity),
         signal_density=_ratio(min(signal, total_tokens), total_tokens),
         provenance_coverage=_ratio(ev_tagged, ev_items, empty=1.0),
-        constraint_density=_ratio(policy_tokens, total_tokens),
+        constraint_density=_ratio(policy_tokens, capacity),  # the definition validate's limit checks
         duplication_rate=_ratio(duplicates, segments),
         staleness_index=_ratio(stale_num, stale_den),
         injection_vulnerability_surface=_ratio(exposed, total_tokens),

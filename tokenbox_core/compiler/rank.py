@@ -16,7 +16,7 @@ conversation keeps its order and loses its oldest turns first.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeVar
@@ -24,9 +24,8 @@ from typing import Any, TypeVar
 from tokenbox_core.compiler.collect import Candidates
 from tokenbox_core.compiler.config import CompilerConfig, RankingWeights
 from tokenbox_core.compiler.filter import tool_relevance
-from tokenbox_core.compiler.inputs import keep, kept
 from tokenbox_core.compiler.render import evidence_content, memory_content
-from tokenbox_core.sections import Item, Section
+from tokenbox_core.sections import Item
 from tokenbox_core.select import (
     CompositeScorer,
     DecayScorer,
@@ -34,9 +33,8 @@ from tokenbox_core.select import (
     MetadataTrustScorer,
     ReflexiveScorer,
 )
-from tokenbox_core.select.scorers import Scorer, score_items
+from tokenbox_core.select.scorers import Scorer
 from tokenbox_core.tokens import TokenCounter
-from tokenbox_core.tokens.fast_tail import count_apart
 
 __all__ = ["Ranked", "composite_scores", "rank_candidates"]
 
@@ -44,8 +42,6 @@ T = TypeVar("T")
 _AUTHORITY = "tokenbox:authority"
 _UTILITY = "tokenbox:utility"
 _TOKENS = "tokenbox:tokens"
-_RANK = "_tokenbox_rank"  # (counter, (weights, now, half-life), extra, row, partial sum) on an input
-_ITEM_SEPARATOR = Section("s", []).item_separator  # what the Token Box appends to a list item it measures
 
 
 @dataclass(frozen=True)
@@ -92,61 +88,6 @@ def composite_scores(
     return CompositeScorer(entries).scores(list(rows))
 
 
-def _scored(
-    values: Sequence[Any],
-    make_row: Callable[[Any, Any], Item],
-    extra_of: Callable[[Any], Any],
-    counter: TokenCounter,
-    weights: RankingWeights,
-    now: datetime | None,
-    half_life: float,
-) -> tuple[list[Item], list[float]]:
-    """Each input's row and composite score: :func:`composite_scores`, bit for bit, with what does not depend
-    on the other inputs kept on each (frozen) input.
-
-    Every factor but the token-cost inverse (``min / tokens`` over the section) reads its own item only,
-    and the composite sums its terms left to right with the cost inverse last: so each input keeps its row
-    (its counted passage) and the partial sum of its other terms, keyed by everything they depend on (the
-    counter object, the weights, the reference time, the half-life and ``extra_of(input)`` — a tool's
-    relevance to the step); only the cost inverse and one addition are computed per compile.
-    """
-    if not values:
-        return [], []
-    entries = _entries(weights, now, half_life)
-    if not entries:
-        return [make_row(v, extra_of(v)) for v in values], [0.0] * len(values)
-    composite = CompositeScorer(entries)
-    local = len(entries) - 1 if isinstance(entries[-1][0], _CostInverse) else len(entries)
-    context = (weights, now, half_life)
-    rows: list[Item] = []
-    partial: list[float] = []
-    missing: list[int] = []
-    for n, value in enumerate(values):
-        extra = extra_of(value)
-        found = kept(value, _RANK)
-        if type(found) is tuple and found[0] is counter and found[1] == context and found[2] == extra:
-            rows.append(found[3])
-            partial.append(found[4])
-        else:
-            rows.append(make_row(value, extra))
-            partial.append(0.0)
-            missing.append(n)
-    if missing:
-        batch = [rows[n] for n in missing]
-        columns = [score_items(scorer, batch) for scorer, _ in composite.entries[:local]]
-        for j, n in enumerate(missing):
-            result = 0.0
-            for column, weight in zip(columns, composite.weights, strict=False):
-                result = result + column[j] * weight
-            partial[n] = result
-            keep(values[n], _RANK, (counter, context, extra, rows[n], result))
-    if local == len(entries):
-        return rows, partial
-    cost = score_items(composite.entries[-1][0], rows)
-    weight = composite.weights[-1]
-    return rows, [p + c * weight for p, c in zip(partial, cost, strict=True)]
-
-
 def _row(
     id: str,
     text: str,
@@ -157,17 +98,12 @@ def _row(
     timestamp: datetime | None,
     utility: float | None = None,
 ) -> Item:
-    # Build lays each text out as an item of a list section: the Token Box will look up text + separator.
-    metadata: dict[str, Any] = {_TOKENS: count_apart(counter, text, _ITEM_SEPARATOR)}
+    metadata: dict[str, Any] = {_TOKENS: counter.count(text)}
     if authority is not None:
         metadata[_AUTHORITY] = authority
     if utility is not None:
         metadata[_UTILITY] = utility
     return Item(id, score=1.0 if relevance is None else relevance, metadata=metadata, timestamp=timestamp)
-
-
-def _none(_: Any) -> None:
-    return None
 
 
 def _sorted(values: Sequence[T], scores: Sequence[float]) -> tuple[T, ...]:
@@ -182,40 +118,30 @@ def rank_candidates(
     half_life = config.freshness_half_life.total_seconds()
     weights = config.ranking_weights
 
-    ev_rows, ev_scores = _scored(
-        candidates.evidence,
-        lambda e, _: _row(
-            e.id, evidence_content(e), counter, relevance=e.relevance, authority=e.authority, timestamp=e.retrieved_at
-        ),
-        _none,
-        counter,
-        weights["evidence"],
-        now,
-        half_life,
-    )
-    mem_rows, mem_scores = _scored(
-        candidates.memory,
-        lambda m, _: _row(
-            m.id, memory_content(m), counter, relevance=m.relevance, authority=m.authority, timestamp=m.created_at
-        ),
-        _none,
-        counter,
-        weights["memory"],
-        now,
-        half_life,
-    )
+    ev_rows = [
+        _row(e.id, evidence_content(e), counter, relevance=e.relevance, authority=e.authority, timestamp=e.retrieved_at)
+        for e in candidates.evidence
+    ]
+    mem_rows = [
+        _row(m.id, memory_content(m), counter, relevance=m.relevance, authority=m.authority, timestamp=m.created_at)
+        for m in candidates.memory
+    ]
     step = candidates.task.current_step if candidates.task is not None else None
-    tool_rows, tool_scores = _scored(
-        candidates.tools,
-        lambda t, relevance: _row(
-            t.id, t.text, counter, relevance=relevance, authority=None, timestamp=None, utility=t.relevance
-        ),
-        lambda t: tool_relevance(t, step),
-        counter,
-        weights["tools"],
-        now,
-        half_life,
-    )
+    tool_rows = [
+        _row(
+            t.id,
+            t.text,
+            counter,
+            relevance=tool_relevance(t, step),
+            authority=None,
+            timestamp=None,
+            utility=t.relevance,
+        )
+        for t in candidates.tools
+    ]
+    ev_scores = composite_scores(ev_rows, weights["evidence"], now, half_life)
+    mem_scores = composite_scores(mem_rows, weights["memory"], now, half_life)
+    tool_scores = composite_scores(tool_rows, weights["tools"], now, half_life)
     scores = {
         name: {row.id: value for row, value in zip(rows, values, strict=True)}
         for name, rows, values in (

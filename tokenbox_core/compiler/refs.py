@@ -33,17 +33,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from tokenbox_core.chat import items as _chat_items
-from tokenbox_core.compiler import compress as _compress
-from tokenbox_core.compiler import history as _history
-from tokenbox_core.compiler import pii as _pii
-from tokenbox_core.compiler import shingles as _shingles
-from tokenbox_core.compiler import trace as _trace
 from tokenbox_core.compiler.build import SectionPlan
 from tokenbox_core.compiler.config import CompilerConfig
 from tokenbox_core.compiler.inputs import Evidence, Memory
 from tokenbox_core.compiler.render import evidence_tag
 from tokenbox_core.compiler.shingles import (
+    SketchCache,
     find_duplicates,
     find_exact_duplicates,
     jaccard,
@@ -59,7 +54,6 @@ if TYPE_CHECKING:
 __all__ = [
     "Deduplication",
     "Reference",
-    "clear_caches",
     "compress_references",
     "dangling_references",
     "find_duplicates",
@@ -72,18 +66,6 @@ __all__ = [
 ]
 
 _SNIPPET_WORDS = 8
-
-
-def clear_caches() -> None:
-    """Forget every compiler memo: shingles, word ids, duplicate pairs, PII findings, escaped output pieces,
-    kept conversations and Token Boxes, the conversation engine's message Items (benchmarks measuring a cold
-    compile call this, with the count cache cleared)."""
-    _shingles.clear_caches()
-    _pii.clear_caches()
-    _trace.clear_caches()
-    _history.clear_caches()
-    _compress.clear_caches()
-    _chat_items.clear_caches()
 
 
 @dataclass(frozen=True)
@@ -157,10 +139,12 @@ def _segments(plans: Sequence[SectionPlan]) -> list[_Segment]:
     return out
 
 
-def _clusters(segments: list[_Segment], config: CompilerConfig) -> list[tuple[int, int, float]]:
+def _clusters(
+    segments: list[_Segment], config: CompilerConfig, cache: SketchCache | None
+) -> list[tuple[int, int, float]]:
     texts = [s.text for s in segments]
     if config.near_duplicates:
-        pairs = find_duplicates(texts, config.dedupe_threshold, config.shingle_size)
+        pairs = find_duplicates(texts, config.dedupe_threshold, config.shingle_size, cache)
     else:
         pairs = find_exact_duplicates(texts)
     if config.embedder is not None:
@@ -211,10 +195,13 @@ class Deduplication:
     clusters: tuple[tuple[tuple[str, str], ...], ...]
 
 
-def compress_references(plans: tuple[SectionPlan, ...], config: CompilerConfig, counter: TokenCounter) -> Deduplication:
-    """Replace later duplicates with pointers to their canonical instance (see the module docstring)."""
+def compress_references(
+    plans: tuple[SectionPlan, ...], config: CompilerConfig, counter: TokenCounter, cache: SketchCache | None = None
+) -> Deduplication:
+    """Replace later duplicates with pointers to their canonical instance (see the module docstring); ``cache``
+    keeps the texts' sketches for the next compile."""
     segments = _segments(plans)
-    pairs = _clusters(segments, config)
+    pairs = _clusters(segments, config, cache)
     if not pairs:
         return Deduplication(plans, (), ())
     similarity = {j: sim for _, j, sim in pairs}

@@ -1,29 +1,20 @@
 """Duplicate detection for reference compression: normalised words, shingle sketches, candidate pairs (§6.7.3).
 
-Words are mapped to stable integers (CRC32, memoised per word; a text's ids are
-held packed, 4 little-endian bytes each — one join per text, and numpy reads
-them without a per-word conversion) and shingles are tuples of those integers, hashed at C speed; integer tuples hash
-identically in every process (no hash-seed dependence).  Each text's
-shingles are hashed once, into its sketch (memoised by text across
-compiles, bounded by bytes), which is also the key equal sets share; the tuple
-sets are built only for candidate pairs and key matches.  Candidate pairs
-come from a bottom-k sketch (the ``_SKETCH`` smallest shingle hashes of
-each segment) and an inverted index over sketch values: segments sharing at
-least ``k·threshold/3`` sketch values (near-duplicates share about
-``k·Jaccard``) are verified with the exact Jaccard of the full shingle sets.  The cost is
-near-linear in the material rather than quadratic.  With numpy installed (the ``fast`` extra), the
-sketches of a call's new texts are computed in one vectorised pass (:mod:`~tokenbox_core.compiler.sketch_np`,
-identical sketches); without it, text by text.
-
-An ASCII text (the common case) is normalised as bytes — lower-cased,
-punctuation and the separators ``str.split`` knows mapped to spaces by one
-byte table, split — which gives exactly :func:`normalise`'s words (as bytes,
-with the same CRC32 ids) at a fraction of the cost.
+Words are mapped to stable integers (the CRC32 of their UTF-8 bytes) and a
+shingle is a tuple of ``size`` consecutive word ids; integer tuples hash
+identically in every process (no hash-seed dependence).  Each text is
+sketched by the ``_SKETCH`` smallest distinct hashes of its shingles
+(bottom-k), which is also the key equal shingle sets share.  Candidate pairs
+come from an inverted index over sketch values: segments sharing at least
+``k·threshold/3`` sketch values (near-duplicates share about ``k·Jaccard``)
+are verified with the exact Jaccard of their full shingle sets, built for
+candidates only.  The cost is near-linear in the material rather than
+quadratic.  A :class:`SketchCache` (one per ``ContextCompiler``) keeps the
+sketches of texts already seen, so the next turn of a conversation sketches only
+what is new.
 
 :func:`find_exact_duplicates` is the cheap mode (``CompilerConfig(near_duplicates=False)``):
-only texts with equal normalised words pair, found through a signature (the
-text lower-cased with every separator and punctuation mark but ``%`` deleted,
-one C-level pass) that equal word lists always share, confirmed word by word.
+only texts with equal normalised words pair, no shingles.
 
 >>> a = shingles("Quarterly revenue grew 12% year over year.", 3)
 >>> jaccard(a, shingles("quarterly revenue  grew 12% year over year", 3))
@@ -32,45 +23,21 @@ one C-level pass) that equal word lists always share, confirmed word by word.
 
 from __future__ import annotations
 
+import hashlib
+import heapq
 import math
 import string
-import struct
-import sys
+import threading
 import zlib
-from collections import Counter, OrderedDict, defaultdict
-from collections.abc import Callable, Collection, Sequence
-from contextlib import suppress
-from itertools import chain, repeat
-from operator import itemgetter
-from typing import Any, cast
+from collections import Counter, OrderedDict
+from collections.abc import Iterable, Sequence
+from typing import Any
 
-from tokenbox_core.compiler.sketch_np import CUT, sketches, unpack_ids
+__all__ = ["SketchCache", "find_duplicates", "find_exact_duplicates", "jaccard", "normalise", "shingles"]
 
-__all__ = ["clear_caches", "find_duplicates", "find_exact_duplicates", "jaccard", "normalise", "shingles"]
-
-_PUNCTUATION = str.maketrans({c: " " for c in string.punctuation if c != "%"})
-_SEPARATORS = "\x1c\x1d\x1e\x1f"  # whitespace to str.split, not to bytes.split
-_BYTE_SPACES = bytes(
-    32 if chr(b) in _SEPARATORS or (chr(b) in string.punctuation and chr(b) != "%") else b for b in range(256)
-)
-_BYTE_WORDS = bytes(b + 32 if 65 <= b <= 90 else _BYTE_SPACES[b] for b in range(256))  # lower-cased too
-_BYTE_LOWER = bytes(b + 32 if 65 <= b <= 90 else b for b in range(256))
-_BYTE_DELETE = (string.whitespace + _SEPARATORS + string.punctuation.replace("%", "")).encode()
-_WORD_IDS: dict[str | bytes, bytes] = {}  # word -> its id, packed (_crc)
-_PACK = struct.Struct("<I").pack
-_SHINGLES: OrderedDict[tuple[str, int], tuple[tuple[int, ...], bytes]] = OrderedDict()
-_SHINGLE_CACHE_BYTES = 2 * 1024 * 1024
-_SHINGLE_BYTES = 0
-_WORD_MEMO = 500_000
+# punctuation (except %) and the separators \x1c-\x1f, which str.split takes for whitespace, become spaces
+_PUNCTUATION = str.maketrans({c: " " for c in string.punctuation.replace("%", "") + "\x1c\x1d\x1e\x1f"})
 _SKETCH = 16
-_PAIRS: OrderedDict[tuple[tuple[str, ...], float, int], tuple[int, list[tuple[int, int, float]]]] = OrderedDict()
-_SCANS: OrderedDict[tuple[tuple[str, ...], float, int], _Scan] = OrderedDict()
-_PAIRS_KEPT = 8  # calls (of each kind), and at most _PAIRS_CHARS characters of the texts they hold on to
-_PAIRS_CHARS = 4 * 1024 * 1024
-_PAIRS_HELD = 0
-_SCANS_HELD = 0
-_HASH_BITS = sys.hash_info.width
-_HASH_LOW = -(1 << (_HASH_BITS - 1))
 
 
 def normalise(text: str) -> list[str]:
@@ -78,146 +45,81 @@ def normalise(text: str) -> list[str]:
     return text.lower().translate(_PUNCTUATION).split()
 
 
-def _words(text: str) -> list[str] | list[bytes]:
-    """:func:`normalise`'s words; as bytes for an ASCII text (same words, same CRC32, cheaper)."""
-    if text.isascii():
-        return text.encode("ascii").translate(_BYTE_WORDS).split()  # one pass: lower-case and separators
-    return normalise(text)
-
-
-def _signature(text: str) -> bytes:
-    """The normalised words concatenated (equal for texts whose :func:`normalise` words are equal)."""
-    if text.isascii():
-        return text.encode("ascii").translate(_BYTE_LOWER, _BYTE_DELETE)
-    return "".join(normalise(text)).encode("utf-8", "surrogatepass")
-
-
-def _crc(word: str | bytes) -> bytes:
-    """A word's id: its CRC32 (of its UTF-8 bytes), as 4 little-endian bytes."""
-    return _PACK(zlib.crc32(word if isinstance(word, bytes) else word.encode("utf-8", "surrogatepass")))
-
-
-def _packed(words: Sequence[str | bytes]) -> bytes:
-    """The words' ids (:func:`_crc`) one after another: one C-level ``itemgetter`` call over the memo and
-    one join (a text with a word not seen before has its new words put in, then is looked up again)."""
-    if len(words) > 1:  # itemgetter of one key gives the value, not a 1-tuple
-        try:
-            return b"".join(itemgetter(*words)(_WORD_IDS))
-        except KeyError:
-            if _learn(words):
-                with suppress(KeyError):  # another thread may have emptied the memo meanwhile
-                    return b"".join(itemgetter(*words)(_WORD_IDS))
-    return b"".join(map(_crc, words))  # one word, or more new words than the memo keeps
-
-
-def _learn(words: Sequence[str | bytes]) -> bool:
-    """Put the words the memo lacks into it (emptying it first when it would grow past ``_WORD_MEMO``);
-    False, and the memo left as it is, when the text's words alone are more than it holds."""
-    missing = set(words).difference(_WORD_IDS)
-    if len(_WORD_IDS) + len(missing) > _WORD_MEMO:  # a memo, not a store: bounded whatever the traffic
-        distinct = set(words)
-        if len(distinct) > _WORD_MEMO:
-            return False
-        _WORD_IDS.clear()
-        missing = distinct
-    new = list(missing)
-    # one text's words are all bytes (an ASCII text, :func:`_words`) or all str: CRC32'd by a C-level map
-    if new and type(new[0]) is str:
-        raw = [w.encode("utf-8", "surrogatepass") for w in cast("list[str]", new)]
+def _word_ids(text: str) -> tuple[int, ...]:
+    """The text's normalised words as stable integers: the CRC32 of each word's UTF-8 bytes."""
+    normalised = text.lower().translate(_PUNCTUATION)
+    if normalised.isascii():  # the common case: bytes.split() splits where str.split() does, at C speed
+        words = normalised.encode("ascii").split()
     else:
-        raw = cast("list[bytes]", new)
-    _WORD_IDS.update(zip(new, map(_PACK, map(zlib.crc32, raw)), strict=True))
-    return True
+        words = [word.encode("utf-8", "surrogatepass") for word in normalised.split()]
+    return tuple(map(zlib.crc32, words))
+
+
+def _windows(ids: tuple[int, ...], size: int) -> Iterable[tuple[int, ...]]:
+    """The ``size``-word shingles of a text given its word ids (the whole text when shorter; none when empty)."""
+    if len(ids) <= size:
+        return [ids] if ids else []
+    return zip(*(ids[i:] for i in range(size)), strict=False)
 
 
 def shingles(text: str, size: int) -> frozenset[tuple[int, ...]]:
     """The ``size``-word shingles of the normalised text (the whole text when shorter), words as stable ints."""
-    return _tuple_set(_shingled(text, size)[1], size)
+    return frozenset(_windows(_word_ids(text), size))
 
 
-def _tuple_set(packed: bytes, size: int) -> frozenset[tuple[int, ...]]:
-    ids = unpack_ids(packed)
-    if len(ids) <= size:
-        return frozenset([ids]) if ids else frozenset()
-    return frozenset(zip(*(ids[i:] for i in range(size)), strict=False))
+def _sketch(ids: tuple[int, ...], size: int) -> tuple[int, ...]:
+    """The bottom-k sketch of a text's shingle set: its ``_SKETCH`` smallest distinct shingle hashes, ascending."""
+    return tuple(heapq.nsmallest(_SKETCH, set(map(hash, _windows(ids, size)))))
 
 
-def _shingled(text: str, size: int) -> tuple[tuple[int, ...], bytes]:
-    """The bottom-k sketch of the text's shingle set (the ``_SKETCH`` smallest shingle hashes; integer tuples
-    hash the same in every process) and its word ids (packed, :func:`_packed`).  Equal shingle sets have
-    equal sketches, so the sketch is also the key under which equal sets are looked for.  The tuple sets
-    themselves are built only for candidate pairs (:func:`_tuple_set`); no set is kept, so the memo holds
-    only integers and bytes (cheap for the garbage collector too)."""
-    key = (text, size)
-    found = _SHINGLES.get(key)
-    if found is not None:
-        with suppress(KeyError):  # another thread may have just evicted it
-            _SHINGLES.move_to_end(key)
-        return found
-    packed = _packed(_words(text))
-    return _store(key, (tuple(_bottom_k(_hashes(unpack_ids(packed), size))), packed))
+class SketchCache:
+    """The bottom-k sketches of texts already sketched, by content hash: one per ``ContextCompiler``.
+
+    Why it exists: an agent compiles its context every turn, and from one turn to the next the evidence,
+    memories and history are mostly the same texts.  Sketching their words is most of what duplicate
+    detection costs, and most of a compile: on an agent context of 30 tools, 200 passages, 50 memories and
+    400 messages, about 70 of the 120 ms (CPU) the next turn costs without it, about 8 with it.  A sketch
+    depends only on the text and the shingle size, so the key is a BLAKE2b digest of the text's UTF-8 bytes
+    with the size; the texts themselves are not held.  Bounded by ``max_bytes`` (an estimate of what the
+    entries take in memory, about 1 kB a text); the least recently used entries go first.
+    """
+
+    def __init__(self, max_bytes: int = 8 * 1024 * 1024) -> None:
+        self.max_bytes = max_bytes
+        self._entries: OrderedDict[tuple[bytes, int], tuple[int, ...]] = OrderedDict()
+        self._held = 0
+        self._lock = threading.Lock()  # one compiler may serve several threads
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    @property
+    def held_bytes(self) -> int:
+        """The estimated memory the entries take, at most ``max_bytes``."""
+        return self._held
+
+    def sketch(self, text: str, size: int) -> tuple[int, ...]:
+        """:func:`_sketch` of the text's words, from the cache when this text was sketched before."""
+        key = (hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest(), size)
+        with self._lock:
+            found = self._entries.get(key)
+            if found is not None:
+                self._entries.move_to_end(key)
+                return found
+        sketch = _sketch(_word_ids(text), size)
+        cost = _ENTRY_BYTES + _VALUE_BYTES * len(sketch)
+        with self._lock:
+            if key not in self._entries and cost <= self.max_bytes:
+                self._entries[key] = sketch
+                self._held += cost
+                while self._held > self.max_bytes:
+                    _, old = self._entries.popitem(last=False)
+                    self._held -= _ENTRY_BYTES + _VALUE_BYTES * len(old)
+        return sketch
 
 
-def _hashes(ids: tuple[int, ...], size: int) -> list[int]:
-    if len(ids) <= size:
-        return [hash(ids)] if ids else []
-    return list(map(hash, zip(*(ids[i:] for i in range(size)), strict=False)))
-
-
-def _store(key: tuple[str, int], entry: tuple[tuple[int, ...], bytes]) -> tuple[tuple[int, ...], bytes]:
-    # Why a cache: a conversation's next turn re-compiles mostly the same passages, memories and turns, and
-    # shingling is the costliest step of reference compression.  Bounded by the bytes of the texts it keys
-    # (an entry takes about 10x its text).
-    global _SHINGLE_BYTES
-    found = _SHINGLES.get(key)
-    if found is not None:  # the same text twice in one batch: held (and counted) once
-        return found
-    _SHINGLES[key] = entry
-    _SHINGLE_BYTES += len(key[0])
-    while _SHINGLE_BYTES > _SHINGLE_CACHE_BYTES and _SHINGLES:
-        (old, _), _ = _SHINGLES.popitem(last=False)
-        _SHINGLE_BYTES -= len(old)
-    return entry
-
-
-def _shingled_many(texts: Sequence[str], size: int) -> list[tuple[tuple[int, ...], bytes]]:
-    """:func:`_shingled` of each text; the sketches of the texts not memoised are computed in one vectorised
-    pass when numpy is installed (``sketch_np``, identical sketches), else one by one."""
-    out: list[tuple[tuple[int, ...], bytes] | None] = [_SHINGLES.get((t, size)) for t in texts]
-    missing = [n for n, found in enumerate(out) if found is None]
-    if len(missing) > 1:
-        packed = [_packed(_words(texts[n])) for n in missing]  # each text's words dropped once packed
-        batch = sketches(packed, size, _SKETCH, _HASH_BITS)
-        if batch is None:  # no numpy, or too few words to pay for it: the same sketches one by one
-            batch = [_bottom_k(_hashes(unpack_ids(ids), size)) for ids in packed]
-        for n, sketch, ids in zip(missing, batch, packed, strict=True):
-            out[n] = _store((texts[n], size), (tuple(sketch), ids))
-    return [found if found is not None else _shingled(t, size) for found, t in zip(out, texts, strict=True)]
-
-
-def _bottom_k(hashes: Collection[int]) -> list[int]:
-    """The ``_SKETCH`` smallest distinct hashes, in order.  Hashes spread evenly over their range, so about
-    ``CUT·k`` of the ``n`` (``len(hashes)``, at least the distinct count) fall below ``CUT·k/n`` of it: only
-    those are sorted (all of them when fewer than ``k`` distinct ones do, so the result is always exact; the
-    numpy path, :mod:`~tokenbox_core.compiler.sketch_np`, applies the same rule)."""
-    n = len(hashes)
-    if n <= CUT * _SKETCH:
-        return sorted(set(hashes))[:_SKETCH]
-    cutoff = _HASH_LOW + (CUT * _SKETCH << _HASH_BITS) // n
-    below = {h for h in hashes if h < cutoff}
-    if len(below) < _SKETCH:
-        return sorted(set(hashes))[:_SKETCH]
-    return sorted(below)[:_SKETCH]
-
-
-def clear_caches() -> None:
-    """Forget memoised shingles and word ids (benchmarks measuring a cold compile call this)."""
-    global _SHINGLE_BYTES, _PAIRS_HELD, _SCANS_HELD
-    _SHINGLES.clear()
-    _WORD_IDS.clear()
-    _PAIRS.clear()
-    _SCANS.clear()
-    _SHINGLE_BYTES = _PAIRS_HELD = _SCANS_HELD = 0
+_ENTRY_BYTES = 320  # the key (digest and size), the sketch tuple and the dict's slot and link
+_VALUE_BYTES = 44  # a sketch value: a pointer and a 64-bit int object
 
 
 def jaccard(a: frozenset[Any], b: frozenset[Any]) -> float:
@@ -230,170 +132,75 @@ def jaccard(a: frozenset[Any], b: frozenset[Any]) -> float:
 
 def find_exact_duplicates(texts: Sequence[str]) -> list[tuple[int, int, float]]:
     """Exact duplicate pairs ``(first, later, 1.0)``: each later text whose normalised words equal an earlier
-    one's, paired with the first such text (no shingles: a signature pass, words compared on collisions only).
-    Remembered like :func:`find_duplicates`'s pairs.
+    one's, paired with the first such text.
 
     >>> find_exact_duplicates(["Alpha, beta.", "gamma", "alpha beta"])
     [(0, 2, 1.0)]
     """
-    return _remembered(tuple(texts), -1.0, 0, _find_exact)
-
-
-def _find_exact(texts: Sequence[str], threshold: float, shingle_size: int) -> list[tuple[int, int, float]]:
-    groups: dict[bytes, list[int]] = {}
+    first_of: dict[tuple[str, ...], int] = {}
     pairs: list[tuple[int, int, float]] = []
     for j, text in enumerate(texts):
-        signature = _signature(text)
-        if not signature:
-            continue
-        firsts = groups.get(signature)
-        if firsts is None:
-            groups[signature] = [j]
-            continue
-        words = normalise(text)
-        first = next((k for k in firsts if normalise(texts[k]) == words), None)
-        if first is None:
-            firsts.append(j)
-        else:
-            pairs.append((first, j, 1.0))
+        words = tuple(normalise(text))
+        if words:
+            first = first_of.setdefault(words, j)
+            if first != j:
+                pairs.append((first, j, 1.0))
     return pairs
 
 
-def _remembered(
-    texts: tuple[str, ...],
-    threshold: float,
-    shingle_size: int,
-    find: Callable[[Sequence[str], float, int], list[tuple[int, int, float]]],
+def find_duplicates(
+    texts: Sequence[str], threshold: float, shingle_size: int, cache: SketchCache | None = None
 ) -> list[tuple[int, int, float]]:
-    """``find(texts, threshold, shingle_size)``, kept for the next identical call (bounded; a fresh list)."""
-    global _PAIRS_HELD
-    key = (texts, threshold, shingle_size)
-    found = _PAIRS.get(key)
-    if found is not None:
-        with suppress(KeyError):
-            _PAIRS.move_to_end(key)
-        return list(found[1])
-    pairs = find(texts, threshold, shingle_size)
-    size = sum(map(len, key[0]))
-    if size <= _PAIRS_CHARS:
-        _PAIRS[key] = (size, pairs)
-        _PAIRS_HELD += size
-        while _PAIRS and (len(_PAIRS) > _PAIRS_KEPT or _PAIRS_HELD > _PAIRS_CHARS):
-            _PAIRS_HELD -= _PAIRS.popitem(last=False)[1][0]
-    return list(pairs)
-
-
-def find_duplicates(texts: Sequence[str], threshold: float, shingle_size: int) -> list[tuple[int, int, float]]:
     """Duplicate pairs ``(earlier, later, similarity)``: each later text paired with its most similar earlier one.
 
-    Exact duplicates (equal normalised words) have similarity 1.0; near-duplicates need a shingle Jaccard
-    >= ``threshold``.  Candidates share a bottom-k sketch value; each is verified exactly.
-
-    The scan goes through the texts in order, and the pairs of a text depend only on the texts before it,
-    so the scans of the last few calls are kept (bounded by calls and characters): the same texts again —
-    a retry, an ablation, a page — cost one tuple look-up, and texts that extend an earlier call's — the
-    next turn of a conversation, whose new messages come last — resume that scan where it stopped.
+    Exact duplicates (equal normalised words) have similarity 1.0 and pair with the first text they equal;
+    near-duplicates need a shingle Jaccard >= ``threshold`` (ties go to the earliest text).  Candidates share
+    enough bottom-k sketch values; each is verified exactly.  ``cache`` keeps the sketches for the next call.
     """
-    global _SCANS_HELD
-    done = tuple(texts)
-    key = (done, float(threshold), shingle_size)
-    scan = _SCANS.get(key)
-    if scan is not None:
-        with suppress(KeyError):
-            _SCANS.move_to_end(key)
-        return list(scan.pairs)
-    scan = _resumable(key) or _Scan(float(threshold), shingle_size)
-    scan.extend(done[len(scan.texts) :])
-    size = sum(map(len, done))
-    if size <= _PAIRS_CHARS:
-        _SCANS[key] = scan
-        _SCANS_HELD += size
-        while _SCANS and (len(_SCANS) > _PAIRS_KEPT or _SCANS_HELD > _PAIRS_CHARS):
-            _SCANS_HELD -= sum(map(len, _SCANS.popitem(last=False)[1].texts))
-    return list(scan.pairs)
+    ids: dict[int, tuple[int, ...]] = {}
+    sets: dict[int, frozenset[tuple[int, ...]]] = {}
 
+    def words(i: int) -> tuple[int, ...]:
+        """Text ``i``'s word ids, made for the texts a sketch does not settle only."""
+        if i not in ids:
+            ids[i] = _word_ids(texts[i])
+        return ids[i]
 
-def _resumable(key: tuple[tuple[str, ...], float, int]) -> _Scan | None:
-    """The kept scan over the longest proper prefix of ``key``'s texts (taken out of the memo), if any."""
-    global _SCANS_HELD
-    texts, threshold, size = key
-    best: tuple[tuple[str, ...], float, int] | None = None
-    for kept in list(_SCANS):
-        done = kept[0]
-        if kept[1:] != (threshold, size) or not len(done) < len(texts) or (best and len(best[0]) >= len(done)):
-            continue
-        if texts[: len(done)] == done:
-            best = kept
-    if best is None:
-        return None
-    scan = _SCANS.pop(best, None)
-    if scan is not None:
-        _SCANS_HELD -= sum(map(len, best[0]))
-    return scan
+    def full(i: int) -> frozenset[tuple[int, ...]]:
+        """Text ``i``'s exact shingle set, built for candidates only."""
+        if i not in sets:
+            sets[i] = frozenset(_windows(words(i), shingle_size))
+        return sets[i]
 
-
-class _Scan:
-    """The duplicate scan's state after ``texts``: sketches, exact shingle sets built so far, the equal-set
-    groups, the inverted index over sketch values and the pairs found."""
-
-    __slots__ = ("exact", "index", "pairs", "shingled", "size", "texts", "threshold", "tuple_sets")
-
-    def __init__(self, threshold: float, size: int) -> None:
-        self.threshold = threshold
-        self.size = size
-        self.texts: tuple[str, ...] = ()
-        self.shingled: list[tuple[tuple[int, ...], bytes]] = []
-        self.tuple_sets: dict[int, frozenset[tuple[int, ...]]] = {}
-        # Equal shingle sets have equal sketches; a sketch match is confirmed on the exact sets, and every
-        # Jaccard is computed on the exact sets.
-        self.exact: dict[tuple[int, ...], list[int]] = {}  # sketch -> the first index of each distinct set
-        self.index: defaultdict[int, list[int]] = defaultdict(list)  # .get (the look-ups) never adds a key
-        self.pairs: list[tuple[int, int, float]] = []
-
-    def real(self, i: int) -> frozenset[tuple[int, ...]]:
-        """The exact shingle set of text ``i``, built for candidates only."""
-        found = self.tuple_sets.get(i)
-        if found is None:
-            found = self.tuple_sets[i] = _tuple_set(self.shingled[i][1], self.size)
-        return found
-
-    def extend(self, texts: Sequence[str]) -> None:
-        start = len(self.shingled)
-        self.texts += tuple(texts)
-        self.shingled.extend(_shingled_many(texts, self.size))
-        for j in range(start, len(self.shingled)):
-            self._add(j)
-
-    def _add(self, j: int) -> None:
-        sketch, ids = self.shingled[j]
+    if cache is None:
+        sketches = [_sketch(words(i), shingle_size) for i in range(len(texts))]
+    else:
+        sketches = [cache.sketch(text, shingle_size) for text in texts]
+    equal_sets: dict[tuple[int, ...], list[int]] = {}  # sketch -> the first text of each distinct shingle set
+    index: dict[int, list[int]] = {}  # sketch value -> the texts whose sketch holds it
+    pairs: list[tuple[int, int, float]] = []
+    for j, sketch in enumerate(sketches):
         if not sketch:
-            return
-        shingled, real, threshold, index = self.shingled, self.real, self.threshold, self.index
-        firsts = self.exact.get(sketch)
-        if firsts is None:  # the common case: no earlier text has this sketch
-            self.exact[sketch] = [j]
-        else:
-            first = next((k for k in firsts if ids == shingled[k][1] or real(k) == real(j)), None)
-            if first is None:
-                firsts.append(j)
-            elif ids == shingled[first][1] and normalise(self.texts[j]) == normalise(self.texts[first]):
-                self.pairs.append((first, j, 1.0))
-                return
-        hits = list(chain.from_iterable(map(index.get, sketch, repeat(()))))
-        need = max(1, math.floor(len(sketch) * threshold / 3))  # near-duplicates share ~Jaccard x k values
-        # a candidate shares >= need values, so hits then repeat at least need - 1 times: most texts share
-        # fewer (checked on a set, cheaper than counting)
-        if len(hits) >= need and (need == 1 or len(hits) - len(set(hits)) >= need - 1):
-            candidates = sorted(i for i, n in Counter(hits).items() if n >= need)
-            best: tuple[float, int] | None = None
-            for i in candidates:
-                other, current = real(i), real(j)
-                if min(len(other), len(current)) < threshold * max(len(other), len(current)):
-                    continue  # Jaccard <= |smaller| / |larger|: cannot reach the threshold
-                sim = jaccard(other, current)
-                if sim >= threshold and (best is None or sim > best[0]):
-                    best = (sim, i)
-            if best is not None:
-                self.pairs.append((best[1], j, best[0]))
+            continue
+        firsts = equal_sets.setdefault(sketch, [])
+        first = next((k for k in firsts if words(k) == words(j) or full(k) == full(j)), None)
+        if first is None:
+            firsts.append(j)
+        elif words(first) == words(j) and normalise(texts[first]) == normalise(texts[j]):
+            pairs.append((first, j, 1.0))  # an exact duplicate: not indexed, its first stands for it
+            continue
+        need = max(1, math.floor(len(sketch) * threshold / 3))  # near-duplicates share about Jaccard x k values
+        shared = Counter(i for value in sketch for i in index.get(value, ()))
+        best: tuple[float, int] | None = None
+        for i in sorted(i for i, n in shared.items() if n >= need):
+            other, current = full(i), full(j)
+            if min(len(other), len(current)) < threshold * max(len(other), len(current)):
+                continue  # Jaccard <= |smaller| / |larger|: cannot reach the threshold
+            similarity = jaccard(other, current)
+            if similarity >= threshold and (best is None or similarity > best[0]):
+                best = (similarity, i)
+        if best is not None:
+            pairs.append((best[1], j, best[0]))
         for value in sketch:
-            index[value].append(j)
+            index.setdefault(value, []).append(j)
+    return pairs

@@ -8,7 +8,8 @@ each with its numbers:
 - ``required_sections``: ``CompilerConfig.required_sections`` are emitted;
 - ``section_allocation``: no elastic section uses more than its allocation;
 - ``duplicate_evidence``: no evidence id is emitted twice, across sections too
-  (provenance tags ``[evidence ID | …`` are counted in the whole output);
+  (the provenance tags ``[evidence ID | …`` that begin emitted items are counted; tag-like text inside an
+  input is the input's, neutralised by :func:`~tokenbox_core.compiler.render.neutralise_provenance`);
 - ``provenance``: every emitted evidence item carries its full provenance tag;
 - ``referential_integrity``: every ``[REF: id …]`` pointer comes after the
   emitted canonical item it names;
@@ -28,10 +29,10 @@ from typing import Any
 from tokenbox_core.compiler.assemble import Assembled
 from tokenbox_core.compiler.build import SectionPlan
 from tokenbox_core.compiler.config import CompilerConfig
-from tokenbox_core.compiler.errors import Violation
 from tokenbox_core.compiler.inputs import Evidence
 from tokenbox_core.compiler.metrics import Metrics
 from tokenbox_core.compiler.render import evidence_tag
+from tokenbox_core.errors import Violation
 
 __all__ = ["check_invariants", "run_checks"]
 
@@ -82,8 +83,10 @@ def check_invariants(
                     f"section {sid!r} uses {used[sid]:,} tokens, over its allocation {allocated:,}",
                 )
             )
-    text = "\n".join(_contents(assembled))
-    counts = Counter(_TAG.findall(text))
+    counts: Counter[str] = Counter()  # the tags the compiler wrote: at the start of emitted evidence items
+    for body in assembled.emitted.values():
+        if not isinstance(body, str):
+            counts.update(m.group(1) for item in body if (m := _TAG.match(item.content)))
     for eid, count in sorted(counts.items()):
         if count > 1:
             out.append(Violation("duplicate_evidence", f"evidence id {eid!r} appears {count} times in the context"))

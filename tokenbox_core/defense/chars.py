@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["CHAR_CLASSES", "REMOVABLE", "beyond_bmp", "classify", "has_removable", "tag_payload"]
+__all__ = ["CHAR_CLASSES", "REMOVABLE", "classify", "tag_payload"]
 
 
 def _ranges(*spans: tuple[int, int]) -> frozenset[int]:
@@ -76,35 +76,6 @@ REMOVABLE = re.compile(_class_pattern(sorted(_CLASS_OF)))
 """One character class matching every removable code point."""
 
 
-_ASCII_KEPT = bytes([0x09, 0x0A, 0x0D, *range(0x20, 0x7F)])
-"""The ASCII bytes that are not removable: TAB, LF, CR and the printable range."""
-
-
-_PRINTABLE_REMOVABLE = "\u034f\u115f\u1160\u17b4\u17b5\u3164\uffa0"
-"""The removable characters ``str.isprintable`` accepts (a grapheme joiner, fillers, Khmer vowels; a test pins it)."""
-
-
-def has_removable(text: str) -> bool:
-    """True when ``text`` holds a removable character (``REMOVABLE.search(text) is not None``).
-
-    ASCII text can only hold the C0 controls and DEL: deleting every other byte with
-    ``bytes.translate`` (one C pass, several times faster than the regular expression)
-    leaves something exactly then.  Other text is searched with :data:`REMOVABLE`.
-
-    >>> has_removable("plain text\\n"), has_removable("bell\\x07"), has_removable("zw\\u200bsp")
-    (False, True, True)
-    """
-    if text.isascii():
-        return bool(text.encode("ascii").translate(None, _ASCII_KEPT))
-    # Every removable character but seven is unprintable (``str.isprintable``, C speed); those seven are
-    # looked up one by one.  TAB, LF and CR are unprintable and kept, so they are spaced out first.
-    if any(ch in text for ch in _PRINTABLE_REMOVABLE):
-        return True
-    if text.replace("\n", " ").replace("\t", " ").replace("\r", " ").isprintable():
-        return False
-    return REMOVABLE.search(text) is not None
-
-
 def classify(char: str) -> str:
     """The class name of one removable character (``KeyError`` otherwise)."""
     return _CLASS_OF[ord(char)]
@@ -114,21 +85,10 @@ _TAG_ASCII = re.compile("[\U000e0020-\U000e007e]+")
 _FROM_TAG = {cp: cp - 0xE0000 for cp in range(0xE0020, 0xE007F)}
 
 
-def beyond_bmp(text: str) -> bool:
-    """True when ``text`` holds a code point above U+FFFF (a tag character is one).
-
-    One C pass: such a code point is a surrogate pair in UTF-16, so the encoding is longer
-    than two bytes per character exactly then (lone surrogates pass through as two bytes).
-    """
-    return len(text.encode("utf-16-le", "surrogatepass")) > 2 * len(text)
-
-
 def tag_payload(text: str) -> str:
     """The ASCII an attacker smuggled in tag characters (U+E0020-U+E007E), in order.
 
     >>> tag_payload("hi" + "".join(chr(0xE0000 + ord(c)) for c in "run"))
     'run'
     """
-    if not beyond_bmp(text):
-        return ""
     return "".join(_TAG_ASCII.findall(text)).translate(_FROM_TAG)

@@ -13,63 +13,48 @@ import bisect
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from itertools import accumulate, chain
 from typing import Literal, Protocol, runtime_checkable
 
 from tokenbox_core.defense.analyzers import (
+    REVERSED_KEYWORDS,
     ROT13_KEYWORDS,
     decoded_blobs,
     exfiltration_urls,
     hidden_spans,
+    reversed_candidate,
     rot13_candidate,
 )
-from tokenbox_core.defense.chars import CHAR_CLASSES, beyond_bmp
 from tokenbox_core.defense.homoglyphs import fold_mixed_words
-from tokenbox_core.defense.leet import leet_candidate, may_hold_leet
+from tokenbox_core.defense.leet import leet_candidate
 from tokenbox_core.defense.lexicon import VERBS, find_overrides
+from tokenbox_core.defense.multilingual import MULTILINGUAL_RULES
 from tokenbox_core.defense.prefilter import Prefilter
-from tokenbox_core.defense.rules import (
-    CASED_RULES,
-    META_LITERALS,
-    RULES,
-    Rule,
-    discusses_attacks,
-    line_starts,
-    word_runs,
-)
+from tokenbox_core.defense.rules import CASED_RULES, RULES, Rule, discusses_attacks
 from tokenbox_core.defense.sanitize import detection_view
+from tokenbox_core.defense.structure import STRUCTURE_RULES
 
-__all__ = ["CompositeDetector", "Detection", "Finding", "HeuristicDetector", "InjectionDetector", "combine"]
+__all__ = ["DETECTOR_RULES", "CompositeDetector", "Detection", "Finding", "HeuristicDetector", "InjectionDetector",
+           "combine"]
 
 _SNIPPET = 80
 _PER_RULE = 3
 _QUOTED = re.compile(r"\"[^\"\n]{3,300}\"|“[^”\n]{3,300}”|'[^'\n]{8,300}'|«[^»\n]{3,300}»|`[^`\n]{3,300}`")
-_TAGS = "".join(chr(c) for c in sorted(CHAR_CLASSES["tag"]))
-_TAG_RUN = re.compile(f"[{_TAGS}]{{4,}}")
+_TAG_RUN = re.compile("[\U000e0000-\U000e007f]{4,}")
+"""Four or more characters of the Unicode tag block (:data:`~tokenbox_core.defense.chars.CHAR_CLASSES` ``"tag"``)."""
 _IN_WORD = "\u200b\u200c\u200d\u2060\u00ad\ufeff"
 _SPLIT_WORD = re.compile(f"\\w[{_IN_WORD}]+\\w")
-_BIDI_CHARS = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
-"""The bidi embedding, override and isolate controls (U+202A-U+202E, U+2066-U+2069), each looked for with
-``str.find`` (a test pins them against the character class)."""
-_WORD_RUN = re.compile(r"\w+")
+_BIDI = re.compile("[\u202a-\u202e\u2066-\u2069]")
+"""The bidi embedding, override and isolate controls (U+202A-U+202E, U+2066-U+2069)."""
+_SMUGGLING = re.compile(f"[{_IN_WORD}\u202a-\u202e\u2066-\u2069\U000e0000-\U000e007f]")
+"""Any character one of the three smuggling findings needs (one search: most text holds none)."""
 _NEGATED = re.compile(r"(?:\bdo not|\bdon't|\bnever|\bnot to|\bshould not|\bshouldn't|\bmust not)\s+$")
 _NEGATABLE = frozenset({"leak", "exfil_action"})
-_CASED_PROBES = tuple(sorted({k.lower() for rule in CASED_RULES for group in rule.gate for k in group}))
-_STRUCTURE = ("<!--", "]:", "20", "http")
-"""Gates of the analyzers: a comment opening, a markdown comment, the hex pair of a space, a URL scheme.
-Case folding and homoglyph folding neither make nor unmake any of them but ``http`` (a test pins it), and
-``http`` is asked of the folded text anyway, so finding them in it answers for the detection view."""
-_PROBE_GROUPS = (VERBS, ROT13_KEYWORDS, _CASED_PROBES, META_LITERALS, _STRUCTURE)
-_PROBES = tuple(chain.from_iterable(_PROBE_GROUPS))
-"""Literals the rule automaton also reports (see :meth:`Prefilter.scan`), one bit each, group after group."""
-_AT = tuple(accumulate(map(len, _PROBE_GROUPS), initial=0))
-_VERB_BITS, _ROT13_BITS, _CASED_BITS, _META_BITS = (
-    ((1 << len(group)) - 1) << at for group, at in zip(_PROBE_GROUPS[:4], _AT[:4], strict=True)
-)
-"""The bit ranges of the first four probe groups (the structure literals are asked one by one, below)."""
-_COMMENT_BITS = 1 << _PROBES.index("<!--") | 1 << _PROBES.index("]:")
-_TWENTY_BIT = 1 << _PROBES.index("20")
-_HTTP_BIT = 1 << _PROBES.index("http")
+DETECTOR_RULES: tuple[Rule, ...] = RULES + STRUCTURE_RULES + MULTILINGUAL_RULES
+"""Every rule over the case-folded view: stock phrases and forged markup, structures, other languages."""
+_ENCODED_PROBES = frozenset(ROT13_KEYWORDS + REVERSED_KEYWORDS)
+_REQUESTS = frozenset({"output_directive", "output_format", "reply_language", "assistant_task"})
+"""Rules that read a request to the assistant ("translate your answer into French"): what a user asks in their
+own message, and an injection only inside data (any other source)."""
 
 
 @dataclass(frozen=True)
@@ -231,10 +216,8 @@ class HeuristicDetector:
         self.quote_discount = quote_discount
         self.meta_discount = meta_discount
         self.max_depth = max_depth
-        self._rules = Prefilter(RULES, native=native, probes=_PROBES)
-        # Three rules, a dozen literals: looked up directly, and only when the rule automaton saw their
-        # lower-case forms (an upper-case literal in the view is a lower-case one in the case-folded view).
-        self._cased = Prefilter(CASED_RULES, native=False)
+        self._rules = Prefilter(DETECTOR_RULES, native=native, probes=VERBS + ROT13_KEYWORDS + REVERSED_KEYWORDS)
+        self._cased = Prefilter(CASED_RULES, native=native)
 
     def __repr__(self) -> str:
         return (
@@ -243,27 +226,25 @@ class HeuristicDetector:
         )
 
     def detect(self, text: str, source: str = "tool") -> Detection:
-        """Score ``text`` from source type ``source`` (the heuristic ignores the source)."""
+        """Score ``text`` from source type ``source``: a request to the assistant counts only outside ``"user"``."""
         findings = self._smuggling(text) + self._scan(detection_view(text), 0)
+        if source == "user":
+            findings = [f for f in findings if f.rule not in _REQUESTS]
         return Detection(combine(findings), tuple(findings), self.name)
 
     def _smuggling(self, raw: str) -> list[Finding]:
-        # The characters are looked for with ``str.find`` (C speed; a character-class search is not):
-        # a split word starts just before an in-word invisible, the first bidi control is the first
-        # occurrence of one of them, and a tag lies beyond the BMP.
         found: list[Finding] = []
-        if raw.isascii():
+        if raw.isascii() or _SMUGGLING.search(raw) is None:
             return found
-        tags = _TAG_RUN.search(raw) if beyond_bmp(raw) else None
+        tags = _TAG_RUN.search(raw)
         if tags:
             found.append(Finding("tag_smuggling", "invisible", 0.55, f"{len(tags.group())} tag characters", 0))
-        first = _first_of(raw, _IN_WORD)
-        split = _SPLIT_WORD.findall(raw, max(0, first - 1)) if first >= 0 else []
+        split = _SPLIT_WORD.findall(raw)
         if len(split) >= 3:
             found.append(Finding("split_keywords", "invisible", 0.4, f"{len(split)} words split by invisibles", 0))
-        bidi = _first_of(raw, _BIDI_CHARS)
-        if bidi >= 0:
-            found.append(Finding("bidi_override", "invisible", 0.35, f"U+{ord(raw[bidi]):04X}", bidi))
+        bidi = _BIDI.search(raw)
+        if bidi:
+            found.append(Finding("bidi_override", "invisible", 0.35, f"U+{ord(bidi.group()):04X}", bidi.start()))
         return found
 
     def _scan(self, view: str, depth: int) -> list[Finding]:
@@ -272,74 +253,53 @@ class HeuristicDetector:
         findings: list[Finding] = []
         if mixed:
             findings.append(Finding("mixed_script", "homoglyph", 0.45 if mixed >= 3 else 0.3, f"{mixed} words", 0))
-        runs: set[str] | None = None
-        if self._rules.native:
-            # One automaton pass: the open rules and which override verbs, rot13 keywords and
-            # lower-case forms of the cased gates occur; no per-text word list.
-            rules, probes, starts = self._rules.scan(low)
-            assert probes is not None
-            if not probes & _META_BITS:
-                discounted.discusses = False  # no literal a discussion of attacks needs
-            verbs = _set_bits(probes & _VERB_BITS, VERBS)
-            overrides = find_overrides(low, verbs=verbs) if verbs else []
-        else:
-            runs = set(_WORD_RUN.findall(low))
-            overrides = find_overrides(low, runs)
-            rules, probes, starts = self._rules.scan(low, word_runs(runs))
-        for o in overrides[:_PER_RULE]:
+        # One pass finds every gate literal, override verb and rot13 keyword: only the rules it opens run.
+        rules, probes = self._rules.scan(low)
+        verbs = [p for p in probes if p not in _ENCODED_PROBES]
+        for o in find_overrides(low, verbs)[:_PER_RULE] if verbs else ():
             weight = 0.6 if o.strong else (0.35 if o.text.isascii() else 0.5)
             findings.append(Finding("override_phrase", "override", discounted(True, o.start, weight),
                                     _snippet(o.text), o.start))  # fmt: skip
-        findings.extend(self._apply(rules, low, discounted, starts))
-        if probes is None or probes & _CASED_BITS:
-            findings.extend(self._apply(self._cased.open_rules(view), view, discounted))
-        # exfiltration_urls looks for "http" in ``view.lower()``; any there is in ``low`` too.
-        urls = probes & _HTTP_BIT if probes is not None else "http" in low
-        for offset, url, weight in exfiltration_urls(view) if urls else ():
+        findings.extend(self._apply(rules, low, discounted))
+        findings.extend(self._apply(self._cased.scan(view)[0], view, discounted))
+        for offset, url, weight in exfiltration_urls(view):
             findings.append(Finding("exfiltration_url", "exfil_url", weight, _snippet(url), offset))
         if depth >= self.max_depth:
             return findings
-        # A hidden span needs "<!--", "]:" or "=" (see hidden_spans); the first two come from the automaton.
-        if depth == 0 and (probes is None or probes & _COMMENT_BITS or "=" in view):
+        if depth == 0:
             for offset, hidden in hidden_spans(view):
                 inner = combine(self._scan(hidden, depth + 1))
                 if inner >= 0.25:
                     findings.append(Finding("hidden_instruction", "hidden", 0.4, _snippet(hidden), offset))
-        for offset, encoding, decoded in decoded_blobs(view, hex_pair=None if probes is None else probes & _TWENTY_BIT):
+        for offset, encoding, decoded in decoded_blobs(view):
             inner = combine(self._scan(decoded, depth + 1))
             if inner >= 0.3:
                 findings.append(Finding(f"{encoding}_instruction", "encoded", min(1.0, inner + 0.15),
                                         _snippet(decoded), offset))  # fmt: skip
-        leet = None
-        if depth == 0 and may_hold_leet(low):
-            leet = leet_candidate(low, runs)
+        leet = leet_candidate(low) if depth == 0 else None
         if leet is not None:
             inner = combine(self._scan(leet, depth + 1))
             if inner >= 0.3:
                 findings.append(Finding("leetspeak_instruction", "encoded", min(1.0, inner + 0.1), _snippet(leet), 0))
-        # Two keywords in the lower-cased view are two in ``low`` (case folding agrees with lower-casing
-        # on every character that lower-cases to ASCII letters; a test pins it).
-        rot = rot13_candidate(view) if probes is None or (probes & _ROT13_BITS).bit_count() >= 2 else None
+        rot = rot13_candidate(view) if sum(p in ROT13_KEYWORDS for p in probes) >= 2 else None
         if rot is not None:
             inner = combine(self._scan(rot, depth + 1))
             if inner >= 0.3:
                 findings.append(Finding("rot13_instruction", "encoded", min(1.0, inner + 0.15), _snippet(rot), 0))
+        backwards = reversed_candidate(low) if sum(p in REVERSED_KEYWORDS for p in probes) >= 2 else None
+        if backwards is not None:
+            inner = combine(self._scan(backwards, depth + 1))
+            if inner >= 0.3:
+                findings.append(Finding("reversed_instruction", "encoded", min(1.0, inner + 0.15),
+                                        _snippet(backwards), 0))  # fmt: skip
         return findings
 
     @staticmethod
-    def _apply(
-        rules: Sequence[Rule], text: str, discounted: _Discounter, starts: Sequence[list[int] | None] | None = None
-    ) -> list[Finding]:
+    def _apply(rules: Sequence[Rule], text: str, discounted: _Discounter) -> list[Finding]:
         out: list[Finding] = []
-        lines: list[int] | None = None  # line starts, found once for every line-start rule
-        for n, rule in enumerate(rules):
+        for rule in rules:
             k = 0
-            at = starts[n] if starts is not None else None
-            if at is not None and not at:
-                continue  # no anchor occurs: no match can start anywhere
-            if rule.line_start and at is None:  # no candidates from the prefilter: every line start
-                at = lines = line_starts(text) if lines is None else lines
-            for m in rule.finditer(text, at):
+            for m in rule.pattern.finditer(text):
                 start = m.start()
                 if rule.lead is not None and rule.lead.search(text, max(0, start - 12), start) is None:
                     continue
@@ -349,28 +309,8 @@ class HeuristicDetector:
                     weight *= 0.3  # "do not share your password": advice, not a request
                 out.append(Finding(rule.name, rule.family, weight, _snippet(m.group()), start))
                 if k == _PER_RULE:
-                    break  # the cap is reached: the next match is not looked for
+                    break
         return out
-
-
-def _first_of(text: str, chars: str) -> int:
-    """The first offset in ``text`` of any character of ``chars``, or -1."""
-    first = -1
-    for ch in chars:
-        i = text.find(ch)
-        if i >= 0 and (first < 0 or i < first):
-            first = i
-    return first
-
-
-def _set_bits(bits: int, names: Sequence[str]) -> list[str]:
-    """``names[i]`` for every bit ``i`` set in ``bits``, in index order."""
-    out: list[str] = []
-    while bits:
-        lowest = bits & -bits
-        out.append(names[lowest.bit_length() - 1])
-        bits ^= lowest
-    return out
 
 
 class CompositeDetector:

@@ -27,17 +27,10 @@ _CONFUSABLES = {
 
 _TABLE = str.maketrans(_CONFUSABLES)
 _CONF = "[" + "".join(sorted(_CONFUSABLES)) + "]"
-# A mixed-script word has a Latin letter next to a confusable somewhere; looking for that
-# pair (a pattern that starts with a character class) is what keeps the scan fast.
-_MIXED = re.compile(f"[a-z]{_CONF}|{_CONF}[a-z]")
+_MIXED = re.compile(f"{_CONF}(?:(?<=[a-z].)|(?=[a-z]))")
+"""A confusable next to a Latin letter: every mixed-script word holds one.  Written to start with the class of
+confusables, so that ``re`` skips ahead to them instead of trying every position."""
 _WORD_EDGE = re.compile(r"\w*")
-_LEADS = frozenset(ch.encode("utf-8")[0] for ch in _CONFUSABLES)
-_PAIR_CLASS = bytes(
-    0x6C if 0x61 <= b <= 0x7A else 0x63 if b in _LEADS else 0x78 if 0x80 <= b <= 0xBF else 0x20 for b in range(256)
-)
-"""Each UTF-8 byte to ``l`` (a-z), ``c`` (the first byte of a confusable's two), ``x`` (a continuation byte) or a
-space: a pair of :data:`_MIXED` is ``lc`` (a letter, then a confusable) or ``cxl`` (a confusable, then a letter)
-in the map, so a map holding neither has no pair."""
 
 
 def fold_mixed_words(view: str) -> tuple[str, int]:
@@ -50,8 +43,7 @@ def fold_mixed_words(view: str) -> tuple[str, int]:
     """
     if view.isascii():
         return view, 0
-    pairs = view.encode("utf-8", "surrogatepass").translate(_PAIR_CLASS)
-    if (b"lc" not in pairs and b"cxl" not in pairs) or _MIXED.search(view) is None:
+    if _MIXED.search(view) is None:
         return view, 0
     out: list[str] = []
     pos = mixed = 0

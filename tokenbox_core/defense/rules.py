@@ -17,15 +17,11 @@ signals (a role label, "from now on", "your new task") need company.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, replace
-from itertools import accumulate
+from dataclasses import dataclass
 
-from tokenbox_core.defense.gates import ANCHORS, GATES, LINE_HEADS
-from tokenbox_core.defense.scan_at import finditer_at, occurrences, search_at
+from tokenbox_core.defense.gates import GATES, Literal
 
-__all__ = ["CASED_RULES", "GATES", "META", "META_LITERALS", "META_STARTS", "RULES", "WORDLIKE", "Rule",
-           "discusses_attacks", "line_starts", "line_starts_before", "word_runs"]  # fmt: skip
+__all__ = ["CASED_RULES", "META", "RULES", "Rule", "discusses_attacks"]
 
 _S = r"[^.!?;\n]"  # one character of the same sentence
 _AI = (
@@ -65,19 +61,12 @@ class Rule:
     """One detection pattern: name, family, weight in 0..1, and whether it is linguistic.
 
     ``gate`` makes the rule cheap on text it cannot match: groups of literal
-    substrings, each group needing one member present (``str.__contains__``
-    runs at memory speed, a regular expression does not), checked before the
-    pattern runs.  A gate is a necessary condition of a match; a test pins
-    that on the corpus.  ``lead``, when set, must match the few characters
-    just before a match (a look-behind Python's ``re`` cannot express).
-    ``anchors``, when set, are literals one of which every match starts with:
-    :meth:`finditer` then tries the pattern only where an anchor occurs.
-    ``line_start`` says every match starts at a line start (the pattern is one
-    alternative opening with ``^``, multi-line): :meth:`finditer` then tries it
-    only there.  ``heads`` and ``head_lead`` (from
-    :data:`~tokenbox_core.defense.gates.LINE_HEADS`) narrow that further: the
-    native prefilter tries only the line starts from which lead characters run
-    up to a head occurrence (:func:`line_starts_before`).
+    substrings, each group needing one member present, checked (for every
+    rule at once, by the :class:`~tokenbox_core.defense.prefilter.Prefilter`)
+    before the pattern runs.  A gate is a necessary condition of a match; a
+    hypothesis property pins that.  ``lead``, when set, must match the few
+    characters just before a match (a look-behind of varying width, which
+    Python's ``re`` cannot express).
     """
 
     name: str
@@ -87,116 +76,20 @@ class Rule:
     linguistic: bool = True
     gate: tuple[tuple[str, ...], ...] = ()
     lead: re.Pattern[str] | None = None
-    anchors: tuple[str, ...] = ()
-    line_start: bool = False
-    heads: tuple[str, ...] = ()
-    head_lead: str | None = None
 
-    def finditer(self, text: str, starts: Iterable[int] | None = None) -> Iterator[re.Match[str]]:
-        """The matches of ``pattern.finditer(text)``, found by matching only at anchor occurrences.
-
-        A match starts at an anchor, so trying ``pattern.match`` at each anchor
-        position after the previous match's end yields the same non-overlapping,
-        leftmost matches as a full scan (a hypothesis property pins that).
-        ``starts``, when given, are every position where an anchor occurs (from
-        the prefilter's pass); otherwise they are looked up here.  A
-        ``line_start`` rule is tried at every line start instead (a multi-line
-        ``^`` matches only at 0 and after a ``\n``); ``starts``, when given, are those of
-        :func:`line_starts`.
-        """
-        if self.line_start:
-            starts = line_starts(text) if starts is None else starts
-        elif not self.anchors:
-            yield from self.pattern.finditer(text)
-            return
-        if starts is None:
-            starts = occurrences(text, self.anchors)
-        yield from finditer_at(self.pattern, text, starts)
-
-    def opens(self, text: str, seen: dict[str, bool] | None = None, words: str | None = None) -> bool:
-        """True when every gate group has a member in ``text`` (``seen`` memoises lookups per text).
-
-        ``words``, from :func:`word_runs`, answers for literals made only of word
-        characters: such a literal can only occur inside one ``\\w+`` run, so
-        searching the distinct runs gives the same answer on a shorter string.
-        """
-        if seen is None:
-            return all(any(k in text for k in group) for group in self.gate)
-        for group in self.gate:
-            for k in group:
-                hit = seen.get(k)
-                if hit is None:
-                    hit = seen[k] = k in (words if words is not None and k in WORDLIKE else text)
-                if hit:
-                    break
-            else:
-                return False
-        return True
+    def opens(self, text: str) -> bool:
+        """True when every gate group has a member in ``text``."""
+        return all(any(Literal.parse(k).occurs(text) for k in group) for group in self.gate)
 
 
-def _r(name: str, family: str, weight: float, pattern: str, *, linguistic: bool = True) -> Rule:
-    # A leading \b stops ``re`` from skipping ahead on the first character; when the whole
-    # pattern is one alternative the boundary is checked by ``lead`` on the match instead.
-    lead = None
-    if pattern.startswith("\\b") and _top_level_single(pattern):
-        pattern, lead = pattern[2:], _WORD_START
-    line_start = pattern.startswith("^") and _top_level_single(pattern)
-    return Rule(name, family, weight, re.compile(pattern, re.MULTILINE), linguistic, lead=lead, line_start=line_start)
+def _r(
+    name: str, family: str, weight: float, pattern: str, *, linguistic: bool = True, lead: re.Pattern[str] | None = None
+) -> Rule:
+    return Rule(name, family, weight, re.compile(pattern, re.MULTILINE), linguistic, GATES[name], lead)
 
 
-def line_starts(text: str) -> list[int]:
-    """0 and every position just after a ``\\n``: where a multi-line ``^`` matches."""
-    # Each line's length plus its newline, summed from 0 (C-level iterators, no Python loop).
-    out = list(accumulate(map(_PLUS_ONE, map(len, text.split("\n"))), initial=0))
-    out.pop()
-    return out
-
-
-_PLUS_ONE = (1).__add__
-
-
-def line_starts_before(text: str, heads: Iterable[int], lead: str | None) -> list[int]:
-    """The line starts from which only lead characters run up to one of the ``heads`` positions.
-
-    ``lead`` is ``None`` (no lead: a head must itself sit at a line start) or extra characters
-    besides whitespace (``str.isspace``, which is what ``\\s`` matches).  A rule of
-    :data:`~tokenbox_core.defense.gates.LINE_HEADS` matches at a line start only if that line
-    start is among these for the occurrences of its heads (a hypothesis property pins that the
-    matches found from them are those found from every line start).
-    """
-    out: list[int] = []
-    for k in heads:
-        j = k
-        if lead is not None:
-            while j > 0 and (text[j - 1].isspace() or text[j - 1] in lead):
-                j -= 1
-        if j == 0 or text[j - 1] == "\n":
-            out.append(j)
-        nl = text.find("\n", j, k)
-        while nl >= 0:
-            out.append(nl + 1)
-            nl = text.find("\n", nl + 1, k)
-    return out
-
-
-def _top_level_single(pattern: str) -> bool:
-    depth = 0
-    escaped = False
-    for ch in pattern:
-        if escaped:
-            escaped = False
-        elif ch == "\\":
-            escaped = True
-        elif ch in "([":
-            depth += 1
-        elif ch in ")]":
-            depth -= 1
-        elif ch == "|" and depth == 0:
-            return False
-    return True
-
-
-_WORD_START = re.compile(r"(?:^|[^\w])$")
+_VOCATIVE_LEAD = re.compile(r"(?:^|\n|[.!?:;,(\[]\s*|\b(?:hi|hey|hello|please),?\s+|@)$")
+"""What comes just before an addressee spoken to ("AI, ignore ..."): a start, a punctuation mark, a greeting."""
 
 
 RULES: tuple[Rule, ...] = (
@@ -279,7 +172,7 @@ RULES: tuple[Rule, ...] = (
        rf"{_AI}[\s,:\-]+(?:please\s+)?(?:ignore|disregard|"
        rf"forget|you must|you should|you will|you are|do not|don't|send|forward|reveal|output|print|call|run|"
        rf"delete|rename|email|post|include|append|stop|when you|new instruction|instructions?:|approve|grant|rank|"
-       rf"rate|recommend)"),
+       rf"rate|recommend)", lead=_VOCATIVE_LEAD),
     _r("address_as_the", "address", 0.45,
        rf"\bas (?:the|an?) {_AI}\b{_S}{{0,12}}\byou (?:are|must|should|need|will)\b"),
     _r("model_must", "address", 0.4,
@@ -351,17 +244,7 @@ RULES: tuple[Rule, ...] = (
        r"anthropic|administrator|admin|system)\b|\bi am (?:your|the) (?:developer|creator|admin|operator|owner)\b|"
        r"\b(?:openai|anthropic|google) staff\b|\bcomes from the (?:developer|operator|system)\b"),
 )  # fmt: skip
-"""Rules over the case-folded view (gated below)."""
-
-_LEAD = re.compile(r"(?:^|\n|[.!?:;,(\[]\s*|\b(?:hi|hey|hello|please),?\s+|@)$")
-
-_LEADS = {"address_vocative": _LEAD}
-RULES = tuple(
-    replace(r, gate=GATES[r.name], lead=_LEADS.get(r.name, r.lead), anchors=ANCHORS.get(r.name, ()))
-    if r.name not in LINE_HEADS
-    else replace(r, gate=GATES[r.name], heads=LINE_HEADS[r.name][1], head_lead=LINE_HEADS[r.name][0])
-    for r in RULES
-)
+"""Rules over the case-folded view."""
 
 CASED_RULES: tuple[Rule, ...] = (
     _r("dan_persona", "persona", 0.4, r"\bDAN\b|\bDo Anything Now\b"),
@@ -372,46 +255,21 @@ CASED_RULES: tuple[Rule, ...] = (
        r"INSTRUCTION)S?\b"),
 )  # fmt: skip
 """Rules that need the original case (an acronym, shouting)."""
-CASED_RULES = tuple(replace(r, gate=GATES[r.name]) for r in CASED_RULES)
 
 META = re.compile(
     r"\bprompt injections?\b|\bjailbreaks\b|\ba (?:classic )?jailbreak\b|\bjailbreak (?:prompts?|attempts?)\b|"
     r"\bred[- ]team|\bpen-?test|\bpayloads?\b|\bcve-\d|\bowasp\b|\bresearchers\b|\bthreat model|"
     r"\b(?:security )?advisory\b|\bmitigations?\b|\bincident report|\bthe paper\b|\bdetector\b|\bsuch as\b|"
-    r"\bfor example\b|\be\.g\.|\bphrases? like\b|\bleakage\b|\bguardrail\b"
+    r"\bfor example\b|\be\.g\.|\bphrases? like\b|\bleakage\b|\bguardrail\b|"
+    # The same signs in the detector's other languages: "prompt injection", "for example".
+    r"inyección de (?:prompts?|instrucciones)|por ejemplo|injection de (?:prompts?|commandes)|par exemple|"
+    r"prompt-injektion|zum beispiel|injeção de prompts?|por exemplo|iniezione di prompt|ad esempio|"
+    r"инъекци\w* промпт\w*|промпт-инъекци|например|提示(?:词)?注入|例如|プロンプトインジェクション|例えば|"
+    r"프롬프트 인젝션|예를 들어|प्रॉम्प्ट इंजेक्शन|उदाहरण"
 )
 """Signs that a text discusses attacks rather than performing one."""
-META_LITERALS: tuple[str, ...] = (
-    "prompt injection", "jailbreak", "red-team", "red team", "pen-test", "pentest", "payload", "cve-", "owasp",
-    "researchers", "threat model", "advisory", "mitigation", "incident report", "the paper", "detector", "such as",
-    "for example", "e.g.", "phrase", "leakage", "guardrail",
-)  # fmt: skip
-"""A literal every :data:`META` match contains: without one, the text does not discuss attacks."""
-META_STARTS: tuple[str, ...] = (*META_LITERALS, "a jailbreak", "a classic jailbreak", "security advisory")
-"""The literals every :data:`META` match starts with: its literals and the optional openings before three of them."""
 
 
 def discusses_attacks(low: str) -> bool:
-    """``META.search(low) is not None``: ``META`` tried only where one of :data:`META_STARTS` occurs.
-
-    Every match starts with one of them, so trying ``META.match`` there finds a match exactly when a
-    scan does (a hypothesis property compares); a scan tries the alternation at every position.
-    """
-    return search_at(META, low, occurrences(low, META_STARTS)) is not None
-
-
-_WORD_RUN = re.compile(r"\w+")
-WORDLIKE: frozenset[str] = frozenset(
-    k for rule in RULES + CASED_RULES for group in rule.gate for k in group if _WORD_RUN.fullmatch(k)
-)
-"""Gate literals made only of word characters (answered from :func:`word_runs`)."""
-
-
-def word_runs(runs: set[str]) -> str:
-    """The distinct ``\\w+`` runs of a text joined by NUL (not a word character).
-
-    For a literal ``k`` in :data:`WORDLIKE`, ``k in text`` equals ``k in word_runs(runs of text)``
-    whatever the order of the runs, so the set is joined as it iterates (no sort): only membership
-    is ever asked of the string, and membership does not depend on the order.
-    """
-    return "\0".join(runs)
+    """True when the case-folded ``low`` discusses attacks rather than performing one (:data:`META`)."""
+    return META.search(low) is not None

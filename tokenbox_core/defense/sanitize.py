@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Literal
 from urllib.parse import unquote
 
-from tokenbox_core.defense.chars import REMOVABLE, classify, has_removable, tag_payload
+from tokenbox_core.defense.chars import REMOVABLE, classify, tag_payload
 
 __all__ = ["Emission", "Removal", "Sanitized", "detection_view", "sanitize", "sanitize_report"]
 
@@ -99,10 +99,6 @@ def _normalize(text: str, form: Emission) -> str:
     return unicodedata.normalize(form, text)
 
 
-def _strip(text: str) -> str:
-    return REMOVABLE.sub("", text) if has_removable(text) else text
-
-
 def sanitize_report(text: str, *, form: Emission = "NFC") -> Sanitized:
     """Sanitise ``text`` and report every change (chapter §6.9.3, phase 1).
 
@@ -114,17 +110,14 @@ def sanitize_report(text: str, *, form: Emission = "NFC") -> Sanitized:
     if not isinstance(text, str):
         raise TypeError(f"sanitize expects str, got {type(text).__name__}")
     counts: dict[str, list[int]] = {}
-    if has_removable(text):
-        for match in REMOVABLE.finditer(text):
-            counts.setdefault(classify(match.group()), []).append(match.start())
-        stripped = REMOVABLE.sub("", text)
-    else:
-        stripped = text
+    for match in REMOVABLE.finditer(text):
+        counts.setdefault(classify(match.group()), []).append(match.start())
+    stripped = REMOVABLE.sub("", text) if counts else text
     out = _normalize(stripped, emission)
-    if out is not stripped:
+    if out != stripped:
         # Normalisation never creates removable characters; stripping again keeps the
         # idempotence property unconditional should a future Unicode version disagree.
-        out = _strip(out)
+        out = REMOVABLE.sub("", out)
     removals = tuple(
         Removal(kind, len(offsets), tuple(offsets[:_MAX_OFFSETS])) for kind, offsets in sorted(counts.items())
     )
@@ -142,10 +135,6 @@ def sanitize(text: str, *, form: Emission = "NFC") -> str:
     >>> sanitize("Hello\\u202e dlrow\\u202c\\ufeff")
     'Hello dlrow'
     """
-    # Nothing to remove and nothing to normalise: the text itself, without building the report
-    # (argument errors still come from sanitize_report).
-    if isinstance(text, str) and form in _FORMS and (form == "none" or text.isascii()) and not has_removable(text):
-        return text
     return sanitize_report(text, form=form).text
 
 
@@ -174,8 +163,8 @@ def detection_view(text: str) -> str:
     >>> detection_view("&#105;gnore \\u0070revious %69nstructions%20%2E")
     'ignore previous instructions .'
     """
-    removable = has_removable(text)
-    hidden = tag_payload(text) if removable else ""
+    removable = REMOVABLE.search(text) is not None
+    hidden = tag_payload(text) if removable else ""  # a tag character is a removable one
     view = text
     if "&" in view:
         view = html.unescape(view)
@@ -186,7 +175,7 @@ def detection_view(text: str) -> str:
     if "%" in view and len(_PERCENT.findall(view, 0, 4096)) >= 3:
         view = _PERCENT_RUN.sub(_decode_percent, view)
     if view != text:  # decoding can produce removable characters ("&#8203;")
-        removable = has_removable(view)
+        removable = REMOVABLE.search(view) is not None
     if removable:
         # An invisible character may split a word ("ig\u200bnore") or stand for a
         # space ("ignore\ufeffprevious"): score both readings.  Both are free of
@@ -194,6 +183,5 @@ def detection_view(text: str) -> str:
         spaced = REMOVABLE.sub(" ", view)
         view = REMOVABLE.sub("", view) + "\n" + spaced
     if not view.isascii():
-        view = unicodedata.normalize("NFKC", view)
-        view = _strip(view)
+        view = REMOVABLE.sub("", unicodedata.normalize("NFKC", view))
     return f"{view}\n{hidden}" if hidden else view

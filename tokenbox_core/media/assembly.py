@@ -124,6 +124,14 @@ def _media_cost(item: ModalityInput, profile: Any) -> tuple[int, Mapping[str, An
     return 0, None
 
 
+def _substituted(item: ModalityInput, text: str, utility: float, counter: Any, reason: str) -> AssembledInput:
+    """The input replaced by its text (OCR for an image, a transcript for audio), with the typed reference."""
+    method = "ocr" if item.modality == "image" else "transcript"
+    ref = CrossModalReference(item.id, f"{item.id}_text", item.modality, "text", method, utility)  # type: ignore[arg-type]
+    marker = ref.marker(text)
+    return AssembledInput(item, "substituted", counter.count(marker), marker, None, ref, reason)
+
+
 def _plan(
     item: ModalityInput,
     profile: Any,
@@ -138,17 +146,23 @@ def _plan(
         return AssembledInput(item, "kept", counter.count(text), text, None, None, "text")
     if item.modality == "structured":
         return _plan_structured(item, counter, allocation)
-    cost, part = _media_cost(item, profile)
     pointer = f"[{label}: {item.caption}]" if item.caption else f"[{label}]"
     substitute = _substitute_text(item)
+    try:
+        cost, part = _media_cost(item, profile)
+    except MediaError:  # the model takes no input of this kind: its text stands in, when there is one
+        if substitute is None:
+            raise
+        reason = f"{profile.name} takes no {item.modality} input: sent its text instead"
+        return _substituted(item, *substitute, counter, reason)
     if substitute is not None:
         text, utility = substitute
-        choice = choose_ocr(cost, text, counter, image_utility=item.utility, text_utility=utility, fidelity=fidelity)
+        choice = choose_ocr(
+            cost, text, counter, image_utility=item.utility, text_utility=utility, fidelity=fidelity,
+            modality=item.modality,
+        )
         if choice.use_text:
-            method = "ocr" if item.modality == "image" else "transcript"
-            ref = CrossModalReference(item.id, f"{item.id}_text", item.modality, "text", method, utility)  # type: ignore[arg-type]
-            marker = ref.marker(text)
-            return AssembledInput(item, "substituted", counter.count(marker), marker, None, ref, choice.reason)
+            return _substituted(item, text, utility, counter, choice.reason)
     if item.modality == "image" and allocation is not None and cost > allocation:
         image = downscale_to_fit(item.content, allocation, model=profile, detail=item.detail)
         reason = f"downscaled {image.original_size} -> {(image.width, image.height)} to fit {allocation:,}"

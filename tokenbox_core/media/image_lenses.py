@@ -223,8 +223,10 @@ def choose_ocr(
     image_utility: float = 1.0,
     text_utility: float = 1.0,
     fidelity: float = 0.9,
+    modality: str = "image",
 ) -> OcrChoice:
-    """Replace the image with its text iff the text is cheaper and keeps enough utility (Algorithm 6.9).
+    """Replace the image (or the ``modality`` named) with its text iff the text is cheaper and keeps enough
+    utility (Algorithm 6.9).
 
     ``substitute.token_cost < input.token_cost AND substitute.utility >=
     input.utility × substitution_fidelity``.  Utilities are the caller's
@@ -235,7 +237,7 @@ def choose_ocr(
         raise MediaError(f"substitution fidelity must be between 0 and 1, got {fidelity}")
     tokens = get_counter(counter).count(text)
     if tokens >= image_cost:
-        return OcrChoice(False, text, tokens, image_cost, f"text costs {tokens:,} >= image {image_cost:,} tokens")
+        return OcrChoice(False, text, tokens, image_cost, f"text costs {tokens:,} >= {modality} {image_cost:,} tokens")
     if text_utility < image_utility * fidelity:
         return OcrChoice(
             False,
@@ -244,7 +246,7 @@ def choose_ocr(
             image_cost,
             f"text utility {text_utility:g} < {image_utility:g} x fidelity {fidelity:g}",
         )
-    return OcrChoice(True, text, tokens, image_cost, f"text costs {tokens:,} < image {image_cost:,} tokens")
+    return OcrChoice(True, text, tokens, image_cost, f"text costs {tokens:,} < {modality} {image_cost:,} tokens")
 
 
 def substitute_ocr(

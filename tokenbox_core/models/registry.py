@@ -38,6 +38,7 @@ __all__ = [
     "normalise_model_name",
     "register_profile",
     "registered_names",
+    "suggest_model",
     "warn_unknown",
 ]
 
@@ -141,10 +142,27 @@ def fallback_profile(name: str, *, encoding: str = FALLBACK_ENCODING) -> ModelPr
     )
 
 
+def suggest_model(name: str) -> str | None:
+    """The known model name closest to ``name`` (built-in, registered, or one tiktoken knows), else ``None``.
+
+    >>> suggest_model("gtp-4o"), suggest_model("gpt4o"), suggest_model("zzz")
+    ('gpt-4o', 'gpt-4o', None)
+    """
+    candidates = [*_BUILTIN, *registered_names()]
+    try:
+        import tiktoken.model
+
+        candidates += sorted(tiktoken.model.MODEL_TO_ENCODING)
+    except ImportError:  # pragma: no cover - tiktoken is a dependency
+        pass
+    close = difflib.get_close_matches(normalise_model_name(name), candidates, n=1, cutoff=0.6)
+    return close[0] if close else None
+
+
 def fallback_message(name: str, *, encoding: str = FALLBACK_ENCODING) -> str:
     """The warning text for an unknown model: what was assumed and how to register it."""
-    suggestion = difflib.get_close_matches(normalise_model_name(name), list(_BUILTIN) + registered_names(), n=1)
-    hint = f" Did you mean {suggestion[0]!r}?" if suggestion else ""
+    suggestion = suggest_model(name)
+    hint = f" Did you mean {suggestion!r}?" if suggestion else ""
     return (
         f"unknown model {name!r}: counting with {encoding} and assuming the {DEFAULT_CONTEXT_WINDOW:,}-token "
         f"fallback context window.{hint} Register it with "
@@ -173,10 +191,16 @@ def get_model_profile(name: str, *, warn: bool = True) -> ModelProfile:
 
 
 def warn_unknown(name: str, *, encoding: str = FALLBACK_ENCODING) -> None:
-    """Log the fallback warning for ``name`` under the ``tokenbox`` logger, once per name and process."""
+    """State the fallback for ``name``: an :class:`~tokenbox_core.errors.UnknownModelWarning` (Python's
+    warning filters show it on stderr, once per place by default) and a WARNING under the ``tokenbox`` logger."""
+    import warnings
+
+    from tokenbox_core.errors import UnknownModelWarning
     from tokenbox_core.logs import warn_once
 
-    warn_once("unknown-model", name, fallback_message(name, encoding=encoding))
+    message = fallback_message(name, encoding=encoding)
+    warnings.warn(message, UnknownModelWarning, stacklevel=3)
+    warn_once("unknown-model", name, message)
 
 
 def register_profile(profile: ModelProfile, *names: str) -> None:

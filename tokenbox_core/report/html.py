@@ -35,6 +35,8 @@ from tokenbox_core.report.style import (
     pct,
     plural,
     prio,
+    removed_groups,
+    status_label,
     window_of,
 )
 
@@ -51,8 +53,13 @@ def _rect(cls: str, x: float, y: int, w: float, h: int, fill: str, title: str, e
     )
 
 
+def _fits(w: float, text: str) -> bool:
+    """Whether ``text`` fits inside a bar segment ``w`` pixels wide (narrower ones are named under the bar)."""
+    return w >= 7 * len(text) + 8
+
+
 def _label(x: float, w: float, y: int, text: str, colour: str = "#ffffff") -> str:
-    if w < 7 * len(text) + 8:
+    if not _fits(w, text):
         return ""
     return (
         f'<text x="{x + 4:.2f}" y="{y}" fill="{colour}" font-size="11" font-family="system-ui,sans-serif" '
@@ -77,7 +84,7 @@ def budget_bar_svg(layout: Layout, width: int = 760, height: int = 26) -> str:
             continue
         w = s.final_tokens * scale
         title = (
-            f"{s.id}: {s.final_tokens:,} tokens ({pct(s.final_tokens, window)} of the window) · {s.status}"
+            f"{s.id}: {s.final_tokens:,} tokens ({pct(s.final_tokens, window)} of the window) · {status_label(s)}"
             f"{' · critical' if s.critical else ''} · full {s.full_tokens:,}, claim {s.base_tokens:,}, "
             f"allocated {s.allocated_tokens:,}"
         )
@@ -87,7 +94,8 @@ def budget_bar_svg(layout: Layout, width: int = 760, height: int = 26) -> str:
         x += w
     free = max(0, layout.max_tokens - layout.total_tokens)
     reserved = max(0, window - max(layout.max_tokens, layout.total_tokens))
-    for cls, amount, what in (("free", free, "free"), ("reserved", reserved, "reserved (answer and slots)")):
+    reserved_for = "reserved for the answer" + (" and reserved slots" if layout.budget.reserved_tokens else "")
+    for cls, amount, what in (("free", free, "free"), ("reserved", reserved, reserved_for)):
         if amount > 0:
             w = amount * scale
             parts.append(_rect(cls, x, 0, w, height, COLOURS[cls], f"{what}: {amount:,} tokens"))
@@ -104,12 +112,22 @@ def budget_bar_svg(layout: Layout, width: int = 760, height: int = 26) -> str:
         if lost <= 0:
             continue
         w = lost * scale
-        title = f"{s.id}: {lost:,} of {s.full_tokens:,} tokens removed ({s.status}, {plural(len(s.removed), 'item')})"
+        title = f"{s.id}: {lost:,} of {s.full_tokens:,} tokens removed ({status_label(s)})"
         fill = COLOURS[s.status if s.status != "kept" else "truncated"]
         parts.append(_rect("cut", x, y2, w, row2, fill, title, f' data-section="{escape(s.id)}"'))
         x += w
     parts.append("</svg>")
     return "".join(parts)
+
+
+def _unlabelled(layout: Layout, width: int = 760) -> str:
+    """The sections whose bar segments are too narrow for their names, named under the bar."""
+    scale = width / max(window_of(layout), sum(max(0, s.full_tokens - s.final_tokens) for s in layout.sections))
+    small = [s for s in layout.sections if s.final_tokens > 0 and not _fits(s.final_tokens * scale, s.id)]
+    if not small:
+        return ""
+    names = " · ".join(f"{escape(s.id)} {s.final_tokens:,}" for s in small)
+    return f'<p class="tb-small">narrow segments, left to right: {names}</p>'
 
 
 def _legend(layout: Layout) -> str:
@@ -143,7 +161,7 @@ def _section_table(layout: Layout) -> str:
         rows.append(
             "<tr>"
             f"<td><code>{escape(s.id)}</code></td>"
-            f'<td class="st"><span class="tb-sw" style="background:{colour}"></span>{escape(s.status)}'
+            f'<td class="st"><span class="tb-sw" style="background:{colour}"></span>{escape(status_label(s))}'
             f"{' · critical' if s.critical else ''}</td>"
             f'<td class="n">{prio(s)}</td><td class="n">{fmt(s.shrink)}</td><td class="n">{fmt(s.grow)}</td>'
             f'<td class="n">{s.full_tokens:,}</td><td class="n">{s.base_tokens:,}</td>'
@@ -178,11 +196,12 @@ def _removed_html(layout: Layout) -> str:
                 f"<tr><td><code>{escape(s.id)}</code></td><td>(whole section)</td><td>{escape(reason)}</td>"
                 f'<td class="n">{s.full_tokens:,}</td><td></td><td></td></tr>'
             )
-        for r in s.removed:
-            why = REASONS.get(r.reason, "")
+    for _section, reason, items in removed_groups(layout):  # the reason once per run of items that share it
+        why = escape(REASONS.get(reason, reason))
+        for n, r in enumerate(items):
+            cell = f'<td rowspan="{len(items)}">{why}</td>' if n == 0 else ""
             rows.append(
-                f"<tr><td><code>{escape(r.section)}</code></td><td><code>{escape(r.id)}</code></td>"
-                f"<td>{escape(r.reason)}{f' — {escape(why)}' if why else ''}</td>"
+                f"<tr><td><code>{escape(r.section)}</code></td><td><code>{escape(r.id)}</code></td>{cell}"
                 f'<td class="n">{r.tokens:,}</td><td class="n">{"" if r.score is None else f"{r.score:g}"}</td>'
                 f"<td>{escape(r.group or '')}</td></tr>"
             )
@@ -195,6 +214,16 @@ def _removed_html(layout: Layout) -> str:
     )
 
 
+def _reserve_words(budget: Any) -> str:
+    """``, 1,024 reserved for the answer, 200 for reserved slots`` (each part only when non-zero)."""
+    parts = []
+    if budget.output_reserve:
+        parts.append(f"{budget.output_reserve:,} reserved for the answer")
+    if budget.reserved_tokens:
+        parts.append(f"{budget.reserved_tokens:,} for reserved slots ({', '.join(sorted(budget.reserved_slots))})")
+    return "".join(f", {p}" for p in parts)
+
+
 def layout_html(layout: Layout, *, standalone: bool = False, extra: str = "") -> str:
     """The layout as HTML: header, budget bar, legend, section table and removed items.
 
@@ -204,17 +233,16 @@ def layout_html(layout: Layout, *, standalone: bool = False, extra: str = "") ->
     trusted, escaped markup.
     """
     budget = layout.budget
-    reserve = budget.output_reserve + budget.reserved_tokens
     window = window_of(layout)
     head = (
         f'<div class="tb-head"><strong>TokenBox layout</strong>: {layout.total_tokens:,} of the '
         f"{layout.max_tokens:,} tokens allowed ({layout.utilisation:.1%}) · {pct(layout.total_tokens, window)} of the "
-        f"{window:,}-token window{f', {reserve:,} reserved for the answer and slots' if reserve else ''}"
+        f"{window:,}-token window{_reserve_words(budget)}"
         f" · counter <code>{escape(layout.counter_name)}</code> · mode {escape(layout.mode)}"
         f" · fingerprint <code>{layout.fingerprint[:12]}</code></div>"
     )
     body = (
-        f'<div class="tokenbox-report">{STYLE}{head}{budget_bar_svg(layout)}{_legend(layout)}'
+        f'<div class="tokenbox-report">{STYLE}{head}{budget_bar_svg(layout)}{_unlabelled(layout)}{_legend(layout)}'
         f"{_section_table(layout)}{_removed_html(layout)}{extra}</div>"
     )
     return page("TokenBox layout", body) if standalone else body

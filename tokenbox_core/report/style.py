@@ -6,13 +6,15 @@ from html import escape
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from tokenbox_core.layout import LaidOutSection, Layout
+    from tokenbox_core.layout import LaidOutSection, Layout, RemovedItem
 
 __all__ = [
     "COLOURS",
     "LEGEND",
     "REASONS",
     "STATUS_KEYS",
+    "removed_groups",
+    "status_label",
     "STYLE",
     "colour_key",
     "fmt",
@@ -40,7 +42,7 @@ STATUS_KEYS = ("critical", "kept", "expanded", "compressed", "truncated", "dropp
 REASONS = {
     "budget": "removed to fit the budget",
     "deficit": "removed to fit the budget",
-    "basis": "beyond what the section claims (its basis) and not regained from free space",
+    "basis": "over the tokens the section claims (its basis); free space did not reach them",
     "max_tokens": "over the section's max_tokens",
     "section dropped": "its whole section was dropped",
     "atomic group": "its atomic group (a tool call and its results) lost a member in another section",
@@ -67,6 +69,32 @@ border-radius:2px}
 .tokenbox-report .tb-plus{color:#c92a2a}.tokenbox-report .tb-minus{color:#2b8a3e}
 .tokenbox-report h4{margin:10px 0 4px;font-size:13px}
 </style>"""
+
+
+def status_label(s: LaidOutSection) -> str:
+    """The status column: the layout's status and, for a list section that lost items, how many it kept.
+
+    A list section can keep its claim (``kept``) while most of its items lie beyond that claim; the label says
+    ``kept 6 of 20 items`` so that the table agrees with the removed items and the bar.
+    """
+    if not s.removed or not isinstance(s.content, tuple):
+        return s.status
+    kept = len(s.content)
+    return f"{s.status} {kept:,} of {kept + len(s.removed):,} items"
+
+
+def removed_groups(layout: Layout) -> list[tuple[str, str, list[RemovedItem]]]:
+    """Removed items grouped by section and reason, in removal order: ``(section, reason, items)``.
+
+    Fourteen documents evicted for the same reason are one line in a report, not fourteen.
+    """
+    groups: list[tuple[str, str, list[RemovedItem]]] = []
+    for r in layout.removed:
+        if groups and groups[-1][0] == r.section and groups[-1][1] == r.reason:
+            groups[-1][2].append(r)
+        else:
+            groups.append((r.section, r.reason, [r]))
+    return groups
 
 
 def colour_key(s: LaidOutSection) -> str:

@@ -28,7 +28,7 @@ from tokenbox_core.select.quota import CapExclusion, Shortfall
 from tokenbox_core.select.report import ExcludedItem, IncludedItem, OverflowEvent, SelectionReport
 from tokenbox_core.select.scorers import Scorer, score_items
 from tokenbox_core.select.slicers import GreedySlicer, Slicer
-from tokenbox_core.tokens import count_many, get_counter
+from tokenbox_core.tokens import get_counter
 
 __all__ = ["Overflow", "Selection", "SelectionPolicy"]
 
@@ -134,7 +134,8 @@ def _sizes(items: tuple[Item, ...], sizes: Sequence[int] | None, counter: Any) -
             f"item {items[missing[0]].id!r} has no size: set Item.tokens, pass sizes=[...], "
             f"or pass counter= (e.g. 'o200k_base') to count content"
         )
-    counted = count_many(get_counter(counter), [items[i].content for i in missing]) if missing else []
+    count = get_counter(counter).count if missing else len
+    counted = [count(items[i].content) for i in missing]
     out = [0 if it.tokens is None else it.tokens for it in items]
     for i, n in zip(missing, counted, strict=True):
         out[i] = n

@@ -21,8 +21,8 @@ from typing import Any
 
 from tokenbox_core.budget import ContextBudget
 from tokenbox_core.chat import ConversationFit, fit_conversation
+from tokenbox_core.errors import SessionError
 from tokenbox_core.session.checkpoints import CheckpointConfig, Checkpointer, Checkpoints
-from tokenbox_core.session.errors import SessionError
 from tokenbox_core.session.hygiene import Decay, HygieneItem, evict, staleness_signals
 from tokenbox_core.session.model import Turn
 from tokenbox_core.session.rehydrate import rehydration_pointer

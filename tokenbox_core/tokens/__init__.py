@@ -12,26 +12,23 @@ at most N units at a boundary that decodes to valid text.  Built-in counters:
 - any callable returning an ``int`` or a list of token ids (the shape of
   LlamaIndex's ``Settings.tokenizer``).
 
-Counts are memoised per counter by a digest of the text in a bounded,
-thread-safe LRU cache, so the same text is never tokenised twice in a process.
-Encodings load offline first (:mod:`tokenbox_core.tokens.encodings`).
+Counts are remembered per counter by a digest of the text in a cache bounded
+in bytes (:mod:`tokenbox_core.tokens.cache`), so the same text is not tokenised
+twice.  Encodings load offline first (:mod:`tokenbox_core.tokens.encodings`).
 
 The package's modules, one idea each: ``base`` (the protocol and text checks),
 ``cache`` (the count cache), ``counters`` (counters that need no files),
-``encodings`` (offline loading), ``tiktoken_counter``, ``guard`` (your own
-counter objects, their failures reported as ``CounterError``), ``registry``
-(names to counters), ``concat`` (batch and exact-join counting), ``messages``
-(chat message costs), ``neutral`` (positions no token can span, and the proof),
-``fast`` / ``fast_tail`` / ``fast_cut`` / ``fast_measure`` (issue 16: the fast
-counter, tail re-counts, cuts from one encode, measuring by a prefix).  Every
+``encodings`` (offline loading), ``tiktoken_counter``, ``cut`` (cutting to N
+tokens of an encoding), ``fast`` (the ``fast`` extra's exact counter), ``guard``
+(your own counter objects, their failures reported as ``CounterError``),
+``registry`` (names to counters), ``messages`` (chat message costs).  Every
 public name is importable from ``tokenbox_core.tokens``.
 """
 
 from tokenbox_core.tokens.base import Keep, TokenCounter, validate_text
 from tokenbox_core.tokens.cache import COUNT_CACHE
-from tokenbox_core.tokens.concat import count_concat, count_many
 from tokenbox_core.tokens.counters import ApproximateCounter, BytesCounter, CallableCounter, WhitespaceCounter
-from tokenbox_core.tokens.fast import FastBpeCounter, count_up_to  # issue 16: loads rs-bpe only when used
+from tokenbox_core.tokens.fast import FastBpeCounter, count_up_to  # loads rs-bpe only when used
 from tokenbox_core.tokens.guard import GuardedCounter
 from tokenbox_core.tokens.messages import (
     PRIMING_TOKENS,
@@ -61,8 +58,6 @@ __all__ = [
     "WhitespaceCounter",
     "canonical_json",
     "content_text",
-    "count_concat",
-    "count_many",
     "count_message_tokens",
     "count_up_to",
     "encoding_for_model",

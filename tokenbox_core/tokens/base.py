@@ -28,21 +28,31 @@ class TokenCounter(Protocol):
     def truncate(self, text: str, limit: int, *, keep: Keep = "head") -> str: ...
 
 
+_DIGEST_CHUNK = 1 << 16
+"""Characters encoded at a time for a digest, so a long text is never copied whole."""
+
+
 def _digest(text: str) -> bytes:
     """A digest of ``text`` (sha256, which CPUs accelerate: twice blake2b's speed on a long text); also rejects
     text that is not valid Unicode."""
-    return hashlib.sha256(_utf8(text)).digest()
+    if not isinstance(text, str) or len(text) <= _DIGEST_CHUNK:
+        return hashlib.sha256(_utf8(text)).digest()
+    digest = hashlib.sha256()
+    for start in range(0, len(text), _DIGEST_CHUNK):
+        digest.update(_utf8(text[start : start + _DIGEST_CHUNK], start))
+    return digest.digest()
 
 
-def _utf8(text: str) -> bytes:
-    """UTF-8 bytes of ``text``, or a clear error for non-text and lone surrogates."""
+def _utf8(text: str, offset: int = 0) -> bytes:
+    """UTF-8 bytes of ``text`` (a part of a longer text starting at ``offset``), or a clear error for non-text and
+    lone surrogates."""
     if not isinstance(text, str):
         raise InvalidTextError(f"expected text (str) but got {type(text).__name__}: convert it to str first")
     try:
         return text.encode("utf-8")
     except UnicodeEncodeError as exc:
         raise InvalidTextError(
-            f"text contains a lone surrogate at index {exc.start} ({text[exc.start]!r}) and is not valid "
+            f"text contains a lone surrogate at index {offset + exc.start} ({text[exc.start]!r}) and is not valid "
             f"Unicode; decode your input with errors='replace' or remove the surrogate"
         ) from exc
 

@@ -1,4 +1,15 @@
-"""The process-wide count cache: the same text is never tokenised twice by one counter in a process."""
+"""The count cache: a text is tokenised once per counter, and the cache stays under a bound in bytes.
+
+Why it exists: the same texts are counted again and again — a chat's next turn re-lays out last turn's
+messages plus one, a compile re-measures the same tools and policy, a re-layout with one section changed
+re-measures the other 999.  Tokenising a text costs a pass over it; a hit costs a digest of it (sha256, which
+CPUs accelerate) and a dict lookup.
+
+Keys are ``(counter key, sha256 of the UTF-8 text)``, so no text is kept alive by the cache and every
+entry costs about :data:`ENTRY_BYTES`; the cache holds at most ``max_bytes`` of entries and forgets the
+oldest first.  It is process-wide (counts are facts about a text and an encoding, the same for every
+caller) and thread-safe: reads are single dict lookups, writes take a lock.
+"""
 
 from __future__ import annotations
 
@@ -6,66 +17,50 @@ import threading
 
 from tokenbox_core.tokens.base import _digest
 
-__all__ = ["COUNT_CACHE"]
+__all__ = ["COUNT_CACHE", "ENTRY_BYTES", "CountCache"]
+
+ENTRY_BYTES = 240
+"""What one entry costs: the key tuple (56 bytes), the 32-byte digest object (65), the count (28) and the
+dict's share (about 90 with its load factor)."""
+
+Key = tuple[str, bytes]
 
 
-class _CountCache:
-    """A bounded, thread-safe cache of counts keyed by (counter key, text).
+class CountCache:
+    """Counts keyed by (counter key, content digest), at most ``max_bytes`` of them, oldest forgotten first."""
 
-    Keys are the texts themselves: Python caches a string's hash, so a hit on a
-    text seen before costs one dict lookup.  The cache is bounded both in
-    entries and in the characters it keeps alive; texts longer than
-    ``digest_above`` characters are keyed by a sha256 digest instead, so one
-    huge section never pins megabytes.  Eviction is first-in-first-out, which
-    keeps hits lock-free (a dict read is atomic under the GIL).
-    """
-
-    def __init__(self, maxsize: int = 200_000, max_chars: int = 64_000_000, digest_above: int = 1_000_000) -> None:
-        self.maxsize = maxsize
-        self.max_chars = max_chars
-        self.digest_above = digest_above
-        self._data: dict[tuple[str, str | bytes], int] = {}
-        self._chars = 0
+    def __init__(self, max_bytes: int = 32 * 1024 * 1024) -> None:
+        self.max_bytes = max_bytes
+        self._data: dict[Key, int] = {}
         self._lock = threading.Lock()
 
-    def key(self, counter_key: str, text: str) -> tuple[str, str | bytes]:
-        """The cache key of ``text``: the text itself, or the digest of a text over ``digest_above`` characters."""
-        if len(text) > self.digest_above:
-            return (counter_key, _digest(text))
-        return (counter_key, text)
+    @staticmethod
+    def key(counter_key: str, text: str) -> Key:
+        """The key of ``text`` for a counter (raises :class:`~tokenbox_core.errors.InvalidTextError` for non-text)."""
+        return (counter_key, _digest(text))
 
-    def get(self, key: tuple[str, str | bytes]) -> int | None:
+    def get(self, key: Key) -> int | None:
         return self._data.get(key)
 
-    def get_many(self, keys: list[tuple[str, str | bytes]]) -> list[int | None]:
-        """:meth:`get` of each key, in one C-level pass."""
-        return list(map(self._data.get, keys))
-
-    def put(self, key: tuple[str, str | bytes], value: int) -> None:
-        self.put_many([key], [value])
-
-    def put_many(self, keys: list[tuple[str, str | bytes]], values: list[int]) -> None:
-        """:meth:`put` each key with its value, under one lock."""
+    def put(self, key: Key, value: int) -> None:
         data = self._data
         with self._lock:
-            for key, value in zip(keys, values, strict=True):
-                if key in data:
-                    continue
-                data[key] = value
-                self._chars += len(key[1]) if isinstance(key[1], str) else 16
-            while len(data) > self.maxsize or self._chars > self.max_chars:
-                old = next(iter(data))
-                del data[old]
-                self._chars -= len(old[1]) if isinstance(old[1], str) else 16
+            data[key] = value
+            while len(data) * ENTRY_BYTES > self.max_bytes:
+                del data[next(iter(data))]
+
+    @property
+    def nbytes(self) -> int:
+        """The bytes the entries cost (:data:`ENTRY_BYTES` each)."""
+        return len(self._data) * ENTRY_BYTES
 
     def clear(self) -> None:
         with self._lock:
             self._data.clear()
-            self._chars = 0
 
     def __len__(self) -> int:
         return len(self._data)
 
 
-COUNT_CACHE = _CountCache()
-"""The process-wide count cache (``COUNT_CACHE.clear()`` empties it, e.g. in benchmarks)."""
+COUNT_CACHE = CountCache()
+"""The process-wide count cache (``COUNT_CACHE.clear()`` empties it, e.g. for a cold benchmark)."""

@@ -5,26 +5,23 @@ from __future__ import annotations
 import itertools
 import re
 import unicodedata
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 from tokenbox_core.errors import CounterError
-from tokenbox_core.tokens.base import Keep, _checked, validate_text
+from tokenbox_core.tokens.base import Keep, _checked
 from tokenbox_core.tokens.cache import COUNT_CACHE
 
 __all__ = ["ApproximateCounter", "BytesCounter", "CallableCounter", "WhitespaceCounter"]
 
 _instance_ids = itertools.count()
-_ONLY_STR = frozenset({str})
 _WORD = re.compile(r"\S+")
 
 
 class _CachedCounter:
-    """Shared machinery: cached counting, batch counting, exact concatenation."""
+    """Shared machinery: counting through the count cache (:mod:`tokenbox_core.tokens.cache`)."""
 
     name: str = "counter"
-    additive: bool = False
-    """True when count(a + b) == count(a) + count(b) for all a, b (bytes counts are)."""
 
     def __init__(self) -> None:
         self._cache_key = f"{type(self).__name__}:{self.name}:{next(_instance_ids)}"
@@ -33,63 +30,14 @@ class _CachedCounter:
     def _raw_count(self, text: str) -> int:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def _raw_count_many(self, texts: Sequence[str]) -> list[int]:
-        return [self._raw_count(t) for t in texts]
-
     def count(self, text: str) -> int:
-        """Count ``text`` (memoised)."""
-        if not isinstance(text, str):
-            validate_text(text)
-        # COUNT_CACHE.key and .get, inlined: a compile asks ~1,500 times, mostly for counts it has
-        cache_key = self._cache_key
-        key = (cache_key, text) if len(text) <= COUNT_CACHE.digest_above else COUNT_CACHE.key(cache_key, text)
-        cached = COUNT_CACHE._data.get(key)
-        if cached is not None:
-            return cached
-        validate_text(text)
-        value = _checked(self._raw_count(text), self.name)
-        COUNT_CACHE.put(key, value)
+        """Count ``text`` (once per text: the count cache remembers it)."""
+        key = COUNT_CACHE.key(self._cache_key, text)  # also rejects non-text and lone surrogates
+        value = COUNT_CACHE.get(key)
+        if value is None:
+            value = _checked(self._raw_count(text), self.name)
+            COUNT_CACHE.put(key, value)
         return value
-
-    def count_many(self, texts: Sequence[str]) -> list[int]:
-        """Count many texts, tokenising only the ones not cached (in parallel where supported)."""
-        cache_key = self._cache_key
-        if not set(map(type, texts)) <= _ONLY_STR:
-            for t in texts:
-                validate_text(t)  # names the first that is not text
-        if texts and max(map(len, texts)) <= COUNT_CACHE.digest_above:  # the common case: keys are the texts
-            keys: list[tuple[str, str | bytes]] = list(zip(itertools.repeat(cache_key), texts))
-        else:
-            keys = [COUNT_CACHE.key(cache_key, t) for t in texts]
-        out: list[int | None] = COUNT_CACHE.get_many(keys)
-        if None not in out:  # everything counted before: no second pass
-            return out  # type: ignore[return-value]
-        if out.count(None) == len(out):  # nothing cached (a cold layout): count them all
-            todo, todo_keys = list(texts), keys
-        else:
-            missing = [i for i, v in enumerate(out) if v is None]
-            todo, todo_keys = [texts[i] for i in missing], [keys[i] for i in missing]
-        if not all(map(str.isascii, todo)):
-            for t in todo:
-                validate_text(t)  # lone surrogates are not text
-        values = self._raw_count_many(todo)
-        name = self.name
-        values = [v if type(v) is int and v >= 0 else _checked(v, name) for v in values]
-        COUNT_CACHE.put_many(todo_keys, values)
-        if len(values) == len(out):
-            return values
-        found = iter(values)
-        return [next(found) if v is None else v for v in out]
-
-    def count_concat(self, parts: Sequence[str]) -> int:
-        """The exact count of ``"".join(parts)``.
-
-        The default re-counts the joined text; counters that know where joins
-        cannot change a count override this to reuse the per-part counts.
-        """
-        if self.additive:
-            return sum(self.count_many(parts))
-        return self.count("".join(parts))
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r})"
@@ -131,11 +79,6 @@ class BytesCounter(_CachedCounter):
     """FACET units: UTF-8 bytes after NFC and LF normalisation (``\\r\\n`` and ``\\r`` become ``\\n``)."""
 
     name = "bytes"
-    additive = False  # NFC can compose across a join
-
-    def neutral_join(self, left_end: str, right_start: str) -> bool:
-        """NFC cannot compose across a join before an ASCII character; CR LF would fold to one LF."""
-        return right_start.isascii() and not (left_end == "\r" and right_start == "\n")
 
     @staticmethod
     def normalise(text: str) -> str:
@@ -174,10 +117,6 @@ class WhitespaceCounter(_CachedCounter):
     """Counts whitespace-separated words; a fast, exact-by-construction fake for tests and docs."""
 
     name = "whitespace"
-
-    def neutral_join(self, left_end: str, right_start: str) -> bool:
-        """Words cannot merge across whitespace."""
-        return left_end.isspace() or right_start.isspace()
 
     def _raw_count(self, text: str) -> int:
         return len(text.split())

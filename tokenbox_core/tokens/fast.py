@@ -5,8 +5,7 @@ Counting with tiktoken builds a list of token ids only to take its length.
 the vocabularies compiled in, so it loads offline) counts without building
 ids, about 0.4–0.6× tiktoken's time here, and answers *count up to a limit*
 ("does this 50k-token document fit in 8k?") after reading only about as much
-text as the limit covers (issue 16 §1; ``benchmarks/bench_layout.py``
-times layouts with and without it).
+text as the limit covers (``benchmarks/bench_layout.py`` times layouts with and without it).
 
 Exactness is a rule (``docs/concepts.md#units-and-counters``): a faster counter may serve an encoding
 only if it counts exactly as tiktoken does.  :data:`VERIFIED_ENCODINGS` lists
@@ -24,7 +23,6 @@ needed there), so the fast counter loads the tiktoken encoding too, offline.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
 from typing import Any, Protocol
 
 from tokenbox_core.errors import TokenizerUnavailable
@@ -100,10 +98,6 @@ class FastBpeCounter(TiktokenCounter):
 
     def _raw_count(self, text: str) -> int:
         return self._fast.count(text)
-
-    def _raw_count_many(self, texts: Sequence[str]) -> list[int]:
-        count = self._fast.count
-        return [count(t) for t in texts]
 
     def count_up_to(self, text: str, limit: int) -> int | None:
         """The exact count of ``text`` if it is at most ``limit``, else None, reading only what it must.

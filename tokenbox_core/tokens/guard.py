@@ -3,14 +3,12 @@
 The engine calls a counter thousands of times deep inside a layout; an
 exception from a user's counter (a tokenizer service timing out, a bug) must
 reach the user as one error naming the counter, not as a traceback from the
-middle of the Token Box.  The guard forwards every other attribute (optional
-capabilities such as ``neutral_join``) and compares equal to the counter it
-wraps, so layouts memoised for that counter are still found.
+middle of the Token Box.  The guard forwards every other attribute and
+compares equal to the counter it wraps.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 from tokenbox_core.errors import CounterError, TokenBoxError
@@ -51,30 +49,6 @@ class GuardedCounter:
         if not isinstance(out, str):
             raise CounterError(f"counter {self.name!r} truncate returned {type(out).__name__}; it must return text")
         return out
-
-    def count_many(self, texts: Sequence[str]) -> list[int]:
-        many = getattr(self.inner, "count_many", None)
-        if many is None:
-            return [self.count(t) for t in texts]
-        try:
-            values = list(many(texts))
-        except TokenBoxError:
-            raise
-        except Exception as exc:
-            raise self._failed("count_many", exc) from exc
-        return [_checked(v, self.name) for v in values]
-
-    def count_concat(self, parts: Sequence[str]) -> int:
-        concat = getattr(self.inner, "count_concat", None)
-        if concat is None:
-            return self.count("".join(parts))
-        try:
-            value = concat(parts)
-        except TokenBoxError:
-            raise
-        except Exception as exc:
-            raise self._failed("count_concat", exc) from exc
-        return _checked(value, self.name)
 
     def __getattr__(self, name: str) -> Any:
         if name == "inner":  # not yet set (during unpickling): never recurse

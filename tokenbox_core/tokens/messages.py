@@ -8,7 +8,6 @@ from typing import Any
 
 from tokenbox_core.errors import InvalidTextError
 from tokenbox_core.tokens.base import TokenCounter
-from tokenbox_core.tokens.concat import count_many
 from tokenbox_core.tokens.registry import get_counter
 
 __all__ = [
@@ -105,7 +104,7 @@ def message_token_count(message: Any, counter: TokenCounter) -> int:
     call_id = field("tool_call_id")
     if call_id:
         texts.append(str(call_id))
-    return total + sum(count_many(counter, [t for t in texts if t]))
+    return total + sum(counter.count(t) for t in texts if t)
 
 
 def count_message_tokens(messages: Iterable[Any], counter: TokenCounter | str = "o200k_base") -> int:

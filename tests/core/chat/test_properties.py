@@ -86,52 +86,29 @@ def test_horizon_is_invisible(messages: list[dict[str, Any]], budget: int, strat
     assert [r.id for r in fast.removed] == [r.id for r in slow.removed]
 
 
-def _partial_cut_reference(message: dict[str, Any], room: int, counter: Any, keep_tail: bool) -> Any:
-    """The partial cut as it was before count-up-to: every candidate counted in full (issue 16 §1 reference)."""
-    text = message["content"]
-    if not text:
-        return None
-    splits = [s + "\n" for s in text.split("\n")[:-1]] + text.split("\n")[-1:]
-    if keep_tail:
-        splits.reverse()
-    lo, hi, best = 0, len(splits), None
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        chosen = splits[:mid][::-1] if keep_tail else splits[:mid]
-        candidate = {**message, "content": "".join(chosen)}
-        if counter.size(candidate, 0) <= room:
-            lo, best = mid, candidate
-        else:
-            hi = mid - 1
-    return best if lo > 0 else None
-
-
 @given(
     lines=st.lists(st.text(st.sampled_from("ab é中 .\n\t"), max_size=40), min_size=1, max_size=12),
     room=st.integers(0, 120),
     keep_tail=st.booleans(),
     counter=st.sampled_from(["o200k_base", "cl100k_base", "whitespace"]),
 )
-def test_partial_cut_asks_only_whether_candidates_fit(
+def test_a_partial_cut_fits_the_room_and_keeps_whole_splits(
     lines: list[str], room: int, keep_tail: bool, counter: str
 ) -> None:
-    """Counting candidates only up to the room chooses exactly the cut that counting them in full chose."""
+    """The boundary message cut to the room: its size as sent is at most the room, and its text is whole splits
+    from the start (from the end with ``keep_tail``); None only when no split fits."""
     from tokenbox_core.chat.fixups import partial_cut
     from tokenbox_core.chat.messages import ChatCounter
 
     chat = ChatCounter.of(counter)
-    message = {"role": "user", "content": "\n".join(lines)}
-    splitter = lambda t: [s + "\n" for s in t.split("\n")[:-1]] + t.split("\n")[-1:]  # noqa: E731
-    got = partial_cut(message, 0, room, chat, splitter, keep_tail=keep_tail)
-    assert got == _partial_cut_reference(message, room, chat, keep_tail)
-
-
-@given(messages=transcripts, limit=st.integers(-1, 60), counter=st.sampled_from(["o200k_base", "whitespace"]))
-def test_size_up_to_is_the_size_when_it_fits(messages: list[dict[str, Any]], limit: int, counter: str) -> None:
-    """ChatCounter.size_up_to is size() when at most the limit, else None, for every kind of message."""
-    from tokenbox_core.chat.messages import ChatCounter
-
-    chat = ChatCounter.of(counter)
-    for i, m in enumerate(messages):
-        size = chat.size(m, i)
-        assert chat.size_up_to(m, i, limit) == (size if size <= limit else None)
+    text = "\n".join(lines)
+    message = {"role": "user", "content": text}
+    splits = [s + "\n" for s in text.split("\n")[:-1]] + text.split("\n")[-1:]
+    got = partial_cut(message, 0, room, chat, lambda t: list(splits), keep_tail=keep_tail)
+    ends = ["".join(splits[len(splits) - n :] if keep_tail else splits[:n]) for n in range(1, len(splits) + 1)]
+    if got is None:
+        one = {**message, "content": splits[-1] if keep_tail else splits[0]}
+        assert not text or chat.size(one, 0) > room
+        return
+    assert chat.size(got, 0) <= room
+    assert got["content"] in ends and got["role"] == "user"

@@ -1,7 +1,6 @@
-"""``read_messages``: the conversation engine's one pass equals its three former passes (``validate_messages``,
-``tool_groups``, ``overrides``, kept in ``reference_passes.py``) on generated conversations — tool groups with
-parallel calls, orphan results, results out of place, non-dict calls and mappings, invalid messages and invalid
-overrides — and the engine raises the same first error as before."""
+"""``read_messages``: the conversation engine's one pass over the messages — checks, tool groups and overrides —
+on generated conversations (tool groups with parallel calls, orphan results, results out of place, non-dict
+calls and mappings, invalid messages and invalid overrides), and the order its errors come in."""
 
 from __future__ import annotations
 
@@ -16,8 +15,6 @@ from hypothesis import strategies as st
 from tokenbox_core.chat import conversation_sections, fit_conversation, tool_groups
 from tokenbox_core.chat.read import read_messages
 from tokenbox_core.errors import SectionError
-
-from . import reference_passes as reference
 
 CALL_IDS = st.sampled_from(["c0", "c1", "c2", "", None, 7])
 
@@ -103,12 +100,6 @@ def _outcome(fn: Any) -> Any:
         return ("error", type(exc), str(exc))
 
 
-def _reference(messages: list[Any]) -> Any:
-    out = reference.validate_messages(messages)
-    groups = reference.tool_groups(out)
-    return out, groups, _outcome(lambda: reference.overrides(out))
-
-
 def _read(messages: list[Any]) -> Any:
     read = read_messages(messages)
     found = _outcome(lambda: (read.raise_deferred(), read.overrides)[1])
@@ -116,51 +107,43 @@ def _read(messages: list[Any]) -> Any:
 
 
 @given(conversations)
-def test_one_pass_equals_the_three_passes(messages: list[Any]) -> None:
-    expected = _outcome(lambda: _reference(messages))
+def test_the_pass_groups_as_tool_groups_and_keeps_the_messages(messages: list[Any]) -> None:
+    """read_messages keeps each message object, groups the calls as the public tool_groups does and keeps
+    only valid overrides."""
     got = _outcome(lambda: _read(messages))
-    assert got[0] == expected[0]
-    if expected[0] == "error":
-        assert got[1:] == expected[1:]
+    if got[0] == "error":
+        assert got[1] is SectionError  # only an invalid message raises at once
         return
-    (out, groups, found), (ref_out, ref_groups, ref_found) = got[1], expected[1]
-    assert all(a is b for a, b in zip(out, ref_out, strict=True))
-    assert groups == ref_groups
-    assert found == ref_found
+    out, groups, found = got[1]
+    assert all(a is b for a, b in zip(out, messages, strict=True))
+    if not any(isinstance(m, MappingProxyType) for m in messages) and all(
+        all(isinstance(c, dict) for c in m.get("tool_calls") or ()) for m in messages
+    ):
+        assert tool_groups(out) == groups
     if found[0] == "ok":
-        assert all(found[1][i] is ref_found[1][i] for i in ref_found[1])
-    if not any(isinstance(m, MappingProxyType) for m in messages):
-        assert tool_groups(out) == ref_groups  # the public tool_groups still groups the same
+        assert all(found[1][i] is messages[i]["tokenbox"] for i in found[1])
 
 
-@given(
-    conversations,
-    st.sampled_from(["last", "first", "middle"]),
-    st.sampled_from([True, False, "first", "bogus"]),
+@pytest.mark.parametrize(
+    ("messages", "options", "message"),
+    [
+        ([{"role": ""}], {"strategy": "middle"}, "message 0 has role ''"),
+        ([{"role": "user", "tokenbox": 3}], {"strategy": "middle"}, "strategy must be 'last' or 'first', got 'middle'"),
+        (
+            [{"role": "user", "tokenbox": 3}],
+            {"include_system": "bogus"},
+            "include_system must be True, False, 'leading', 'first', 'all' or 'none', got 'bogus'",
+        ),
+        ([{"role": "user", "tokenbox": 3}, {"role": ""}], {}, "message 1 has role ''"),
+        ([{"role": "user", "tokenbox": 3}], {}, "message 0 has 'tokenbox' = 3"),
+    ],
 )
-def test_the_engine_raises_the_first_error_it_always_raised(
-    messages: list[Any], strategy: Any, include_system: Any
+def test_the_engine_checks_messages_then_its_arguments_then_overrides(
+    messages: list[Any], options: dict[str, Any], message: str
 ) -> None:
-    """Messages, then strategy, then include_system, then groups and overrides: the old order of the passes."""
-
-    def old_order() -> None:
-        out = reference.validate_messages(messages)
-        if strategy not in ("last", "first"):
-            raise SectionError(f"strategy must be 'last' or 'first', got {strategy!r}")
-        rule = ("leading" if include_system else "none") if isinstance(include_system, bool) else include_system
-        if rule not in ("leading", "first", "all", "none"):
-            raise SectionError(f"include_system must be True, False, 'leading', 'first', 'all' or 'none', got {rule!r}")
-        reference.tool_groups(out)
-        reference.overrides(out)
-
-    expected = _outcome(old_order)
-    got = _outcome(
-        lambda: conversation_sections(messages, counter="whitespace", strategy=strategy, include_system=include_system)
-    )
-    if expected[0] == "error":
-        assert got == expected
-    else:
-        assert got[0] == "ok", got
+    """Errors come in one order: every message, then strategy and include_system, then the overrides."""
+    with pytest.raises(SectionError, match=message):
+        conversation_sections(messages, counter="whitespace", **options)
 
 
 def test_a_call_whose_id_raises_is_raised_after_every_message_is_checked() -> None:

@@ -109,3 +109,48 @@ def test_missing_budget_and_missing_file(tmp_path: Path, capsys: pytest.CaptureF
     assert "needs a 'budget'" in capsys.readouterr().err
     assert main(["compile", str(tmp_path / "absent.json")]) == 2
     assert "cannot read compile spec" in capsys.readouterr().err
+
+
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
+
+
+def test_shipped_compile_example_runs_in_json_and_toml(capsys: pytest.CaptureFixture[str]) -> None:
+    """examples/support_compile.{json,toml} compile (defence on) to the same messages."""
+    json_ctx = compile_spec(EXAMPLES / "support_compile.json")
+    toml_ctx = compile_spec(EXAMPLES / "support_compile.toml")
+    assert json_ctx.messages == toml_ctx.messages and json_ctx.defense is not None
+    assert main(["compile", str(EXAMPLES / "support_compile.json")]) == 0
+    assert "compiled" in capsys.readouterr().out
+
+
+def test_a_layout_spec_is_refused_with_a_pointer_to_tokenbox_layout(capsys: pytest.CaptureFixture[str]) -> None:
+    """Compiling examples/support_bot.json (a layout spec) says to run `tokenbox layout` and names the example."""
+    assert main(["compile", str(EXAMPLES / "support_bot.json")]) == 2
+    err = capsys.readouterr().err
+    assert "is a layout spec" in err and "tokenbox layout" in err and "support_compile.json" in err
+
+
+def test_defense_secret_comes_from_the_environment_never_the_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """config.defense.secret in a file is refused; secret_env names a variable, which must be set."""
+    assert main(["compile", write(tmp_path, dict(SPEC, config={"defense": {"secret": "x" * 20}}))]) == 2
+    assert "must not be written in a spec file" in capsys.readouterr().err
+    spec = dict(SPEC, config={"defense": {"secret_env": "ACME_SECRET"}})
+    monkeypatch.delenv("ACME_SECRET", raising=False)
+    assert main(["compile", write(tmp_path, spec)]) == 2
+    assert "names 'ACME_SECRET', which is not set" in capsys.readouterr().err
+    monkeypatch.setenv("ACME_SECRET", "a-deployment-secret-of-some-length")
+    compiled = compile_spec(write(tmp_path, spec))
+    assert compiled.defense is not None and compiled.defense.key.origin == "config"
+    assert main(["compile", write(tmp_path, dict(SPEC, config={"defense": {"spotlite": "datamark"}}))]) == 2
+    assert "unknown field 'spotlite'; did you mean 'spotlight'?" in capsys.readouterr().err
+
+
+def test_schema_compile_prints_the_compile_spec_schema(capsys: pytest.CaptureFixture[str]) -> None:
+    """`tokenbox schema --compile` prints a JSON Schema the shipped example validates against."""
+    jsonschema = pytest.importorskip("jsonschema")
+    assert main(["schema", "--compile"]) == 0
+    schema = json.loads(capsys.readouterr().out)
+    jsonschema.validate(json.loads((EXAMPLES / "support_compile.json").read_text(encoding="utf-8")), schema)
+    assert schema["title"] == "TokenBox compile spec"

@@ -110,3 +110,22 @@ def test_compiler_package_exports() -> None:
     assert public == set(names)
     for name in ("CompilationError", "CompiledContext", "CompilerConfig", "ContextCompiler", "Evidence", "ablate"):
         assert getattr(tokenbox_core, name) is getattr(compiler, name)
+
+
+def test_compiled_context_diff_uses_the_compiles_own_numbers() -> None:
+    """CompiledContext.diff reports the compiles' totals, utilisation and fingerprints (what is sent), not the
+    laid-out bodies' numbers that layout.diff would give."""
+    compiler = ContextCompiler(800, counter="gpt-4o")
+    turn = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]
+    a = compiler.compile(policy="Be brief and exact.", history=turn, user="What is 2+2?")
+    b = compiler.compile(
+        policy="Be brief and exact.",
+        history=[*turn, {"role": "user", "content": "What is 2+2?"}, {"role": "assistant", "content": "4"}],
+        user="What is 3+3?",
+    )
+    d = a.diff(b)
+    assert (d.total_a, d.total_b) == (a.total_tokens, b.total_tokens)
+    assert (d.utilisation_a, d.utilisation_b) == (a.metrics.budget_utilization, b.metrics.budget_utilization)
+    assert (d.fingerprint_a, d.fingerprint_b) == (a.fingerprint, b.fingerprint) and not d.identical
+    assert a.layout.diff(b.layout).total_a != d.total_a  # the body-only figure the issue reported
+    assert a.diff(a).identical

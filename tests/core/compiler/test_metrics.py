@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -20,13 +21,14 @@ def test_every_metric_is_defined_and_in_range(turn: dict[str, Any]) -> None:
 
 
 def test_budget_utilization_and_constraint_density() -> None:
-    """Utilisation is total / (window − reserve); constraint density is the policy tier's share of the total."""
+    """Utilisation is total / (window − reserve); constraint density is the policy tier's share of the prefill
+    budget, the number CompilerConfig.constraint_density_limit gates."""
     compiled = ContextCompiler(1000, counter="whitespace", config=CompilerConfig(precedence_statement=False)).compile(
         policy="Never guess.", developer="Cite ids.", user="hello there"
     )
     m = compiled.metrics
     assert m.budget_utilization == pytest.approx(compiled.total_tokens / 1000)
-    assert m.constraint_density == pytest.approx(4 / compiled.total_tokens)
+    assert m.constraint_density == pytest.approx(4 / 1000)
 
 
 def test_provenance_coverage_and_staleness() -> None:
@@ -74,3 +76,18 @@ def test_signal_density_excludes_scaffolding() -> None:
     """Labels and provenance tags are scaffolding: signal density is below 1 once evidence is present."""
     compiled = ContextCompiler(3000).compile(policy="P", evidence=[evidence("e", "fact")])
     assert 0.0 < compiled.metrics.signal_density < 0.5
+
+
+def test_constraint_density_metric_and_limit_agree() -> None:
+    """A policy at 56 % of the prefill budget reports 0.56 and fails a 0.15 limit; one under the limit passes."""
+    from tokenbox_core import CompilationError
+
+    config = CompilerConfig(precedence_statement=False)
+    long_policy = "rule " * 56
+    with pytest.raises(CompilationError, match=r"\[constraint_density\]"):
+        ContextCompiler(100, counter="whitespace", config=config).compile(policy=long_policy, user="hi")
+    loose = replace(config, constraint_density_limit=None)
+    m = ContextCompiler(100, counter="whitespace", config=loose).compile(policy=long_policy, user="hi").metrics
+    assert m.constraint_density == pytest.approx(0.56)
+    ok = ContextCompiler(1000, counter="whitespace", config=config).compile(policy=long_policy, user="hi").metrics
+    assert ok.constraint_density == pytest.approx(0.056) and ok.constraint_density <= 0.15

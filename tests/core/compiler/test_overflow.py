@@ -97,6 +97,7 @@ def test_paginate_splits_evidence_across_pages_with_all_fixed_tiers() -> None:
     compiled = compiler(overflow="paginate", minimums={}).compile(**material())
     pages = compiled.pages
     assert len(pages) > 1 and pages[0].messages == compiled.messages
+    assert (compiled.trace.page, compiled.trace.pages) == (1, len(pages))  # the returned context says "1 of N"
     seen: list[str] = []
     for number, page in enumerate(pages, 1):
         assert page.trace.page == number and page.trace.pages == len(pages)

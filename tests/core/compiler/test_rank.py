@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
-from typing import Any
-
 from hypothesis import given
 from hypothesis import strategies as st
 
 from tokenbox_core.compiler import CompilerConfig, RankingWeights, Tool
 from tokenbox_core.compiler.collect import Candidates
-from tokenbox_core.compiler.rank import _none, _row, _scored, composite_scores, rank_candidates
+from tokenbox_core.compiler.rank import rank_candidates
 from tokenbox_core.tokens import get_counter
 
 from .conftest import NOW, evidence
@@ -62,25 +59,19 @@ def test_tools_rank_by_relevance_to_the_step() -> None:
     ),
     st.sampled_from(["evidence", "memory", "tools"]),
 )
-def test_kept_partial_scores_are_the_composite_scores_bit_for_bit(
+def test_evidence_is_sorted_by_score_stably_and_scores_are_in_the_unit_interval(
     rows: list[tuple[float, float, int, int]], section: str
 ) -> None:
-    """Rank keeps each input's row and the partial sum of its item-local factors; with the cost inverse added
-    per compile, the scores equal ``composite_scores`` exactly, on the first call and from the kept values."""
-    counter = get_counter("o200k_base")
+    """Each input gets a composite score in [0, 1]; the ranked order is descending score, ties in input order."""
     weights = CompilerConfig().ranking_weights[section]
-    inputs = [
+    inputs = tuple(
         evidence(f"e{i}", "word " * n, authority=a, relevance=r, age_days=age / 10)
         for i, (a, r, age, n) in enumerate(rows)
-    ]
-
-    def make(e: Any, _: Any) -> Any:
-        return _row(e.id, e.text, counter, relevance=e.relevance, authority=e.authority, timestamp=e.retrieved_at)
-
-    expected = composite_scores([make(e, None) for e in inputs], weights, NOW, 86_400.0)
-    first = _scored(inputs, make, _none, counter, weights, NOW, 86_400.0)[1]
-    again = _scored(inputs, make, _none, counter, weights, NOW, 86_400.0)[1]
-    assert first == again == expected
-    assert all("_tokenbox_rank" in vars(e) for e in inputs)
-    later = _scored(inputs, make, _none, counter, weights, NOW + timedelta(days=1), 86_400.0)[1]
-    assert later == composite_scores([make(e, None) for e in inputs], weights, NOW + timedelta(days=1), 86_400.0)
+    )
+    config = CompilerConfig(ranking_weights={"evidence": weights})
+    ranked = rank_candidates(Candidates(evidence=inputs), config, get_counter("o200k_base"), NOW)
+    scores = ranked.scores["evidence"]
+    assert set(scores) == {e.id for e in inputs} and all(0.0 <= v <= 1.0 + 1e-12 for v in scores.values())
+    order = [e.id for e in ranked.candidates.evidence]
+    position = {e.id: n for n, e in enumerate(inputs)}
+    assert order == sorted(order, key=lambda i: (-scores[i], position[i]))

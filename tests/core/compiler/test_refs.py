@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-from hypothesis import given
-from hypothesis import strategies as st
-
 from tokenbox_core import CompilerConfig, ContextCompiler
 from tokenbox_core.compiler import Memory
 from tokenbox_core.compiler.refs import find_duplicates, pointer_text
-from tokenbox_core.compiler.shingles import _bottom_k
 
 from .conftest import evidence
 
@@ -100,14 +96,6 @@ def test_find_duplicates_pairs_each_later_text_with_its_best_match() -> None:
     ]
     pairs = find_duplicates(texts, 0.5, 3)
     assert pairs == [(0, 2, 1.0), (0, 3, 0.5)]
-
-
-@given(st.frozensets(st.integers(min_value=-(2**63), max_value=2**63 - 1), max_size=300))
-def test_bottom_k_sketch_is_the_k_smallest(hashes: frozenset[int]) -> None:
-    """The cut-off shortcut of the sketch gives exactly the k smallest hashes, in order (skewed sets too)."""
-    assert _bottom_k(hashes) == sorted(hashes)[:16]
-    skewed = frozenset(h // 2**40 + 2**62 for h in hashes)  # nothing below the cut-off: the full sort
-    assert _bottom_k(skewed) == sorted(skewed)[:16]
 
 
 def test_equal_shingle_sets_with_different_words_pair_with_the_first() -> None:

@@ -1,22 +1,25 @@
-"""Duplicate finding for reference compression: the shipped finder against the pre-speed-work reference."""
+"""Duplicate finding for reference compression: what the pairs mean, on generated corpora of copies and edits."""
 
 from __future__ import annotations
 
-import string
-import struct
-import sys
-from unittest.mock import patch
+import zlib
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from tokenbox_core import CompilerConfig, ContextCompiler
-from tokenbox_core.compiler import Memory, sketch_np
-from tokenbox_core.compiler import shingles as shipped
+from tokenbox_core.compiler import Memory
+from tokenbox_core.compiler.shingles import (
+    SketchCache,
+    find_duplicates,
+    find_exact_duplicates,
+    jaccard,
+    normalise,
+    shingles,
+)
 from tokenbox_core.errors import TokenBoxError
 
-from . import reference_shingles as reference
 from .conftest import evidence
 
 VOCAB = ["alpha", "Beta", "gamma", "delta", "12%", "naïve", "Straße", "x", "omega", "épée"]
@@ -59,54 +62,70 @@ def corpora(draw: st.DrawFn) -> list[str]:
     return out
 
 
-@given(st.text(alphabet=st.sampled_from([*string.printable, "\x1c", "\x1f", "\x85", "\u00a0", "É", "ß"])))
-def test_ascii_fast_path_gives_normalise_words(text: str) -> None:
-    """The byte-table normalisation of an ASCII text gives exactly ``normalise``'s words (and word ids)."""
-    words = shipped._words(text)
-    as_text = [w.decode("ascii") if isinstance(w, bytes) else w for w in words]
-    assert as_text == reference.normalise(text)
-    assert list(sketch_np.unpack_ids(shipped._packed(words))) == reference._word_ids(reference.normalise(text))
-    assert shipped._signature(text) == "".join(reference.normalise(text)).encode("utf-8", "surrogatepass")
+def test_words_are_their_crc32_and_shingles_are_consecutive_words() -> None:
+    """Word ids are the CRC32 of the normalised word (the same in every process); a short text is one shingle."""
+    ids = [zlib.crc32(w.encode()) for w in ("refund", "order", "12%", "straße")]
+    assert shingles("Refund, ORDER 12% Straße!", 2) == {tuple(ids[0:2]), tuple(ids[1:3]), tuple(ids[2:4])}
+    assert shingles("Refund order", 3) == {tuple(ids[0:2])}
+    assert shingles(" ,. ", 3) == frozenset()
 
 
-@given(st.lists(texts(), max_size=12), st.integers(0, 3), st.sampled_from([3, 8, 500_000]))
-def test_packed_word_ids_are_each_words_crc32(batch: list[str], known: int, memo: int) -> None:
-    """``_packed`` (one itemgetter and one join per text, new words learnt first) gives each text's CRC32
-    word ids as 4-byte little-endian integers, whatever the memo already holds, also when a text's new words
-    overflow a small memo; ``unpack_ids`` reads them back."""
-    shipped.clear_caches()
-    words = [shipped._words(text) for text in batch]
-    with patch.object(shipped, "_WORD_MEMO", memo):
-        for listed in words[:known]:  # some words already known, the others new
-            shipped._packed(listed)
-        got = [shipped._packed(listed) for listed in words]
-        assert len(shipped._WORD_IDS) <= max(memo, max(map(len, words), default=0))
-    shipped.clear_caches()
-    expected = [reference._word_ids(reference.normalise(text)) for text in batch]
-    assert got == [struct.pack(f"<{len(ids)}I", *ids) for ids in expected]
-    assert [list(sketch_np.unpack_ids(p)) for p in got] == expected
+@given(st.text(st.sampled_from([*"aZ %.,!-'\t\n", "\x1c", "\x1f", "\x85", "\u00a0", "\u212a", "É", "ß", "\ud800"])))
+def test_word_ids_are_the_crc32_of_normalised_words_for_any_text(text: str) -> None:
+    """ASCII or not (separators, no-break spaces, a Kelvin sign that lower-cases to ASCII, lone surrogates), a
+    text's word ids are the CRC32 of the UTF-8 bytes of :func:`normalise`'s words."""
+    from tokenbox_core.compiler.shingles import _word_ids
+
+    assert _word_ids(text) == tuple(zlib.crc32(w.encode("utf-8", "surrogatepass")) for w in normalise(text))
 
 
 @given(corpora(), st.sampled_from([0.3, 0.5, 0.75, 0.9, 1.0]), st.integers(1, 4))
-def test_find_duplicates_matches_the_reference(corpus: list[str], threshold: float, size: int) -> None:
-    """Same pairs as the pre-speed-work finder, with cold caches and again warm."""
-    shipped.clear_caches()
-    reference.clear_caches()
-    expected = reference.find_duplicates(corpus, threshold, size)
-    assert shipped.find_duplicates(corpus, threshold, size) == expected
-    assert shipped.find_duplicates(corpus, threshold, size) == expected
+def test_every_pair_is_a_verified_duplicate_of_an_earlier_text(corpus: list[str], threshold: float, size: int) -> None:
+    """Each later text pairs at most once, with an earlier one: equal normalised words at 1.0, else a shingle
+    Jaccard (computed exactly) that reaches the threshold."""
+    pairs = find_duplicates(corpus, threshold, size)
+    assert len({j for _, j, _ in pairs}) == len(pairs)
+    assert [j for _, j, _ in pairs] == sorted(j for _, j, _ in pairs)
+    for i, j, similarity in pairs:
+        assert i < j
+        exact = jaccard(shingles(corpus[i], size), shingles(corpus[j], size))
+        if similarity == 1.0 and normalise(corpus[i]) == normalise(corpus[j]):
+            continue
+        assert similarity == exact >= threshold
+
+
+@given(corpora(), st.sampled_from([0.3, 0.75, 1.0]), st.integers(1, 4))
+def test_a_copy_of_an_earlier_text_is_always_found(corpus: list[str], threshold: float, size: int) -> None:
+    """A text whose normalised words equal an earlier text's is always paired, at similarity 1.0."""
+    pairs = {j: similarity for _, j, similarity in find_duplicates(corpus, threshold, size)}
+    words = [normalise(t) for t in corpus]
+    for j, w in enumerate(words):
+        if w and w in words[:j]:
+            assert pairs.get(j) == 1.0
+
+
+def test_near_duplicates_pair_with_their_most_similar_earlier_text() -> None:
+    """A one-word edit pairs with the text it was made from, a re-cased, re-punctuated copy with the edit; an
+    unrelated text pairs with nothing."""
+    base = " ".join(VOCAB * 3)
+    edited = base.replace("omega", "sigma", 1)
+    corpus = [base, "nothing alike at all here", edited, edited.replace(" ", ",  ").title()]
+    pairs = find_duplicates(corpus, 0.6, 3)
+    similarity = jaccard(shingles(base, 3), shingles(edited, 3))
+    assert pairs == [(0, 2, similarity), (2, 3, 1.0)]
+    assert find_duplicates(corpus, 0.99, 3) == [(2, 3, 1.0)]
 
 
 @given(corpora())
 def test_exact_duplicates_are_the_first_equal_earlier_text(corpus: list[str]) -> None:
     """``near_duplicates=False``: each later text pairs with the first earlier one with equal normalised words."""
-    words = [reference.normalise(t) for t in corpus]
+    words = [normalise(t) for t in corpus]
     expected = []
     for j, w in enumerate(words):
         first = next((k for k in range(j) if words[k] == w), None)
         if w and first is not None:
             expected.append((first, j, 1.0))
-    assert shipped.find_exact_duplicates(corpus) == expected
+    assert find_exact_duplicates(corpus) == expected
 
 
 FACT = (
@@ -133,97 +152,42 @@ def test_near_duplicates_setting_is_validated_and_hashed_only_when_off() -> None
     assert CompilerConfig(near_duplicates=False).describe()["near_duplicates"] is False
 
 
-def test_pairs_memo_is_bounded_and_returns_copies(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Repeated calls give equal, independent lists; the memo holds a bounded number of characters."""
-    shipped.clear_caches()
-    corpus = ["alpha beta gamma", "Alpha, beta gamma!", "delta"]
-    first = shipped.find_duplicates(corpus, 0.9, 3)
-    first.append((9, 9, 0.0))
-    assert shipped.find_duplicates(corpus, 0.9, 3) == [(0, 1, 1.0)]
-    monkeypatch.setattr(shipped, "_PAIRS_CHARS", 40)
-    for n in range(5):
-        shipped.find_duplicates([f"text number {n} " * 2, "x"], 0.9, 3)
-    assert sum(sum(map(len, key[0])) for key in shipped._SCANS) <= 40
-    shipped.find_duplicates(["y" * 100], 0.9, 3)  # larger than the whole bound: not kept
-    assert all(key[0] != ("y" * 100,) for key in shipped._SCANS)
+@given(corpora(), corpora(), st.sampled_from([0.3, 0.75, 1.0]), st.integers(1, 4))
+def test_a_sketch_cache_changes_no_pair(corpus: list[str], other: list[str], threshold: float, size: int) -> None:
+    """With a cache (cold, then warm, then over texts it partly holds) the pairs are those found without one."""
+    cache = SketchCache()
+    expected = find_duplicates(corpus, threshold, size)
+    assert find_duplicates(corpus, threshold, size, cache) == expected
+    assert find_duplicates(corpus, threshold, size, cache) == expected
+    mixed = corpus[: len(corpus) // 2] + other
+    assert find_duplicates(mixed, threshold, size, cache) == find_duplicates(mixed, threshold, size)
 
 
-@given(corpora(), corpora(), st.sampled_from([0.3, 0.75, 0.9]), st.integers(1, 3), st.data())
-def test_a_resumed_scan_gives_the_full_scans_pairs(
-    corpus: list[str], other: list[str], threshold: float, size: int, data: st.DataObject
-) -> None:
-    """A call whose texts extend an earlier call's resumes that scan: same pairs as the reference, and a
-    second extension of the same prefix (the first one took the scan) still scans from the start."""
-    shipped.clear_caches()
-    reference.clear_caches()
-    cut = data.draw(st.integers(0, len(corpus)))
-    shipped.find_duplicates(corpus[:cut], threshold, size)
-    assert shipped.find_duplicates(corpus, threshold, size) == reference.find_duplicates(corpus, threshold, size)
-    branch = corpus[:cut] + other
-    assert shipped.find_duplicates(branch, threshold, size) == reference.find_duplicates(branch, threshold, size)
+def test_the_sketch_cache_is_keyed_by_content_and_bounded_in_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Equal texts share an entry whatever the object, the shingle size is part of the key, and the least
+    recently used entries go once the estimated bytes pass the bound."""
+    from tokenbox_core.compiler import shingles as module
 
-
-_ids = st.lists(st.integers(0, 2**32 - 1) | st.sampled_from([0, 1, 7, 2**31]), max_size=120).map(tuple)
-
-
-@given(st.lists(_ids, max_size=8), st.integers(1, 5), st.sampled_from([1, 4, 16]))
-def test_vectorised_sketches_equal_the_pure_ones(id_lists: list[tuple[int, ...]], size: int, k: int) -> None:
-    """numpy's sketches (CPython's tuple hash on uint64 lanes, the same cut-off rule) are the pure path's."""
-    pytest.importorskip("numpy")
-    saved = sketch_np._MIN_WORDS
-    sketch_np._MIN_WORDS = 0
-    try:
-        got = sketch_np.sketches([struct.pack(f"<{len(i)}I", *i) for i in id_lists], size, k, sys.hash_info.width)
-    finally:
-        sketch_np._MIN_WORDS = saved
-    if not any(len(ids) > size for ids in id_lists):
-        assert got is None  # nothing to vectorise
-        return
-    assert got is not None
-    with patch.object(shipped, "_SKETCH", k):
-        assert got == [shipped._bottom_k(shipped._hashes(ids, size)) for ids in id_lists]
-    for ids in id_lists[:2]:
-        assert sketch_np._python_tuple_hash(ids) == hash(ids)
-
-
-@given(st.lists(st.lists(st.sampled_from(["a", "b", "c", "d", "e", "f"]), max_size=40), min_size=2, max_size=12))
-def test_find_duplicates_with_and_without_numpy_agree(word_lists: list[list[str]]) -> None:
-    """The vectorised sketches give the same pairs as the pure path (and the kept reference finder)."""
-    texts = [" ".join(words) for words in word_lists] + [" ".join(word_lists[0]).upper()]
-    saved = sketch_np._MIN_WORDS
-    try:
-        sketch_np._MIN_WORDS = 0
-        shipped.clear_caches()
-        vectorised = shipped.find_duplicates(texts, 0.5, 2)
-        sketch_np._MIN_WORDS = 10**9
-        shipped.clear_caches()
-        pure = shipped.find_duplicates(texts, 0.5, 2)
-    finally:
-        sketch_np._MIN_WORDS = saved
-        shipped.clear_caches()
-    reference.clear_caches()
-    assert vectorised == pure == reference.find_duplicates(texts, 0.5, 2)
-
-
-def test_without_numpy_the_pure_path_is_taken(monkeypatch: pytest.MonkeyPatch) -> None:
-    """numpy missing (or a hash that is not CPython's 64-bit tuple hash): no vectorised sketches, same pairs."""
-    texts = [" ".join(["refund", "order", str(i % 7)] * 300) for i in range(12)]
-    shipped.clear_caches()
-    expected = shipped.find_duplicates(texts, 0.8, 3)
-    monkeypatch.setattr(sketch_np, "_state", [False])
-    assert sketch_np.sketches([struct.pack("<5000I", *range(5000))], 3, 16, 64) is None
-    shipped.clear_caches()
-    assert shipped.find_duplicates(texts, 0.8, 3) == expected and expected
-    shipped.clear_caches()
-
-
-@pytest.mark.parametrize("numpy_path", [True, False])
-def test_a_text_twice_in_one_batch_is_held_and_counted_once(numpy_path: bool) -> None:
-    shipped.clear_caches()
-    t = " ".join(f"word{i}" for i in range(5_000))  # enough words for the vectorised path
-    u = " ".join(f"other{i}" for i in range(5_000))
-    with patch.object(sketch_np, "_MIN_WORDS", 0 if numpy_path else sys.maxsize):
-        out = shipped._shingled_many([t, u, t], 3)
-    assert out[0] == out[2] == shipped._shingled(t, 3)
-    assert len(shipped._SHINGLES) == 2
-    assert len(t) + len(u) == shipped._SHINGLE_BYTES  # not len(t) twice: eviction takes each entry off once
+    made: list[tuple[int, ...]] = []
+    sketch = module._sketch
+    monkeypatch.setattr(module, "_sketch", lambda ids, size: made.append(ids) or sketch(ids, size))
+    cache = SketchCache()
+    text = "alpha beta gamma delta epsilon"
+    first = cache.sketch(text, 3)
+    assert cache.sketch("".join(list(text)), 3) is first and len(made) == 1  # another object, the same content
+    assert cache.sketch(text, 2) != first and len(cache) == 2
+    texts = [f"text number {n} " + " ".join(f"word{i}" for i in range(20)) for n in range(3)]  # 16-value sketches
+    two = SketchCache(max_bytes=2 * (module._ENTRY_BYTES + 16 * module._VALUE_BYTES))
+    two.sketch(texts[0], 3)
+    two.sketch(texts[1], 3)
+    two.sketch(texts[0], 3)  # used again: texts[1] is now the least recently used
+    two.sketch(texts[2], 3)
+    assert len(two) == 2 and two.held_bytes <= two.max_bytes
+    made.clear()
+    two.sketch(texts[0], 3)
+    two.sketch(texts[2], 3)
+    assert made == []  # both kept
+    two.sketch(texts[1], 3)
+    assert len(made) == 1  # evicted, sketched again
+    tiny = SketchCache(max_bytes=10)
+    assert tiny.sketch(text, 3) == first and len(tiny) == 0  # an entry larger than the whole bound is not kept

@@ -52,7 +52,3 @@ def holdout() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
 def heldout2() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Held-out set 2: attacks and benign texts written without reading the detector's rules."""
     return load_corpus("heldout2_attacks"), load_corpus("heldout2_benign")
-
-
-collect_ignore = ["reference"]
-"""The pre-speed-work reference detector is imported by the equivalence tests, not collected."""

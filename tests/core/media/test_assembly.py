@@ -95,3 +95,22 @@ def test_inputs_and_references_validate() -> None:
         validate_references(loop, {"D": "structured", "E": "structured"})
     validate_references([ref], {"IMG1": "image", "T1": "text"})
     assert evidence_label("image", "1") == "EVIDENCE_IMG_1"
+
+
+def test_audio_with_a_transcript_sends_the_transcript_to_a_model_without_audio_input() -> None:
+    """Audio with a transcript on a model that takes no audio (Claude) sends the transcript, and says 'audio'."""
+    import wave
+
+    buffer = io.BytesIO()
+    with wave.open(buffer, "wb") as w:
+        w.setnchannels(1)
+        w.setsampwidth(2)
+        w.setframerate(8000)
+        w.writeframes(b"\0\0" * 8000)
+    call = ModalityInput("a1", "audio", buffer.getvalue(), substitute="the caller asked for a refund")
+    (planned,) = assemble_multimodal("Summarise the call", [call], 4000, model="claude-sonnet-4-5").inputs
+    assert planned.action == "substituted" and "the caller asked for a refund" in planned.text
+    assert "audio" in planned.reason and "image" not in planned.reason
+    silent = ModalityInput("a2", "audio", buffer.getvalue())
+    with pytest.raises(MediaError, match="takes no audio input"):  # without a transcript there is nothing to send
+        assemble_multimodal("Summarise the call", [silent], 4000, model="claude-sonnet-4-5")

@@ -20,9 +20,9 @@ def test_count_with_a_typo_states_the_fallback(capsys: pytest.CaptureFixture[str
     """`tokenbox count --model gpt4o` counts with cl100k_base and says so, suggesting gpt-4o."""
     path = tmp_path / "a.txt"
     path.write_text("hello world", encoding="utf-8")
-    code, out, _ = _run(capsys, "count", "--model", "gpt4o", str(path))
-    assert code == 0  # (the warning may also go to stderr, once per process)
-    assert "note: unknown model 'gpt4o'" in out and "Did you mean 'gpt-4o'" in out and "register_model" in out
+    code, out, err = _run(capsys, "count", "--model", "gpt4o", str(path))
+    assert code == 0 and out.split() == ["2", str(path)]  # stdout stays data
+    assert "warning: unknown model 'gpt4o'" in err and "Did you mean 'gpt-4o'" in err and "register_model" in err
 
 
 def test_count_for_claude_says_it_is_approximate_and_by_how_much(
@@ -31,10 +31,11 @@ def test_count_for_claude_says_it_is_approximate_and_by_how_much(
     """`tokenbox count --model claude-…` states the estimate and its 30% margin, in text and JSON."""
     path = tmp_path / "a.txt"
     path.write_text("x" * 400, encoding="utf-8")
-    code, out, _ = _run(capsys, "count", "--model", "claude-3-7-sonnet-20250219", str(path))
+    code, out, err = _run(capsys, "count", "--model", "claude-3-7-sonnet-20250219", str(path))
     assert code == 0
-    assert out.splitlines()[0].split()[0] == "130"
-    assert "estimates" in out and "30% safety margin" in out
+    assert out.splitlines() == [f"130  {path}"]  # stdout stays data
+    assert "estimates" in err and "30% safety margin" in err
+    assert (out + err).count("30% safety margin") == 1  # stated once, not by the command and the logger both
     code, out, _ = _run(capsys, "count", "--model", "claude-3-7-sonnet-20250219", "--json", str(path))
     data = json.loads(out)
     assert data["counter"] == "approximate+30%" and "30% safety margin" in data["note"]

@@ -19,6 +19,7 @@ from tokenbox_core import (
     get_counter,
     register_model,
 )
+from tokenbox_core.errors import TokenBoxWarning, UnknownModelWarning
 from tokenbox_core.models import (
     ModelProfile,
     builtin_profiles,
@@ -76,7 +77,7 @@ def test_snapshot_names_normalise_to_their_family() -> None:
 def test_unknown_model_falls_back_and_says_so(caplog: pytest.LogCaptureFixture) -> None:
     """An unknown model keeps the seed's fallback but TokenBudget and a 'tokenbox' warning say so."""
     name = _fresh("acme-unknown")
-    with caplog.at_level(logging.WARNING, logger="tokenbox"):
+    with caplog.at_level(logging.WARNING, logger="tokenbox"), pytest.warns(UnknownModelWarning, match=name):
         budget = TokenBudgetCalculator().calculate(name, [{"role": "user", "content": "Hello world"}])
     assert budget.context_window == 8_192
     assert budget.window_source == "fallback"
@@ -91,6 +92,14 @@ def test_typo_warning_suggests_the_family() -> None:
     """'gpt4o' is not guessed into gpt-4o, but the warning (logged once per name) suggests it."""
     assert get_model_profile("gpt4o", warn=False).is_fallback
     assert "Did you mean 'gpt-4o'?" in fallback_message("gpt4o")
+
+
+def test_misspelt_model_name_is_a_python_warning_with_a_suggestion() -> None:
+    """`get_counter("gtp-4o")` still counts (cl100k_base) but warns with UnknownModelWarning and 'gpt-4o'."""
+    with pytest.warns(UnknownModelWarning, match="unknown model 'gtp-4o'.*Did you mean 'gpt-4o'"):
+        counter = get_counter("gtp-4o")
+    assert counter.name == "cl100k_base"
+    assert issubclass(UnknownModelWarning, TokenBoxWarning) and issubclass(TokenBoxWarning, UserWarning)
 
 
 def test_claude_counts_are_approximate_with_a_margin() -> None:

@@ -1,0 +1,140 @@
+"""Injection detection on text the detector was not tuned on: detection and false positives per corpus and language.
+
+Run on purpose: ``PYTHONPATH=. .venv/bin/python benchmarks/bench_injection_heldout.py [--split heldout|tune]``.
+Prints a table; asserts nothing.
+
+"Kept out of the model's view" means the :class:`~tokenbox_core.defense.DefensePolicy` default for retrieved text
+acts on it (quarantine at a score of at least its threshold, 0.5).  Reported per corpus and language: attacks kept
+out (detection) and benign texts kept out (false positives).
+
+The split is fixed by a hash of each item's *key* (SHA-256, first 32 bits, odd: held out; even: tune): the key of
+an attack built by inserting an instruction into a document is the instruction, so one instruction is never in
+both splits.  Only the tune split may be read while changing the detector (``--split tune --misses N`` prints what
+it misses there); the held-out split prints rates only.
+
+Corpora (public, not written by this project; data files are not committed: they live in the git-ignored
+``benchmarks/data/injection/public.jsonl``, one JSON object a line with ``corpus``, ``lang``, ``label`` (1 attack,
+0 benign), ``kind``, ``text`` and ``key``):
+
+- ``bipia-text-attack`` / ``bipia-code-attack``: the 150 text and 100 code attack instructions of Microsoft's BIPIA
+  benchmark (github.com/microsoft/BIPIA at 1a2a91d, MIT), each inserted as BIPIA inserts them (start, a sentence
+  start in the middle, end, joined by newlines) into a BIPIA email or table context, or a code context;
+- ``bipia-email`` / ``bipia-table`` / ``bipia-code``: those contexts, clean (retrieved emails, tables, Stack Overflow
+  answers with code);
+- ``llmail-satml``: attacker emails for the LLMail-Inject challenge written by a third party
+  (github.com/yunwei37/satml-llmail-injection at 133e9be), in English and other languages;
+- ``owasp-llm-top10``: the OWASP Top 10 for LLM Applications 2025 (CC BY-SA 4.0) and its translations, cut into
+  1.5 KB chunks at paragraph ends: prose that discusses injection, per language;
+- ``docs-python`` (built here): CPython's reference documentation (``pydoc_data``), 2 KB chunks;
+- ``issue-27`` (in the repository, ``benchmarks/injection_heldout_set.jsonl``): paraphrased attacks and risky benign
+  texts written for issue 27 from its list of misses, never tuned on; all of it counts as held out.
+
+``--detector module:factory`` measures another :class:`~tokenbox_core.defense.InjectionDetector` (for instance a
+classifier extra) on the same items.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import importlib
+import json
+from collections import defaultdict
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from tokenbox_core.defense import DefensePolicy, HeuristicDetector, InjectionDetector
+
+HERE = Path(__file__).resolve().parent
+PUBLIC = HERE / "data" / "injection" / "public.jsonl"
+IN_REPO = HERE / "injection_heldout_set.jsonl"
+CHUNK = 2_000
+
+
+def split_of(key: str) -> str:
+    """``"heldout"`` or ``"tune"``, fixed by the SHA-256 of ``key`` (never changes with the detector)."""
+    return "heldout" if int(hashlib.sha256(key.encode("utf-8")).hexdigest()[:8], 16) % 2 else "tune"
+
+
+def _python_docs() -> Iterator[dict[str, Any]]:
+    from pydoc_data.topics import topics
+
+    text = "\n\n".join(topics[k] for k in sorted(topics))
+    start = 0
+    while start < len(text):
+        end = text.find("\n", start + CHUNK)
+        end = len(text) if end < 0 else end + 1
+        chunk = text[start:end]
+        yield {"corpus": "docs-python", "lang": "en", "label": 0, "kind": "documentation", "text": chunk, "key": chunk}
+        start = end
+
+
+def items(split: str) -> list[dict[str, Any]]:
+    """Every item of ``split`` (``"heldout"``, ``"tune"`` or ``"all"``); the in-repo set only when held out."""
+    rows: list[dict[str, Any]] = []
+    if PUBLIC.exists():
+        rows += [json.loads(line) for line in PUBLIC.read_text(encoding="utf-8").splitlines() if line.strip()]
+    rows += list(_python_docs())
+    rows = [r for r in rows if split == "all" or split_of(r["key"]) == split]
+    if split in ("heldout", "all"):
+        for line in IN_REPO.read_text(encoding="utf-8").splitlines():
+            row = json.loads(line)
+            rows.append({"corpus": "issue-27", "kind": row["id"], "key": row["text"], **row})
+    return rows
+
+
+def _detector(spec: str | None) -> InjectionDetector:
+    if spec is None:
+        return HeuristicDetector()
+    module, _, factory = spec.partition(":")
+    made = getattr(importlib.import_module(module), factory)()
+    if not isinstance(made, InjectionDetector):
+        raise SystemExit(f"{spec} did not make an InjectionDetector")
+    return made
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--split", choices=("heldout", "tune", "all"), default="heldout")
+    parser.add_argument("--detector", help="module:factory of another InjectionDetector")
+    parser.add_argument("--misses", type=int, default=0, help="print up to N misses and false positives (tune only)")
+    args = parser.parse_args()
+    if args.misses and args.split != "tune":
+        raise SystemExit("--misses reads the items: only the tune split may be read")
+    if not PUBLIC.exists():
+        print(f"note: {PUBLIC} is missing; only docs-python and the in-repo set are measured (see the docstring)")
+    detector = _detector(args.detector)
+    policy = DefensePolicy().source_policy("retrieval")
+    table: dict[tuple[str, str, int], list[int]] = defaultdict(lambda: [0, 0])
+    wrong: list[tuple[str, float, str]] = []
+    for row in items(args.split):
+        score = detector.detect(row["text"], "retrieval").score
+        out = policy.action != "allow" and score >= policy.threshold
+        cell = table[(row["corpus"], row["lang"], row["label"])]
+        cell[0] += out
+        cell[1] += 1
+        if out != bool(row["label"]):
+            wrong.append((f"{row['corpus']}/{row['kind']}", score, row["text"]))
+    print(f"split: {args.split}; detector: {type(detector).__name__}; kept out at score >= {policy.threshold}")
+    print(f"{'corpus':<20}{'lang':<7}{'attacks kept out':>20}{'benign kept out':>20}")
+    for corpus, lang in sorted({(c, g) for c, g, _ in table}):
+        cells = []
+        for label in (1, 0):
+            hit, n = table.get((corpus, lang, label), (0, 0))
+            cells.append(f"{hit}/{n} ({100 * hit / n:.1f} %)" if n else "-")
+        print(f"{corpus:<20}{lang:<7}{cells[0]:>20}{cells[1]:>20}")
+    for label, name in ((1, "attacks kept out"), (0, "benign kept out")):
+        per_lang: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+        for (_, lang, lab), (hit, n) in table.items():
+            if lab == label:
+                per_lang[lang][0] += hit
+                per_lang[lang][1] += n
+        figures = ", ".join(f"{lang} {h}/{n} ({100 * h / n:.1f} %)" for lang, (h, n) in sorted(per_lang.items()))
+        print(f"{name}, per language: {figures}")
+    for where, score, text in wrong[: args.misses]:
+        print(f"--- {where} score {score:.3f}\n{text[:600]}")
+
+
+if __name__ == "__main__":
+    main()

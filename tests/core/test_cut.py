@@ -1,0 +1,71 @@
+"""Cutting to at most N tokens of an encoding (``tokens/cut.py``): within the limit, valid text, the part the mode
+keeps, and the largest such cut — the same string as decoding the kept ids and re-counting the whole cut."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tokenbox_core.tokens import COUNT_CACHE, TiktokenCounter, get_counter
+
+from .conftest import TOKEN_PIECES
+
+COUNTERS = [TiktokenCounter("o200k_base"), TiktokenCounter("cl100k_base"), get_counter("o200k_base")]
+_short = st.lists(st.one_of(st.sampled_from(TOKEN_PIECES), st.text(max_size=8)), max_size=60).map("".join)
+texts = st.one_of(_short, st.tuples(_short, st.integers(2, 120)).map(lambda t: t[0] * t[1]))  # long: past the window
+
+
+def definition(counter: TiktokenCounter, text: str, limit: int, keep: str) -> str:
+    """The cut by definition: the text of the kept ids (a split character's bytes dropped), for the largest
+    ``k <= limit`` whose text re-encodes to at most ``k`` tokens."""
+    enc = counter.encoding
+    ids = enc.encode_ordinary(text)
+    if len(ids) <= limit:
+        return text
+
+    def text_of(kept: list[int], trim_end: bool) -> str:
+        data = enc.decode_bytes(kept)
+        for trim in range(4):
+            try:
+                return (data[: len(data) - trim] if trim_end else data[trim:]).decode("utf-8")
+            except UnicodeDecodeError:
+                continue
+        return data.decode("utf-8", "ignore")
+
+    for k in range(limit, -1, -1):
+        h = k if keep == "head" else (k + 1) // 2 if keep == "middle" else 0
+        out = text_of(ids[:h], True) + (text_of(ids[len(ids) - (k - h) :], False) if k - h else "")
+        if len(enc.encode_ordinary(out)) <= k:
+            return out
+    return ""
+
+
+@given(text=texts, fraction=st.floats(0, 1.1), keep=st.sampled_from(["head", "tail", "middle"]))
+def test_a_cut_keeps_at_most_the_limit_of_the_part_asked_for_and_is_the_largest(
+    text: str, fraction: float, keep: str
+) -> None:
+    """At most ``limit`` tokens, valid text, a prefix / suffix / both ends as ``keep`` says, and the largest
+    such cut (the definition's string, re-counted in full)."""
+    for counter in COUNTERS:
+        limit = int(len(counter.encoding.encode_ordinary(text)) * fraction)
+        COUNT_CACHE.clear()
+        kept = counter.truncate(text, limit, keep=keep)  # type: ignore[arg-type]
+        assert len(counter.encoding.encode_ordinary(kept)) <= limit
+        kept.encode("utf-8")  # valid text: no lone surrogate, no split character
+        if keep == "head":
+            assert text.startswith(kept)
+        elif keep == "tail":
+            assert text.endswith(kept)
+        else:
+            assert any(text.startswith(kept[:i]) and text.endswith(kept[i:]) for i in range(len(kept) + 1))
+        assert kept == definition(counter, text, limit, keep)
+        assert counter.count(kept) == len(counter.encoding.encode_ordinary(kept))  # the cut's count, cached
+
+
+@pytest.mark.parametrize("keep", ["head", "tail", "middle"])
+def test_a_cut_to_zero_is_empty_and_a_text_that_fits_is_whole(keep: str) -> None:
+    """A limit of 0 keeps nothing; a text within the limit comes back unchanged."""
+    counter = TiktokenCounter("o200k_base")
+    assert counter.truncate("alpha beta gamma", 0, keep=keep) == ""  # type: ignore[arg-type]
+    assert counter.truncate("alpha beta gamma", 3, keep=keep) == "alpha beta gamma"  # type: ignore[arg-type]
