@@ -31,7 +31,6 @@ extra (``pip install openai``, in the ``dev`` extra).
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -40,9 +39,9 @@ __all__ = ["assert_openai_chat", "openai_chat_problems"]
 _ROLES = ("system", "developer", "user", "assistant", "tool", "function")
 
 
-@functools.cache  # the schema is a constant of the installed openai package: built once, holds no data
 def _adapters() -> dict[str, Any]:
-    """One strict pydantic adapter per role, built from the ``openai`` package's message types."""
+    """One strict pydantic adapter per role, built from the ``openai`` package's message types (once per call of
+    :func:`openai_chat_problems`: no process-wide state)."""
     try:
         from openai.types import chat
     except ModuleNotFoundError as exc:  # pragma: no cover - the dev extra installs it
@@ -77,11 +76,11 @@ def _drain(value: Any) -> None:
             _drain(v)
 
 
-def _schema_problems(i: int, role: str, message: Mapping[str, Any]) -> list[str]:
+def _schema_problems(adapters: dict[str, Any], i: int, role: str, message: Mapping[str, Any]) -> list[str]:
     from pydantic import ValidationError
 
     try:
-        _drain(_adapters()[role].validate_python([dict(message)]))
+        _drain(adapters[role].validate_python([dict(message)]))
     except ValidationError as exc:
         out = []
         for error in exc.errors():
@@ -101,6 +100,7 @@ def openai_chat_problems(messages: Sequence[Mapping[str, Any]], *, start_on_user
         return [f"messages must be a list of dicts, got {type(messages).__name__}"]
     if not messages:
         return ["messages is empty; the API needs at least one message"]
+    adapters = _adapters()
     pending: dict[str, int] = {}  # tool calls of the last assistant message not answered yet
     seen_ids: set[str] = set()
     started: int | None = None  # index of the first message that is not system/developer
@@ -112,7 +112,7 @@ def openai_chat_problems(messages: Sequence[Mapping[str, Any]], *, start_on_user
         if role not in _ROLES:
             problems.append(f"message {i} has role {role!r}; the roles are {', '.join(_ROLES)}")
             continue
-        problems += _schema_problems(i, role, m)
+        problems += _schema_problems(adapters, i, role, m)
         if role != "tool" and pending:
             ids = ", ".join(sorted(pending))
             problems.append(f"message {i} ({role}) comes before the results of tool calls {ids}")
