@@ -1,8 +1,8 @@
-"""The built-in demo: an on-call agent's context at turn 60, laid out into an 8k gpt-4o window.
+"""The built-in demo: an on-call agent's context after 15 exchanges, laid out into an 8k gpt-4o window.
 
-``tokenbox demo`` prints :func:`demo_layout`'s explain table.  The text (policy,
-task, tool schemas, documents, memories) is package data (``demo_data.json``);
-the history, logs and metrics come from small generators here.  No network, no
+``tokenbox demo`` prints :func:`demo_layout`'s explain table, and ``tokenbox demo --messages`` the chat messages
+to send (:func:`demo_messages`).  The text (policy, task, tool schemas, documents, memories) is package data
+(``demo_data.json``); the history, logs and metrics come from small generators here.  No network, no
 randomness: the demo is byte-for-byte the same on every machine.
 
 The context (declaration order = output order, chat-message mode):
@@ -10,34 +10,40 @@ The context (declaration order = output order, chat-message mode):
 ===============  ==========================================================================
 ``policy``       system policy; critical (``shrink=0``)
 ``tools``        8 tool schemas as pretty JSON; ``json_minify`` lens; lost last (priority 4)
-``memory``       3 summaries of earlier sessions (list, oldest first); priority 3
-``documents``    20 retrieved documents with scores (list, lowest score first); claims a
-                 ``basis`` of about 5 documents and ``grow``\\s into free space; priority 2
-``history``      60 messages with tool calls; each assistant tool call and its results share
-                 an ``Item.group`` (atomic); evicted oldest first; priority 1
+``memory``       3 summaries of earlier sessions (list, oldest first, role user: data, not
+                 instructions); priority 3
+``documents``    20 retrieved documents with scores (list, lowest score first, role user);
+                 claims a ``basis`` of about 5 documents and ``grow``\\s into free space; priority 2
+``history``      64 OpenAI-shaped messages with structured tool calls, laid out by the
+                 conversation engine (:func:`demo_conversation`): each tool call and its
+                 results are one atomic group, evicted oldest first, and a cut history
+                 restarts on a user message; priority 1
 ``scratchpad``   the agent's working notes from the previous turn; lost first (priority 0)
 ``task``         the current request; critical
 ===============  ==========================================================================
 
 The budget is a :class:`~tokenbox_core.budget.ContextBudget` of 8,192 tokens
-with 1,024 reserved for the answer.  At that size the scratchpad is dropped,
-the oldest history is evicted and the documents stay at their basis; give the
-demo more room (``tokenbox demo --budget 16384``) and the documents expand,
-give it much less (``--budget 2400``) and the tool schemas are compressed.
+with 1,024 reserved for the answer.  At that size the oldest history is
+evicted, the documents stay at their basis and the scratchpad is cut to the
+room whole tool groups leave; give the demo more room
+(``tokenbox demo --budget 16384``) and the documents expand, give it much less
+(``--budget 2400``) and the tool schemas are compressed.
 
 >>> layout = demo_layout()
->>> layout.total_tokens <= layout.max_tokens, layout["policy"].status, layout["scratchpad"].status
-(True, 'kept', 'dropped')
+>>> layout.total_tokens <= layout.max_tokens, layout["policy"].status, layout["history"].status
+(True, 'kept', 'truncated')
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from importlib import resources
 from typing import Any
 
 from tokenbox_core.box import TokenBox
 from tokenbox_core.budget import ContextBudget
+from tokenbox_core.chat import ConversationSections, conversation_sections
 from tokenbox_core.layout import Layout
 from tokenbox_core.sections import Item, Section
 
@@ -47,7 +53,9 @@ __all__ = [
     "DEMO_OUTPUT_RESERVE",
     "demo_box",
     "demo_budget",
+    "demo_conversation",
     "demo_layout",
+    "demo_messages",
     "demo_sections",
     "documents",
     "history",
@@ -119,7 +127,6 @@ def documents() -> list[Item]:
             Item(
                 id=doc_id,
                 content=f"[{doc_id} · {kind} · score {score:.3f}] {title}\n{facts}",
-                role="system",
                 kind="Document",
                 score=score,
                 source=f"kb://{kind}/{doc_id}",
@@ -158,7 +165,7 @@ def _metric_series(metric: str, base: int, step: int, n: int) -> str:
 
 
 def _exchanges() -> list[_Exchange]:
-    """Fifteen exchanges of an investigation (4 messages each = 60 messages)."""
+    """Fifteen exchanges of an investigation: 4 messages each, plus a result per extra parallel call (64 in all)."""
     out: list[_Exchange] = [
         (
             "Morning. Anything odd on checkout-api overnight?",
@@ -246,32 +253,60 @@ def _exchanges() -> list[_Exchange]:
     return out
 
 
-def history() -> list[Item]:
-    """Sixty chat messages; each tool-call message and its results form one atomic group."""
-    items: list[Item] = []
+def history() -> list[dict[str, Any]]:
+    """Sixty-four chat messages in OpenAI's shape: each exchange is the user's question, an assistant message
+    with structured ``tool_calls``, one ``tool`` result per call (answering it by ``tool_call_id``) and the
+    answer.  Each message is named by the reserved ``"tokenbox"`` option (``t03-call``, ``t03-result-1`` …),
+    which the conversation engine reads and never sends."""
+    messages: list[dict[str, Any]] = []
     for n, (user, calls, answer) in enumerate(_exchanges(), start=1):
         turn = f"t{n:02d}"
-        items.append(Item(id=f"{turn}-user", content=user, role="user", kind="Message"))
-        group = f"call-{n:02d}"
-        call_text = json.dumps(
-            [{"id": f"{group}.{i}", "name": name, "arguments": args} for i, (name, args, _) in enumerate(calls, 1)],
-            separators=(",", ":"),
+        messages.append({"role": "user", "content": user, "tokenbox": {"id": f"{turn}-user"}})
+        tool_calls = [
+            {
+                "id": f"call-{n:02d}.{i}",
+                "type": "function",
+                "function": {"name": name, "arguments": json.dumps(args, separators=(",", ":"))},
+            }
+            for i, (name, args, _) in enumerate(calls, 1)
+        ]
+        messages.append(
+            {"role": "assistant", "content": None, "tool_calls": tool_calls, "tokenbox": {"id": f"{turn}-call"}}
         )
-        items.append(Item(id=f"{turn}-call", content=call_text, role="assistant", kind="ToolCall", group=group))
-        results = [f"[{group}.{i} {name}]\n{result}" for i, (name, _, result) in enumerate(calls, 1)]
-        items.append(
-            Item(id=f"{turn}-result", content="\n\n".join(results), role="tool", kind="ToolOutput", group=group)
-        )
-        items.append(Item(id=f"{turn}-answer", content=answer, role="assistant", kind="Message"))
-    return items
+        for i, (_, _, result) in enumerate(calls, 1):
+            messages.append(
+                {
+                    "role": "tool",
+                    "tool_call_id": f"call-{n:02d}.{i}",
+                    "content": result,
+                    "tokenbox": {"id": f"{turn}-result-{i}"},
+                }
+            )
+        messages.append({"role": "assistant", "content": answer, "tokenbox": {"id": f"{turn}-answer"}})
+    return messages
+
+
+def demo_conversation() -> ConversationSections:
+    """The history as the conversation engine lays it out: one ``history`` section evicted oldest first, each
+    tool call with its results as one atomic group, restarted on a user message after a cut, with a user-role
+    omission marker (a system message may not stand inside a conversation)."""
+    return conversation_sections(
+        history(),
+        counter=DEMO_MODEL,
+        keep_last=None,  # the current request is the task section, after the scratchpad
+        start_on="user",
+        omission_marker="[{count} earlier messages omitted: {ids}]",
+        marker_role="user",
+        history_priority=1,
+    )
 
 
 # --------------------------------------------------------------------------- memory and scratchpad
 
 
 def memories() -> list[Item]:
-    """Three summaries of earlier sessions, oldest first."""
-    return [Item(id=m["id"], content=m["text"], role="system", kind="Memory") for m in _data()["memories"]]
+    """Three summaries of earlier sessions, oldest first (data, not instructions: the section's role is user)."""
+    return [Item(id=m["id"], content=m["text"], kind="Memory") for m in _data()["memories"]]
 
 
 def scratchpad() -> str:
@@ -291,8 +326,10 @@ def scratchpad() -> str:
 # --------------------------------------------------------------------------- the layout
 
 
-def demo_sections() -> list[Section]:
-    """The demo's sections, in output order."""
+def demo_sections(conversation: ConversationSections | None = None) -> list[Section]:
+    """The demo's sections, in output order; the history is ``conversation``'s (a new
+    :func:`demo_conversation` when none is given)."""
+    conversation = demo_conversation() if conversation is None else conversation
     return [
         Section("policy", policy(), role="system"),
         Section(
@@ -303,11 +340,11 @@ def demo_sections() -> list[Section]:
             shrink=0.5,
             strategy=("json_minify",),
         ),
-        Section("memory", memories(), role="system", priority=3, shrink=1, eviction="oldest"),
+        Section("memory", memories(), role="user", priority=3, shrink=1, eviction="oldest"),
         Section(
             "documents",
             documents(),
-            role="system",
+            role="user",
             priority=2,
             shrink=1,
             basis=600,
@@ -315,14 +352,7 @@ def demo_sections() -> list[Section]:
             eviction="lowest_score",
             omission_marker="[{count} lower-scoring documents omitted: {ids}]",
         ),
-        Section(
-            "history",
-            history(),
-            priority=1,
-            shrink=1,
-            eviction="oldest",
-            omission_marker="[{count} earlier messages omitted: {ids}]",
-        ),
+        *conversation.sections,
         Section("scratchpad", scratchpad(), role="assistant", priority=0, shrink=2, min_tokens=120),
         Section("task", task(), role="user"),
     ]
@@ -341,3 +371,11 @@ def demo_box(max_tokens: int = DEMO_MAX_TOKENS) -> TokenBox:
 def demo_layout(max_tokens: int = DEMO_MAX_TOKENS) -> Layout:
     """Lay out the demo context into ``max_tokens`` (8,192 by default)."""
     return demo_box(max_tokens).layout(demo_sections())
+
+
+def demo_messages(max_tokens: int = DEMO_MAX_TOKENS) -> list[Mapping[str, Any]]:
+    """The laid-out demo as the chat messages to send (``tokenbox demo --messages``): the history rendered by
+    the conversation engine (:meth:`~tokenbox_core.chat.ConversationSections.render`), so tool calls stay
+    structured with their results and a cut history starts on a user message."""
+    conversation = demo_conversation()
+    return conversation.render(demo_box(max_tokens).layout(demo_sections(conversation)))

@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -21,7 +21,17 @@ from tokenbox_core.tokens import canonical_json
 if TYPE_CHECKING:
     from tokenbox_core.budget import ContextBudget
 
-__all__ = ["Action", "LaidOutSection", "Layout", "RemovedItem", "Status"]
+__all__ = [
+    "CHAT_ROLES",
+    "Action",
+    "LaidOutSection",
+    "Layout",
+    "RemovedItem",
+    "Status",
+    "check_plain_messages",
+    "plain_messages",
+    "section_messages",
+]
 
 
 @dataclass(frozen=True)
@@ -67,10 +77,26 @@ class Layout:
 
     @property
     def messages(self) -> list[dict[str, str]]:
-        """Role-tagged messages: one per text section, one per kept item of a list section.
+        """The layout as plain chat messages: one per text section, one per kept item of a list section.
 
-        Roles come from the item, then the section, then ``"user"``.  Only a
-        layout sized as messages (``TokenBox(..., mode="messages")``) has
+        Each is ``{"role", "content"}``, in declaration order; roles come from
+        the item, then the section, then ``"user"`` (an omission marker speaks
+        with its section's role, else ``"user"``).  Exact: the total is what
+        these messages cost.  This is the rendering for contexts whose parts
+        are texts — instructions, documents, memories, plain turns.  It never
+        returns what a chat provider rejects, and raises
+        :class:`~tokenbox_core.errors.OutputFormError` naming the fix instead
+        (:func:`plain_messages`): for a tool result (it must answer its call by
+        ``tool_call_id``, which an Item does not carry), a role providers do
+        not know, a system or developer message after the conversation started,
+        or a conversation (user and assistant items) in a section a cut can
+        shorten.  Conversations go through the conversation engine
+        (:func:`tokenbox_core.chat.conversation_sections`, then
+        ``ConversationSections.render(layout)``, or :func:`~tokenbox_core.fit_conversation`),
+        which keeps tool calls structured with their results and restarts a cut
+        history on a user message.
+
+        Only a layout sized as messages (``TokenBox(..., mode="messages")``) has
         them: a text-mode layout counted no chat overhead (4 tokens a message
         plus the role, 3 priming), so its messages could exceed the budget
         (``docs/concepts.md#budgets``: nothing a layout emits exceeds it, counted the way
@@ -88,18 +114,9 @@ class Layout:
                 f"{self.total_tokens + 4 * n + 3:,} of the {self.max_tokens:,} allowed; lay the sections out with "
                 f"TokenBox(..., mode='messages') to send them as chat messages, or send layout.text"
             )
-        out: list[dict[str, str]] = []
-        for s in self.sections:
-            if s.status == "dropped":
-                continue
-            if isinstance(s.content, tuple):
-                if s.marker:
-                    out.append({"role": s.role or "system", "content": s.marker})
-                for item in s.content:
-                    out.append({"role": item.role or s.role or "user", "content": item.content})
-            elif s.text:
-                out.append({"role": s.role or "user", "content": s.text})
-        return out
+        if "messages" not in self._cache:
+            self._cache["messages"] = plain_messages(self.sections)
+        return [dict(m) for m in self._cache["messages"]]
 
     @property
     def utilisation(self) -> float:
@@ -112,8 +129,8 @@ class Layout:
     # ------------------------------------------------------------------ identity
 
     def _output(self) -> Any:
-        if self.mode == "messages":
-            return self.messages
+        if self.mode == "messages":  # what the sections render to, whether or not a provider would take it
+            return [m for s in self.sections for m in section_messages(s)]
         return self.text
 
     @property
@@ -248,6 +265,74 @@ class Layout:
         from tokenbox_core.report import diff_layouts
 
         return diff_layouts(self, other)
+
+
+CHAT_ROLES = ("system", "developer", "user", "assistant")
+"""The roles :attr:`Layout.messages` emits; ``tool`` messages need the conversation engine."""
+
+_ENGINE = (
+    "lay the conversation out with the conversation engine — tokenbox_core.chat.conversation_sections(messages, "
+    "...) and its .render(layout), or fit_conversation — which keeps tool calls structured with their results "
+    "and restarts a cut history on a user message"
+)
+
+
+def section_messages(section: LaidOutSection) -> list[dict[str, str]]:
+    """One laid-out section as plain chat messages: its marker (the section's role, else ``"user"``) and one
+    message per kept item (the item's role, else the section's, else ``"user"``), or one for its text."""
+    if section.status == "dropped":
+        return []
+    if isinstance(section.content, tuple):
+        out = [{"role": section.role or "user", "content": section.marker}] if section.marker else []
+        out += [{"role": item.role or section.role or "user", "content": item.content} for item in section.content]
+        return out
+    return [{"role": section.role or "user", "content": section.text}] if section.text else []
+
+
+def check_plain_messages(placed: Sequence[tuple[LaidOutSection | None, Mapping[str, Any]]]) -> None:
+    """Raise :class:`~tokenbox_core.errors.OutputFormError` for the first message a chat provider would reject:
+    ``placed`` pairs each message with the section it renders (``None``: the conversation engine's, already in
+    the provider's shape).  The rules are :attr:`Layout.messages`'s."""
+    started: str | None = None
+    for section, message in placed:
+        role = message["role"]
+        where = f"section {section.id!r}" if section is not None else "the conversation"
+        if section is not None and role not in CHAT_ROLES:
+            if role == "tool":
+                raise OutputFormError(
+                    f"{where} holds a tool message: a tool result must answer its call by tool_call_id, which "
+                    f"Layout.messages cannot give it; {_ENGINE}"
+                )
+            raise OutputFormError(
+                f"{where} has role {role!r}, which chat providers reject; the roles are "
+                f"{', '.join(repr(r) for r in CHAT_ROLES)} (give the section or item one of them)"
+            )
+        if role in ("system", "developer"):
+            if started is not None:
+                raise OutputFormError(
+                    f"{where} emits a {role} message after the conversation started ({started}): providers take "
+                    f"system and developer messages only before it; declare the section before the conversation, "
+                    f"or give it role 'user'"
+                )
+        elif started is None:
+            started = where
+    for section, _ in placed:
+        if section is None or section.critical or not isinstance(section.content, tuple):
+            continue
+        roles = {item.role or section.role or "user" for item in section.content}
+        if {"user", "assistant"} <= roles:
+            raise OutputFormError(
+                f"section {section.id!r} holds a conversation (user and assistant items) that a cut can shorten: "
+                f"Layout.messages renders items one by one and could start it on an assistant reply whose "
+                f"question was cut; {_ENGINE}; or make the section critical (shrink=0)"
+            )
+
+
+def plain_messages(sections: Sequence[LaidOutSection]) -> list[dict[str, str]]:
+    """The sections as plain chat messages (:func:`section_messages`), checked (:func:`check_plain_messages`)."""
+    placed = [(s, m) for s in sections for m in section_messages(s)]
+    check_plain_messages(placed)
+    return [m for _, m in placed]
 
 
 def _known_hash(digest: str, notes: tuple[str, ...]) -> tuple[str, tuple[str, ...]]:

@@ -13,7 +13,29 @@ LangChain objects, or *retrievers*:
 - ``user``: a string or a ``HumanMessage``.
 
 Sources given at construction (``sources=``) are merged under the input.
-Output: a ``ChatPromptValue`` of the compiled messages.  The whole
+Output: a ``ChatPromptValue`` of the compiled messages, in the compiler's
+canonical order (chapter §6.4.1):
+
+- the system policy, with the precedence statement that puts system and
+  developer instructions above anything a user or a tool says (the instruction
+  hierarchy lives in the system message), then developer instructions and task
+  state;
+- tools: with ``tools_as="schemas"`` (the default) none — pass the same tools to
+  ``model.bind_tools(tools)``; the compiler counts them (as their canonical JSON,
+  what the API receives) and does not repeat them as text, so they are not paid
+  twice.  ``compile(input).tools`` holds the kept ones as OpenAI tool dicts (the
+  run metadata names them), to bind exactly those when ``tool_threshold`` filters.
+  ``tools_as="text"`` emits them as a labelled system message, for a model
+  without tool calling;
+- evidence (and memory) as one ``human`` message each, labelled as reference
+  material with no directive authority: never a system message, since retrieved
+  text must not gain the authority of instructions; before the conversation,
+  so the dialogue and then the question come last, where the model attends
+  most (with ``CompilerConfig(cache_aware=...)`` it moves after the history, so
+  the provider's prefix cache keeps serving the unchanged history);
+- the history as the conversation engine keeps it (tool calls with their
+  results, a trimmed history restarting on a human turn), and the user's
+  message last, as the user wrote it.  The whole
 :class:`~tokenbox_core.compiler.CompilationTrace` goes to the callbacks as
 the custom event :data:`COMPILE_EVENT`, and the headline numbers (tokens,
 budget utilisation, shadow price, exclusions, every §6.11.5 metric) go into
@@ -29,8 +51,9 @@ invocation, from ``clock``), ``authority`` (else ``default_authority``) and
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime, timezone
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from langchain_core.callbacks import AsyncCallbackManagerForChainRun, CallbackManagerForChainRun
 from langchain_core.documents import Document
@@ -110,6 +133,7 @@ def headline(compiled: CompiledContext) -> dict[str, Any]:
         "retrieval_pending": len(compiled.retrieval_pending),
         "pages": len(compiled.pages) or 1,
         "input_hash": compiled.trace.input_hash,
+        "tools": [t["function"]["name"] for t in compiled.tools],
         **compiled.metrics.to_dict(),
     }
 
@@ -138,6 +162,10 @@ class TokenBoxCompiler(RunnableSerializable[dict[str, Any], ChatPromptValue]):
     clock: Callable[[], datetime] = Field(default=lambda: datetime.now(timezone.utc))
     """When documents without ``retrieved_at`` were retrieved (called once per invocation)."""
 
+    tools_as: Literal["schemas", "text"] = "schemas"
+    """How tools travel: ``"schemas"`` (for ``model.bind_tools``: counted, not emitted) or ``"text"`` (a system
+    message of JSON); it sets ``CompilerConfig.tools_as`` for this Runnable."""
+
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     event_name: ClassVar[str] = COMPILE_EVENT
@@ -147,8 +175,9 @@ class TokenBoxCompiler(RunnableSerializable[dict[str, Any], ChatPromptValue]):
         return False
 
     def compiler(self) -> ContextCompiler:
-        """The core compiler this Runnable calls."""
-        return ContextCompiler(self.budget, counter=self.counter, config=self.config)
+        """The core compiler this Runnable calls (its config with this Runnable's ``tools_as``)."""
+        config = self.config if self.config.tools_as == self.tools_as else replace(self.config, tools_as=self.tools_as)
+        return ContextCompiler(self.budget, counter=self.counter, config=config)
 
     # ------------------------------------------------------------------ translation
 

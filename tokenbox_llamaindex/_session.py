@@ -100,7 +100,7 @@ class HistorySession:
         if context is None or context.compiler.counter.name != counter.name:
             if context is not None:
                 context.close()
-            config = CompilerConfig(required_sections=(), user_preface=False)  # the user's message as written
+            config = CompilerConfig(required_sections=())
             options = {"counter": counter, "config": config, **self.options}
             context = ContextSession(self.store, self.session_id, budget=1, **options)  # budget: given per compile
             self._context = context

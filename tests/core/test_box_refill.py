@@ -120,7 +120,7 @@ def test_cross_section_atomic_group_never_keeps_a_tool_result_without_its_call(b
     """Issue 10 item 3: a group that spans sections is kept or removed as a whole."""
     for strict in (False, True):
         layout = TokenBox(budget, counter="gpt-4o", mode="messages", strict=strict).layout(conversation())
-        kept = {m["content"] for m in layout.messages}
+        kept = {it.content for s in layout.sections if isinstance(s.content, tuple) for it in s.content}
         assert ("call lookup(x)" in kept) == ("result: 42" in kept), (budget, strict, kept)
         assert layout.total_tokens <= layout.max_tokens
 
@@ -128,7 +128,7 @@ def test_cross_section_atomic_group_never_keeps_a_tool_result_without_its_call(b
 def test_the_group_is_removed_whole_with_the_reason_atomic_group() -> None:
     """The member kept elsewhere leaves with reason `atomic group`, and the record says why."""
     layout = TokenBox(32, counter="gpt-4o", mode="messages").layout(conversation())
-    assert "result: 42" not in {m["content"] for m in layout.messages}
+    assert "result: 42" not in {it.content for s in layout.sections if isinstance(s.content, tuple) for it in s.content}
     (removed,) = [r for r in layout.removed if r.id == "tool"]
     assert removed.reason == "atomic group" and removed.group == "c1"
     assert any(a.name == "atomic group" for a in layout["run-2"].actions)

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from tokenbox_core import Layout, TokenBox, get_counter
+from tokenbox_core import Layout, OutputFormError, TokenBox, get_counter
 from tokenbox_core.demo import (
     DEMO_MAX_TOKENS,
     DEMO_MODEL,
@@ -17,11 +17,13 @@ from tokenbox_core.demo import (
     demo_box,
     demo_budget,
     demo_layout,
+    demo_messages,
     demo_sections,
     documents,
     history,
     tool_schemas,
 )
+from tokenbox_core.testing import openai_chat_problems
 
 
 @pytest.fixture(scope="module")
@@ -38,23 +40,24 @@ def test_demo_data_is_deterministic() -> None:
 
 
 def test_demo_has_the_promised_shape() -> None:
-    """20 scored documents, 60 messages with grouped tool calls, 8 JSON tool schemas, critical policy and task."""
+    """20 scored documents, 64 OpenAI-shaped messages with structured tool calls, 8 tool schemas, critical
+    policy and task."""
     docs = documents()
     assert len(docs) == 20 and all(d.score is not None for d in docs)
     assert len({d.score for d in docs}) == 20
     turns = history()
-    assert len(turns) == 60
-    grouped = [t for t in turns if t.group]
-    assert {t.role for t in grouped} == {"assistant", "tool"}
-    for group in {t.group for t in grouped}:
-        assert [t.kind for t in grouped if t.group == group] == ["ToolCall", "ToolOutput"]
-    calls = [json.loads(t.content) for t in turns if t.kind == "ToolCall"]
-    assert any(len(c) > 1 for c in calls)  # parallel tool calls exist
+    assert len(turns) == 64
+    assert openai_chat_problems([{k: v for k, v in m.items() if k != "tokenbox"} for m in turns]) == []
+    calls = [m["tool_calls"] for m in turns if m.get("tool_calls")]
+    assert len(calls) == 15 and any(len(c) > 1 for c in calls)  # parallel tool calls exist
+    assert all(json.loads(c["function"]["arguments"]) for group in calls for c in group)
     assert len(tool_schemas()) == 8
     sections = {s.id: s for s in demo_sections()}
     json.loads(sections["tools"].content)  # type: ignore[arg-type]
     assert sections["policy"].critical and sections["task"].critical
     assert sections["documents"].basis is not None and sections["documents"].grow > 0
+    grouped = [it for it in sections["history"].items if it.group]
+    assert {it.role for it in grouped} == {"assistant", "tool"} and len({it.group for it in grouped}) == 15
 
 
 def test_demo_fits_the_8k_budget_with_an_output_reserve(layout: Layout) -> None:
@@ -65,11 +68,11 @@ def test_demo_fits_the_8k_budget_with_an_output_reserve(layout: Layout) -> None:
 
 
 def test_demo_default_statuses(layout: Layout) -> None:
-    """At 8k the critical sections are kept whole, history is truncated and the scratchpad dropped."""
+    """At 8k the critical sections are kept whole, history is truncated and the scratchpad cut to what is left."""
     status = {s.id: s.status for s in layout.sections}
     assert status["policy"] == status["task"] == "kept"
     assert status["history"] == "truncated"
-    assert status["scratchpad"] == "dropped"
+    assert status["scratchpad"] == "truncated" and layout["scratchpad"].refilled
     for s in layout.sections:
         if s.critical:
             assert s.final_tokens == s.full_tokens
@@ -77,7 +80,7 @@ def test_demo_default_statuses(layout: Layout) -> None:
 
 def test_history_is_evicted_oldest_first_without_splitting_tool_calls(layout: Layout) -> None:
     """The removed history is a prefix of the conversation and never half of a tool-call group."""
-    ids = [t.id for t in history()]
+    ids = [m["tokenbox"]["id"] for m in history()]
     removed = [r.id for r in layout["history"].removed]
     assert removed and removed == ids[: len(removed)]
     content = layout["history"].content
@@ -97,10 +100,23 @@ def test_documents_lose_the_lowest_scores(layout: Layout) -> None:
 
 
 def test_demo_is_deterministic(layout: Layout) -> None:
-    """Laying out the demo twice gives the same fingerprint and the same text."""
+    """Laying out the demo twice gives the same fingerprint, the same text and the same messages."""
     again = demo_layout()
-    assert again.fingerprint == layout.fingerprint
-    assert again.messages == layout.messages
+    assert again.fingerprint == layout.fingerprint and again.text == layout.text
+    assert demo_messages() == demo_messages()
+
+
+def test_demo_messages_are_what_a_provider_accepts(layout: Layout) -> None:
+    """The demo's messages keep tool calls structured, answer them by id and restart the cut history on a user
+    turn; Layout.messages refuses the layout's tool messages and names the engine."""
+    messages = demo_messages()
+    assert openai_chat_problems(messages) == []
+    history_part = [m for m in messages if m.get("tool_calls") or m["role"] == "tool"]
+    assert history_part and all("tokenbox" not in m and "id" not in m for m in messages)
+    marker = next(i for i, m in enumerate(messages) if m["content"] and "earlier messages omitted" in m["content"])
+    assert messages[marker]["role"] == "user" and messages[marker + 1]["role"] == "user"
+    with pytest.raises(OutputFormError, match="holds a tool message.*conversation_sections"):
+        _ = layout.messages
 
 
 def test_room_to_spare_expands_the_documents() -> None:
@@ -154,14 +170,15 @@ def test_tokenbox_demo_runs_offline_in_a_fresh_process() -> None:
 
 
 def test_a_reused_box_lays_out_like_a_fresh_one() -> None:
-    """Laying out turn 60 (and reading its fingerprint) on a box does not change that box's next layout."""
-    from dataclasses import replace
-
-    from tokenbox_core import Item
+    """Laying out the demo (and reading its fingerprint) on a box does not change that box's next layout."""
+    from tokenbox_core.chat import conversation_sections
 
     sections = demo_sections()
-    extra = [Item("t16-user", "Show me the dry run first.", role="user"), Item("t16-answer", "Here it is.")]
-    turn61 = [replace(s, content=(*s.items, *extra)) if s.id == "history" else s for s in sections]
+    more = [*history(), {"role": "user", "content": "Show me the dry run first."}]
+    more.append({"role": "assistant", "content": "Here it is."})
+    conversation = conversation_sections(more, counter=DEMO_MODEL, keep_last=None, history_priority=1)
+    turn16 = [s for s in sections if s.id != "history"]
+    turn16[4:4] = conversation.sections
     box = demo_box()
     box.layout(sections).fingerprint  # noqa: B018 - reading it must have no effect on later layouts
-    assert box.layout(turn61).fingerprint == demo_box().layout(turn61).fingerprint
+    assert box.layout(turn16).fingerprint == demo_box().layout(turn16).fingerprint

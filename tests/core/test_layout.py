@@ -64,7 +64,7 @@ def test_messages_use_item_then_section_roles() -> None:
     layout = TokenBox(100, counter="whitespace", mode="messages").layout(
         [
             Section("sys", "be kind", role="system"),
-            Section("h", [Item("1", "hi", role="user"), Item("2", "hello", role="assistant")], shrink=1),
+            Section("h", [Item("1", "hi", role="user"), Item("2", "hello", role="assistant")]),
             Section("q", "question", role="user"),
         ]
     )
@@ -177,3 +177,52 @@ def test_text_mode_layout_has_no_messages_because_they_were_not_sized() -> None:
     chat = TokenBox(budget, counter="gpt-4o", mode="messages").layout(sections)
     assert count_message_tokens(chat.messages, "gpt-4o") == chat.total_tokens <= chat.max_tokens
     assert get_counter("gpt-4o").count(chat.text) <= chat.max_tokens
+
+
+# --------------------------------------------------------------------------- what Layout.messages refuses (issue 26)
+
+
+def chat_layout(sections: list[Section], budget: int = 200) -> Layout:
+    return TokenBox(budget, counter="whitespace", mode="messages").layout(sections)
+
+
+def test_messages_refuse_a_tool_result() -> None:
+    """A tool message cannot answer its call by id as a plain message: OutputFormError naming the engine."""
+    layout = chat_layout(
+        [Section("h", [Item("c", "call lookup(x)", role="assistant"), Item("r", "42", role="tool")], shrink=0)]
+    )
+    with pytest.raises(OutputFormError, match=r"section 'h' holds a tool message.*tool_call_id.*conversation_sections"):
+        _ = layout.messages
+
+
+def test_messages_refuse_an_unknown_role() -> None:
+    """A role providers do not know is refused, with the roles that exist."""
+    with pytest.raises(OutputFormError, match=r"section 'sys' has role 'sytem'.*'system', 'developer', 'user'"):
+        _ = chat_layout([Section("sys", "be kind", role="sytem")]).messages
+
+
+def test_messages_refuse_a_system_message_inside_the_conversation() -> None:
+    """A system section after a user message is refused: declare it first or make it a user message."""
+    layout = chat_layout([Section("q", "question", role="user"), Section("late", "be kind", role="system")])
+    with pytest.raises(OutputFormError, match=r"section 'late' emits a system message after the conversation started"):
+        _ = layout.messages
+
+
+def test_messages_refuse_a_conversation_a_cut_can_shorten() -> None:
+    """A flexible section of user and assistant items could start on an orphaned reply: refused, naming the fix."""
+    turns = [Item(f"t{i}", f"turn {i}", role="user" if i % 2 == 0 else "assistant") for i in range(6)]
+    for budget in (200, 30):  # kept whole or cut: the same answer
+        layout = chat_layout([Section("h", turns, shrink=1)], budget)
+        with pytest.raises(OutputFormError, match=r"section 'h' holds a conversation .*\(shrink=0\)"):
+            _ = layout.messages
+        assert layout.fingerprint  # the layout's identity does not depend on the rendering being valid
+
+
+def test_a_marker_speaks_with_its_sections_role_else_user() -> None:
+    """An omission marker inside a conversation is a user message unless its section has a role."""
+    docs = [Item(f"d{i}", f"doc {i} " * 5) for i in range(6)]
+    sections = [Section("q", "question", role="user"), Section("docs", docs, shrink=1, omission_marker=True)]
+    layout = chat_layout(sections, 30)
+    assert layout.messages[1]["role"] == "user" and layout.messages[1]["content"].startswith("[")
+    as_system = chat_layout([Section("docs", docs, shrink=1, omission_marker=True, role="system")], 30)
+    assert as_system.messages[0]["role"] == "system"

@@ -96,7 +96,7 @@ class Ruler:
         if not slot.marker:
             slot.marker_size = 0
         elif self.mode == "messages":
-            slot.marker_size = self.counter.count(slot.marker) + self.message_overhead(slot.section.role or "system")
+            slot.marker_size = self.counter.count(slot.marker) + self.message_overhead(slot.section.role or "user")
         else:
             slot.marker_size = self.counter.count(slot.marker + slot.section.item_separator)
 

@@ -38,7 +38,8 @@ __all__ = [
 ]
 
 OVERRIDE_KEY = "tokenbox"
-"""The reserved per-message key: ``{"critical": bool, "priority": int}``; never sent."""
+"""The reserved per-message key: ``{"critical": bool, "priority": int, "id": str}``; never sent (``id`` names the
+message in layouts and markers without an ``id`` key, which providers reject)."""
 
 SYSTEM_ROLES = frozenset({"system", "developer"})
 """Roles that carry instructions rather than conversation."""

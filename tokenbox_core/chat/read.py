@@ -17,7 +17,7 @@ from tokenbox_core.errors import SectionError
 
 __all__ = ["ReadMessages", "read_messages"]
 
-_OVERRIDE_KEYS = ("critical", "priority")
+_OVERRIDE_KEYS = ("critical", "priority", "id")
 
 
 def _invalid(i: int, m: Any) -> SectionError | None:
@@ -50,12 +50,15 @@ def _bad_override(i: int, value: Any) -> SectionError | None:
     unknown = sorted(str(k) for k in value if k not in _OVERRIDE_KEYS)
     if unknown:
         return SectionError(
-            f"message {i}: unknown {OVERRIDE_KEY!r} override keys {unknown}; the keys are 'priority' (int) "
-            f"and 'critical' (bool)"
+            f"message {i}: unknown {OVERRIDE_KEY!r} override keys {unknown}; the keys are 'priority' (int), "
+            f"'critical' (bool) and 'id' (str)"
         )
     prio = value.get("priority")
     if prio is not None and (isinstance(prio, bool) or not isinstance(prio, int)):
         return SectionError(f"message {i}: override 'priority' must be an int, got {prio!r}")
+    own = value.get("id")
+    if own is not None and not (isinstance(own, str) and own):
+        return SectionError(f"message {i}: override 'id' must be a non-empty string, got {own!r}")
     crit = value.get("critical")
     if crit is not None and not isinstance(crit, bool):
         return SectionError(f"message {i}: override 'critical' must be True or False, got {crit!r}")

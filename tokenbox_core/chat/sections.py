@@ -28,6 +28,7 @@ from typing import Any, Literal
 
 from tokenbox_core.chat.fixups import partial_cut, place_markers, split_groups, start_on_fixup
 from tokenbox_core.chat.messages import (
+    OVERRIDE_KEY,
     SYSTEM_ROLES,
     ChatCounter,
     Roles,
@@ -155,7 +156,9 @@ class ConversationSections:
         known = self.ids.get(index)
         if known is not None:
             return known
-        own = self.messages[index].get("id")
+        m = self.messages[index]
+        options = m.get(OVERRIDE_KEY)
+        own = options.get("id", m.get("id")) if isinstance(options, Mapping) else m.get("id")
         return own if isinstance(own, str) and own else f"m{index}"
 
     def _is_system(self, index: int) -> bool:
@@ -242,6 +245,13 @@ class ConversationSections:
         ``"tokenbox"`` key stripped)."""
         done = self.finish(layout)
         return [self.output(e, done) for e in done.entries]
+
+    def render(self, layout: Layout) -> list[Mapping[str, Any]]:
+        """Every message of ``layout``: this conversation as the engine keeps it, the other sections as
+        ``Layout.messages`` renders them (:func:`tokenbox_core.chat.render.render_layout`)."""
+        from tokenbox_core.chat.render import render_layout
+
+        return render_layout(self, layout)
 
     def output(self, entry: int | Marker, done: Finished) -> Mapping[str, Any]:
         """One entry as an output message."""
@@ -402,7 +412,8 @@ def conversation_sections(
     run_critical: bool | None = None
     for i in sorted(critical | window):
         m = msgs[i]
-        own = m.get("id")  # the item id: the message's own id, unless missing or taken
+        own = found[i].get("id", m.get("id")) if i in found else m.get("id")  # the override's, else the message's
+        # the item id: that id, unless missing or taken
         item_id = own if isinstance(own, str) and own and own not in seen else f"m{i}"
         if item_id in seen:
             item_id = f"m{i}#{len(seen)}"

@@ -71,21 +71,22 @@ def status_counts(sections: Sequence[Any]) -> str:
 
 
 def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
-    from tokenbox_core.demo import DEMO_MODEL, demo_budget, demo_layout
+    from tokenbox_core.demo import DEMO_MODEL, demo_box, demo_budget, demo_conversation, demo_sections
 
     budget = demo_budget(args.budget)
-    layout = demo_layout(args.budget)
+    conversation = demo_conversation()
+    layout = demo_box(args.budget).layout(demo_sections(conversation))
     if args.html:
         _write_html(args.html, layout.to_html())
     if args.json:
         out.write(layout.to_json(indent=2) + "\n")
         return EXIT_OK
-    if args.messages:
-        out.write(json.dumps(layout.messages, indent=2, ensure_ascii=False) + "\n")
+    if args.messages:  # the history as the conversation engine renders it: tool calls structured, ids answered
+        out.write(json.dumps(conversation.render(layout), indent=2, ensure_ascii=False) + "\n")
         return EXIT_OK
     out.write(
-        f"Demo: an on-call agent's context at turn 60 (policy, 8 tool schemas, 3 memories, 20 retrieved "
-        f"documents, 60 messages with tool calls, a scratchpad, the task)\nlaid out as chat messages into "
+        f"Demo: an on-call agent's context after 15 exchanges (policy, 8 tool schemas, 3 memories, 20 retrieved "
+        f"documents, 64 messages with tool calls, a scratchpad, the task)\nlaid out as chat messages into "
         f"{budget.max_tokens:,} {DEMO_MODEL} tokens with {budget.output_reserve:,} reserved for the answer.\n\n"
     )
     out.write(layout.explain(all=args.all) + "\n\n")

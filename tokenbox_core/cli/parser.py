@@ -64,7 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
         "demo",
         help="lay out a built-in agent context into an 8k gpt-4o budget and explain it",
         description="Lay out a realistic built-in agent context (system policy, tool schemas, memories, 20 "
-        "retrieved documents, a 60-message history with tool calls, a scratchpad, the task) into a gpt-4o "
+        "retrieved documents, a 64-message history with tool calls, a scratchpad, the task) into a gpt-4o "
         "budget, offline, and print the explain table.",
     )
     demo.add_argument(

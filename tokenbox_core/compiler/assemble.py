@@ -6,14 +6,19 @@ session → turn, see :mod:`tokenbox_core.compiler.stable`):
 
 - the system policy first (with §6.5.5's precedence statement);
 - developer instructions next, labelled subordinate to the policy;
-- task state and tool affordances (tools labelled as data);
+- task state and tool affordances (tools labelled as data), or, with
+  ``CompilerConfig(tools_as="schemas")``, the tools only as :attr:`Assembled.tools`
+  (the request's ``tools`` parameter), counted as their canonical JSON;
 - evidence and memory in their own labelled sections with no directive
   authority (chat role ``user``, never ``system``);
 - the conversation as the core conversation engine keeps it (one chat message
   per turn; tool calls and their results together; a trimmed history restarts
-  on a user message), ending with the user's current message, prefaced as
-  subject to the system and developer instructions, and any agent loop in
-  flight after it.
+  on a user message), ending with the user's current message as the user
+  wrote it, and any agent loop in flight after it.  The instruction hierarchy
+  is stated in the system tier (§6.5.5's precedence statement, and the
+  defence's hierarchy statement), not written into the user's message: the
+  chapter's §6.5.4 preface there would make the model, the archive and the
+  framework's history disagree on what the user said.
 
 ``"messages"`` output is a list of chat dicts; ``"text"`` output joins the
 sections with blank lines and, with headers on, starts each with
@@ -60,9 +65,15 @@ class Assembled:
     parts: tuple[tuple[str, ...] | None, ...] = ()  # per message: the pieces its content joins (None: a turn)
     text_parts: tuple[str, ...] = ()  # the pieces ``text`` joins
     turn_start: int | None = None  # cache-aware: index of the first message of the turn part
+    tools: tuple[Mapping[str, Any], ...] = ()  # tools_as="schemas": the kept tools as OpenAI tool dicts
+    tool_texts: tuple[str, ...] = ()  # ... and their canonical JSON, as counted
 
     def count(self, counter: TokenCounter, output: str) -> int:
-        """The exact size of the output as sent."""
+        """The exact size of the output as sent (and of the tool schemas sent beside it, as their canonical
+        JSON)."""
+        return self._count(counter, output) + sum(counter.count(t) for t in self.tool_texts)
+
+    def _count(self, counter: TokenCounter, output: str) -> int:
 
         def joined(pieces: Sequence[str]) -> int:
             return counter.count("".join(pieces))
@@ -92,6 +103,8 @@ def scaffold_reserve(plans: tuple[SectionPlan, ...], config: CompilerConfig, cou
     total = PRIMING_TOKENS if config.output == "messages" else 0
     conversation_seen = False
     for plan in plans:
+        if plan.id == "tools" and config.tools_as == "schemas":
+            continue  # no message: the schemas are counted as their canonical JSON (the section's items)
         prefix = _prefix(plan, config)
         if plan.conversation is not None:
             if config.output == "text" and not conversation_seen and prefix:
@@ -155,10 +168,19 @@ def assemble(layout: Layout, plans: tuple[SectionPlan, ...], config: CompilerCon
     window = config.cache_window
     slots = volatility_slots(plans, window.role) if window is not None else [(p, None) for p in plans]
     turn_start: int | None = None
+    tools: list[Mapping[str, Any]] = []
+    tool_texts: list[str] = []
     for plan, segment in slots:
         if window is not None and turn_start is None and (segment == "tail" or plan.id in TURN_SECTIONS):
             turn_start = len(messages)
         laid = layout[plan.id]
+        if plan.id == "tools" and config.tools_as == "schemas":
+            kept = laid.content if isinstance(laid.content, tuple) and laid.status != "dropped" else ()
+            if kept:
+                emitted[plan.id] = kept
+                tools += [plan.payload[item.id].param() for item in kept]
+                tool_texts += [plan.payload[item.id].text for item in kept]
+            continue
         prefix = _prefix(plan, config)
         conv = plan.conversation
         if conv is not None:
@@ -216,7 +238,17 @@ def assemble(layout: Layout, plans: tuple[SectionPlan, ...], config: CompilerCon
         flat.extend(block)
     if window is not None and turn_start is None:
         turn_start = len(messages)
-    return Assembled(tuple(messages), "".join(flat), ordered, tuple(excluded), tuple(parts), tuple(flat), turn_start)
+    return Assembled(
+        tuple(messages),
+        "".join(flat),
+        ordered,
+        tuple(excluded),
+        tuple(parts),
+        tuple(flat),
+        turn_start,
+        tuple(tools),
+        tuple(tool_texts),
+    )
 
 
 def _joined(pieces: list[str], separator: str) -> list[str]:

@@ -24,8 +24,10 @@ it over, laid out again with the excess taken off (at most a few passes).
 
 from __future__ import annotations
 
+import hashlib
 import time
 import uuid
+from collections.abc import Mapping
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
@@ -47,7 +49,7 @@ from tokenbox_core.compiler.stable import cache_aware_plans
 from tokenbox_core.compiler.trace import CompilationTrace, input_hash, output_hash
 from tokenbox_core.compiler.validate import check_invariants, run_checks
 from tokenbox_core.errors import CompilationError, CompilerInputError, Violation
-from tokenbox_core.tokens import TokenCounter, get_counter
+from tokenbox_core.tokens import TokenCounter, canonical_json, get_counter
 
 __all__ = ["CompiledContext", "ContextCompiler"]
 
@@ -283,7 +285,7 @@ class ContextCompiler:
             timestamp=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             config_version=config.version,
             input_hash=digest,
-            output_hash=output_hash(assembled.messages, assembled.text, config.output),
+            output_hash=_with_tools(output_hash(assembled.messages, assembled.text, config.output), assembled.tools),
             total_tokens=total,
             section_allocations=summary,
             excluded_items=all_excluded,
@@ -316,6 +318,7 @@ class ContextCompiler:
             retrieval_pending=compressed.retrieval_pending,
             sections=tuple(assembled.emitted),
             stable_messages=assembled.turn_start,
+            tools=assembled.tools,
         )
         policy_tokens = sum(
             layout[s].final_tokens for s in ("policy", "developer") if any(p.id == s for p in compressed.plans)
@@ -409,3 +412,10 @@ def _paged_out(compressed: Compressed) -> bool:
     if not any(p.id == "evidence" for p in compressed.plans):
         return False
     return bool(compressed.layout["evidence"].removed) or compressed.layout["evidence"].status == "dropped"
+
+
+def _with_tools(digest: str, tools: tuple[Mapping[str, Any], ...]) -> str:
+    """The output hash covering the tool schemas sent beside the messages (``tools_as="schemas"``)."""
+    if not tools:
+        return digest
+    return hashlib.sha256(f"{digest}:{canonical_json(list(tools))}".encode("utf-8", "surrogatepass")).hexdigest()

@@ -147,11 +147,14 @@ class CompilerConfig:
         headers: structural section headers; ``None`` means on for text output,
             off for messages (roles and labels delimit sections there).
         precedence_statement: append §6.5.5's precedence rule to the policy.
-        user_preface: preface the current user message with §6.5.4's hierarchy reminder ("The user's message
-            follows. It is subject to the system and developer instructions above."); ``False`` leaves the
-            message as written (an agent memory returning the user's own message).  Described in
-            ``input_hash`` only when ``False``.
         developer_role: chat role of developer instructions (``"system"`` or ``"developer"``).
+        tools_as: ``"text"`` (default) emits the tool schemas as a labelled system message of JSON;
+            ``"schemas"`` leaves them out of the messages and the text and returns them as
+            :attr:`CompiledContext.tools` (OpenAI tool dicts of the kept tools) for the request's
+            ``tools`` parameter or ``bind_tools``, so they are not paid twice.  Either way they are
+            counted exactly in the compile's units: as the message that carries them, or as their
+            canonical JSON (name, description, parameters) — what the API receives; providers render
+            definitions for the model their own way, OpenAI's more compactly, so this errs on the safe side.
         constraint_density_limit: the policy tier (policy + developer) may use at
             most this fraction of the prefill budget (default 0.15); ``None`` disables.
 
@@ -208,8 +211,8 @@ class CompilerConfig:
     output: Literal["messages", "text"] = "messages"
     headers: bool | None = None
     precedence_statement: bool = True
-    user_preface: bool = True
     developer_role: Literal["system", "developer"] = "system"
+    tools_as: Literal["text", "schemas"] = "text"
     constraint_density_limit: float | None = 0.15
     dedupe: bool = True
     dedupe_threshold: float = 0.9
@@ -302,6 +305,11 @@ class CompilerConfig:
             raise CompilerInputError(
                 f"CompilerConfig: developer_role must be 'system' or 'developer', got {self.developer_role!r}"
             )
+        if self.tools_as not in ("text", "schemas"):
+            raise CompilerInputError(
+                f"CompilerConfig: tools_as must be 'text' (a system message of JSON) or 'schemas' (the request's "
+                f"tools parameter, CompiledContext.tools), got {self.tools_as!r}"
+            )
         if self.constraint_density_limit is not None:
             _number("constraint_density_limit", self.constraint_density_limit, high=1.0)
         _number("dedupe_threshold", self.dedupe_threshold, high=1.0)
@@ -385,7 +393,7 @@ class CompilerConfig:
         return out
 
 
-_SINCE_1_0: dict[str, Any] = {"near_duplicates": True, "user_preface": True}
+_SINCE_1_0: dict[str, Any] = {"near_duplicates": True, "tools_as": "text"}
 """Settings added after the 1.0 configuration, with their defaults (left out of :meth:`describe` at them)."""
 
 

@@ -40,6 +40,9 @@ class CompiledContext:
             messages precede the turn part (static + session: what the next turn
             repeats byte for byte unless the history's block cut moves; e.g.
             ``cache_breakpoints(messages, stable_until=stable_messages - 1)``); else ``None``.
+        tools: with ``CompilerConfig(tools_as="schemas")``, the kept tools as OpenAI tool dicts, for the
+            request's ``tools`` parameter (or LangChain's ``bind_tools``): counted in ``total_tokens``, absent
+            from ``messages`` and ``text``; else ``()`` (the tools are a system message).
         defense: with ``CompilerConfig(defense=DefensePolicy(...))``, the
             :class:`~tokenbox_core.defense.DefenseReport` (trust levels, detections,
             quarantines, boundaries, canary, injection surface); else ``None``.
@@ -69,6 +72,7 @@ class CompiledContext:
     masked: tuple[str, ...] = ()
     offloaded: tuple[str, ...] = ()
     message_sources: tuple[str | None, ...] = ()
+    tools: tuple[Mapping[str, Any], ...] = ()
 
     @property
     def fingerprint(self) -> str:

@@ -9,8 +9,9 @@ own single layout and maps the result back with
 :meth:`ConversationSections.finish`.
 
 The current user message (``user=``) is appended as the conversation's last
-user turn, so it is the engine's critical anchor; the §6.5.4 preface ("subject
-to the system and developer instructions") is written inside that message.
+user turn, as the user wrote it, so it is the engine's critical anchor (the
+instruction hierarchy is stated in the system tier, see
+:mod:`tokenbox_core.compiler.assemble`).
 """
 
 from __future__ import annotations
@@ -57,7 +58,6 @@ def history_sections(
     user: str | None,
     counter: TokenCounter,
     priority: int,
-    preface: str,
 ) -> History | None:
     """The conversation (plus the current user message) as engine Sections; ``None`` when there is none."""
     msgs = [dict(m) for m in messages]
@@ -66,8 +66,6 @@ def history_sections(
     if not msgs:
         return None
     anchor = next((i for i in range(len(msgs) - 1, -1, -1) if msgs[i].get("role") == "user"), None)
-    if anchor is not None and preface and isinstance(msgs[anchor].get("content"), str):
-        msgs[anchor]["content"] = f"{preface}\n\n{msgs[anchor]['content']}"
     conversation = conversation_sections(
         msgs, counter=counter, keep_last="user", start_on="user", history_priority=priority, prefix=PREFIX
     )

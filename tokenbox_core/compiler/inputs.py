@@ -237,6 +237,14 @@ class Tool:
         """The affordance as canonical JSON (sorted keys: a stable, cache-friendly prefix)."""
         return canonical_json({"name": self.name, "description": self.description, "parameters": _thawed(self.schema)})
 
+    def param(self) -> dict[str, Any]:
+        """The tool as an OpenAI tool dict (``{"type": "function", "function": {name, description, parameters}}``),
+        what ``CompilerConfig(tools_as="schemas")`` returns for the request's ``tools`` parameter."""
+        return {
+            "type": "function",
+            "function": {"name": self.name, "description": self.description, "parameters": _thawed(self.schema)},
+        }
+
 
 @dataclass(frozen=True)
 class Evidence:

@@ -4,14 +4,17 @@
   fast and needs no tokenizer files (also ``get_counter("whitespace")``).
 - :class:`CharCounter`: one unit per character; handy for arithmetic-heavy tests.
 - :func:`make_sections`: a reproducible set of sections for examples and benchmarks.
+- :func:`openai_chat_problems` / :func:`assert_openai_chat`: what OpenAI's chat API would reject in a message
+  list, checked offline against the ``openai`` package's types (imported on first use; the ``dev`` extra).
 """
 
 from __future__ import annotations
 
 from tokenbox_core.sections import Item, Section
+from tokenbox_core.testing.openai_chat import assert_openai_chat, openai_chat_problems
 from tokenbox_core.tokens import CallableCounter, WhitespaceCounter
 
-__all__ = ["CharCounter", "WhitespaceCounter", "make_sections"]
+__all__ = ["CharCounter", "WhitespaceCounter", "assert_openai_chat", "make_sections", "openai_chat_problems"]
 
 
 def CharCounter() -> CallableCounter:  # noqa: N802 - reads like a class at call sites

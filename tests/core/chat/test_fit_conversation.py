@@ -108,6 +108,16 @@ def test_overrides_priority_and_critical() -> None:
     assert "last" not in ids(fit_conversation(pinned, 40, counter=W).messages)
 
 
+def test_the_id_override_names_a_message_without_sending_an_id() -> None:
+    """{"tokenbox": {"id": ...}} names the item (and its marker entry); the output carries no id key."""
+    messages = [msg("user", words(20), tokenbox={"id": f"turn-{i}"}) for i in range(6)]
+    fit = fit_conversation(messages, 60, counter=W, omission_marker=True)
+    assert fit.removed and all(r.id.startswith("turn-") for r in fit.removed)
+    assert fit.kept_ids()[-1] == "turn-5" and all(i.startswith("turn-") for i in fit.kept_ids())
+    assert all("id" not in m and "tokenbox" not in m for m in fit.messages)
+    assert "turn-0" in fit.messages[0]["content"]
+
+
 @pytest.mark.parametrize(
     ("value", "message"),
     [
@@ -115,9 +125,11 @@ def test_overrides_priority_and_critical() -> None:
         ({"pin": True}, "unknown 'tokenbox' override keys"),
         ({"priority": "high"}, "'priority' must be an int"),
         ({"critical": "yes"}, "'critical' must be True or False"),
+        ({"id": ""}, "override 'id' must be a non-empty string, got ''"),
     ],
 )
 def test_bad_overrides_are_rejected(value: Any, message: str) -> None:
+    """Each malformed "tokenbox" option is a SectionError naming it."""
     with pytest.raises(SectionError, match=message):
         fit_conversation([msg("user", "hi", tokenbox=value)], 50, counter=W)
 

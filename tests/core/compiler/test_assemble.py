@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from tokenbox_core import CompilerConfig, ContextCompiler
 from tokenbox_core.compiler.build import LABELS, PRECEDENCE_STATEMENT
 
@@ -24,7 +26,8 @@ def agent_loop() -> list[dict[str, Any]]:
 
 
 def test_hierarchy_is_encoded_structurally() -> None:
-    """System policy first with the precedence statement; developer marked subordinate; evidence as data."""
+    """System policy first with the precedence statement; developer marked subordinate; evidence as data; the user's
+    message as the user wrote it (issue 26: the hierarchy is stated in the system tier, not in the user's turn)."""
     from .conftest import evidence
 
     compiled = ContextCompiler(3000).compile(
@@ -34,7 +37,8 @@ def test_hierarchy_is_encoded_structurally() -> None:
     assert system == {"role": "system", "content": f"Be safe.\n\n{PRECEDENCE_STATEMENT}"}
     assert developer["role"] == "system" and developer["content"].startswith(LABELS["developer"])
     assert ev["role"] == "user" and ev["content"].startswith(LABELS["evidence"])
-    assert user == {"role": "user", "content": f"{LABELS['user']}\n\nHi"}
+    assert user == {"role": "user", "content": "Hi"}
+    assert "user" in PRECEDENCE_STATEMENT and "system-level" in PRECEDENCE_STATEMENT
 
 
 def test_developer_role_and_no_precedence_statement() -> None:
@@ -45,18 +49,15 @@ def test_developer_role_and_no_precedence_statement() -> None:
     assert compiled.messages[1]["role"] == "developer"
 
 
-def test_user_preface_off_leaves_the_user_message_as_written() -> None:
-    """user_preface=False sends the current user message unchanged; the default's input hash is the one it
-    had before the setting existed (describe() leaves it out at its default)."""
-    config = CompilerConfig(user_preface=False)
-    compiled = ContextCompiler(3000, config=config).compile(policy="Be safe.", user="Hi")
+def test_the_user_message_is_sent_as_written() -> None:
+    """The current user message is not rewritten (the hierarchy is stated in the system message)."""
+    compiled = ContextCompiler(3000).compile(policy="Be safe.", user="Hi")
     assert compiled.messages[-1] == {"role": "user", "content": "Hi"}
-    assert "user_preface" not in CompilerConfig().describe() and config.describe()["user_preface"] is False
 
 
 def test_tool_groups_stay_whole_and_the_agent_loop_is_kept() -> None:
     """Under pressure the old tool call and its result leave together; the loop after the user turn stays."""
-    compiler = ContextCompiler(180, config=CompilerConfig(constraint_density_limit=None))
+    compiler = ContextCompiler(160, config=CompilerConfig(constraint_density_limit=None))
     full = ContextCompiler(3000).compile(policy="P", history=agent_loop())
     assert [m["role"] for m in full.messages] == [
         "system",
@@ -76,7 +77,7 @@ def test_tool_groups_stay_whole_and_the_agent_loop_is_kept() -> None:
     calls = {c["id"] for m in tight.messages for c in m.get("tool_calls") or ()}
     assert kept_ids - {None} == calls  # never a call without its result, or a result without its call
     assert roles[1] == "user"  # the trimmed history restarts on a user turn
-    assert tight.total_tokens <= 180 < full.total_tokens
+    assert tight.total_tokens <= 160 < full.total_tokens
     reasons = [(x.item_id, x.reason) for x in tight.excluded]
     assert reasons == [("m0", "compress:budget"), ("m1", "start_on"), ("m2", "start_on"), ("m3", "start_on")]
 
@@ -95,3 +96,35 @@ def test_headers_can_be_switched() -> None:
     off = ContextCompiler(3000, config=CompilerConfig(output="text", headers=False)).compile(policy="P", developer="D")
     assert on.text.startswith("## SYSTEM_POLICY\nP")
     assert off.text.startswith("P") and "##" not in off.text and LABELS["developer"] in off.text
+
+
+def test_tools_as_schemas_travel_beside_the_messages_and_are_counted_once() -> None:
+    """tools_as='schemas': no tool JSON in the messages, CompiledContext.tools holds the OpenAI tool dicts, and the
+    total counts them once, as their canonical JSON (issue 26 item 3)."""
+    from tokenbox_core import count_message_tokens, get_counter
+    from tokenbox_core.compiler import Tool
+    from tokenbox_core.tokens import canonical_json
+
+    schema = {"type": "object", "properties": {"id": {"type": "string"}}}
+    tools = [Tool("lookup_order", "Look up an order by id", schema)]
+    as_text = ContextCompiler(3000).compile(policy="Be safe.", tools=tools, user="Where is order 7?")
+    config = CompilerConfig(tools_as="schemas")
+    as_schemas = ContextCompiler(3000, config=config).compile(policy="Be safe.", tools=tools, user="Where is order 7?")
+    assert any(LABELS["tools"] in m["content"] for m in as_text.messages) and as_text.tools == ()
+    assert not any("lookup_order" in str(m["content"]) for m in as_schemas.messages)
+    function = {"name": "lookup_order", "description": "Look up an order by id", "parameters": schema}
+    assert as_schemas.tools == ({"type": "function", "function": function},)
+    counter = get_counter("o200k_base")
+    sent = count_message_tokens(list(as_schemas.messages), counter)
+    assert as_schemas.total_tokens == sent + counter.count(canonical_json(function))
+    assert as_schemas.total_tokens < as_text.total_tokens  # no label, no message: the schemas are not paid twice
+    without = ContextCompiler(3000, config=config).compile(policy="Be safe.", user="Where is order 7?")
+    assert as_schemas.messages == without.messages and as_schemas.fingerprint != without.fingerprint
+
+
+def test_tools_as_is_checked_at_construction() -> None:
+    """An unknown tools_as is a CompilerInputError naming both choices."""
+    from tokenbox_core.compiler import CompilerInputError
+
+    with pytest.raises(CompilerInputError, match=r"tools_as must be 'text' .* or 'schemas' .*, got 'json'"):
+        CompilerConfig(tools_as="json")  # type: ignore[arg-type]

@@ -90,12 +90,14 @@ CASES: dict[str, tuple[int, dict[str, Any], int, int]] = {
 # Issue 26 item 15 changed every digest through the trace's input_hash alone (the default PII detector's kinds
 # gained "national_id", and the hash covers the configuration), and item 13 through the constraint_density metric
 # (now the policy tier's share of the prefill budget, the number its limit gates); messages and decisions unchanged.
+# Issue 26 item 3: the user's message is no longer prefaced ("The user's message follows. It is subject to …"), so
+# each case's last message is the user's text as given, and "tight" and "no-dedupe" keep a little more evidence.
 PINNED = {
-    "roomy": "e370f514e0495f29f5dbbc77d12913a667145765a796e78ca056638074ff30c2",
-    "tight": "3e7d3b3e8b7c61140c60bbe30e46cf2d40fa070a89bf0d3f2ab498d1a8977cd9",
-    "utility": "e54be78f867567835510b88fc84dcea9db7354c8764eb90bae5ecc8c9933953a",
-    "near-dupes": "b642709110fb4a4d6a7bd5514ba8eaddd48dd52fb1d060cd73533037455adbf3",
-    "no-dedupe": "81fbfe58ba7a1dfc8baf97b78d8cd201c40cc94e3fe398354dae2c3a1a44f6cc",
+    "roomy": "af87e1c8d588cf0d88c5906c9faabb407cea6793a885c2d8b7b9b840b27c21dd",
+    "tight": "baf5939efae9cd7ea0b94fb4cd6ecf8e36b18c4f3f6ddfe5ad5137e7333f6739",
+    "utility": "33158bf1e623199ab21a927b882e1b4442ca93ac0c5bd897108bf7b19a22fd88",
+    "near-dupes": "e159b93fc05f43e190919808440de01d91d4b9ecd0eeef4ab6b463b191e26c32",
+    "no-dedupe": "3dbd9092602bbaf0c0d3e60a141dff9386b5f3fb1812edd69c54ca142158e3bb",
 }
 
 

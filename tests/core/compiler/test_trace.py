@@ -107,7 +107,7 @@ def test_input_hash_is_stable_across_processes(turn: dict[str, Any]) -> None:
 
 def test_utility_allocator_reports_shadow_price_and_marginals(turn: dict[str, Any]) -> None:
     """The utility allocator puts λ and each tier's marginal utility in the context and the trace."""
-    compiled = ContextCompiler(500, config=CompilerConfig(allocator="utility", quantum=16)).compile(**turn)
+    compiled = ContextCompiler(470, config=CompilerConfig(allocator="utility", quantum=16)).compile(**turn)
     assert compiled.shadow_price is not None and compiled.shadow_price > 0
     assert set(compiled.marginal_utilities) == {"evidence", "memory", "history"}
     assert compiled.trace.shadow_price == compiled.shadow_price
