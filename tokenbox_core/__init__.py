@@ -1,5 +1,12 @@
 """TokenBox: deterministic context layout for LLM applications.
 
+This module is the whole everyday API: sections and the Token Box, budgets and counters, conversations, the
+prefill compiler, the agent loop's ``ContextSession``, and the errors a caller catches.  The rest lives in
+subpackages, each with its own public ``__init__``: ``tokenbox_core.errors`` (every error), ``.layout``
+(``Layout``'s records), ``.lenses`` (``register_lens``), ``.media`` (image, audio and video costs), ``.models``
+(model profiles), ``.cache`` (prompt caching), ``.defense``, ``.session``, ``.select``, ``.spec``, ``.report``,
+``.chat``, ``.compiler``, ``.tokens`` and ``.testing``.  Modules whose names start with ``_`` are internal.
+
 >>> from tokenbox_core import Section, TokenBox
 >>> layout = TokenBox(40, counter="whitespace").layout([
 ...     Section("system", "You answer in one short sentence."),
@@ -14,49 +21,32 @@ from tokenbox_core.box import TokenBox
 from tokenbox_core.budget import (
     MODEL_CONTEXT_WINDOWS,
     ContextBudget,
-    EffectiveBudget,
     TokenBudget,
     TokenBudgetCalculator,
     register_model,
 )
-from tokenbox_core.chat import ConversationFit, fit_conversation
-from tokenbox_core.compiler import (
-    CompilationError,
-    CompiledContext,
-    CompilerConfig,
-    ContextCompiler,
-    Evidence,
-    ablate,
-)
+from tokenbox_core.chat import fit_conversation
+from tokenbox_core.compiler import CompiledContext, CompilerConfig, ContextCompiler, Evidence, ablate
 from tokenbox_core.errors import (
     BudgetError,
+    CompilationError,
     ContextCriticalOverflow,
+    ConversationError,
     CounterError,
-    InvalidTextError,
-    LensError,
-    MediaError,
-    OutputFormError,
     SectionError,
     SecurityError,
-    SelectionError,
     TokenBoxError,
     TokenizerUnavailable,
 )
-from tokenbox_core.layout import Action, LaidOutSection, Layout, RemovedItem
-from tokenbox_core.lenses import register_lens
-from tokenbox_core.media import audio_tokens, image_tokens, video_tokens
-from tokenbox_core.models import ModelProfile, get_model_profile
-from tokenbox_core.report import LayoutDiff
+from tokenbox_core.layout import Layout
 from tokenbox_core.sections import Item, Section
 from tokenbox_core.select import SelectionPolicy
 from tokenbox_core.session import ContextSession
-from tokenbox_core.spec import LayoutSpec, SpecError, load_spec
 from tokenbox_core.tokens import TokenCounter, count_message_tokens, get_counter
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "Action",
     "BudgetError",
     "CompilationError",
     "CompiledContext",
@@ -65,28 +55,16 @@ __all__ = [
     "ContextCompiler",
     "ContextCriticalOverflow",
     "ContextSession",
-    "ConversationFit",
+    "ConversationError",
     "CounterError",
-    "EffectiveBudget",
     "Evidence",
-    "InvalidTextError",
     "Item",
-    "LaidOutSection",
     "Layout",
-    "LayoutDiff",
-    "LayoutSpec",
-    "LensError",
     "MODEL_CONTEXT_WINDOWS",
-    "MediaError",
-    "ModelProfile",
-    "OutputFormError",
-    "RemovedItem",
     "Section",
     "SectionError",
     "SecurityError",
-    "SelectionError",
     "SelectionPolicy",
-    "SpecError",
     "TokenBox",
     "TokenBoxError",
     "TokenBudget",
@@ -95,14 +73,8 @@ __all__ = [
     "TokenizerUnavailable",
     "__version__",
     "ablate",
-    "audio_tokens",
     "count_message_tokens",
     "fit_conversation",
     "get_counter",
-    "get_model_profile",
-    "image_tokens",
-    "load_spec",
-    "register_lens",
     "register_model",
-    "video_tokens",
 ]

@@ -76,9 +76,10 @@ from llama_index.core.memory.memory import BaseMemoryBlock
 from llama_index.core.memory.types import DEFAULT_CHAT_STORE_KEY, BaseChatStoreMemory
 from llama_index.core.storage.chat_store import BaseChatStore, SimpleChatStore
 
-from tokenbox_core import ContextBudget, ContextCriticalOverflow, Item, Layout, RemovedItem, Section, TokenCounter
+from tokenbox_core import ContextBudget, ContextCriticalOverflow, Item, Layout, Section, TokenCounter
 from tokenbox_core.arguments import StrictArguments, check_arguments
 from tokenbox_core.chat import ChatCounter, ConversationOverflow, fit_conversation
+from tokenbox_core.layout import RemovedItem
 from tokenbox_core.tokens import content_text
 from tokenbox_llamaindex._counting import counter_name, resolve_counter
 from tokenbox_llamaindex._messages import DEFAULT_MEDIA_TOKENS, neutral

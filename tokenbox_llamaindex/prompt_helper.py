@@ -69,12 +69,12 @@ from tokenbox_core import (
     ContextCriticalOverflow,
     Item,
     Layout,
-    RemovedItem,
     Section,
     TokenBox,
     TokenCounter,
 )
 from tokenbox_core.arguments import check_arguments
+from tokenbox_core.layout import RemovedItem
 from tokenbox_core.tokens import Keep, canonical_json, count_message_tokens
 from tokenbox_llamaindex._counting import resolve_counter
 from tokenbox_llamaindex._messages import message_role

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from tokenbox_core import Layout, OutputFormError, TokenBox, get_counter
+from tokenbox_core import Layout, TokenBox, get_counter
 from tokenbox_core.demo import (
     DEMO_MAX_TOKENS,
     DEMO_MODEL,
@@ -23,6 +23,7 @@ from tokenbox_core.demo import (
     history,
     tool_schemas,
 )
+from tokenbox_core.errors import OutputFormError
 from tokenbox_core.testing import openai_chat_problems
 
 

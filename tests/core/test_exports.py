@@ -34,7 +34,6 @@ def test_fit_conversation_and_its_result_are_exported() -> None:
     import tokenbox_core.chat
 
     assert tokenbox_core.fit_conversation is tokenbox_core.chat.fit_conversation
-    assert tokenbox_core.ConversationFit is tokenbox_core.chat.ConversationFit
     assert set(tokenbox_core.chat.__all__) >= {
         "fit_conversation",
         "ConversationFit",
@@ -66,3 +65,55 @@ def test_public_attributes_are_in_all() -> None:
 def test_design_names_are_exported() -> None:
     """The names DESIGN.md promises are public."""
     assert set(tokenbox_core.__all__) >= DESIGN_NAMES
+
+
+EXPECTED_ALL = [
+    "BudgetError",
+    "CompilationError",
+    "CompiledContext",
+    "CompilerConfig",
+    "ContextBudget",
+    "ContextCompiler",
+    "ContextCriticalOverflow",
+    "ContextSession",
+    "ConversationError",
+    "CounterError",
+    "Evidence",
+    "Item",
+    "Layout",
+    "MODEL_CONTEXT_WINDOWS",
+    "Section",
+    "SectionError",
+    "SecurityError",
+    "SelectionPolicy",
+    "TokenBox",
+    "TokenBoxError",
+    "TokenBudget",
+    "TokenBudgetCalculator",
+    "TokenCounter",
+    "TokenizerUnavailable",
+    "__version__",
+    "ablate",
+    "count_message_tokens",
+    "fit_conversation",
+    "get_counter",
+    "register_model",
+]
+
+
+def test_the_root_api_is_small_and_exactly_this() -> None:
+    """The root exports the everyday API (at most 30 names, issue 22); everything else lives in a subpackage."""
+    assert tokenbox_core.__all__ == EXPECTED_ALL and len(EXPECTED_ALL) <= 30
+
+
+def test_every_implementation_module_is_private() -> None:
+    """Each module of the core is a package's ``__init__``, a public module by name (errors, layout, lenses),
+    or private (a leading underscore): the packages' ``__init__`` files are the API."""
+    from pathlib import Path
+
+    root = Path(tokenbox_core.__file__).parent
+    public = {"errors.py", "layout.py", "lenses.py", "__init__.py", "__main__.py"}
+    exposed = sorted(
+        str(p.relative_to(root)) for p in root.rglob("*.py") if p.name not in public and not p.name.startswith("_")
+    )
+    assert exposed == []

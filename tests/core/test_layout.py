@@ -6,16 +6,8 @@ import json
 
 import pytest
 
-from tokenbox_core import (
-    ContextBudget,
-    Item,
-    Layout,
-    OutputFormError,
-    Section,
-    TokenBox,
-    count_message_tokens,
-    get_counter,
-)
+from tokenbox_core import ContextBudget, Item, Layout, Section, TokenBox, count_message_tokens, get_counter
+from tokenbox_core.errors import OutputFormError
 from tokenbox_core.testing import make_sections
 
 

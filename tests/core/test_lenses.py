@@ -6,8 +6,9 @@ import json
 
 import pytest
 
-from tokenbox_core import LensError, Section, SectionError, TokenBox, get_counter, register_lens
-from tokenbox_core.lenses import apply_lens, get_lens
+from tokenbox_core import Section, SectionError, TokenBox, get_counter
+from tokenbox_core.errors import LensError
+from tokenbox_core.lenses import apply_lens, get_lens, register_lens
 
 WS = get_counter("whitespace")
 TIK = get_counter("o200k_base")

@@ -16,13 +16,13 @@ from tokenbox_core import (
     ContextCriticalOverflow,
     Item,
     Layout,
-    OutputFormError,
     Section,
     SectionError,
     TokenBox,
     count_message_tokens,
     get_counter,
 )
+from tokenbox_core.errors import OutputFormError
 
 WORDS = st.lists(
     st.sampled_from(["alpha", "beta", "gamma", "delta", "x", "yz", "é", "中文", ".", "\n", "  "]), max_size=25

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from tokenbox_core import ContextBudget, Item, Layout, LayoutDiff, Section, TokenBox
-from tokenbox_core.report import COLOURS, diff_layouts, layout_html
+from tokenbox_core import ContextBudget, Item, Layout, Section, TokenBox
+from tokenbox_core.report import COLOURS, LayoutDiff, diff_layouts, layout_html
 
 WORDS = " ".join(f"w{i}" for i in range(40))
 

@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tokenbox_core import CounterError, InvalidTextError, TokenizerUnavailable, count_message_tokens, get_counter
-from tokenbox_core.errors import UnknownModelWarning
+from tokenbox_core import CounterError, TokenizerUnavailable, count_message_tokens, get_counter
+from tokenbox_core.errors import InvalidTextError, UnknownModelWarning
 from tokenbox_core.tokens import COUNT_CACHE, CallableCounter, TiktokenCounter, encoding_for_model
 from tokenbox_core.tokens import cache as cache_module
 from tokenbox_core.tokens import encodings as encodings_module

@@ -141,7 +141,7 @@ def test_lone_surrogate_is_blamed_on_the_text_not_the_counter() -> None:
     """A lone surrogate in a message is the core's InvalidTextError ('remove the surrogate'), not 'fix the counter'."""
     from langchain_core.messages import HumanMessage
 
-    from tokenbox_core import InvalidTextError
+    from tokenbox_core.errors import InvalidTextError
     from tokenbox_langchain import trim_messages
 
     with pytest.raises(InvalidTextError, match="surrogate") as info:

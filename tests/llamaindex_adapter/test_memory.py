@@ -13,7 +13,8 @@ from llama_index.core.chat_engine import ContextChatEngine, SimpleChatEngine
 from llama_index.core.llms import ChatMessage, MockLLM
 from llama_index.core.memory import ChatMemoryBuffer, Memory, StaticMemoryBlock
 
-from tokenbox_core import ContextCriticalOverflow, RemovedItem
+from tokenbox_core import ContextCriticalOverflow
+from tokenbox_core.layout import RemovedItem
 from tokenbox_core.tokens import count_message_tokens
 from tokenbox_llamaindex import TokenBoxMemory
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tokenbox_core import count_message_tokens, image_tokens
-from tokenbox_core.media import remote_images
+from tokenbox_core import count_message_tokens
+from tokenbox_core.media import image_tokens, remote_images
 from tokenbox_core.media.blocks import media_part
 
 PIL = pytest.importorskip("PIL.Image")

@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tokenbox_core import LensError, Section, TokenBox, get_counter
+from tokenbox_core import Section, TokenBox, get_counter
+from tokenbox_core.errors import LensError
 from tokenbox_core.structured import (
     aggregate,
     applicable_formats,

@@ -6,7 +6,8 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from tokenbox_core import ContextBudget, Item, SelectionError
+from tokenbox_core import ContextBudget, Item
+from tokenbox_core.errors import SelectionError
 from tokenbox_core.select import (
     CountQuotaEntry,
     CountQuotaSlicer,

@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tokenbox_core import ContextBudget, Item, SelectionError
+from tokenbox_core import ContextBudget, Item
+from tokenbox_core.errors import SelectionError
 from tokenbox_core.select import (
     ChronologicalPlacer,
     CompositeScorer,
