@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tokenbox_core.models import UsageCalibrator
-from tokenbox_core.models.counting import MarginApproximateCounter
+from tokenbox_core.models._counting import MarginApproximateCounter
 
 DATA = Path(__file__).resolve().parent / "data" / "claude21_counts.jsonl"
 MODEL = "claude-2.1"

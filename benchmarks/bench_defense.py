@@ -5,7 +5,7 @@ the Python reference manual and the standard library's docstrings), cut at parag
 of about 2 KB, the way a compile sees retrieved documents and tool results.  Each trial's inputs carry a new
 nonce, so nothing is served from a memo.
 
-- ``sanitize + detect``: ``tokenbox_core.defense.sanitize(text)`` and ``HeuristicDetector().detect(text, "tool")``
+- ``sanitize + detect``: ``tokenbox_core.defense._sanitize(text)`` and ``HeuristicDetector().detect(text, "tool")``
   on every input; floor: ``tiktoken pass``, one tiktoken o200k ``encode_ordinary`` over the whole MB;
 - ``sanitize``: the sanitiser alone, beside the same floor.
 

@@ -17,14 +17,15 @@ subpackages, each with its own public ``__init__``: ``tokenbox_core.errors`` (ev
 """
 
 import tokenbox_core.structured  # noqa: F401  (registers the "structured" lens)
-from tokenbox_core.box import TokenBox
-from tokenbox_core.budget import (
+from tokenbox_core._budget import (
     MODEL_CONTEXT_WINDOWS,
     ContextBudget,
     TokenBudget,
     TokenBudgetCalculator,
     register_model,
 )
+from tokenbox_core._sections import Item, Section
+from tokenbox_core.box import TokenBox
 from tokenbox_core.chat import fit_conversation
 from tokenbox_core.compiler import CompiledContext, CompilerConfig, ContextCompiler, Evidence, ablate
 from tokenbox_core.errors import (
@@ -39,7 +40,6 @@ from tokenbox_core.errors import (
     TokenizerUnavailable,
 )
 from tokenbox_core.layout import Layout
-from tokenbox_core.sections import Item, Section
 from tokenbox_core.select import SelectionPolicy
 from tokenbox_core.session import ContextSession
 from tokenbox_core.tokens import TokenCounter, count_message_tokens, get_counter

@@ -14,12 +14,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from tokenbox_core._records import Action, LaidOutSection, RemovedItem, Status
 from tokenbox_core.errors import OutputFormError
-from tokenbox_core.records import Action, LaidOutSection, RemovedItem, Status
 from tokenbox_core.tokens import canonical_json
 
 if TYPE_CHECKING:
-    from tokenbox_core.budget import ContextBudget
+    from tokenbox_core._budget import ContextBudget
 
 __all__ = [
     "CHAT_ROLES",
@@ -135,7 +135,7 @@ class Layout:
 
     @property
     def input_hash(self) -> str:
-        """sha256 of a canonical encoding of every input that can change this layout (``tokenbox_core.box.inputs``).
+        """sha256 of a canonical encoding of every input that can change this layout (``tokenbox_core.box._inputs``).
 
         Stable across processes unless :attr:`input_hash_notes` names an input
         without a stable identity (a lambda counter, for example).

@@ -31,7 +31,7 @@ from langchain_core.tools import BaseTool, StructuredTool
 from tokenbox_core import ContextBudget, ContextSession, TokenCounter
 from tokenbox_core.errors import SessionError
 from tokenbox_core.session import MemorySessionStore, OffloadConfig, SessionStore, SQLiteSessionStore
-from tokenbox_core.session.view import offload_preview
+from tokenbox_core.session._view import offload_preview
 from tokenbox_langchain.fit import neutral
 from tokenbox_langchain.history import from_neutral
 

@@ -20,8 +20,8 @@ from typing import Any
 from langchain_core.messages import ToolMessage
 
 from tokenbox_core import TokenCounter
+from tokenbox_core._sections import Section
 from tokenbox_core.defense import DefensePolicy, SecurityError, defend_sections, hierarchy_statement
-from tokenbox_core.sections import Section
 
 __all__ = ["METADATA_KEY", "check_defense", "defense_statement", "screen_result"]
 

@@ -6,7 +6,7 @@
 
 Once the messages count more than ``trigger`` tokens, every tool result but those of the newest
 ``masking.keep_last`` tool groups (and of ``masking.exclude_tools``) is replaced in the request by the core's
-placeholder (:func:`tokenbox_core.session.view.masked_message`: tool name, size, first line).  The message id,
+placeholder (:func:`tokenbox_core.session._view.masked_message`: tool name, size, first line).  The message id,
 tool-call id and name are kept; results already masked are left alone.  Without a session nothing is archived, so
 the default placeholder says the result was cleared rather than pointing at ``rehydrate``.
 """
@@ -20,7 +20,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
 from tokenbox_core.session import MaskingConfig
-from tokenbox_core.session.view import masked_message
+from tokenbox_core.session._view import masked_message
 
 __all__ = ["CLEARED_PLACEHOLDER", "TokenBoxMaskingEdit"]
 

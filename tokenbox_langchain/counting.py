@@ -157,7 +157,7 @@ def check_counter_name(name: str) -> str:
         return name
     except KeyError:
         pass
-    from tokenbox_core.models.registry import suggest_model
+    from tokenbox_core.models._registry import suggest_model
 
     close = difflib.get_close_matches(name, [*_SHORTCUTS, *encodings], n=1, cutoff=0.8)  # a near-exact shortcut
     suggestion = close[0] if close else suggest_model(name)  # else a model name: 'gpt4o' is 'gpt-4o', not 'gpt2'

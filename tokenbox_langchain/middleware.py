@@ -31,7 +31,7 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
 from tokenbox_core import ContextBudget
-from tokenbox_core.arguments import check_arguments, no_bool
+from tokenbox_core._arguments import check_arguments, no_bool
 from tokenbox_core.errors import BudgetError
 from tokenbox_langchain.agent_window import ContextSize, Window, check_size, resolve_window, tool_tokens
 from tokenbox_langchain.counting import MessageCounter

@@ -25,7 +25,7 @@ from langchain_core.tools import BaseTool, StructuredTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import PrivateAttr
 
-from tokenbox_core.chat import transcripts
+from tokenbox_core.chat import _transcripts as transcripts
 from tokenbox_langchain.history import from_neutral
 
 __all__ = ["FakeToolModel", "agent_transcript", "from_neutral", "lookup_tool", "sequence_problems"]
@@ -35,7 +35,7 @@ def agent_transcript(
     turns: int = 6, *, seed: int = 0, max_parallel: int = 3, tool_rate: float = 0.5, words: tuple[int, int] = (2, 12)
 ) -> list[BaseMessage]:
     """A system message, then ``turns`` human turns, each answered directly or through agent steps:
-    :func:`tokenbox_core.chat.transcripts.agent_transcript` as LangChain messages.
+    :func:`tokenbox_core.chat._transcripts.agent_transcript` as LangChain messages.
 
     An agent step is an ``AIMessage`` with 1..``max_parallel`` tool calls followed by one
     ``ToolMessage`` per call.  Every message has an id; the same seed gives the same transcript.
@@ -48,7 +48,7 @@ def agent_transcript(
 
 def sequence_problems(messages: Sequence[BaseMessage], *, start_on_human: bool = True) -> list[str]:
     """Everything a chat provider would reject in ``messages`` (an empty list means valid): the core's check
-    (:func:`tokenbox_core.chat.transcripts.sequence_problems`) on the messages' neutral form."""
+    (:func:`tokenbox_core.chat._transcripts.sequence_problems`) on the messages' neutral form."""
     from tokenbox_langchain.fit import neutral
 
     return transcripts.sequence_problems(neutral(messages), start_on_user=start_on_human)

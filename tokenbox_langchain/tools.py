@@ -14,7 +14,7 @@ from langchain_core.tools import BaseTool, StructuredTool, ToolException
 
 from tokenbox_core.errors import TokenBoxError
 from tokenbox_core.session import SessionStore, format_turns, rehydrate, search_archive
-from tokenbox_core.session.rehydrate import REHYDRATE_DESCRIPTION, SEARCH_DESCRIPTION
+from tokenbox_core.session._rehydrate import REHYDRATE_DESCRIPTION, SEARCH_DESCRIPTION
 
 __all__ = ["rehydrate_tool", "search_archive_tool", "session_tools"]
 

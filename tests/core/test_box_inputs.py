@@ -7,7 +7,7 @@ import pickle
 
 from tokenbox_core import Item, Section, TokenBox
 from tokenbox_core.select import ReflexiveScorer, SelectionPolicy
-from tokenbox_core.select.scorers import PriorityScorer
+from tokenbox_core.select._scorers import PriorityScorer
 
 
 def digest(sections: list[Section], **box: object) -> str:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tokenbox_core import Layout
-from tokenbox_core.demo import demo_layout
+from tokenbox_core._demo import demo_layout
 from tokenbox_core.report import COLOURS
 
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")

@@ -14,7 +14,7 @@ from tokenbox_core import (
     TokenBudgetCalculator,
     register_model,
 )
-from tokenbox_core.budget import DEFAULT_CONTEXT_WINDOW
+from tokenbox_core._budget import DEFAULT_CONTEXT_WINDOW
 from tokenbox_core.errors import UnknownModelWarning
 
 

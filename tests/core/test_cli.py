@@ -108,7 +108,7 @@ def test_usage_errors_are_one_line(capsys: pytest.CaptureFixture[str], argv: lis
 
 def test_demo_prints_the_explain_table(capsys: pytest.CaptureFixture[str]) -> None:
     """`tokenbox demo` prints the scenario, the explain table of every section and what to try next."""
-    from tokenbox_core.demo import demo_layout
+    from tokenbox_core._demo import demo_layout
 
     code, out, err = run(capsys, "demo")
     assert code == 0 and err == ""

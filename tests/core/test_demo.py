@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from tokenbox_core import Layout, TokenBox, get_counter
-from tokenbox_core.demo import (
+from tokenbox_core._demo import (
     DEMO_MAX_TOKENS,
     DEMO_MODEL,
     DEMO_OUTPUT_RESERVE,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tokenbox_core.budget import DEFAULT_CONTEXT_WINDOW, MODEL_CONTEXT_WINDOWS, TokenBudgetCalculator
+from tokenbox_core._budget import DEFAULT_CONTEXT_WINDOW, MODEL_CONTEXT_WINDOWS, TokenBudgetCalculator
 from tokenbox_core.errors import UnknownModelWarning
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -7,10 +7,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tokenbox_core import TokenBox
+from tokenbox_core._sections import Section
 from tokenbox_core.errors import TokenizerUnavailable
-from tokenbox_core.sections import Section
 from tokenbox_core.tokens import TiktokenCounter, get_counter
-from tokenbox_core.tokens.fast import VERIFIED_ENCODINGS, FastBpeCounter, count_up_to, tiktoken_counter
+from tokenbox_core.tokens._fast import VERIFIED_ENCODINGS, FastBpeCounter, count_up_to, tiktoken_counter
 
 pytest.importorskip("rs_bpe", reason="the 'fast' extra is not installed")
 

@@ -7,9 +7,9 @@ import logging
 import pytest
 
 from tokenbox_core import Section, TokenBox, TokenBudgetCalculator, get_counter
-from tokenbox_core import logs as logs_module
+from tokenbox_core import _logs as logs_module
 from tokenbox_core.errors import UnknownModelWarning
-from tokenbox_core.tokens import registry
+from tokenbox_core.tokens import _registry as registry
 
 
 def test_unknown_model_fallback_is_logged_once_at_warning(caplog: pytest.LogCaptureFixture) -> None:

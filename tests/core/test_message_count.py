@@ -18,7 +18,7 @@ from tokenbox_core.tokens import (
     get_counter,
     message_token_count,
 )
-from tokenbox_core.tokens.messages import _tool_calls_text
+from tokenbox_core.tokens._messages import _tool_calls_text
 
 
 def reference_field(message: Any, key: str) -> Any:

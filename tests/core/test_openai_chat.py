@@ -1,4 +1,4 @@
-"""The offline OpenAI chat validator (tokenbox_core.testing.openai_chat): the schema and the protocol rules."""
+"""The offline OpenAI chat validator (tokenbox_core.testing._openai_chat): the schema and the protocol rules."""
 
 from __future__ import annotations
 

@@ -91,7 +91,7 @@ def test_table_has_a_row_per_section_and_a_total() -> None:
 def test_removed_items_are_listed_with_reasons() -> None:
     """Every removed item appears with its section, tokens and score, the plain reason once per run of items that
     share it (not fourteen times); whole dropped sections too."""
-    from tokenbox_core.report.style import REASONS, removed_groups
+    from tokenbox_core.report._style import REASONS, removed_groups
 
     layout = _layout()
     page = layout_html(layout)

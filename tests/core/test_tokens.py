@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 from tokenbox_core import CounterError, TokenizerUnavailable, count_message_tokens, get_counter
 from tokenbox_core.errors import InvalidTextError, UnknownModelWarning
 from tokenbox_core.tokens import COUNT_CACHE, CallableCounter, TiktokenCounter, encoding_for_model
-from tokenbox_core.tokens import cache as cache_module
-from tokenbox_core.tokens import encodings as encodings_module
+from tokenbox_core.tokens import _cache as cache_module
+from tokenbox_core.tokens import _encodings as encodings_module
 
 TRICKY = st.lists(
     st.sampled_from(
@@ -343,7 +343,7 @@ def test_offline_loading_leaves_the_environment_and_tiktoken_alone(tmp_path: obj
     env["TMPDIR"] = str(tmp_path)
     code = (
         "import os, threading, tiktoken.registry\n"
-        "from tokenbox_core.tokens.encodings import _load_encoding\n"
+        "from tokenbox_core.tokens._encodings import _load_encoding\n"
         "seen = []\n"
         "stop = threading.Event()\n"
         "def watch():\n"

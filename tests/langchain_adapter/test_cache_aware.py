@@ -7,7 +7,7 @@ import itertools
 from langchain_core.messages import convert_to_messages
 
 from tokenbox_core.cache import CacheWindow
-from tokenbox_core.testing.transcripts import agent_session
+from tokenbox_core.testing._transcripts import agent_session
 from tokenbox_langchain import TokenBoxMessages, trim_messages
 
 SESSION = convert_to_messages(agent_session(60, words_per_turn=150))

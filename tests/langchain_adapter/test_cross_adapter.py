@@ -10,7 +10,7 @@ import pytest
 from llama_index.core.base.llms.types import ChatMessage, TextBlock, ToolCallBlock
 
 from tokenbox_core import ContextCriticalOverflow, count_message_tokens
-from tokenbox_core.chat.transcripts import agent_transcript, sequence_problems
+from tokenbox_core.chat._transcripts import agent_transcript, sequence_problems
 from tokenbox_langchain import TokenBoxMessages
 from tokenbox_langchain.testing import from_neutral
 from tokenbox_llamaindex import TokenBoxMemory

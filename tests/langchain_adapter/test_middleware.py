@@ -11,10 +11,10 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langgraph.checkpoint.memory import InMemorySaver
 
 from tokenbox_core import get_counter
-from tokenbox_core.arguments import UnknownArgumentError
+from tokenbox_core._arguments import UnknownArgumentError
 from tokenbox_core.cache import CacheWindow, simulate_cache
 from tokenbox_core.errors import BudgetError
-from tokenbox_core.testing.transcripts import agent_session
+from tokenbox_core.testing._transcripts import agent_session
 from tokenbox_langchain.agent_window import tool_tokens
 from tokenbox_langchain.counting import MessageCounter
 from tokenbox_langchain.fit import neutral

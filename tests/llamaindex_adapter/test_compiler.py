@@ -127,7 +127,7 @@ def test_engines_take_a_budget_and_default_to_settings_llm(
 
 def test_engines_reject_unknown_arguments_with_a_suggestion(index: VectorStoreIndex, llm: MockLLM) -> None:
     """A misspelt keyword fails at construction and names the argument meant."""
-    from tokenbox_core.arguments import UnknownArgumentError
+    from tokenbox_core._arguments import UnknownArgumentError
 
     with pytest.raises(UnknownArgumentError, match=r"'polcy' \(did you mean 'policy'\?\)"):
         TokenBoxQueryEngine(retriever=index.as_retriever(), llm=llm, budget=900, polcy="x")

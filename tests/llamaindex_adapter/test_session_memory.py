@@ -24,7 +24,7 @@ from llama_index.core.memory.memory import BaseMemoryBlock, InsertMethod
 from llama_index.core.memory.memory_blocks import StaticMemoryBlock
 from llama_index.core.storage.chat_store.base_db import MessageStatus
 
-from tokenbox_core.arguments import UnknownArgumentError
+from tokenbox_core._arguments import UnknownArgumentError
 from tokenbox_core.errors import BudgetError
 from tokenbox_core.media import image_tokens
 from tokenbox_llamaindex import MemoryOverflow, TokenBoxSessionMemory

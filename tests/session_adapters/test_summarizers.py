@@ -15,7 +15,7 @@ from llama_index.core.base.llms.types import CompletionResponse
 from llama_index.core.llms import MockLLM
 
 from tokenbox_core.session import Checkpointer, SessionError, SQLiteSessionStore
-from tokenbox_core.session.llm import PROMPT_VERSION, ModelSummarizer, seed_for
+from tokenbox_core.session._llm import PROMPT_VERSION, ModelSummarizer, seed_for
 from tokenbox_core.tokens import get_counter
 from tokenbox_langchain.summarizer import ChatModelSummarizer
 from tokenbox_llamaindex.summarizer import LLMSummarizer

@@ -23,10 +23,10 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from tokenbox_core.batch.files import SpecTask, read_specs, record_json, write_records
-from tokenbox_core.batch.local import TaskFn, plan_workers, run_local
-from tokenbox_core.batch.ray_engine import RayUnavailable
-from tokenbox_core.batch.records import SpecCompiler
+from tokenbox_core.batch._files import SpecTask, read_specs, record_json, write_records
+from tokenbox_core.batch._local import TaskFn, plan_workers, run_local
+from tokenbox_core.batch._ray_engine import RayUnavailable
+from tokenbox_core.batch._records import SpecCompiler
 from tokenbox_core.errors import TokenBoxError
 
 __all__ = [
@@ -71,7 +71,7 @@ def run_tasks(
             raise BatchError(f"address {address!r} names a Ray cluster: use it with engine 'ray' (--engine ray)")
         return run_local(tasks, fn, jobs)
     if engine == "ray":
-        from tokenbox_core.batch.ray_engine import run_ray
+        from tokenbox_core.batch._ray_engine import run_ray
 
         return run_ray(tasks, fn, jobs=jobs, address=address)
     raise BatchError(f"unknown engine {engine!r}; expected one of {', '.join(ENGINES)}")

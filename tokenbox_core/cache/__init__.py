@@ -16,12 +16,12 @@ pieces that keep the prefix stable and the tool that measures it:
   (:class:`TurnCheck`).
 """
 
-from tokenbox_core.cache.breakpoints import cache_breakpoints, with_cache_control
-from tokenbox_core.cache.check import TurnCheck
-from tokenbox_core.cache.eviction import plain_cut, plan_block_cut
-from tokenbox_core.cache.rules import CacheRules, cache_rules, claude_min_prefix, rule_names
-from tokenbox_core.cache.simulate import CacheSimulation, TurnStats, simulate_cache
-from tokenbox_core.cache.window import CacheAwareFit, CacheWindow
+from tokenbox_core.cache._breakpoints import cache_breakpoints, with_cache_control
+from tokenbox_core.cache._check import TurnCheck
+from tokenbox_core.cache._eviction import plain_cut, plan_block_cut
+from tokenbox_core.cache._rules import CacheRules, cache_rules, claude_min_prefix, rule_names
+from tokenbox_core.cache._simulate import CacheSimulation, TurnStats, simulate_cache
+from tokenbox_core.cache._window import CacheAwareFit, CacheWindow
 
 __all__ = [
     "CacheAwareFit",

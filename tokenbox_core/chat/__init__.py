@@ -15,9 +15,9 @@ boundary message.
   translation as Sections, for a caller laying them out with its own sections.
 """
 
-from tokenbox_core.chat.fit import ConversationFit, ConversationOverflow, fit_conversation, shift_budget
-from tokenbox_core.chat.fixups import partial_cut, place_markers, split_groups, start_on_fixup
-from tokenbox_core.chat.messages import (
+from tokenbox_core.chat._fit import ConversationFit, ConversationOverflow, fit_conversation, shift_budget
+from tokenbox_core.chat._fixups import partial_cut, place_markers, split_groups, start_on_fixup
+from tokenbox_core.chat._messages import (
     OVERRIDE_KEY,
     SYSTEM_ROLES,
     ChatCounter,
@@ -26,8 +26,8 @@ from tokenbox_core.chat.messages import (
     matcher,
     tool_groups,
 )
-from tokenbox_core.chat.read import ReadMessages, read_messages
-from tokenbox_core.chat.sections import (
+from tokenbox_core.chat._read import ReadMessages, read_messages
+from tokenbox_core.chat._sections import (
     MARKER_ID_PREFIX,
     ConversationSections,
     Marker,
@@ -35,7 +35,7 @@ from tokenbox_core.chat.sections import (
     SystemRule,
     conversation_sections,
 )
-from tokenbox_core.chat.validate import (
+from tokenbox_core.chat._validate import (
     MESSAGE_ROLES,
     Problem,
     check_conversation,

@@ -32,9 +32,9 @@ import warnings
 from collections.abc import Sequence
 from typing import TextIO
 
-from tokenbox_core.cli import commands
-from tokenbox_core.cli.commands import EXIT_BAD_INPUT, EXIT_OK, one_line
-from tokenbox_core.cli.parser import UsageError, build_parser
+from tokenbox_core.cli import _commands as commands
+from tokenbox_core.cli._commands import EXIT_BAD_INPUT, EXIT_OK, one_line
+from tokenbox_core.cli._parser import UsageError, build_parser
 from tokenbox_core.errors import TokenBoxError, TokenBoxWarning
 
 __all__ = ["main"]
@@ -54,17 +54,17 @@ def _dispatch(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.command == "schema":
         return commands.cmd_schema(args, out)
     if args.command == "compile":  # compiler hook (ported at the media merge)
-        from tokenbox_core.compiler.command import run_compile_command
+        from tokenbox_core.compiler._command import run_compile_command
 
         return run_compile_command(args, out, err)
-    if args.command == "cache-sim":  # tokenbox_core.cache.command (issue 15)
-        from tokenbox_core.cache.command import run as run_cache_sim
+    if args.command == "cache-sim":  # tokenbox_core.cache._command (issue 15)
+        from tokenbox_core.cache._command import run as run_cache_sim
 
         text, _ = run_cache_sim(args)
         out.write(text + "\n")
         return EXIT_OK
-    if args.command == "session":  # tokenbox_core.session.command (issue 23)
-        from tokenbox_core.session.command import run as run_session
+    if args.command == "session":  # tokenbox_core.session._command (issue 23)
+        from tokenbox_core.session._command import run as run_session
 
         return run_session(args, out)
     raise UsageError("missing command; start with 'tokenbox demo' or see 'tokenbox --help'")

@@ -1,24 +1,24 @@
 """The prefill compiler (chapter §6.2–§6.7, §6.11): typed sources in, a validated, traced context out.
 
-Stages, one module each: :mod:`.collect`, :mod:`.filter`, :mod:`.rank`,
-:mod:`.compress` (with :mod:`.allocate`, :mod:`.overflow`), :mod:`.assemble`,
-:mod:`.validate`; around them :mod:`.inputs` (the typed tiers),
-:mod:`.config`, :mod:`.refs` (reference compression), :mod:`.trace`,
-:mod:`.metrics` and :mod:`.ablation`.
+Stages, one module each: :mod:`._collect`, :mod:`._filter`, :mod:`._rank`,
+:mod:`._compress` (with :mod:`._allocate`, :mod:`._overflow`), :mod:`._assemble`,
+:mod:`._validate`; around them :mod:`._inputs` (the typed tiers),
+:mod:`._config`, :mod:`._refs` (reference compression), :mod:`._trace`,
+:mod:`._metrics` and :mod:`._ablation`.
 """
 
-from tokenbox_core.compiler.ablation import AblationReport, ablate
-from tokenbox_core.compiler.allocate import Allocation, Demand, water_fill
-from tokenbox_core.compiler.collect import Candidates
-from tokenbox_core.compiler.compiler import CompiledContext, ContextCompiler
-from tokenbox_core.compiler.config import CompilerConfig, RankingWeights
-from tokenbox_core.compiler.filter import Exclusion
-from tokenbox_core.compiler.inputs import Developer, Evidence, Memory, Policy, TaskState, Tier, Tool, Trust
-from tokenbox_core.compiler.metrics import DEFINITIONS, Metrics
-from tokenbox_core.compiler.pii import PIIDetector, PIIMatch, RegexPIIDetector
-from tokenbox_core.compiler.refs import Reference
-from tokenbox_core.compiler.trace import CompilationTrace
-from tokenbox_core.compiler.utility import BoundedLogUtility, UtilityFunction
+from tokenbox_core.compiler._ablation import AblationReport, ablate
+from tokenbox_core.compiler._allocate import Allocation, Demand, water_fill
+from tokenbox_core.compiler._collect import Candidates
+from tokenbox_core.compiler._compiler import CompiledContext, ContextCompiler
+from tokenbox_core.compiler._config import CompilerConfig, RankingWeights
+from tokenbox_core.compiler._filter import Exclusion
+from tokenbox_core.compiler._inputs import Developer, Evidence, Memory, Policy, TaskState, Tier, Tool, Trust
+from tokenbox_core.compiler._metrics import DEFINITIONS, Metrics
+from tokenbox_core.compiler._pii import PIIDetector, PIIMatch, RegexPIIDetector
+from tokenbox_core.compiler._refs import Reference
+from tokenbox_core.compiler._trace import CompilationTrace
+from tokenbox_core.compiler._utility import BoundedLogUtility, UtilityFunction
 from tokenbox_core.errors import CompilationError, CompilerInputError, Violation
 
 __all__ = [

@@ -11,24 +11,24 @@ or around one layout with :func:`defensive_layout`.  Security events are
 logged to the ``tokenbox.security`` logger.
 """
 
-from tokenbox_core.defense.boundary import QUARANTINE_LABEL, BoundaryKey
-from tokenbox_core.defense.detector import (
+from tokenbox_core.defense._boundary import QUARANTINE_LABEL, BoundaryKey
+from tokenbox_core.defense._detector import (
     CompositeDetector,
     Detection,
     Finding,
     HeuristicDetector,
     InjectionDetector,
 )
-from tokenbox_core.defense.html import defense_html
-from tokenbox_core.defense.obfuscate import obfuscate
-from tokenbox_core.defense.output import OutputCheck, check_output
-from tokenbox_core.defense.pipeline import DefendedLayout, defensive_layout
-from tokenbox_core.defense.policy import SECRET_ENV, DefensePolicy, SourcePolicy, TrustLevel
-from tokenbox_core.defense.sanitize import Sanitized, detection_view, sanitize, sanitize_report
-from tokenbox_core.defense.spotlight import hierarchy_statement
-from tokenbox_core.defense.stage import DefendedSections, defend_sections
-from tokenbox_core.defense.trace import DefenseReport, InputEvent
-from tokenbox_core.defense.validate import finish, isolation_strength, surface
+from tokenbox_core.defense._html import defense_html
+from tokenbox_core.defense._obfuscate import obfuscate
+from tokenbox_core.defense._output import OutputCheck, check_output
+from tokenbox_core.defense._pipeline import DefendedLayout, defensive_layout
+from tokenbox_core.defense._policy import SECRET_ENV, DefensePolicy, SourcePolicy, TrustLevel
+from tokenbox_core.defense._sanitize import Sanitized, detection_view, sanitize, sanitize_report
+from tokenbox_core.defense._spotlight import hierarchy_statement
+from tokenbox_core.defense._stage import DefendedSections, defend_sections
+from tokenbox_core.defense._trace import DefenseReport, InputEvent
+from tokenbox_core.defense._validate import finish, isolation_strength, surface
 from tokenbox_core.errors import SecurityError
 
 __all__ = [

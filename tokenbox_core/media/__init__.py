@@ -9,9 +9,9 @@ sets the explicit policy for images TokenBox never fetches.
 1105
 """
 
-from tokenbox_core.media.assembly import AssembledInput, ModalityInput, MultiModalContext, assemble_multimodal
-from tokenbox_core.media.costs import audio_tokens, image_tokens, max_image_tokens, video_tokens
-from tokenbox_core.media.image_lenses import (
+from tokenbox_core.media._assembly import AssembledInput, ModalityInput, MultiModalContext, assemble_multimodal
+from tokenbox_core.media._costs import audio_tokens, image_tokens, max_image_tokens, video_tokens
+from tokenbox_core.media._image_lenses import (
     ImageFit,
     OcrChoice,
     choose_detail,
@@ -21,9 +21,9 @@ from tokenbox_core.media.image_lenses import (
     fit_size,
     substitute_ocr,
 )
-from tokenbox_core.media.parts import RemotePolicy, media_part_tokens, remote_images, split_media
-from tokenbox_core.media.references import CrossModalReference, evidence_label, validate_references
-from tokenbox_core.media.sizes import image_size, wav_seconds
+from tokenbox_core.media._parts import RemotePolicy, media_part_tokens, remote_images, split_media
+from tokenbox_core.media._references import CrossModalReference, evidence_label, validate_references
+from tokenbox_core.media._sizes import image_size, wav_seconds
 from tokenbox_core.models import ModelProfile, get_model_profile
 
 __all__ = [

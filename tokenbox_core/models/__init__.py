@@ -5,11 +5,11 @@
 200000
 """
 
-from tokenbox_core.models.calibrated import CalibratedCounter, Calibration, Observation
-from tokenbox_core.models.calibration import UsageCalibrator
-from tokenbox_core.models.endpoint import EndpointCounter
-from tokenbox_core.models.profile import CacheRule, CountingRule, ModelProfile, Pricing, WindowSource
-from tokenbox_core.models.registry import (
+from tokenbox_core.models._calibrated import CalibratedCounter, Calibration, Observation
+from tokenbox_core.models._calibration import UsageCalibrator
+from tokenbox_core.models._endpoint import EndpointCounter
+from tokenbox_core.models._profile import CacheRule, CountingRule, ModelProfile, Pricing, WindowSource
+from tokenbox_core.models._registry import (
     DEFAULT_CONTEXT_WINDOW,
     builtin_profiles,
     fallback_message,
@@ -20,8 +20,8 @@ from tokenbox_core.models.registry import (
     register_profile,
     registered_names,
 )
-from tokenbox_core.models.rules import AreaRule, AudioRule, GeminiTileRule, ImageRule, PatchRule, TileRule, VideoRule
-from tokenbox_core.models.usage import MISS_REASONS, ReportedUsage, read_usage
+from tokenbox_core.models._rules import AreaRule, AudioRule, GeminiTileRule, ImageRule, PatchRule, TileRule, VideoRule
+from tokenbox_core.models._usage import MISS_REASONS, ReportedUsage, read_usage
 
 __all__ = [
     "AreaRule",

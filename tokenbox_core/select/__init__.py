@@ -18,14 +18,14 @@ the Token Box decides the section's allocation, the policy fills it, and the
 section's ``selection`` carries the report.
 """
 
-from tokenbox_core.select.analysis import marginal_items, min_budget_for
-from tokenbox_core.select.decay import DecayCurve, DecayScorer, ExponentialDecay, StepDecay, WindowDecay
-from tokenbox_core.select.metadata import MetadataKeyScorer, MetadataTrustScorer
-from tokenbox_core.select.model import ScoredItem
-from tokenbox_core.select.pipeline import Overflow, Selection, SelectionPolicy
-from tokenbox_core.select.placers import ChronologicalPlacer, Placer, UShapedPlacer
-from tokenbox_core.select.presets import agent_policy, chat_policy, code_review_policy, rag_policy, tool_use_policy
-from tokenbox_core.select.quota import (
+from tokenbox_core.select._analysis import marginal_items, min_budget_for
+from tokenbox_core.select._decay import DecayCurve, DecayScorer, ExponentialDecay, StepDecay, WindowDecay
+from tokenbox_core.select._metadata import MetadataKeyScorer, MetadataTrustScorer
+from tokenbox_core.select._model import ScoredItem
+from tokenbox_core.select._pipeline import Overflow, Selection, SelectionPolicy
+from tokenbox_core.select._placers import ChronologicalPlacer, Placer, UShapedPlacer
+from tokenbox_core.select._presets import agent_policy, chat_policy, code_review_policy, rag_policy, tool_use_policy
+from tokenbox_core.select._quota import (
     CountConstrainedKnapsackSlicer,
     CountQuotaEntry,
     CountQuotaSlicer,
@@ -34,8 +34,8 @@ from tokenbox_core.select.quota import (
     Shortfall,
     SliceDetails,
 )
-from tokenbox_core.select.report import ExcludedItem, IncludedItem, OverflowEvent, SelectionReport
-from tokenbox_core.select.scorers import (
+from tokenbox_core.select._report import ExcludedItem, IncludedItem, OverflowEvent, SelectionReport
+from tokenbox_core.select._scorers import (
     DEFAULT_KIND_WEIGHTS,
     CompositeScorer,
     FrequencyScorer,
@@ -48,7 +48,7 @@ from tokenbox_core.select.scorers import (
     Scorer,
     TagScorer,
 )
-from tokenbox_core.select.slicers import GreedySlicer, KnapsackSlicer, Slicer
+from tokenbox_core.select._slicers import GreedySlicer, KnapsackSlicer, Slicer
 
 __all__ = [
     "ChronologicalPlacer",

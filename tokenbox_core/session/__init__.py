@@ -8,10 +8,10 @@ back.
 """
 
 from tokenbox_core.errors import SessionError, SessionStoreError, UnknownTurnError
-from tokenbox_core.session.checkpoints import SUMMARY_VERSION, CheckpointConfig, Checkpointer, Checkpoints
-from tokenbox_core.session.context import ContextSession
-from tokenbox_core.session.embeddings import MiniLMEmbedder
-from tokenbox_core.session.hygiene import (
+from tokenbox_core.session._checkpoints import SUMMARY_VERSION, CheckpointConfig, Checkpointer, Checkpoints
+from tokenbox_core.session._context import ContextSession
+from tokenbox_core.session._embeddings import MiniLMEmbedder
+from tokenbox_core.session._hygiene import (
     Decay,
     EvictionResult,
     ExponentialDecay,
@@ -22,14 +22,14 @@ from tokenbox_core.session.hygiene import (
     evict,
     staleness_signals,
 )
-from tokenbox_core.session.managed import REHYDRATED_HEADER, SUMMARY_HEADER, ManagedContext, ManagedHistory
-from tokenbox_core.session.model import EvictionEvent, Summary, Turn, block_hash
-from tokenbox_core.session.options import MaskingConfig, OffloadConfig, RecallConfig
-from tokenbox_core.session.recall import Embedder, RecallIndex
-from tokenbox_core.session.rehydrate import format_turns, rehydrate, rehydration_pointer, search_archive
-from tokenbox_core.session.sqlite import SQLiteSessionStore
-from tokenbox_core.session.store import MemorySessionStore, SessionStore
-from tokenbox_core.session.summarize import PREAMBLE, ExtractiveSummarizer, Summarizer, TurnScore
+from tokenbox_core.session._managed import REHYDRATED_HEADER, SUMMARY_HEADER, ManagedContext, ManagedHistory
+from tokenbox_core.session._model import EvictionEvent, Summary, Turn, block_hash
+from tokenbox_core.session._options import MaskingConfig, OffloadConfig, RecallConfig
+from tokenbox_core.session._recall import Embedder, RecallIndex
+from tokenbox_core.session._rehydrate import format_turns, rehydrate, rehydration_pointer, search_archive
+from tokenbox_core.session._sqlite import SQLiteSessionStore
+from tokenbox_core.session._store import MemorySessionStore, SessionStore
+from tokenbox_core.session._summarize import PREAMBLE, ExtractiveSummarizer, Summarizer, TurnScore
 
 __all__ = [
     "CheckpointConfig",

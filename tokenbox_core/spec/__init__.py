@@ -20,7 +20,7 @@
     }
 
 ``budget`` is an integer (``max_tokens``) or an object with the fields of
-:class:`~tokenbox_core.budget.ContextBudget`: ``max_tokens`` (required),
+:class:`~tokenbox_core._budget.ContextBudget`: ``max_tokens`` (required),
 ``target_tokens``, ``output_reserve``, ``reserved_slots`` (kind → tokens) and
 ``estimation_safety_margin_percent``.
 
@@ -33,8 +33,8 @@ list), plus any of ``priority``, ``shrink``, ``grow``, ``min_tokens``,
 ``metadata``.  An item has an ``id`` and ``content`` plus any of ``role``,
 ``kind``, ``score``, ``priority``, ``group``, ``pinned``, ``tokens``, ``tags``,
 ``metadata``, ``source`` and ``timestamp`` (ISO 8601).  The meaning of every
-field is the one of :class:`~tokenbox_core.sections.Section` and
-:class:`~tokenbox_core.sections.Item`.
+field is the one of :class:`~tokenbox_core._sections.Section` and
+:class:`~tokenbox_core._sections.Item`.
 
 The same spec in TOML (``[budget]`` table, ``[[sections]]`` and
 ``[[sections.items]]`` arrays of tables)::
@@ -49,7 +49,7 @@ The same spec in TOML (``[budget]`` table, ``[[sections]]`` and
     id = "policy"
     content = "You are terse."
 
-The format is defined by pydantic models (:mod:`tokenbox_core.spec.models`),
+The format is defined by pydantic models (:mod:`tokenbox_core.spec._models`),
 whose JSON Schema ``tokenbox schema`` prints: save it and point your editor at
 it (a ``"$schema"`` key naming the file is allowed in a spec) to get
 completion and checking while you type::
@@ -70,8 +70,8 @@ tokenbox_core.errors.SpecError: s.json: sections[0] ('a'): unknown field 'prorit
 """
 
 from tokenbox_core.errors import SpecError
-from tokenbox_core.spec.build import LayoutSpec, parse_spec
-from tokenbox_core.spec.files import decode_utf8, load_spec, loads_spec, read_text
+from tokenbox_core.spec._build import LayoutSpec, parse_spec
+from tokenbox_core.spec._files import decode_utf8, load_spec, loads_spec, read_text
 
 __all__ = [
     "LayoutSpec",
@@ -87,6 +87,6 @@ __all__ = [
 
 def spec_json_schema() -> dict[str, object]:
     """The JSON Schema of the spec format (``tokenbox schema`` prints it); imports pydantic on first use."""
-    from tokenbox_core.spec.models import spec_json_schema as schema
+    from tokenbox_core.spec._models import spec_json_schema as schema
 
     return schema()

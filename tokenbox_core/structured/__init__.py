@@ -10,9 +10,9 @@ this package registers the ``structured`` lens.
 """
 
 from tokenbox_core.lenses import register_lens
-from tokenbox_core.structured.lens import structured_lens
-from tokenbox_core.structured.reduce import TableFit, aggregate, fit_table, sample_rows, select_columns, select_rows
-from tokenbox_core.structured.render import FORMATS, Format, Rendering, applicable_formats, cheapest, parse, render
+from tokenbox_core.structured._lens import structured_lens
+from tokenbox_core.structured._reduce import TableFit, aggregate, fit_table, sample_rows, select_columns, select_rows
+from tokenbox_core.structured._render import FORMATS, Format, Rendering, applicable_formats, cheapest, parse, render
 
 register_lens("structured", structured_lens, replace=True)
 

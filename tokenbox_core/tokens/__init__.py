@@ -13,8 +13,8 @@ at most N units at a boundary that decodes to valid text.  Built-in counters:
   LlamaIndex's ``Settings.tokenizer``).
 
 Counts are remembered per counter by a digest of the text in a cache bounded
-in bytes (:mod:`tokenbox_core.tokens.cache`), so the same text is not tokenised
-twice.  Encodings load offline first (:mod:`tokenbox_core.tokens.encodings`).
+in bytes (:mod:`tokenbox_core.tokens._cache`), so the same text is not tokenised
+twice.  Encodings load offline first (:mod:`tokenbox_core.tokens._encodings`).
 
 The package's modules, one idea each: ``base`` (the protocol and text checks),
 ``cache`` (the count cache), ``counters`` (counters that need no files),
@@ -25,12 +25,12 @@ tokens of an encoding), ``fast`` (the ``fast`` extra's exact counter), ``guard``
 public name is importable from ``tokenbox_core.tokens``.
 """
 
-from tokenbox_core.tokens.base import Keep, TokenCounter, validate_text
-from tokenbox_core.tokens.cache import COUNT_CACHE
-from tokenbox_core.tokens.counters import ApproximateCounter, BytesCounter, CallableCounter, WhitespaceCounter
-from tokenbox_core.tokens.fast import FastBpeCounter, count_up_to  # loads rs-bpe only when used
-from tokenbox_core.tokens.guard import GuardedCounter
-from tokenbox_core.tokens.messages import (
+from tokenbox_core.tokens._base import Keep, TokenCounter, validate_text
+from tokenbox_core.tokens._cache import COUNT_CACHE
+from tokenbox_core.tokens._counters import ApproximateCounter, BytesCounter, CallableCounter, WhitespaceCounter
+from tokenbox_core.tokens._fast import FastBpeCounter, count_up_to  # loads rs-bpe only when used
+from tokenbox_core.tokens._guard import GuardedCounter
+from tokenbox_core.tokens._messages import (
     PRIMING_TOKENS,
     TOKENS_PER_MESSAGE,
     TOKENS_PER_NAME,
@@ -39,8 +39,8 @@ from tokenbox_core.tokens.messages import (
     count_message_tokens,
     message_token_count,
 )
-from tokenbox_core.tokens.registry import encoding_for_model, get_counter, register_model_encoding
-from tokenbox_core.tokens.tiktoken_counter import TiktokenCounter
+from tokenbox_core.tokens._registry import encoding_for_model, get_counter, register_model_encoding
+from tokenbox_core.tokens._tiktoken_counter import TiktokenCounter
 
 __all__ = [
     "COUNT_CACHE",

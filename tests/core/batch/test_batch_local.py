@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tokenbox_core.batch import BatchError, SpecCompiler, compile_batch, plan_workers, read_specs, run_tasks
-from tokenbox_core.batch import local as batch_local
+from tokenbox_core.batch import _local as batch_local
 from tokenbox_core.spec import SpecError
 
 from .batch_specs import spec_lines, write_specs

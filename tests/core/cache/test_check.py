@@ -6,7 +6,7 @@ import pytest
 
 from tokenbox_core.cache import TurnCheck, simulate_cache
 from tokenbox_core.errors import UsageReportError
-from tokenbox_core.testing.transcripts import agent_session
+from tokenbox_core.testing._transcripts import agent_session
 
 SESSION = agent_session(6, words_per_turn=300)
 

@@ -6,9 +6,9 @@ import json
 import pytest
 
 from tokenbox_core.cache import simulate_cache
-from tokenbox_core.cache.command import add_command, run
+from tokenbox_core.cache._command import add_command, run
 from tokenbox_core.errors import TokenBoxError
-from tokenbox_core.testing.transcripts import agent_session
+from tokenbox_core.testing._transcripts import agent_session
 
 
 def parse(*argv):

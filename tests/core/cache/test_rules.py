@@ -1,4 +1,4 @@
-"""Each prompt-cache rule, on the providers' documented examples (sources in tokenbox_core/cache/rules.py).
+"""Each prompt-cache rule, on the providers' documented examples (sources in tokenbox_core/cache/_rules.py).
 
 Sizes are counted with the whitespace counter so that every prefix has an exact,
 readable size: a message costs 4 (chat overhead) + 1 (its role) + its words.
@@ -13,7 +13,7 @@ import pytest
 from tokenbox_core.cache import CacheRules, cache_rules, claude_min_prefix, rule_names, simulate_cache
 from tokenbox_core.errors import BudgetError
 from tokenbox_core.models import builtin_profiles
-from tokenbox_core.testing.transcripts import agent_session
+from tokenbox_core.testing._transcripts import agent_session
 
 W = "whitespace"
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from tokenbox_core.cache import CacheRules, cache_rules, plain_cut, plan_block_cut, simulate_cache
-from tokenbox_core.testing.transcripts import agent_session
+from tokenbox_core.testing._transcripts import agent_session
 from tokenbox_core.tokens import get_counter, message_token_count
 
 COUNTER = get_counter("o200k_base")

@@ -10,7 +10,7 @@ from tokenbox_core import ContextBudget
 from tokenbox_core.cache import CacheWindow, simulate_cache
 from tokenbox_core.chat import fit_conversation
 from tokenbox_core.errors import SectionError
-from tokenbox_core.testing.transcripts import agent_session
+from tokenbox_core.testing._transcripts import agent_session
 from tokenbox_core.tokens import count_message_tokens
 
 SESSION = agent_session(90, words_per_turn=200)

@@ -15,7 +15,7 @@ from tokenbox_core.chat import (
     fit_conversation,
     tool_groups,
 )
-from tokenbox_core.chat.transcripts import agent_transcript, sequence_problems
+from tokenbox_core.chat._transcripts import agent_transcript, sequence_problems
 
 W = "whitespace"
 

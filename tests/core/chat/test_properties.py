@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from tokenbox_core import count_message_tokens
 from tokenbox_core.chat import ConversationOverflow, fit_conversation, tool_groups
-from tokenbox_core.chat.transcripts import agent_transcript, sequence_problems
+from tokenbox_core.chat._transcripts import agent_transcript, sequence_problems
 
 transcripts = st.builds(
     agent_transcript,
@@ -97,8 +97,8 @@ def test_a_partial_cut_fits_the_room_and_keeps_whole_splits(
 ) -> None:
     """The boundary message cut to the room: its size as sent is at most the room, and its text is whole splits
     from the start (from the end with ``keep_tail``); None only when no split fits."""
-    from tokenbox_core.chat.fixups import partial_cut
-    from tokenbox_core.chat.messages import ChatCounter
+    from tokenbox_core.chat._fixups import partial_cut
+    from tokenbox_core.chat._messages import ChatCounter
 
     chat = ChatCounter.of(counter)
     text = "\n".join(lines)

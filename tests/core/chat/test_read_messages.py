@@ -13,7 +13,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from tokenbox_core.chat import conversation_problems, conversation_sections, fit_conversation, tool_groups
-from tokenbox_core.chat.read import read_messages
+from tokenbox_core.chat._read import read_messages
 from tokenbox_core.errors import SectionError
 
 CALL_IDS = st.sampled_from(["c0", "c1", "c2", "", None, 7])

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tokenbox_core.chat.messages import ChatCounter
+from tokenbox_core.chat._messages import ChatCounter
 from tokenbox_core.tokens import COUNT_CACHE
 
 _texts = st.one_of(

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tokenbox_core.compiler import BoundedLogUtility, CompilerInputError, Demand, water_fill
-from tokenbox_core.compiler.utility import marginal_utility
+from tokenbox_core.compiler._utility import marginal_utility
 
 EPS = 1e-9
 

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from tokenbox_core import CompilerConfig, ContextCompiler
-from tokenbox_core.compiler.build import LABELS, PRECEDENCE_STATEMENT
+from tokenbox_core.compiler._build import LABELS, PRECEDENCE_STATEMENT
 
 
 def agent_loop() -> list[dict[str, Any]]:

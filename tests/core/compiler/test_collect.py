@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from tokenbox_core.compiler import CompilerInputError, ContextCompiler, Policy, Tool
-from tokenbox_core.compiler.collect import collect, collect_async
+from tokenbox_core.compiler._collect import collect, collect_async
 
 from .conftest import evidence
 

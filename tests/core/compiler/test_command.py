@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from tokenbox_core.cli import main
-from tokenbox_core.compiler.command import compile_spec
+from tokenbox_core.compiler._command import compile_spec
 
 SPEC: dict[str, Any] = {
     "budget": {"max_tokens": 3000, "output_reserve": 500},

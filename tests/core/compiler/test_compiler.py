@@ -8,7 +8,7 @@ import pytest
 
 from tokenbox_core import CompilationError, CompilerConfig, ContextBudget, ContextCompiler
 from tokenbox_core.compiler import CompilerInputError
-from tokenbox_core.compiler.build import PRECEDENCE_STATEMENT
+from tokenbox_core.compiler._build import PRECEDENCE_STATEMENT
 from tokenbox_core.tokens import count_message_tokens, get_counter
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import timedelta
 
 from tokenbox_core.compiler import CompilerConfig, Memory, TaskState, Tool
-from tokenbox_core.compiler.collect import Candidates
-from tokenbox_core.compiler.filter import filter_candidates, freshness, reference_time, tool_relevance
+from tokenbox_core.compiler._collect import Candidates
+from tokenbox_core.compiler._filter import filter_candidates, freshness, reference_time, tool_relevance
 
 from .conftest import NOW, evidence
 

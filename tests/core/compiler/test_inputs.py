@@ -10,7 +10,7 @@ import pytest
 
 from tokenbox_core import ContextCompiler
 from tokenbox_core.compiler import CompilerInputError, Evidence, Memory, TaskState, Tier, Tool, Trust
-from tokenbox_core.compiler.render import evidence_tag
+from tokenbox_core.compiler._render import evidence_tag
 
 from .conftest import evidence
 

@@ -6,8 +6,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tokenbox_core.compiler import CompilerConfig, RankingWeights, Tool
-from tokenbox_core.compiler.collect import Candidates
-from tokenbox_core.compiler.rank import rank_candidates
+from tokenbox_core.compiler._collect import Candidates
+from tokenbox_core.compiler._rank import rank_candidates
 from tokenbox_core.tokens import get_counter
 
 from .conftest import NOW, evidence

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tokenbox_core import CompilerConfig, ContextCompiler
 from tokenbox_core.compiler import Memory
-from tokenbox_core.compiler.refs import find_duplicates, pointer_text
+from tokenbox_core.compiler._refs import find_duplicates, pointer_text
 
 from .conftest import evidence
 

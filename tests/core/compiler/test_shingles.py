@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from tokenbox_core import CompilerConfig, ContextCompiler
 from tokenbox_core.compiler import Memory
-from tokenbox_core.compiler.shingles import (
+from tokenbox_core.compiler._shingles import (
     SketchCache,
     find_duplicates,
     find_exact_duplicates,
@@ -74,7 +74,7 @@ def test_words_are_their_crc32_and_shingles_are_consecutive_words() -> None:
 def test_word_ids_are_the_crc32_of_normalised_words_for_any_text(text: str) -> None:
     """ASCII or not (separators, no-break spaces, a Kelvin sign that lower-cases to ASCII, lone surrogates), a
     text's word ids are the CRC32 of the UTF-8 bytes of :func:`normalise`'s words."""
-    from tokenbox_core.compiler.shingles import _word_ids
+    from tokenbox_core.compiler._shingles import _word_ids
 
     assert _word_ids(text) == tuple(zlib.crc32(w.encode("utf-8", "surrogatepass")) for w in normalise(text))
 
@@ -166,7 +166,7 @@ def test_a_sketch_cache_changes_no_pair(corpus: list[str], other: list[str], thr
 def test_the_sketch_cache_is_keyed_by_content_and_bounded_in_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
     """Equal texts share an entry whatever the object, the shingle size is part of the key, and the least
     recently used entries go once the estimated bytes pass the bound."""
-    from tokenbox_core.compiler import shingles as module
+    from tokenbox_core.compiler import _shingles as module
 
     made: list[tuple[int, ...]] = []
     sketch = module._sketch

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from tokenbox_core import CompilerConfig, ContextCompiler
 from tokenbox_core.compiler import Evidence, Tool
-from tokenbox_core.compiler.trace import _plain, output_hash
+from tokenbox_core.compiler._trace import _plain, output_hash
 from tokenbox_core.tokens import canonical_json
 
 from .conftest import NOW, evidence
@@ -121,8 +121,8 @@ def test_input_hash_feeds_structured_values_as_canonical_json() -> None:
     """Empty mappings and integer tuples are fed as their canonical JSON, like every other structured value."""
     import hashlib
 
-    from tokenbox_core.compiler.trace import _feed
-    from tokenbox_core.frozen import FrozenDict
+    from tokenbox_core._frozen import FrozenDict
+    from tokenbox_core.compiler._trace import _feed
     from tokenbox_core.tokens import canonical_json
 
     for value in ({}, FrozenDict(), (), (3, -40), (0, 12345678901234567890), (True, 1), (1, 2.5), (7,), (1, 2, 3)):
@@ -199,6 +199,6 @@ _json_like = st.recursive(
 @given(_json_like)
 def test_frozen_schema_data_is_plain_and_immutable_like_its_source(value: Any) -> None:
     """A tool schema's frozen copy (FrozenDict / FrozenList) gives the plain data of the value it was made from."""
-    from tokenbox_core.compiler.inputs import _deep_frozen
+    from tokenbox_core.compiler._inputs import _deep_frozen
 
     assert _plain(_deep_frozen(value)) == _plain(value)

@@ -7,12 +7,12 @@ from typing import Any
 import pytest
 
 from tokenbox_core import CompilationError, CompilerConfig, ContextCompiler
+from tokenbox_core._sections import Item, Section
 from tokenbox_core.compiler import Memory
-from tokenbox_core.compiler.assemble import Assembled
-from tokenbox_core.compiler.build import SectionPlan
-from tokenbox_core.compiler.metrics import Metrics
-from tokenbox_core.compiler.validate import check_invariants
-from tokenbox_core.sections import Item, Section
+from tokenbox_core.compiler._assemble import Assembled
+from tokenbox_core.compiler._build import SectionPlan
+from tokenbox_core.compiler._metrics import Metrics
+from tokenbox_core.compiler._validate import check_invariants
 
 from .conftest import evidence
 

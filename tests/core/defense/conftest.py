@@ -2,7 +2,7 @@
 
 Each row has ``id``, ``class``, ``source`` and ``text``; obfuscated attacks
 store a readable ``payload`` and a ``transform`` name, applied here with
-:func:`tokenbox_core.defense.obfuscate` into the ``{payload}`` slot of ``text``.
+:func:`tokenbox_core.defense._obfuscate` into the ``{payload}`` slot of ``text``.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from tokenbox_core import CompilerConfig, ContextCompiler, Evidence, SecurityError
 from tokenbox_core.defense import DefensePolicy, SourcePolicy, check_output
-from tokenbox_core.defense.boundary import find_markers
+from tokenbox_core.defense._boundary import find_markers
 
 T = datetime(2026, 11, 1, tzinfo=UTC)
 SECRET = "deployment-secret-0123456789"

@@ -18,7 +18,7 @@ import pytest
 
 from conftest import CORPUS, load_corpus
 from tokenbox_core.defense import HeuristicDetector
-from tokenbox_core.defense.prefilter import native_available
+from tokenbox_core.defense._prefilter import native_available
 
 PINNED = CORPUS / "decisions.json"
 SETS = ("attacks", "benign", "holdout_attacks", "holdout_benign", "heldout2_attacks", "heldout2_benign")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tokenbox_core.defense import HeuristicDetector
-from tokenbox_core.defense.analyzers import hidden_spans
+from tokenbox_core.defense._analyzers import hidden_spans
 
 D = HeuristicDetector()
 

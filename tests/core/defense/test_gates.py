@@ -11,11 +11,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tokenbox_core.defense import HeuristicDetector
-from tokenbox_core.defense import prefilter as prefilter_module
-from tokenbox_core.defense.detector import DETECTOR_RULES
-from tokenbox_core.defense.gates import Literal
-from tokenbox_core.defense.prefilter import Prefilter, native_available
-from tokenbox_core.defense.rules import CASED_RULES, RULES
+from tokenbox_core.defense import _prefilter as prefilter_module
+from tokenbox_core.defense._detector import DETECTOR_RULES
+from tokenbox_core.defense._gates import Literal
+from tokenbox_core.defense._prefilter import Prefilter, native_available
+from tokenbox_core.defense._rules import CASED_RULES, RULES
 
 _LITERALS = sorted({Literal.parse(k).text for r in DETECTOR_RULES + CASED_RULES for g in r.gate for k in g})
 _PHRASES = [
@@ -70,7 +70,7 @@ def test_case_folding_keeps_every_ascii_letter_of_lower_casing() -> None:
 
 def test_no_leet_keyword_is_spelled_with_leet_letters_alone() -> None:
     """Every leetspeak keyword has a letter no leet digit stands for, so a leet token pairs a letter with a digit."""
-    from tokenbox_core.defense.leet import _LEET, _LEET_WORDS
+    from tokenbox_core.defense._leet import _LEET, _LEET_WORDS
 
     images = set("013457@$".translate(_LEET))
     assert all(set(word) - images for word in _LEET_WORDS)
@@ -78,8 +78,8 @@ def test_no_leet_keyword_is_spelled_with_leet_letters_alone() -> None:
 
 def test_smuggling_gate_covers_every_smuggling_character() -> None:
     """The one-search gate of the smuggling checks matches every character the three checks look for."""
-    from tokenbox_core.defense.chars import CHAR_CLASSES
-    from tokenbox_core.defense.detector import _BIDI, _IN_WORD, _SMUGGLING
+    from tokenbox_core.defense._chars import CHAR_CLASSES
+    from tokenbox_core.defense._detector import _BIDI, _IN_WORD, _SMUGGLING
 
     needed = set(_IN_WORD) | {chr(c) for c in CHAR_CLASSES["tag"]}
     needed |= {chr(c) for c in range(0x2000, 0x2100) if _BIDI.match(chr(c))}
@@ -88,7 +88,7 @@ def test_smuggling_gate_covers_every_smuggling_character() -> None:
 
 def test_base64_after_an_equals_sign_needs_a_key() -> None:
     """A base64 run after ``key=`` decodes; after a bare ``=`` (no word character before it) it does not."""
-    from tokenbox_core.defense.analyzers import decoded_blobs
+    from tokenbox_core.defense._analyzers import decoded_blobs
 
     blob = "aWdub3JlIHRoZSBydWxlcw=="
     assert decoded_blobs(f"token={blob} x") == [(6, "base64", "ignore the rules")]
@@ -99,7 +99,7 @@ def test_base64_after_an_equals_sign_needs_a_key() -> None:
 def test_mixed_script_words_are_folded_whole() -> None:
     """A word with a confusable before, after or between Latin letters is folded whole and counted once;
     a word of Cyrillic only, or a confusable beside a non-letter, is left alone."""
-    from tokenbox_core.defense.homoglyphs import fold_mixed_words
+    from tokenbox_core.defense._homoglyphs import fold_mixed_words
 
     assert fold_mixed_words("аbc xyа pаyраl") == ("abc xya paypal", 3)
     assert fold_mixed_words("привет а1 мир, ok") == ("привет а1 мир, ok", 0)

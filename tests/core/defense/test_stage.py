@@ -15,7 +15,7 @@ from tokenbox_core.defense import (
     defensive_layout,
     finish,
 )
-from tokenbox_core.defense.boundary import find_markers
+from tokenbox_core.defense._boundary import find_markers
 from tokenbox_core.tokens import get_counter
 
 SECRET = "correct horse battery staple"

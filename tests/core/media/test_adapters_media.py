@@ -66,7 +66,7 @@ def test_llamaindex_image_blocks_reach_the_core_with_their_data() -> None:
     block no rule can cost (a document)."""
     from llama_index.core.base.llms.types import ChatMessage, DocumentBlock, ImageBlock, TextBlock
 
-    from tokenbox_core.chat.messages import ChatCounter
+    from tokenbox_core.chat._messages import ChatCounter
     from tokenbox_llamaindex._messages import neutral
 
     data = base64.b64decode(_png_b64((1024, 1024)))

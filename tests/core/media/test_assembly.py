@@ -8,8 +8,8 @@ import pytest
 
 from tokenbox_core import count_message_tokens
 from tokenbox_core.errors import MediaError
-from tokenbox_core.media.assembly import ModalityInput, assemble_multimodal
-from tokenbox_core.media.references import CrossModalReference, evidence_label, validate_references
+from tokenbox_core.media._assembly import ModalityInput, assemble_multimodal
+from tokenbox_core.media._references import CrossModalReference, evidence_label, validate_references
 
 PIL = pytest.importorskip("PIL.Image")
 

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from tokenbox_core import fit_conversation, get_counter
 from tokenbox_core.errors import CounterError, UsageReportError
 from tokenbox_core.models import CalibratedCounter, UsageCalibrator
-from tokenbox_core.models.counting import MarginApproximateCounter, counting_note
+from tokenbox_core.models._counting import MarginApproximateCounter, counting_note
 from tokenbox_core.tokens import count_message_tokens
 
 MODEL = "claude-sonnet-4-5"

@@ -10,7 +10,7 @@ import pytest
 from tokenbox_core import ContextBudget, count_message_tokens
 from tokenbox_core.compiler import CompilerConfig, ContextCompiler, Evidence
 from tokenbox_core.media import ModalityInput, image_tokens
-from tokenbox_core.media.evidence import media_evidence
+from tokenbox_core.media._evidence import media_evidence
 
 PIL = pytest.importorskip("PIL.Image")
 WHEN = datetime(2025, 1, 15, 10, 30, tzinfo=timezone.utc)

@@ -28,8 +28,8 @@ from tokenbox_core.models import (
     get_model_profile,
     normalise_model_name,
 )
-from tokenbox_core.models.counting import HFTokenizerCounter, MarginApproximateCounter
-from tokenbox_core.models.frameworks import profile_from_object
+from tokenbox_core.models._counting import HFTokenizerCounter, MarginApproximateCounter
+from tokenbox_core.models._frameworks import profile_from_object
 
 
 def _fresh(prefix: str) -> str:

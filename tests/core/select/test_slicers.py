@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tokenbox_core import Item
-from tokenbox_core.budget import EffectiveBudget
+from tokenbox_core._budget import EffectiveBudget
 from tokenbox_core.errors import SelectionError
 from tokenbox_core.select import (
     CountConstrainedKnapsackSlicer,

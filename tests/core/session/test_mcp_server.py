@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from tokenbox_core.session import SQLiteSessionStore
-from tokenbox_core.session.mcp_server import main
+from tokenbox_core.session._mcp_server import main
 
 mcp = pytest.importorskip("mcp")
 anyio = pytest.importorskip("anyio")
@@ -38,7 +38,7 @@ def _is_error(result: Any) -> bool:
 
 async def _session_calls(path: Path) -> dict[str, Any]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    params = StdioServerParameters(command=sys.executable, args=["-m", "tokenbox_core.session.mcp_server", str(path)],
+    params = StdioServerParameters(command=sys.executable, args=["-m", "tokenbox_core.session._mcp_server", str(path)],
                                    env=env)  # fmt: skip
     out: dict[str, Any] = {}
     with open(os.devnull, "w") as errlog:
@@ -82,7 +82,7 @@ def test_missing_mcp_extra_names_the_extra(tmp_path: Path, monkeypatch: pytest.M
     """Without the mcp package the server says which extra to install."""
     import importlib
 
-    from tokenbox_core.session import mcp_server
+    from tokenbox_core.session import _mcp_server as mcp_server
 
     real = importlib.import_module
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tokenbox_core.session import SessionStoreError, SQLiteSessionStore
-from tokenbox_core.session.schema import MIGRATIONS, SCHEMA_VERSION
+from tokenbox_core.session._schema import MIGRATIONS, SCHEMA_VERSION
 
 _WRITER = textwrap.dedent(
     """

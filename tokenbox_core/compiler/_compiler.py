@@ -1,0 +1,421 @@
+"""``ContextCompiler``: Collect → Filter → Rank → Compress → Assemble → Validate (chapter §6.4, Algorithm 6.1).
+
+The class is a thin conductor; each stage is a pure function in its own
+module over typed values (:class:`Candidates`, :class:`SectionPlan`,
+:class:`Compressed`, :class:`Assembled`), so stages can be inserted between
+them.  The defensive-compilation policy (``CompilerConfig.defense``) plugs
+in through optional methods, each called at one stage boundary:
+
+- ``screen(candidates) -> (candidates, exclusions)`` after Filter (sanitise, detect, drop);
+- ``isolate(plans) -> plans`` after the sections are built (boundaries around untrusted text);
+- ``isolation_strength(section_id, source_type) -> float`` for the injection-surface metric.
+
+Compile-then-fit: the bodies are laid out into the window minus the
+generation reserve and the assembly's scaffolding; the assembled output is
+then counted exactly as it is sent and, should BPE merges at the joins leave
+it over, laid out again with the excess taken off (at most a few passes).
+
+>>> from tokenbox_core import ContextCompiler
+>>> compiled = ContextCompiler(1000, counter="whitespace").compile(
+...     policy="Answer in one sentence.", user="What is TokenBox?")
+>>> [m["role"] for m in compiled.messages]
+['system', 'user']
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+import uuid
+from collections.abc import Mapping
+from dataclasses import replace
+from datetime import datetime
+from typing import Any
+
+from tokenbox_core._budget import ContextBudget
+from tokenbox_core.compiler._assemble import Assembled, assemble, scaffold_reserve
+from tokenbox_core.compiler._build import SectionPlan, build_plan
+from tokenbox_core.compiler._collect import Candidates, collect, collect_async, has_async_sources
+from tokenbox_core.compiler._compress import Compressed, compress, measure, section_summary
+from tokenbox_core.compiler._config import CompilerConfig
+from tokenbox_core.compiler._context import CompiledContext
+from tokenbox_core.compiler._filter import Exclusion, filter_candidates, reference_time
+from tokenbox_core.compiler._metrics import compute_metrics
+from tokenbox_core.compiler._overflow import OverflowEvent
+from tokenbox_core.compiler._rank import Ranked, rank_candidates
+from tokenbox_core.compiler._refs import Reference, compress_references, dangling_references, restore_references
+from tokenbox_core.compiler._shingles import SketchCache
+from tokenbox_core.compiler._stable import cache_aware_plans
+from tokenbox_core.compiler._trace import CompilationTrace, input_hash, output_hash
+from tokenbox_core.compiler._validate import check_invariants, run_checks
+from tokenbox_core.errors import CompilationError, CompilerInputError, Violation
+from tokenbox_core.tokens import TokenCounter, canonical_json, get_counter
+
+__all__ = ["CompiledContext", "ContextCompiler"]
+
+_FIT_PASSES = 4
+
+
+class ContextCompiler:
+    """The prefill compiler (chapter §6.4): typed sources in, a validated, traced context out.
+
+    Args:
+        budget: the window as an int or a :class:`ContextBudget`; its
+            ``output_reserve`` is Tier 5, the generation reserve.
+        counter: any :func:`get_counter` spec (default o200k_base, gpt-4o's encoding).
+        config: a :class:`CompilerConfig` (default settings when omitted).
+    """
+
+    def __init__(
+        self, budget: int | ContextBudget, *, counter: Any = "o200k_base", config: CompilerConfig | None = None
+    ) -> None:
+        self.budget = ContextBudget.coerce(budget)
+        self.counter: TokenCounter = get_counter(counter)
+        if config is None:
+            config = CompilerConfig()
+        if not isinstance(config, CompilerConfig):
+            raise CompilerInputError(f"config must be a CompilerConfig, got {type(config).__name__}")
+        self.config = config
+        self._sketches = SketchCache()  # duplicate detection's per-text sketches, for the next turn
+
+    def __repr__(self) -> str:
+        budget, counter = self.budget.max_tokens, self.counter.name
+        return f"ContextCompiler(budget={budget}, counter={counter!r}, config={self.config.version})"
+
+    def compile(
+        self,
+        *,
+        policy: Any = None,
+        developer: Any = None,
+        task: Any = None,
+        tools: Any = (),
+        evidence: Any = (),
+        memory: Any = (),
+        history: Any = (),
+        user: Any = None,
+    ) -> CompiledContext:
+        """Compile the given sources (values, or sync/async callables returning them)."""
+        sources = _sources(policy, developer, task, tools, evidence, memory, history, user)
+        started = time.perf_counter()
+        if has_async_sources(sources):
+            import asyncio  # only for async sources: importing tokenbox_core stays light
+
+            try:
+                asyncio.get_running_loop()
+            except RuntimeError:
+                return asyncio.run(self.acompile(**sources))
+            raise CompilerInputError("async sources inside a running event loop: use `await compiler.acompile(...)`")
+        candidates = collect(sources)
+        return self.compile_candidates(candidates, started=started)
+
+    async def acompile(self, **sources: Any) -> CompiledContext:
+        """Like :meth:`compile`, awaiting async sources concurrently."""
+        started = time.perf_counter()
+        candidates = await collect_async({k: v for k, v in sources.items() if v is not None})
+        return self.compile_candidates(candidates, started=started)
+
+    # ------------------------------------------------------------------ the pipeline
+
+    def compile_candidates(self, candidates: Candidates, *, started: float | None = None) -> CompiledContext:
+        """Run Filter → Validate on collected candidates (the entry point for inserted stages and pages).
+
+        §6.5.5's precedence statement is the compiler's own text, not the user's: when a compile fails only
+        under a tight budget (the policy tier's constraint density, the window, an overflow) and fits without
+        the statement, the statement is left out and a ``drop_precedence_statement`` event in the trace says so.
+        """
+        started = time.perf_counter() if started is None else started
+        try:
+            return self._compile_candidates(candidates, started)
+        except CompilationError as exc:
+            tight = {"constraint_density", "window", "overflow"}
+            if not self.config.precedence_statement or not set(exc.rules) <= tight:
+                raise
+            failed = exc.rules
+            config = replace(self.config, precedence_statement=False)
+            plain = ContextCompiler(self.budget, counter=self.counter, config=config)
+            plain._sketches = self._sketches
+            result = plain._compile_candidates(candidates, started)  # raises the user's material's own problem
+        event = OverflowEvent(
+            self.config.overflow_policy,
+            "drop_precedence_statement",
+            "policy",
+            f"the precedence statement (CompilerConfig.precedence_statement) was left out: with it the compile "
+            f"failed ({'; '.join(failed)}) under the {self.budget.max_tokens:,}-token budget",
+        ).to_dict()
+        trace = replace(result.trace, overflow_events=(*result.trace.overflow_events, event))
+        return replace(result, trace=trace)
+
+    def _compile_candidates(self, candidates: Candidates, started: float) -> CompiledContext:
+        config = self.config
+        stages: dict[str, float] = {}
+        clock = _Stopwatch(stages)
+        now = reference_time(candidates, config)
+        digest = input_hash(candidates, config, self.budget, self.counter.name, now)
+        filtered, excluded = filter_candidates(candidates, config, now)
+        defense = config.defense
+        if defense is not None and hasattr(defense, "begin"):  # a per-compile session (tokenbox_core.defense)
+            defense = defense.begin(digest, self.counter)
+        if defense is not None and hasattr(defense, "screen"):
+            filtered, screened = defense.screen(filtered)
+            excluded += tuple(screened)
+        clock.lap("filter")
+        ranked = rank_candidates(filtered, config, self.counter, now)
+        clock.lap("rank")
+        plans = _isolated(build_plan(ranked, config, self.counter), defense)
+        if not plans:
+            raise CompilationError([Violation("required_sections", "nothing to compile: every source is empty")])
+        window = config.cache_window
+        if window is not None:  # issue 15: volatility order, history cut in prefix-stable blocks
+            plans, cut = cache_aware_plans(
+                ranked,
+                plans,
+                window,
+                allocation=self._history_allocation,
+                rebuild=lambda r: build_plan(r, config, self.counter),
+                isolate=lambda ps: _isolated(ps, defense),
+                counter=self.counter,
+                measure=lambda s: measure(s, self.counter),
+            )
+            if cut is not None:
+                excluded += tuple(Exclusion(i, "history", "cache_block", None) for i in cut.removed_ids)
+        base_plans = plans
+        clock.lap("build")
+        dedup = compress_references(plans, config, self.counter, self._sketches)
+        clock.lap("references")
+        compressed, assembled, total, refs = self._fit(dedup.plans, dedup.references, base_plans)
+        clock.lap("compress+assemble")
+        result = self._finish(
+            candidates,
+            ranked,
+            compressed,
+            assembled,
+            total,
+            refs,
+            dedup.clusters,
+            excluded,
+            now,
+            digest,
+            started,
+            stages,
+            defense=defense,
+        )
+        if defense is not None and hasattr(defense, "finish"):  # phase 4 of Algorithm 6.6, then `.defense`
+            result = defense.finish(result)
+        if config.overflow_policy == "paginate" and _paged_out(compressed):
+            pages = self._paginate(filtered, result)
+            result = replace(pages[0], pages=pages)  # the returned context is page 1 of len(pages), and says so
+        return result
+
+    def _history_allocation(self, plans: tuple[SectionPlan, ...]) -> int:
+        """The history tier's tokens when ``plans`` are laid out (the block cut's capacity)."""
+        dedup = compress_references(plans, self.config, self.counter, self._sketches)
+        compressed, _assembled, _total, _refs = self._fit(dedup.plans, dedup.references, plans)
+        return int(compressed.allocations.get("history", 0))
+
+    def _fit(
+        self, plans: tuple[SectionPlan, ...], refs: tuple[Reference, ...], base_plans: tuple[SectionPlan, ...]
+    ) -> tuple[Compressed, Assembled, int, tuple[Reference, ...]]:
+        limit = self.budget.effective().max_tokens
+        correction = passes = 0
+        while True:  # ends: each restore removes pointers for good, and over-budget passes are bounded
+            compressed = compress(
+                plans,
+                budget=self.budget,
+                scaffold=lambda ps: scaffold_reserve(ps, self.config, self.counter),
+                correction=correction,
+                config=self.config,
+                counter=self.counter,
+            )
+            assembled = assemble(compressed.layout, compressed.plans, self.config)
+            total = self._count(assembled)
+            dangling = dangling_references(assembled, refs)
+            if dangling:  # a canonical instance was evicted: its pointers get their original text back
+                refs = tuple(r for r in refs if (r.section, r.item_id) not in dangling)
+                plans = restore_references(plans, base_plans, dangling)
+                continue
+            if total <= limit or passes >= _FIT_PASSES:
+                break
+            correction += total - limit
+            passes += 1
+        return compressed, assembled, total, refs
+
+    def _count(self, assembled: Assembled) -> int:
+        return assembled.count(self.counter, self.config.output)
+
+    def _finish(
+        self,
+        candidates: Candidates,
+        ranked: Ranked,
+        compressed: Compressed,
+        assembled: Assembled,
+        total: int,
+        refs: tuple[Reference, ...],
+        clusters: tuple[tuple[tuple[str, str], ...], ...],
+        excluded: tuple[Exclusion, ...],
+        now: datetime | None,
+        digest: str,
+        started: float,
+        stages: dict[str, float],
+        page: tuple[int, int] = (1, 1),
+        defense: Any = None,
+    ) -> CompiledContext:
+        config = self.config
+        layout = compressed.layout
+        effective = self.budget.effective()
+        pointer_targets = {(r.section, r.item_id): (r.canonical_section, r.canonical_id) for r in refs}
+        lost = tuple(Exclusion(r.id, r.section, f"compress:{r.reason}", r.score) for r in layout.removed)
+        all_excluded = excluded + compressed.excluded + lost + assembled.excluded
+        metrics = compute_metrics(
+            assembled,
+            compressed.plans,
+            total_tokens=total,
+            capacity=effective.max_tokens,
+            counter=self.counter,
+            config=config,
+            now=now,
+            candidate_scores=ranked.scores,
+            pointer_targets=pointer_targets,
+            clusters=clusters,
+            defense=defense,
+        )
+        summary = section_summary(compressed)
+        ratios = {sid: (row["used"] / row["demand"] if row["demand"] else 1.0) for sid, row in summary.items()}
+        trace = CompilationTrace(
+            trace_id=str(uuid.uuid4()),
+            timestamp=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            config_version=config.version,
+            input_hash=digest,
+            output_hash=_with_tools(output_hash(assembled.messages, assembled.text, config.output), assembled.tools),
+            total_tokens=total,
+            section_allocations=summary,
+            excluded_items=all_excluded,
+            compression_ratios=ratios,
+            latency_ms=(time.perf_counter() - started) * 1000.0,
+            policy_version=candidates.policy.version if candidates.policy is not None else None,
+            allocator=config.allocator,
+            overflow_policy=config.overflow_policy,
+            overflow_events=tuple(e.to_dict() for e in compressed.events),
+            shadow_price=compressed.shadow_price,
+            marginal_utilities=compressed.marginal_utilities,
+            references=tuple(r.to_dict() for r in refs),
+            retrieval_pending=compressed.retrieval_pending,
+            page=page[0],
+            pages=page[1],
+            stage_latency_ms=dict(stages),
+        )
+        compiled = CompiledContext(
+            messages=assembled.messages,
+            text=assembled.text,
+            layout=layout,
+            trace=trace,
+            metrics=metrics,
+            total_tokens=total,
+            allocations=compressed.allocations,
+            marginal_utilities=compressed.marginal_utilities,
+            shadow_price=compressed.shadow_price,
+            references=refs,
+            excluded=all_excluded,
+            retrieval_pending=compressed.retrieval_pending,
+            sections=tuple(assembled.emitted),
+            stable_messages=assembled.turn_start,
+            tools=assembled.tools,
+        )
+        policy_tokens = sum(
+            layout[s].final_tokens for s in ("policy", "developer") if any(p.id == s for p in compressed.plans)
+        )
+        violations = check_invariants(
+            assembled,
+            compressed.plans,
+            config=config,
+            total_tokens=total,
+            window=self.budget.max_tokens,
+            output_reserve=self.budget.output_reserve,
+            capacity=effective.max_tokens,
+            prefill_budget=effective.max_tokens,
+            used={row: summary[row]["used"] for row in summary},
+            allocations=compressed.allocations,
+            pointer_targets=pointer_targets,
+            policy_tokens=policy_tokens,
+            metrics=metrics,
+        )
+        violations += run_checks(compiled, config)
+        if violations:
+            raise CompilationError(violations, trace.to_dict())
+        return compiled
+
+    def _paginate(self, filtered: Candidates, first: CompiledContext) -> tuple[CompiledContext, ...]:
+        """Under ``paginate``: further pages carry every fixed tier and the evidence earlier pages could not hold."""
+        pages = [first]
+        remaining = [e for e in filtered.evidence if e.id not in _emitted_evidence(first)]
+        while remaining:
+            page = self._page(replace(filtered, evidence=tuple(remaining)))
+            kept = _emitted_evidence(page)
+            if not kept:
+                break  # nothing more fits a page: the rest stays excluded (in each page's trace)
+            pages.append(page)
+            remaining = [e for e in remaining if e.id not in kept]
+        total = len(pages)
+        return tuple(replace(p, trace=replace(p.trace, page=i + 1, pages=total)) for i, p in enumerate(pages))
+
+    def _page(self, candidates: Candidates) -> CompiledContext:
+        """One further page of a paginated compile: the same pipeline, without further pagination."""
+        single = ContextCompiler(
+            self.budget, counter=self.counter, config=replace(self.config, overflow="truncate_lowest")
+        )
+        single._sketches = self._sketches
+        page = single.compile_candidates(candidates)
+        return replace(page, trace=replace(page.trace, overflow_policy="paginate"))
+
+
+class _Stopwatch:
+    def __init__(self, laps: dict[str, float]) -> None:
+        self.laps = laps
+        self.last = time.perf_counter()
+
+    def lap(self, name: str) -> None:
+        now = time.perf_counter()
+        self.laps[name] = (now - self.last) * 1000.0
+        self.last = now
+
+
+def _sources(
+    policy: Any, developer: Any, task: Any, tools: Any, evidence: Any, memory: Any, history: Any, user: Any
+) -> dict[str, Any]:
+    raw = {
+        "policy": policy,
+        "developer": developer,
+        "task": task,
+        "tools": tools,
+        "evidence": evidence,
+        "memory": memory,
+        "history": history,
+        "user": user,
+    }
+    return {k: v for k, v in raw.items() if v is not None}
+
+
+def _isolated(plans: tuple[SectionPlan, ...], defense: Any) -> tuple[SectionPlan, ...]:
+    if defense is not None and hasattr(defense, "isolate"):
+        return tuple(defense.isolate(plans))
+    return plans
+
+
+def _emitted_evidence(compiled: CompiledContext) -> set[str]:
+    sections = {s.id: s for s in compiled.layout.sections}
+    laid = sections.get("evidence")
+    if laid is None or laid.status == "dropped" or not isinstance(laid.content, tuple):
+        return set()
+    return {i.id for i in laid.content}
+
+
+def _paged_out(compressed: Compressed) -> bool:
+    if not any(p.id == "evidence" for p in compressed.plans):
+        return False
+    return bool(compressed.layout["evidence"].removed) or compressed.layout["evidence"].status == "dropped"
+
+
+def _with_tools(digest: str, tools: tuple[Mapping[str, Any], ...]) -> str:
+    """The output hash covering the tool schemas sent beside the messages (``tools_as="schemas"``)."""
+    if not tools:
+        return digest
+    return hashlib.sha256(f"{digest}:{canonical_json(list(tools))}".encode("utf-8", "surrogatepass")).hexdigest()

@@ -1,0 +1,178 @@
+"""The history tier of a session's compile: which archived messages the window shows, and how.
+
+The history is cut into *units*: a tool group (an assistant message with tool
+calls and every result answering them) or a single message; units are never
+split.  :func:`plan_window` fills ``room`` tokens:
+
+1. everything, verbatim, when it fits;
+2. else tool results older than the newest ``keep_last`` tool groups are
+   masked (shown as a placeholder), oldest first, as many as needed;
+3. else, with all of those masked, the oldest units are left out until the
+   rest fits (newest first, units whole); the history before the current user
+   message then starts on a user message (an agent loop after it is never
+   emptied for that); the room a cut frees beyond what it needed unmasks the
+   newest masked results again.
+
+With ``step`` (``cache_aware``) the window is prefix-stable instead: the cut
+moves in blocks of ``step`` tokens, at the first unit boundary past each multiple
+of ``step`` verbatim tokens counted from the conversation's start (as
+:func:`~tokenbox_core.cache._eviction.plan_block_cut` places them) — inside a long
+agent loop too, because a unit is a tool group, not a user turn with all its
+replies — and the masked results are those of the window's oldest block, so the
+window changes only when the cut moves.
+
+>>> units = [Unit((0,), user=True), Unit((1,)), Unit((2,), user=True), Unit((3,))]
+>>> plan = plan_window(units, sizes=[10, 10, 10, 10], masked_sizes={}, groups=[], room=25)
+>>> plan.kept, plan.omitted
+((2, 3), (0, 1))
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from itertools import accumulate
+
+from tokenbox_core.cache._eviction import plain_cut
+
+__all__ = ["STEP_GRAIN", "Unit", "WindowPlan", "id_ranges", "plan_window"]
+
+STEP_GRAIN = 64
+"""A cache-aware step is a multiple of this many tokens (small changes of the room keep the cut's candidates)."""
+
+
+@dataclass(frozen=True)
+class Unit:
+    """Entry positions kept or left out together; ``user``: a user message (a history may start on it);
+    ``after_anchor``: an agent step after the current user message."""
+
+    members: tuple[int, ...]
+    user: bool = False
+    after_anchor: bool = False
+
+
+@dataclass(frozen=True)
+class WindowPlan:
+    """Entry positions: ``kept`` (in order), ``masked`` (kept, shown as a placeholder), ``omitted`` (left out)."""
+
+    kept: tuple[int, ...]
+    masked: tuple[int, ...]
+    omitted: tuple[int, ...]
+    tokens: int
+
+
+def _size(unit: Unit, sizes: Sequence[int], masked_sizes: Mapping[int, int], masked: set[int]) -> int:
+    return sum(masked_sizes[j] if j in masked else sizes[j] for j in unit.members)
+
+
+def _start_on_user(units: Sequence[Unit], start: int) -> int:
+    """The first unit at or after ``start`` that a history may open with: a user message, or (when no user
+    message is left before it) the first agent step after the current user message — the conversation engine's
+    start-on rule, which the compiler applies too."""
+    while start < len(units) and not (units[start].user or units[start].after_anchor):
+        start += 1
+    return start
+
+
+def plan_window(
+    units: Sequence[Unit],
+    *,
+    sizes: Sequence[int],
+    masked_sizes: Mapping[int, int],
+    groups: Sequence[Sequence[int]],
+    room: int,
+    keep_last: int = 3,
+    step: int | None = None,
+) -> WindowPlan:
+    """See the module docstring.
+
+    Args:
+        units: the history's units, oldest first.
+        sizes: each entry's size as shown verbatim (an offloaded result: its preview).
+        masked_sizes: entry position → its size as a masking placeholder (results that may be masked).
+        groups: the maskable results of each tool group, oldest group first.
+        room: tokens the window may use.
+        keep_last: the newest tool groups never masked.
+        step: cache-aware block step in tokens (``None``: evict just enough).
+    """
+    room = max(0, room)
+    everything = tuple(j for u in units for j in u.members)
+    total = sum(sizes[j] for j in everything)
+    if total <= room:
+        return WindowPlan(everything, (), (), total)
+    eligible = {j for g in groups[: max(0, len(groups) - keep_last)] for j in g if j in masked_sizes}
+    if step is not None:
+        return _blocks(units, sizes, masked_sizes, eligible, room, step)
+    old = sorted(eligible)
+    masked: set[int] = set()
+    for j in old:  # oldest first, only as many as needed
+        masked.add(j)
+        total -= sizes[j] - masked_sizes[j]
+        if total <= room:
+            return WindowPlan(everything, tuple(sorted(masked)), (), total)
+    unit_sizes = [_size(u, sizes, masked_sizes, masked) for u in units]
+    start = _start_on_user(units, plain_cut(unit_sizes, room))
+    kept = [j for u in units[start:] for j in u.members]
+    used = sum(unit_sizes[start:])
+    for j in sorted((j for j in kept if j in masked), reverse=True):  # room the cut freed unmasks the newest
+        extra = sizes[j] - masked_sizes[j]
+        if used + extra <= room:
+            masked.discard(j)
+            used += extra
+    omitted = tuple(j for u in units[:start] for j in u.members)
+    return WindowPlan(tuple(kept), tuple(sorted(j for j in kept if j in masked)), omitted, used)
+
+
+def _blocks(
+    units: Sequence[Unit],
+    sizes: Sequence[int],
+    masked_sizes: Mapping[int, int],
+    eligible: set[int],
+    room: int,
+    step: int,
+) -> WindowPlan:
+    """The cache-aware window: candidate cuts at the first unit boundary past each multiple of ``step`` verbatim
+    tokens (fixed by the conversation); the earliest candidate whose window fits when the results of its oldest
+    block (up to the next candidate) are masked.  Masking and cut are functions of the candidate alone, so the
+    window changes only when the cut moves."""
+    verbatim = [sum(sizes[j] for j in u.members) for u in units]
+    saving = [sum(sizes[j] - masked_sizes[j] for j in u.members if j in eligible) for u in units]
+    starts = [0, *accumulate(verbatim)]
+    saved = [0, *accumulate(saving)]
+    candidates = [0]
+    mark = step
+    while True:
+        i = bisect_left(starts, mark, 1, len(units))  # the first unit boundary at or past ``mark`` tokens
+        if i >= len(units):
+            break
+        candidates.append(i)
+        mark = (starts[i] // step + 1) * step
+    chosen, masked_to = len(units), len(units)
+    for n, c in enumerate(candidates):
+        nxt = candidates[n + 1] if n + 1 < len(candidates) else len(units)
+        if starts[-1] - starts[c] - (saved[nxt] - saved[c]) <= room:
+            chosen, masked_to = c, nxt
+            break
+    if chosen == len(units):  # not even the newest block fits: evict just enough, everything eligible masked
+        unit_sizes = [_size(u, sizes, masked_sizes, eligible) for u in units]
+        chosen = plain_cut(unit_sizes, room)
+        masked_to = len(units)
+    start = _start_on_user(units, chosen)
+    masked = {j for u in units[start:masked_to] for j in u.members if j in eligible}
+    kept = tuple(j for u in units[start:] for j in u.members)
+    used = sum(masked_sizes[j] if j in masked else sizes[j] for j in kept)
+    omitted = tuple(j for u in units[:start] for j in u.members)
+    return WindowPlan(kept, tuple(sorted(masked)), omitted, used)
+
+
+def id_ranges(ids: Sequence[str], positions: Sequence[int]) -> str:
+    """Ids as ranges of consecutive positions: ``t_2–t_40, t_44, t_47–t_90``."""
+    parts: list[str] = []
+    run_start = 0
+    for n in range(1, len(ids) + 1):
+        if n == len(ids) or positions[n] != positions[n - 1] + 1:
+            first, last = ids[run_start], ids[n - 1]
+            parts.append(first if n - 1 == run_start else f"{first}–{last}")
+            run_start = n
+    return ", ".join(parts)

@@ -1,0 +1,164 @@
+r"""Cutting text to at most ``limit`` tokens of a tiktoken encoding: encode once, slice the ids, decode.
+
+The cut keeping ``k`` tokens is the text of the text's first ``k`` ids (``keep="head"``), its last ``k``
+(``"tail"``), or its first ``ceil(k / 2)`` and last ``floor(k / 2)`` (``"middle"``), less the bytes of a
+character that a token boundary splits, so it is always valid text.  Re-encoding a cut can merge
+differently from the whole text's ids, so the cut is re-counted and ``k`` lowered until the cut counts at
+most ``k``: the result is the cut of the largest such ``k <= limit``.
+
+The re-count reads a boundary window, not the whole kept text.  Where no token can span a position ``p`` of
+the text, the ids of the text before ``p`` are the first ids of the whole text's, so a head cut counts as
+the ids before its last such position plus a count of the few characters after it (a tail cut likewise at
+its first such position).  For o200k_base, o200k_harmony and cl100k_base no token spans ``p`` when
+
+- the text before ``p`` ends in ``"\n"`` and the text after starts with neither whitespace nor ``"/"``, or
+- it ends in an ASCII letter and goes on with an ASCII character that is neither a letter nor ``"'"``.
+
+tiktoken splits a text into pieces with the encoding's regular expression and encodes each piece alone.
+After a newline, only a whitespace run (or o200k's punctuation piece, with ``"/"``) continues; a letter
+run, a contraction and a number stop at a non-letter ASCII character other than the apostrophe, and no
+alternative looks behind.  So the pieces of ``a + b`` are the pieces of ``a`` and then of ``b``
+(``tests/core/test_cut.py`` checks the cuts against a full re-count on adversarial text).  Elsewhere, and for
+other encodings, the cut is counted in full.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from tokenbox_core.tokens._base import Keep
+from tokenbox_core.tokens._cache import COUNT_CACHE
+
+if TYPE_CHECKING:
+    from tokenbox_core.tokens._tiktoken_counter import TiktokenCounter
+
+__all__ = ["WINDOW", "cut"]
+
+WINDOW = 4_096
+"""How many characters next to a cut are searched for a position no token spans."""
+RULE_ENCODINGS = frozenset({"cl100k_base", "o200k_base", "o200k_harmony"})
+"""The encodings the rule in this module's docstring holds for."""
+_SPLIT = re.compile(r"[\nA-Za-z](?:(?<=\n)(?=[^\s/])|(?<=[A-Za-z])(?=[\x00-\x26\x28-\x40\x5b-\x60\x7b-\x7f]))")
+"""Matches the character before a position no token spans (``match.end()`` is the position)."""
+_DECODE_CHUNK = 8_192
+
+
+def cut(counter: TiktokenCounter, text: str, limit: int, keep: Keep = "head") -> str:
+    """``text`` cut to at most ``limit`` tokens, keeping ``keep`` (see the module docstring)."""
+    limit = max(0, int(limit))
+    key = COUNT_CACHE.key(counter._cache_key, text)
+    known = COUNT_CACHE.get(key)
+    if known is not None and known <= limit:
+        return text
+    ids = encode(counter, text)
+    COUNT_CACHE.put(key, len(ids))
+    if len(ids) <= limit:
+        return text
+    k = limit
+    while True:
+        out, size = _kept(counter, ids, k, keep)
+        if size <= k or k == 0:
+            COUNT_CACHE.put(COUNT_CACHE.key(counter._cache_key, out), size)
+            return out
+        k -= 1
+
+
+def encode(counter: TiktokenCounter, text: str) -> Any:
+    """The ids of ``text`` (special tokens as plain text): a numpy array, 4 bytes a token, when numpy is there."""
+    try:
+        return counter.encoding.encode_to_numpy(text, allowed_special=set(), disallowed_special=())
+    except ImportError:
+        return counter.encoding.encode_ordinary(text)
+
+
+def _kept(counter: TiktokenCounter, ids: Sequence[int], k: int, keep: Keep) -> tuple[str, int]:
+    """The cut keeping ``k`` tokens (``h`` from the start, ``t`` from the end) and its exact count."""
+    h = k if keep == "head" else (k + 1) // 2 if keep == "middle" else 0
+    t = k - h
+    head_ids, tail_ids = ids[:h], ids[len(ids) - t :] if t else ids[:0]
+    first, trim1 = _head(counter, head_ids) if h else ("", 0)
+    second, trim2 = _tail(counter, tail_ids) if t else ("", 0)
+    out = first + second
+    head = _split_head(counter, head_ids, first, trim1) if h else (0, "")
+    tail = _split_tail(counter, tail_ids, second, trim2) if t else ("", 0)
+    if head is None or tail is None:
+        return out, counter.count(out)
+    return out, head[0] + counter.count(head[1] + tail[0]) + tail[1]
+
+
+def _split_head(counter: TiktokenCounter, ids: Sequence[int], out: str, trim: int) -> tuple[int, str] | None:
+    """(how many of ``ids`` precede the last position of ``out`` no token spans, the text after it), or None."""
+    p = _last_split(out) if trim >= 0 and counter.name in RULE_ENCODINGS else None
+    if p is None:
+        return None
+    m = _covering(counter, reversed(ids), len(out[p:].encode("utf-8")) + trim)
+    return None if m is None else (len(ids) - m, out[p:])
+
+
+def _split_tail(counter: TiktokenCounter, ids: Sequence[int], out: str, trim: int) -> tuple[str, int] | None:
+    """(the text of ``out`` before its first position no token spans, how many of ``ids`` follow it), or None."""
+    found = _SPLIT.search(out, 0, min(len(out), WINDOW)) if trim >= 0 and counter.name in RULE_ENCODINGS else None
+    if found is None:
+        return None
+    lead = out[: found.end()]
+    m = _covering(counter, iter(ids), len(lead.encode("utf-8")) + trim)
+    return None if m is None else (lead, len(ids) - m)
+
+
+def _last_split(text: str) -> int | None:
+    """The last position no token spans in the last :data:`WINDOW` characters of ``text``, or None."""
+    for size in (64, WINDOW):
+        ends = [found.end() for found in _SPLIT.finditer(text, max(0, len(text) - size))]
+        if ends:
+            return ends[-1]
+        if size >= len(text):
+            break
+    return None
+
+
+def _covering(counter: TiktokenCounter, ids: Any, nbytes: int) -> int | None:
+    """How many of ``ids`` (an iterator from one end) cover exactly ``nbytes`` bytes; None if none do."""
+    covered = m = 0
+    token_bytes = counter.encoding.decode_single_token_bytes
+    for token in ids:
+        if covered >= nbytes:
+            break
+        covered += len(token_bytes(int(token)))
+        m += 1
+    return m if covered == nbytes else None
+
+
+def _decode(counter: TiktokenCounter, ids: Sequence[int]) -> bytes:
+    """The bytes of ``ids``, decoded in chunks (a list of Python ints costs ~36 bytes a token, the ids 4)."""
+    step = _DECODE_CHUNK
+    chunks = (ids[i : i + step] for i in range(0, len(ids), step))
+    return b"".join(counter.encoding.decode_bytes(_as_list(chunk)) for chunk in chunks)
+
+
+def _as_list(ids: Any) -> list[int]:
+    tolist = getattr(ids, "tolist", None)
+    return list(tolist()) if tolist is not None else list(ids)
+
+
+def _head(counter: TiktokenCounter, ids: Sequence[int]) -> tuple[str, int]:
+    """The text of ``ids`` less 0-3 trailing bytes of a split character, and how many (-1: not known)."""
+    data = _decode(counter, ids)
+    for trim in range(4):
+        try:
+            return data[: len(data) - trim].decode("utf-8"), trim
+        except UnicodeDecodeError:
+            continue
+    return data.decode("utf-8", "ignore"), -1
+
+
+def _tail(counter: TiktokenCounter, ids: Sequence[int]) -> tuple[str, int]:
+    """The text of ``ids`` less 0-3 leading bytes of a split character, and how many (-1: not known)."""
+    data = _decode(counter, ids)
+    for trim in range(4):
+        try:
+            return data[trim:].decode("utf-8"), trim
+        except UnicodeDecodeError:
+            continue
+    return data.decode("utf-8", "ignore"), -1
