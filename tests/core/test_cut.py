@@ -8,6 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tokenbox_core.tokens import COUNT_CACHE, TiktokenCounter, get_counter
+from tokenbox_core.tokens.cut import splits
 
 from .conftest import TOKEN_PIECES
 
@@ -69,3 +70,19 @@ def test_a_cut_to_zero_is_empty_and_a_text_that_fits_is_whole(keep: str) -> None
     counter = TiktokenCounter("o200k_base")
     assert counter.truncate("alpha beta gamma", 0, keep=keep) == ""  # type: ignore[arg-type]
     assert counter.truncate("alpha beta gamma", 3, keep=keep) == "alpha beta gamma"  # type: ignore[arg-type]
+
+
+_lefts = st.tuples(texts, st.sampled_from(["\n", "\n\n", "x", "Word", "\r\n", "日本", " "])).map("".join)
+_rights = st.tuples(st.sampled_from(["word", "1234", "!!", ".", " x", "/usr", "'s", "日本", "\n"]), texts).map("".join)
+
+
+@given(left=_lefts, right=_rights)
+def test_a_join_no_token_spans_counts_as_its_two_parts(left: str, right: str) -> None:
+    """Where ``splits`` says no token spans a join, the joined text counts as the sum of its parts."""
+    if not splits(left, right):
+        return
+    for counter in COUNTERS:
+        enc = counter.encoding
+        assert len(enc.encode_ordinary(left + right)) == len(enc.encode_ordinary(left)) + len(
+            enc.encode_ordinary(right)
+        )

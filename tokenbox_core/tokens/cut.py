@@ -34,7 +34,7 @@ from tokenbox_core.tokens.cache import COUNT_CACHE
 if TYPE_CHECKING:
     from tokenbox_core.tokens.tiktoken_counter import TiktokenCounter
 
-__all__ = ["WINDOW", "cut"]
+__all__ = ["RULE_ENCODINGS", "WINDOW", "cut", "splits"]
 
 WINDOW = 4_096
 """How many characters next to a cut are searched for a position no token spans."""
@@ -63,6 +63,12 @@ def cut(counter: TiktokenCounter, text: str, limit: int, keep: Keep = "head") ->
             COUNT_CACHE.put(COUNT_CACHE.key(counter._cache_key, out), size)
             return out
         k -= 1
+
+
+def splits(left: str, right: str) -> bool:
+    """Whether no token spans the join of ``left`` and ``right`` by the rule above, so that
+    ``count(left + right) == count(left) + count(right)`` (for the encodings in :data:`RULE_ENCODINGS`)."""
+    return bool(left) and bool(right) and _SPLIT.match(left[-1] + right[0]) is not None
 
 
 def encode(counter: TiktokenCounter, text: str) -> Any:
