@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tokenbox_core.tokens import COUNT_CACHE, TiktokenCounter, get_counter
-from tokenbox_core.tokens.cut import splits
+from tokenbox_core.tokens.cut import fit, splits
 
 from .conftest import TOKEN_PIECES
 
@@ -86,3 +86,32 @@ def test_a_join_no_token_spans_counts_as_its_two_parts(left: str, right: str) ->
         assert len(enc.encode_ordinary(left + right)) == len(enc.encode_ordinary(left)) + len(
             enc.encode_ordinary(right)
         )
+
+
+def fit_by_definition(counter: TiktokenCounter, text: str, suffix: str, alloc: int, keep: str) -> tuple[str, int]:
+    """The largest cut whose text + suffix fits ``alloc``, by definition: lower the cut's limit until it does."""
+    enc = counter.encoding
+    limit = alloc - (len(enc.encode_ordinary(text + suffix)) - len(enc.encode_ordinary(text)))
+    while limit > 0:
+        out = definition(counter, text, limit, keep)
+        size = len(enc.encode_ordinary(out + suffix)) if out else 0
+        if size <= alloc:
+            return out, size
+        limit -= 1
+    return "", 0
+
+
+@given(
+    text=texts,
+    fraction=st.floats(0, 1.1),
+    keep=st.sampled_from(["head", "tail", "middle"]),
+    suffix=st.sampled_from(["\n\n", "\n", " ", "/", "", "x", "\n---\n"]),
+)
+def test_fit_is_the_largest_cut_whose_text_and_suffix_fit_and_says_its_count(
+    text: str, fraction: float, keep: str, suffix: str
+) -> None:
+    """``fit`` returns the definition's cut for text + suffix within ``alloc`` and the exact count of both."""
+    for counter in COUNTERS:
+        alloc = int(len(counter.encoding.encode_ordinary(text + suffix)) * fraction)
+        COUNT_CACHE.clear()
+        assert fit(counter, text, suffix, alloc, keep) == fit_by_definition(counter, text, suffix, alloc, keep)  # type: ignore[arg-type]

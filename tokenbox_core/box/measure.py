@@ -33,14 +33,16 @@ __all__ = ["Ruler", "eviction_groups"]
 class Ruler:
     """What sizes depend on — the counter, the separator, the mode — and every size the box computes."""
 
-    __slots__ = ("counter", "mode", "rule", "separator", "text_mode")
+    __slots__ = ("counter", "encoded", "mode", "rule", "separator", "text_mode")
 
     def __init__(self, counter: TokenCounter, separator: str, mode: Mode) -> None:
         self.counter = counter
         self.separator = separator
         self.mode: Mode = mode
         self.text_mode = mode == "text"
-        self.rule = isinstance(counter, TiktokenCounter) and counter.name in RULE_ENCODINGS
+        self.encoded = counter if isinstance(counter, TiktokenCounter) else None
+        """The counter when it cuts from token ids (:func:`tokenbox_core.tokens.cut.fit`), else None."""
+        self.rule = self.encoded is not None and counter.name in RULE_ENCODINGS
         """Whether the counter's encoding follows :mod:`tokenbox_core.tokens.cut`'s rule of joins no token spans."""
 
     # ------------------------------------------------------------------ sizes

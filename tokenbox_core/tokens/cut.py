@@ -34,7 +34,7 @@ from tokenbox_core.tokens.cache import COUNT_CACHE
 if TYPE_CHECKING:
     from tokenbox_core.tokens.tiktoken_counter import TiktokenCounter
 
-__all__ = ["RULE_ENCODINGS", "WINDOW", "cut", "splits"]
+__all__ = ["RULE_ENCODINGS", "WINDOW", "cut", "fit", "splits"]
 
 WINDOW = 4_096
 """How many characters next to a cut are searched for a position no token spans."""
@@ -47,22 +47,54 @@ _DECODE_CHUNK = 8_192
 
 def cut(counter: TiktokenCounter, text: str, limit: int, keep: Keep = "head") -> str:
     """``text`` cut to at most ``limit`` tokens, keeping ``keep`` (see the module docstring)."""
-    limit = max(0, int(limit))
+    return fit(counter, text, "", limit, keep)[0]
+
+
+def fit(counter: TiktokenCounter, text: str, suffix: str, alloc: int, keep: Keep = "head") -> tuple[str, int]:
+    """The largest cut of ``text`` whose text + ``suffix`` counts at most ``alloc``, and that count (``("", 0)``
+    when no cut fits).
+
+    It is the string found by lowering ``limit`` from ``alloc - (count(text + suffix) - count(text))`` until
+    ``count(cut(text, limit) + suffix) <= alloc``, found from one encode: the cuts of ``k = limit, limit - 1, …``
+    tokens come from the same ids, one that re-counts over ``k`` is skipped (it is no cut), and the suffix's
+    cost on a cut is counted at the cut's end (:func:`_suffix_cost`).
+    """
+    alloc = max(0, int(alloc))
     key = COUNT_CACHE.key(counter._cache_key, text)
-    known = COUNT_CACHE.get(key)
-    if known is not None and known <= limit:
-        return text
-    ids = encode(counter, text)
-    COUNT_CACHE.put(key, len(ids))
-    if len(ids) <= limit:
-        return text
-    k = limit
-    while True:
+    n = COUNT_CACHE.get(key)
+    ids = None
+    if n is None:
+        ids = encode(counter, text)
+        n = len(ids)
+        COUNT_CACHE.put(key, n)
+    joined = n + _suffix_cost(counter, text, suffix, n)
+    limit = alloc - (joined - n)
+    if n <= limit:
+        return text, joined
+    if ids is None:
+        ids = encode(counter, text)
+    for k in range(limit, 0, -1):
         out, size = _kept(counter, ids, k, keep)
-        if size <= k or k == 0:
-            COUNT_CACHE.put(COUNT_CACHE.key(counter._cache_key, out), size)
-            return out
-        k -= 1
+        if not out:
+            return "", 0
+        if size <= k:
+            cost = _suffix_cost(counter, out, suffix, size)
+            if size + cost <= alloc:
+                COUNT_CACHE.put(COUNT_CACHE.key(counter._cache_key, out), size)
+                return out, size + cost
+    return "", 0
+
+
+def _suffix_cost(counter: TiktokenCounter, text: str, suffix: str, size: int) -> int:
+    """``count(text + suffix) - count(text)``, ``size`` being ``count(text)``: counted after the last position of
+    ``text`` no token spans (the rule above), else in full."""
+    if not suffix or not text:
+        return 0
+    p = _last_split(text) if counter.name in RULE_ENCODINGS else None
+    if p is None:
+        return counter.count(text + suffix) - size
+    end = text[p:]
+    return counter.count(end + suffix) - counter.count(end)
 
 
 def splits(left: str, right: str) -> bool:
