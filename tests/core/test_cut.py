@@ -110,8 +110,14 @@ def fit_by_definition(counter: TiktokenCounter, text: str, suffix: str, alloc: i
 def test_fit_is_the_largest_cut_whose_text_and_suffix_fit_and_says_its_count(
     text: str, fraction: float, keep: str, suffix: str
 ) -> None:
-    """``fit`` returns the definition's cut for text + suffix within ``alloc`` and the exact count of both."""
+    """``fit`` returns the definition's cut for text + suffix within ``alloc`` and the exact count of both,
+    whether it encodes the whole text (its count unknown) or only the ends a cut can keep (its count known,
+    alone or with the suffix, as the box measures it)."""
     for counter in COUNTERS:
         alloc = int(len(counter.encoding.encode_ordinary(text + suffix)) * fraction)
-        COUNT_CACHE.clear()
-        assert fit(counter, text, suffix, alloc, keep) == fit_by_definition(counter, text, suffix, alloc, keep)  # type: ignore[arg-type]
+        expected = fit_by_definition(counter, text, suffix, alloc, keep)
+        for known in (None, text + suffix, text):
+            COUNT_CACHE.clear()
+            if known is not None:
+                counter.count(known)
+            assert fit(counter, text, suffix, alloc, keep) == expected  # type: ignore[arg-type]

@@ -1,5 +1,9 @@
 r"""Cutting text to at most ``limit`` tokens of a tiktoken encoding: encode once, slice the ids, decode.
 
+Once is at most once: a text whose count is known (the box measured it) is encoded only as far as a cut
+can reach, a prefix and a suffix ending where no token spans (below), since those are the whole text's
+first and last ids.
+
 The cut keeping ``k`` tokens is the text of the text's first ``k`` ids (``keep="head"``), its last ``k``
 (``"tail"``), or its first ``ceil(k / 2)`` and last ``floor(k / 2)`` (``"middle"``), less the bytes of a
 character that a token boundary splits, so it is always valid text.  Re-encoding a cut can merge
@@ -43,6 +47,12 @@ RULE_ENCODINGS = frozenset({"cl100k_base", "o200k_base", "o200k_harmony"})
 _SPLIT = re.compile(r"[\nA-Za-z](?:(?<=\n)(?=[^\s/])|(?<=[A-Za-z])(?=[\x00-\x26\x28-\x40\x5b-\x60\x7b-\x7f]))")
 """Matches the character before a position no token spans (``match.end()`` is the position)."""
 _DECODE_CHUNK = 8_192
+_ENDS_AT_MOST = 0.8
+"""A cut keeping more than this share of a text's tokens encodes the whole text."""
+_ENDS_MARGIN = 1.1
+"""How many more characters than the text's average per token an end is encoded over, so one encode covers it."""
+_ENDS_SLACK = 256
+"""Characters added to an end's estimate (a short text's average per token says little)."""
 
 
 def cut(counter: TiktokenCounter, text: str, limit: int, keep: Keep = "head") -> str:
@@ -55,26 +65,27 @@ def fit(counter: TiktokenCounter, text: str, suffix: str, alloc: int, keep: Keep
     when no cut fits).
 
     It is the string found by lowering ``limit`` from ``alloc - (count(text + suffix) - count(text))`` until
-    ``count(cut(text, limit) + suffix) <= alloc``, found from one encode: the cuts of ``k = limit, limit - 1, …``
-    tokens come from the same ids, one that re-counts over ``k`` is skipped (it is no cut), and the suffix's
-    cost on a cut is counted at the cut's end (:func:`_suffix_cost`).
+    ``count(cut(text, limit) + suffix) <= alloc``, found from one encode (:func:`_ends`): the cuts of
+    ``k = limit, limit - 1, …`` tokens come from the same ids, one that re-counts over ``k`` is skipped (it is
+    no cut), and the suffix's cost on a cut is counted at the cut's end (:func:`_suffix_cost`).
     """
     alloc = max(0, int(alloc))
-    key = COUNT_CACHE.key(counter._cache_key, text)
-    n = COUNT_CACHE.get(key)
+    n = _known_count(counter, text, suffix)
     ids = None
     if n is None:
         ids = encode(counter, text)
         n = len(ids)
-        COUNT_CACHE.put(key, n)
+        COUNT_CACHE.put(COUNT_CACHE.key(counter._cache_key, text), n)
     joined = n + _suffix_cost(counter, text, suffix, n)
     limit = alloc - (joined - n)
     if n <= limit:
         return text, joined
-    if ids is None:
-        ids = encode(counter, text)
+    if limit <= 0:
+        return "", 0
+    h = limit if keep == "head" else (limit + 1) // 2 if keep == "middle" else 0
+    first, last = (ids, ids) if ids is not None else _ends(counter, text, n, h, limit - h)
     for k in range(limit, 0, -1):
-        out, size = _kept(counter, ids, k, keep)
+        out, size = _kept(counter, first, last, k, keep)
         if not out:
             return "", 0
         if size <= k:
@@ -83,6 +94,46 @@ def fit(counter: TiktokenCounter, text: str, suffix: str, alloc: int, keep: Keep
                 COUNT_CACHE.put(COUNT_CACHE.key(counter._cache_key, out), size)
                 return out, size + cost
     return "", 0
+
+
+def _known_count(counter: TiktokenCounter, text: str, suffix: str) -> int | None:
+    """``count(text)`` if the count cache knows it, or knows ``count(text + suffix)`` and the rule gives the
+    suffix's cost (the box measures a section with its separator); else None."""
+    n = COUNT_CACHE.get(COUNT_CACHE.key(counter._cache_key, text))
+    if n is None and suffix and text and counter.name in RULE_ENCODINGS and _last_split(text) is not None:
+        joined = COUNT_CACHE.get(COUNT_CACHE.key(counter._cache_key, text + suffix))
+        if joined is not None:
+            n = joined - _suffix_cost(counter, text, suffix, 0)
+    return n
+
+
+def _ends(counter: TiktokenCounter, text: str, n: int, head: int, tail: int) -> tuple[Any, Any]:
+    """Ids of a prefix of ``text`` (at least ``head`` of them) and of a suffix (at least ``tail``), ``n`` being
+    the text's count: encoded only as far as a cut can reach.
+
+    A prefix ending at a position no token spans (the rule above) encodes to the whole text's first ids, and a
+    suffix starting at one to its last ids; the text's characters per token say where to look.  Where the rule
+    does not hold, no such position is near, or the ends would cover most of the text, the whole text is
+    encoded.
+    """
+    if counter.name in RULE_ENCODINGS and head + tail < n * _ENDS_AT_MOST:
+        per_token = len(text) / n * _ENDS_MARGIN
+        p = _split_after(text, int(head * per_token) + _ENDS_SLACK) if head else 0
+        q = _split_after(text, len(text) - int(tail * per_token) - _ENDS_SLACK) if tail else len(text)
+        if p is not None and q is not None and p <= q:
+            first = encode(counter, text[:p]) if head else []
+            last = encode(counter, text[q:]) if tail else []
+            if len(first) >= head and len(last) >= tail:
+                return first, last
+    ids = encode(counter, text)
+    return ids, ids
+
+
+def _split_after(text: str, start: int) -> int | None:
+    """The first position of ``text`` no token spans at or after ``start`` (within :data:`WINDOW`), or None."""
+    start = max(0, start)
+    found = _SPLIT.search(text, start, start + WINDOW) if start < len(text) else None
+    return None if found is None else found.end()
 
 
 def _suffix_cost(counter: TiktokenCounter, text: str, suffix: str, size: int) -> int:
@@ -111,11 +162,12 @@ def encode(counter: TiktokenCounter, text: str) -> Any:
         return counter.encoding.encode_ordinary(text)
 
 
-def _kept(counter: TiktokenCounter, ids: Sequence[int], k: int, keep: Keep) -> tuple[str, int]:
-    """The cut keeping ``k`` tokens (``h`` from the start, ``t`` from the end) and its exact count."""
+def _kept(counter: TiktokenCounter, first: Any, last: Any, k: int, keep: Keep) -> tuple[str, int]:
+    """The cut keeping ``k`` tokens (``h`` of ``first``, the text's first ids, and ``t`` of ``last``, its last
+    ids) and its exact count."""
     h = k if keep == "head" else (k + 1) // 2 if keep == "middle" else 0
     t = k - h
-    head_ids, tail_ids = ids[:h], ids[len(ids) - t :] if t else ids[:0]
+    head_ids, tail_ids = first[:h], last[len(last) - t :] if t else last[:0]
     first, trim1 = _head(counter, head_ids) if h else ("", 0)
     second, trim2 = _tail(counter, tail_ids) if t else ("", 0)
     out = first + second
