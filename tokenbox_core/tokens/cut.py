@@ -82,10 +82,13 @@ def fit(counter: TiktokenCounter, text: str, suffix: str, alloc: int, keep: Keep
         return text, joined
     if limit <= 0:
         return "", 0
-    h = limit if keep == "head" else (limit + 1) // 2 if keep == "middle" else 0
+    h = _head_share(limit, keep)
     first, last = (ids, ids) if ids is not None else _ends(counter, text, n, h, limit - h)
+    head = first[:h]
+    tail = last[len(last) - (limit - h) :] if limit > h else last[:0]
+    head_bytes, tail_bytes = _decode(counter, head), _decode(counter, tail)  # once: a smaller cut slices them
     for k in range(limit, 0, -1):
-        out, size = _kept(counter, first, last, k, keep)
+        out, size = _kept(counter, head, tail, head_bytes, tail_bytes, k, keep)
         if not out:
             return "", 0
         if size <= k:
@@ -162,20 +165,33 @@ def encode(counter: TiktokenCounter, text: str) -> Any:
         return counter.encoding.encode_ordinary(text)
 
 
-def _kept(counter: TiktokenCounter, first: Any, last: Any, k: int, keep: Keep) -> tuple[str, int]:
-    """The cut keeping ``k`` tokens (``h`` of ``first``, the text's first ids, and ``t`` of ``last``, its last
-    ids) and its exact count."""
-    h = k if keep == "head" else (k + 1) // 2 if keep == "middle" else 0
+def _head_share(k: int, keep: Keep) -> int:
+    """How many of a cut's ``k`` tokens come from the start of the text."""
+    return k if keep == "head" else (k + 1) // 2 if keep == "middle" else 0
+
+
+def _kept(
+    counter: TiktokenCounter, head: Any, tail: Any, head_bytes: bytes, tail_bytes: bytes, k: int, keep: Keep
+) -> tuple[str, int]:
+    """The cut keeping ``k`` tokens, ``h`` of ``head`` (the text's first ids, ``head_bytes`` their bytes) and
+    ``t`` of ``tail`` (its last ids, ``tail_bytes``), and its exact count."""
+    h = _head_share(k, keep)
     t = k - h
-    head_ids, tail_ids = first[:h], last[len(last) - t :] if t else last[:0]
-    first, trim1 = _head(counter, head_ids) if h else ("", 0)
-    second, trim2 = _tail(counter, tail_ids) if t else ("", 0)
+    head_ids, tail_ids = head[:h], tail[len(tail) - t :] if t else tail[:0]
+    first, trim1 = _head(head_bytes[: len(head_bytes) - _nbytes(counter, head[h:])]) if h else ("", 0)
+    second, trim2 = _tail(tail_bytes[_nbytes(counter, tail[: len(tail) - t]) :]) if t else ("", 0)
     out = first + second
-    head = _split_head(counter, head_ids, first, trim1) if h else (0, "")
-    tail = _split_tail(counter, tail_ids, second, trim2) if t else ("", 0)
-    if head is None or tail is None:
+    split_head = _split_head(counter, head_ids, first, trim1) if h else (0, "")
+    split_tail = _split_tail(counter, tail_ids, second, trim2) if t else ("", 0)
+    if split_head is None or split_tail is None:
         return out, counter.count(out)
-    return out, head[0] + counter.count(head[1] + tail[0]) + tail[1]
+    return out, split_head[0] + counter.count(split_head[1] + split_tail[0]) + split_tail[1]
+
+
+def _nbytes(counter: TiktokenCounter, ids: Any) -> int:
+    """How many bytes ``ids`` decode to."""
+    token_bytes = counter.encoding.decode_single_token_bytes
+    return sum(len(token_bytes(int(token))) for token in ids)
 
 
 def _split_head(counter: TiktokenCounter, ids: Sequence[int], out: str, trim: int) -> tuple[int, str] | None:
@@ -232,9 +248,8 @@ def _as_list(ids: Any) -> list[int]:
     return list(tolist()) if tolist is not None else list(ids)
 
 
-def _head(counter: TiktokenCounter, ids: Sequence[int]) -> tuple[str, int]:
-    """The text of ``ids`` less 0-3 trailing bytes of a split character, and how many (-1: not known)."""
-    data = _decode(counter, ids)
+def _head(data: bytes) -> tuple[str, int]:
+    """The text of ``data`` less 0-3 trailing bytes of a split character, and how many (-1: not known)."""
     for trim in range(4):
         try:
             return data[: len(data) - trim].decode("utf-8"), trim
@@ -243,9 +258,8 @@ def _head(counter: TiktokenCounter, ids: Sequence[int]) -> tuple[str, int]:
     return data.decode("utf-8", "ignore"), -1
 
 
-def _tail(counter: TiktokenCounter, ids: Sequence[int]) -> tuple[str, int]:
-    """The text of ``ids`` less 0-3 leading bytes of a split character, and how many (-1: not known)."""
-    data = _decode(counter, ids)
+def _tail(data: bytes) -> tuple[str, int]:
+    """The text of ``data`` less 0-3 leading bytes of a split character, and how many (-1: not known)."""
     for trim in range(4):
         try:
             return data[trim:].decode("utf-8"), trim
