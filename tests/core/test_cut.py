@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tokenbox_core.tokens import COUNT_CACHE, TiktokenCounter, get_counter
-from tokenbox_core.tokens.cut import fit, splits
+from tokenbox_core.tokens.cut import Ends, fit, splits
 
 from .conftest import TOKEN_PIECES
 
@@ -112,7 +112,7 @@ def test_fit_is_the_largest_cut_whose_text_and_suffix_fit_and_says_its_count(
 ) -> None:
     """``fit`` returns the definition's cut for text + suffix within ``alloc`` and the exact count of both,
     whether it encodes the whole text (its count unknown) or only the ends a cut can keep (its count known,
-    alone or with the suffix, as the box measures it)."""
+    alone or with the suffix, as the box measures it), or re-uses the ids a previous cut of the text kept."""
     for counter in COUNTERS:
         alloc = int(len(counter.encoding.encode_ordinary(text + suffix)) * fraction)
         expected = fit_by_definition(counter, text, suffix, alloc, keep)
@@ -121,3 +121,7 @@ def test_fit_is_the_largest_cut_whose_text_and_suffix_fit_and_says_its_count(
             if known is not None:
                 counter.count(known)
             assert fit(counter, text, suffix, alloc, keep) == expected  # type: ignore[arg-type]
+        ends = Ends()  # a next cut of the same text, a token larger or smaller, from the ids the last one kept
+        for grown in (alloc, alloc + 1, alloc - 1):
+            want = fit_by_definition(counter, text, suffix, grown, keep)
+            assert fit(counter, text, suffix, grown, keep, ends) == want  # type: ignore[arg-type]

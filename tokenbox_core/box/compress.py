@@ -114,7 +114,7 @@ def cut_text(ruler: Ruler, slot: Slot, text: str, alloc: int) -> tuple[str, int]
     extra = 0 if ruler.text_mode else ruler.message_overhead(ruler.role(slot))
     if ruler.encoded is not None:
         suffix = ruler.separator if ruler.text_mode else ""
-        out, size = fit(ruler.encoded, text, suffix, alloc - extra, slot.section.keep)
+        out, size = fit(ruler.encoded, text, suffix, alloc - extra, slot.section.keep, ruler.ends)
         return out, size + extra if out else 0
     overhead = ruler.size_of_text(slot, text) - ruler.counter.count(text)  # the separator or message overhead
     limit = max(0, alloc - overhead)

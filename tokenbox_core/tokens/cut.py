@@ -38,7 +38,7 @@ from tokenbox_core.tokens.cache import COUNT_CACHE
 if TYPE_CHECKING:
     from tokenbox_core.tokens.tiktoken_counter import TiktokenCounter
 
-__all__ = ["RULE_ENCODINGS", "WINDOW", "cut", "fit", "splits"]
+__all__ = ["RULE_ENCODINGS", "WINDOW", "Ends", "cut", "fit", "splits"]
 
 WINDOW = 4_096
 """How many characters next to a cut are searched for a position no token spans."""
@@ -60,14 +60,34 @@ def cut(counter: TiktokenCounter, text: str, limit: int, keep: Keep = "head") ->
     return fit(counter, text, "", limit, keep)[0]
 
 
-def fit(counter: TiktokenCounter, text: str, suffix: str, alloc: int, keep: Keep = "head") -> tuple[str, int]:
+class Ends:
+    """The text the last cut encoded and the ids of its ends, for its caller's next cut of the same text.
+
+    Why: the box's refill often re-cuts a section it just cut a token or two larger (the last section's
+    separator is not emitted, so the total lands under the target); with these ids it does not encode the
+    text again.  Owner: one layout (:class:`tokenbox_core.box.measure.Ruler`), freed with it; bound: one
+    text's end ids (4 bytes a token); key: the text object itself.
+    """
+
+    __slots__ = ("first", "last", "text")
+
+    def __init__(self) -> None:
+        self.text: str | None = None
+        self.first: Any = None
+        self.last: Any = None
+
+
+def fit(
+    counter: TiktokenCounter, text: str, suffix: str, alloc: int, keep: Keep = "head", ends: Ends | None = None
+) -> tuple[str, int]:
     """The largest cut of ``text`` whose text + ``suffix`` counts at most ``alloc``, and that count (``("", 0)``
     when no cut fits).
 
     It is the string found by lowering ``limit`` from ``alloc - (count(text + suffix) - count(text))`` until
     ``count(cut(text, limit) + suffix) <= alloc``, found from one encode (:func:`_ends`): the cuts of
     ``k = limit, limit - 1, …`` tokens come from the same ids, one that re-counts over ``k`` is skipped (it is
-    no cut), and the suffix's cost on a cut is counted at the cut's end (:func:`_suffix_cost`).
+    no cut), and the suffix's cost on a cut is counted at the cut's end (:func:`_suffix_cost`).  ``ends``
+    keeps the ids encoded, for a next cut of the same text.
     """
     alloc = max(0, int(alloc))
     n = _known_count(counter, text, suffix)
@@ -83,7 +103,14 @@ def fit(counter: TiktokenCounter, text: str, suffix: str, alloc: int, keep: Keep
     if limit <= 0:
         return "", 0
     h = _head_share(limit, keep)
-    first, last = (ids, ids) if ids is not None else _ends(counter, text, n, h, limit - h)
+    if ids is not None:
+        first = last = ids
+    elif ends is not None and ends.text is text and len(ends.first) >= h and len(ends.last) >= limit - h:
+        first, last = ends.first, ends.last
+    else:
+        first, last = _ends(counter, text, n, h, limit - h)
+    if ends is not None:
+        ends.text, ends.first, ends.last = text, first, last
     head = first[:h]
     tail = last[len(last) - (limit - h) :] if limit > h else last[:0]
     head_bytes, tail_bytes = _decode(counter, head), _decode(counter, tail)  # once: a smaller cut slices them
