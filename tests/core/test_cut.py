@@ -8,6 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tokenbox_core.tokens import COUNT_CACHE, TiktokenCounter, get_counter
+from tokenbox_core.tokens._cut import Ends, fit, splits
 
 from .conftest import TOKEN_PIECES
 
@@ -69,3 +70,58 @@ def test_a_cut_to_zero_is_empty_and_a_text_that_fits_is_whole(keep: str) -> None
     counter = TiktokenCounter("o200k_base")
     assert counter.truncate("alpha beta gamma", 0, keep=keep) == ""  # type: ignore[arg-type]
     assert counter.truncate("alpha beta gamma", 3, keep=keep) == "alpha beta gamma"  # type: ignore[arg-type]
+
+
+_lefts = st.tuples(texts, st.sampled_from(["\n", "\n\n", "x", "Word", "\r\n", "日本", " "])).map("".join)
+_rights = st.tuples(st.sampled_from(["word", "1234", "!!", ".", " x", "/usr", "'s", "日本", "\n"]), texts).map("".join)
+
+
+@given(left=_lefts, right=_rights)
+def test_a_join_no_token_spans_counts_as_its_two_parts(left: str, right: str) -> None:
+    """Where ``splits`` says no token spans a join, the joined text counts as the sum of its parts."""
+    if not splits(left, right):
+        return
+    for counter in COUNTERS:
+        enc = counter.encoding
+        assert len(enc.encode_ordinary(left + right)) == len(enc.encode_ordinary(left)) + len(
+            enc.encode_ordinary(right)
+        )
+
+
+def fit_by_definition(counter: TiktokenCounter, text: str, suffix: str, alloc: int, keep: str) -> tuple[str, int]:
+    """The largest cut whose text + suffix fits ``alloc``, by definition: lower the cut's limit until it does."""
+    enc = counter.encoding
+    limit = alloc - (len(enc.encode_ordinary(text + suffix)) - len(enc.encode_ordinary(text)))
+    while limit > 0:
+        out = definition(counter, text, limit, keep)
+        size = len(enc.encode_ordinary(out + suffix)) if out else 0
+        if size <= alloc:
+            return out, size
+        limit -= 1
+    return "", 0
+
+
+@given(
+    text=texts,
+    fraction=st.floats(0, 1.1),
+    keep=st.sampled_from(["head", "tail", "middle"]),
+    suffix=st.sampled_from(["\n\n", "\n", " ", "/", "", "x", "\n---\n"]),
+)
+def test_fit_is_the_largest_cut_whose_text_and_suffix_fit_and_says_its_count(
+    text: str, fraction: float, keep: str, suffix: str
+) -> None:
+    """``fit`` returns the definition's cut for text + suffix within ``alloc`` and the exact count of both,
+    whether it encodes the whole text (its count unknown) or only the ends a cut can keep (its count known,
+    alone or with the suffix, as the box measures it), or re-uses the ids a previous cut of the text kept."""
+    for counter in COUNTERS:
+        alloc = int(len(counter.encoding.encode_ordinary(text + suffix)) * fraction)
+        expected = fit_by_definition(counter, text, suffix, alloc, keep)
+        for known in (None, text + suffix, text):
+            COUNT_CACHE.clear()
+            if known is not None:
+                counter.count(known)
+            assert fit(counter, text, suffix, alloc, keep) == expected  # type: ignore[arg-type]
+        ends = Ends()  # a next cut of the same text, a token larger or smaller, from the ids the last one kept
+        for grown in (alloc, alloc + 1, alloc - 1):
+            want = fit_by_definition(counter, text, suffix, grown, keep)
+            assert fit(counter, text, suffix, grown, keep, ends) == want  # type: ignore[arg-type]

@@ -24,6 +24,8 @@ from tokenbox_core import (
 )
 from tokenbox_core.errors import OutputFormError
 
+from .conftest import TOKEN_PIECES
+
 WORDS = st.lists(
     st.sampled_from(["alpha", "beta", "gamma", "delta", "x", "yz", "é", "中文", ".", "\n", "  "]), max_size=25
 ).map(" ".join)
@@ -290,3 +292,34 @@ def test_core_import_loads_no_framework() -> None:
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "[]"
+
+
+_PIECES = st.lists(st.sampled_from(TOKEN_PIECES), max_size=12).map("".join)
+
+
+@given(
+    texts=st.lists(st.one_of(_PIECES, st.lists(_PIECES, max_size=4)), min_size=1, max_size=6),
+    separator=st.sampled_from(["\n\n", "\n", "", " ", "\n---\n", "/"]),
+    item_separator=st.sampled_from(["\n", "", "\n\n", " "]),
+    budget=st.integers(0, 80),
+    encoding=st.sampled_from(["o200k_base", "cl100k_base", "o200k_harmony"]),
+    vouched=st.booleans(),
+)
+def test_the_total_is_the_count_of_the_emitted_text_on_adversarial_joins(
+    texts: list[str | list[str]], separator: str, item_separator: str, budget: int, encoding: str, vouched: bool
+) -> None:
+    """The reported total is the exact count of the text, whatever the joins (newlines before spaces and
+    slashes, letters before apostrophes, empty separators), with and without vouched item sizes."""
+    sections = []
+    for i, content in enumerate(texts):
+        if isinstance(content, list):
+            items = [Item(f"i{i}.{j}", t, tokens=3 if vouched and j == 1 else None) for j, t in enumerate(content)]
+            sections.append(Section(f"s{i}", items, shrink=1, item_separator=item_separator, partial=True))
+        else:
+            sections.append(Section(f"s{i}", content, shrink=0 if i == 0 else 1, keep=("head", "tail")[i % 2]))
+    layout = lay_out(TokenBox(budget, counter=encoding, separator=separator), sections)
+    if layout is None:
+        return
+    assert layout.total_tokens <= budget
+    if not any(it.tokens is not None for s in sections for it in s.items):
+        assert layout.total_tokens == get_counter(encoding).count(layout.text)

@@ -116,10 +116,10 @@ def grow_to(ruler: Ruler, slot: Slot, alloc: int) -> None:
     if not slot.is_list:
         text = slot.section.content
         assert isinstance(text, str)
-        if ruler.size_of_text(slot, text) > alloc:
-            text = cut_text(ruler, slot, text, alloc)
-        slot.text = text
-        slot.size = ruler.size_of_text(slot, text)
+        size = ruler.size_of_text(slot, text)
+        if size > alloc:
+            text, size = cut_text(ruler, slot, text, alloc)
+        slot.text, slot.size = text, size
     elif slot.section.policy is not None:  # a selection policy decides the items
         fill_with_selector(ruler, slot, alloc)
     else:

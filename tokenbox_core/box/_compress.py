@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from tokenbox_core.errors import SectionError
 from tokenbox_core.layout import Action
 from tokenbox_core.lenses import LIST_LENSES, apply_lens, lens_name
+from tokenbox_core.tokens._cut import fit
 
 from ._measure import Ruler
 from ._selector import fill_with_selector
@@ -104,16 +105,26 @@ def apply_lenses(ruler: Ruler, slot: Slot, target: int) -> None:
             slot.act(Action("lens", name, before, slot.size, f"lens {name!r}"))
 
 
-def cut_text(ruler: Ruler, slot: Slot, text: str, alloc: int) -> str:
-    """Cut text so its emitted size is at most ``alloc`` (empty when nothing fits)."""
+def cut_text(ruler: Ruler, slot: Slot, text: str, alloc: int) -> tuple[str, int]:
+    """Cut text so its emitted size is at most ``alloc``: (the cut, its emitted size); ``("", 0)`` when nothing fits.
+
+    The largest cut whose text with its separator (or message overhead) fits: with a tiktoken counter from one
+    encode (:func:`tokenbox_core.tokens._cut.fit`), else by lowering the cut's limit until it fits.
+    """
+    extra = 0 if ruler.text_mode else ruler.message_overhead(ruler.role(slot))
+    if ruler.encoded is not None:
+        suffix = ruler.separator if ruler.text_mode else ""
+        out, size = fit(ruler.encoded, text, suffix, alloc - extra, slot.section.keep, ruler.ends)
+        return out, size + extra if out else 0
     overhead = ruler.size_of_text(slot, text) - ruler.counter.count(text)  # the separator or message overhead
     limit = max(0, alloc - overhead)
     while limit > 0:
         out = ruler.counter.truncate(text, limit, keep=slot.section.keep)
-        if ruler.size_of_text(slot, out) <= alloc:
-            return out
+        size = ruler.size_of_text(slot, out)
+        if size <= alloc:
+            return out, size
         limit -= 1
-    return ""
+    return "", 0
 
 
 def shrink_to(ruler: Ruler, slot: Slot, alloc: int, *, reason: str, record_as: str = "truncate") -> None:
@@ -121,8 +132,7 @@ def shrink_to(ruler: Ruler, slot: Slot, alloc: int, *, reason: str, record_as: s
     before = slot.size
     alloc = max(0, alloc)
     if not slot.is_list:
-        slot.text = cut_text(ruler, slot, slot.text, alloc)
-        slot.size = ruler.size_of_text(slot, slot.text)
+        slot.text, slot.size = cut_text(ruler, slot, slot.text, alloc)
         if slot.size < before:
             slot.act(
                 Action(

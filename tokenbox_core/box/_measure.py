@@ -15,7 +15,8 @@ from typing import Any
 from tokenbox_core._sections import Item, Section
 from tokenbox_core.errors import SectionError
 from tokenbox_core.lenses import LIST_LENSES
-from tokenbox_core.tokens import TOKENS_PER_MESSAGE, TokenCounter
+from tokenbox_core.tokens import TOKENS_PER_MESSAGE, TiktokenCounter, TokenCounter
+from tokenbox_core.tokens._cut import RULE_ENCODINGS, Ends
 
 from ._state import (
     DEFAULT_OMISSION,
@@ -32,13 +33,19 @@ __all__ = ["Ruler", "eviction_groups"]
 class Ruler:
     """What sizes depend on — the counter, the separator, the mode — and every size the box computes."""
 
-    __slots__ = ("counter", "mode", "separator", "text_mode")
+    __slots__ = ("counter", "encoded", "ends", "mode", "rule", "separator", "text_mode")
 
     def __init__(self, counter: TokenCounter, separator: str, mode: Mode) -> None:
         self.counter = counter
         self.separator = separator
         self.mode: Mode = mode
         self.text_mode = mode == "text"
+        self.encoded = counter if isinstance(counter, TiktokenCounter) else None
+        """The counter when it cuts from token ids (:func:`tokenbox_core.tokens._cut.fit`), else None."""
+        self.rule = self.encoded is not None and counter.name in RULE_ENCODINGS
+        self.ends = Ends()
+        """The ids the layout's last cut encoded: refill re-cuts a section a token larger without encoding again."""
+        """Whether the counter's encoding follows :mod:`tokenbox_core.tokens._cut`'s rule of joins no token spans."""
 
     # ------------------------------------------------------------------ sizes
 

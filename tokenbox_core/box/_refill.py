@@ -156,13 +156,11 @@ def _regrow(ruler: Ruler, slot: Slot, goal: int, blocked: frozenset[str]) -> boo
         assert isinstance(original, str)
         source = slot.source
         if ruler.size_of_text(slot, original) <= goal:
-            text = original
+            slot.text, slot.size = original, ruler.size_of_text(slot, original)
         elif source is not None and ruler.size_of_text(slot, source) <= goal:
-            text = source
+            slot.text, slot.size = source, ruler.size_of_text(slot, source)
         else:
-            text = cut_text(ruler, slot, source if source is not None else original, goal)
-        slot.text = text
-        slot.size = ruler.size_of_text(slot, text)
+            slot.text, slot.size = cut_text(ruler, slot, source if source is not None else original, goal)
     elif slot.section.policy is not None:
         fill_with_selector(ruler, slot, goal)
         return not (blocked and any(slot.kept[u.index] and u.item.group in blocked for u in slot.units))

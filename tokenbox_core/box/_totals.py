@@ -1,18 +1,25 @@
 """Step 2, measuring (continued): the exact count of what a layout emits.
 
 Sizes carry their separators, so their sum is nearly the total; but BPE can
-merge across a join, so what a layout emits is re-counted: the emitted
-units joined as the layout joins them, the last without its separator.
-Items whose size the caller vouched for (``Item.tokens``) count as vouched
-and split the text around them into runs counted apart.  Messages mode adds
-the priming tokens to the message sizes (a message's size is exact).
+merge across a join, so what a layout emits is counted as it is joined: the
+emitted units joined as the layout joins them, the last without its separator.
+Where no token can span any join of a run (the rule of
+:mod:`tokenbox_core.tokens._cut`: after a ``"\n"`` comes neither whitespace
+nor ``"/"``, as after the default separator and prose), the run's count is the
+sum of its units' exact sizes, the last one counted without its separator;
+elsewhere the run is re-counted.  Items whose size the caller vouched for
+(``Item.tokens``) count as vouched and split the text around them into runs
+counted apart.  Messages mode adds the priming tokens to the message sizes (a
+message's size is exact).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import pairwise
 
 from tokenbox_core.tokens import PRIMING_TOKENS
+from tokenbox_core.tokens._cut import splits
 
 from ._measure import Ruler
 from ._state import Slot
@@ -52,11 +59,22 @@ def exact_total(ruler: Ruler, slots: Sequence[Slot]) -> int:
     text, _, size, vouched = units[-1]
     units[-1] = (text, "", size, vouched)  # nothing follows the last unit
     total = 0
-    run: list[str] = []  # the text since the last vouched unit
-    for text, trailing, size, vouched in units:
-        if vouched:
-            total += size + (ruler.counter.count("".join(run)) if run else 0)
+    run: list[Emitted] = []  # the units since the last vouched one
+    for unit in units:
+        if unit[3]:
+            total += unit[2] + _run_count(ruler, run)
             run = []
         else:
-            run.append(text + trailing)
-    return total + (ruler.counter.count("".join(run)) if run else 0)
+            run.append(unit)
+    return total + _run_count(ruler, run)
+
+
+def _run_count(ruler: Ruler, run: Sequence[Emitted]) -> int:
+    """The count of ``run``'s units joined: their sizes' sum where no token spans a join, else a count."""
+    if not run:
+        return 0
+    if ruler.rule and all(splits(a[1] or a[0], b[0]) for a, b in pairwise(run)):
+        text, trailing, size, _ = run[-1]
+        last = size if trailing else ruler.counter.count(text)  # the very last unit goes without its separator
+        return sum(unit[2] for unit in run[:-1]) + last
+    return ruler.counter.count("".join(text + trailing for text, trailing, _, _ in run))
