@@ -68,6 +68,7 @@ class FakeToolModel(BaseChatModel):
     provider receives them, from ``bind_tools``) and :attr:`settings` (the
     other bound keyword arguments).
 
+    >>> from langchain_core.messages import ToolMessage
     >>> model = FakeToolModel(steps=1)
     >>> agent_model = model.bind_tools([lookup_tool()])
     >>> agent_model.invoke([HumanMessage("find x")]).tool_calls[0]["id"]
