@@ -226,11 +226,14 @@ class ContextSession:
         for _ in range(_PASSES):
             plan, block, recalled = self._plan(view, room, question, compiler.budget.max_tokens)
             compiled = compiler.compile(history=view.history_messages(plan, block), **sources)
-            over = compiled.total_tokens - limit
             shown = {m.get("id") for m in compiled.messages}
-            if over <= 0 and all(view.ids[p] in shown for p in plan.kept):
+            missing = sum(view.sizes[p] for p in plan.kept if view.ids[p] not in shown)
+            over = compiled.total_tokens - limit
+            if over <= 0 and not missing:
                 break
-            room -= max(over, 1)  # counted otherwise than planned (the compiler's joins): plan with less
+            # counted otherwise than planned, so the compiler evicted some of the plan: plan with less (what it
+            # still leaves out after the last pass, annotate() reports as omitted)
+            room -= max(over, missing, 1)
         assert compiled is not None and plan is not None
         return view.annotate(compiled, plan, recalled, block=block)
 
