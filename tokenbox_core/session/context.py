@@ -293,7 +293,7 @@ class ContextSession:
                     return plan, self._summarised(view, plan, pointer, recalled, room - plan.tokens), recalled
                 return plan, block, recalled
             reserve += plan.tokens + cost - room  # the pointer grew with what it names: plan with less
-        return plan, block, recalled
+        return window(room), None, None  # not even the pointer fits the room: the window alone
 
     @staticmethod
     def _regrow(
