@@ -272,15 +272,16 @@ class ContextSession:
             pointer = pointer_line(*view.omitted_ids(plan.omitted)) if plan.omitted else None
             recalled = None
             if cfg is not None and recall_room and plan.omitted:
+                index = self.archive.index() if step is None else self.archive.prefix_index(max(plan.omitted) + 1)
                 recalled = recall(
-                    self.archive.index(),
+                    index,
                     question,
                     messages=view.messages,
                     ids=view.ids,
                     omitted=plan.omitted,
                     call_of=view.call_of,
                     config=cfg,
-                    room=recall_room + reserve,
+                    room=recall_room + view.size_of(block_message(pointer, None)),  # recall_room for the lines
                     pointer=pointer,
                     counter=counter,
                 )
@@ -290,7 +291,10 @@ class ContextSession:
                 if step is None:  # what recall left unused goes to verbatim turns: the window grows into it
                     return self._regrow(view, window(room - cost), plan, block, recalled, room)
                 if cfg is not None and cfg.summaries and recalled is not None:
-                    return plan, self._summarised(view, plan, pointer, recalled, room - plan.tokens), recalled
+                    # what recall left of its share (a function of the cut), not the window's slack (it shrinks)
+                    share_left = recall_room + view.size_of(block_message(pointer, None))
+                    summarised = self._summarised(view, plan, pointer, recalled, min(share_left, room - plan.tokens))
+                    return plan, summarised, recalled
                 return plan, block, recalled
             reserve += plan.tokens + cost - room  # the pointer grew with what it names: plan with less
         return window(room), None, None  # not even the pointer fits the room: the window alone

@@ -76,16 +76,23 @@ class RecallIndex:
     Args:
         embedder: optional ``text -> vector``; vectors are computed when first needed and kept by id.
         rrf_k: the reciprocal-rank-fusion constant.
+        vectors: where to keep the vectors (several indexes of one session share them).
     """
 
-    def __init__(self, embedder: Callable[[str], Sequence[float]] | None = None, *, rrf_k: int = 60) -> None:
+    def __init__(
+        self,
+        embedder: Callable[[str], Sequence[float]] | None = None,
+        *,
+        rrf_k: int = 60,
+        vectors: dict[str, tuple[float, ...]] | None = None,
+    ) -> None:
         self._db = sqlite3.connect(":memory:", check_same_thread=False)
         self._db.execute("CREATE VIRTUAL TABLE docs USING fts5(body, tokenize = 'porter unicode61')")
         self._lock = threading.Lock()
         self._ids: list[str] = []
         self._texts: list[str] = []
         self._row: dict[str, int] = {}
-        self._vectors: dict[str, tuple[float, ...]] = {}
+        self._vectors: dict[str, tuple[float, ...]] = {} if vectors is None else vectors  # may be shared
         self.embedder = embedder
         self.rrf_k = rrf_k
 

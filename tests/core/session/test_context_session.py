@@ -399,3 +399,21 @@ def test_recall_index_errors_name_the_fix() -> None:
         index.search("b", limit=0)
     with pytest.raises(SessionError, match="embedding lengths differ: 3 and 2; use one embedding model"):
         index.search("a")
+
+
+def test_a_cache_aware_agent_loop_changes_its_prefix_only_when_the_cut_moves() -> None:
+    """Step after step of one long task, each request repeats the previous one byte for byte — masking, the
+    pointer, recall (ranked on what lies before the cut) and summaries included — except when the block cut
+    moves (and once, when masking starts)."""
+    session = ContextSession(None, "loop", budget=1500, counter=W, cache_aware=True)
+    session.add(user("fix the flaky retry test in the worker service"))
+    previous, last_omitted, breaks, moves = None, None, 0, 0
+    for i in range(80):
+        session.add([call(f"c{i}", cmd=f"step {i}"), result(f"c{i}", f"retry worker log {i} " + "timeout " * 40)])
+        compiled = session.compile(policy="You are a coding agent.")
+        messages, omitted = list(compiled.messages), compiled.trace.session["omitted"]
+        if previous is not None:
+            breaks += messages[: len(previous)] != previous
+            moves += omitted != last_omitted
+        previous, last_omitted = messages, omitted
+    assert moves >= 3 and breaks <= moves + 1
