@@ -293,8 +293,9 @@ class ContextSession:
                 if cfg is not None and cfg.summaries and recalled is not None:
                     # what recall left of its share (a function of the cut), not the window's slack (it shrinks)
                     share_left = recall_room + view.size_of(block_message(pointer, None))
-                    summarised = self._summarised(view, plan, pointer, recalled, min(share_left, room - plan.tokens))
-                    return plan, summarised, recalled
+                    chosen = self._summarised(view, plan, recalled, min(share_left, room - plan.tokens), pointer)
+                    summaries = tuple(s.summary_id for s in chosen)
+                    return plan, block_message(pointer, recalled, chosen), replace(recalled, summaries=summaries)
                 return plan, block, recalled
             reserve += plan.tokens + cost - room  # the pointer grew with what it names: plan with less
         return window(room), None, None  # not even the pointer fits the room: the window alone
@@ -323,8 +324,8 @@ class ContextSession:
         return grown, shrunk, recalled
 
     def _summarised(
-        self, view: View, plan: WindowPlan, pointer: str | None, recalled: Recalled, room: int
-    ) -> dict[str, Any] | None:
+        self, view: View, plan: WindowPlan, recalled: Recalled, room: int, pointer: str | None
+    ) -> list[Summary]:
         """The block with checkpoint summaries of omitted turns in the room recall left (cache-aware windows, which
         cannot grow into it): newest first, each covering at least ``min_coverage`` times its size in omitted
         turns none of which is recalled."""
@@ -332,7 +333,7 @@ class ContextSession:
         assert cfg is not None
         first = min(plan.kept, default=len(view.ids))
         if first == 0 or room - view.size_of(block_message(pointer, recalled)) < _MIN_SUMMARY_ROOM:
-            return block_message(pointer, recalled)
+            return []
         if self._checkpointer is None:
             self._checkpointer = Checkpointer(self.store, self.session_id, counter=self.compiler.counter)
         cover = self._checkpointer.update(window=len(view.ids) - first).summaries
@@ -348,4 +349,4 @@ class ContextSession:
             trial = block_message(pointer, recalled, [*chosen, summary])
             if view.size_of(trial) <= room:
                 chosen.append(summary)
-        return block_message(pointer, recalled, chosen)
+        return chosen

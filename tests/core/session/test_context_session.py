@@ -61,7 +61,7 @@ def test_a_short_conversation_is_compiled_whole_with_its_sources() -> None:
     assert ids(compiled) == ["t_1", "t_2", "t_3"]
     assert compiled.message_sources[:3] == (None, "t_1", "t_2")  # the policy is the compile's; t_3 is prefaced
     assert compiled.recalled == compiled.masked == compiled.offloaded == ()
-    assert compiled.trace.session == {"omitted": (), "recalled": (), "masked": (), "offloaded": ()}
+    assert compiled.trace.session == {"omitted": (), "recalled": (), "summarized": (), "masked": (), "offloaded": ()}
 
 
 def test_the_history_fills_the_budget_newest_first_and_leaves_one_counted_pointer() -> None:
@@ -340,6 +340,8 @@ def test_summaries_fill_what_recall_leaves_only_in_a_cache_aware_window() -> Non
     session.add(user("xyzzy"))
     text = block(session.compile())
     assert "SUMMARIES of omitted turns" in text and "t_81–t_120] [Extracted" in text  # newest first
+    summarized = session.compile().trace.session["summarized"]
+    assert summarized and all(f"[{s}: " in text for s in summarized)
     strict = ContextSession(session.store, "s", budget=600, counter=W, cache_aware=True, recall={"min_coverage": 50})
     assert "SUMMARIES" not in block(strict.compile())
     assert "SUMMARIES" not in block(ContextSession(session.store, "s", budget=600, counter=W).compile())
