@@ -41,7 +41,8 @@ __all__ = ["Embedder", "Hit", "RecallIndex", "fts_query"]
 
 @runtime_checkable
 class Embedder(Protocol):
-    """An embedding model: one text in, one vector out (the same length for every text)."""
+    """An embedding model: one text in, one vector out (the same length for every text).  An embedder may also
+    have ``embed_many(texts) -> vectors``, which the index then uses for what it has not embedded yet."""
 
     def __call__(self, text: str) -> Sequence[float]: ...
 
@@ -147,10 +148,14 @@ class RecallIndex:
         if self.embedder is None:
             return []
         q = tuple(float(x) for x in self.embedder(query))
+        rows = [(row, doc_id) for row, doc_id in enumerate(self._ids) if allowed is None or doc_id in allowed]
+        missing = [(row, doc_id) for row, doc_id in rows if doc_id not in self._vectors]
+        many = getattr(self.embedder, "embed_many", None)
+        if missing and callable(many):  # one batch for what is new (a model embeds a batch far faster)
+            for (_, doc_id), vector in zip(missing, many([self._texts[row] for row, _ in missing]), strict=True):
+                self._vectors[doc_id] = tuple(float(x) for x in vector)
         scored = []
-        for row, doc_id in enumerate(self._ids):
-            if allowed is not None and doc_id not in allowed:
-                continue
+        for row, doc_id in rows:
             vector = self._vectors.get(doc_id)
             if vector is None:
                 vector = self._vectors[doc_id] = tuple(float(x) for x in self.embedder(self._texts[row]))
