@@ -64,5 +64,12 @@ class MiniLMEmbedder:
         vector = self._model.encode(text, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False)
         return [float(x) for x in vector]
 
+    def embed_many(self, texts: list[str]) -> list[list[float]]:
+        """Several texts at once (batched on the model: far faster per text than one call each)."""
+        vectors = self._model.encode(
+            texts, batch_size=32, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
+        )
+        return [[float(x) for x in v] for v in vectors]
+
     def __repr__(self) -> str:
         return f"MiniLMEmbedder({str(self.path)!r})"

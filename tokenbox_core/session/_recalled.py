@@ -43,10 +43,12 @@ SUMMARY_HEADER = "SUMMARIES of omitted turns (extracts; rehydrate an id for the 
 
 @dataclass(frozen=True)
 class Recalled:
-    """Positions recalled (archive order) and their lines."""
+    """Positions recalled (archive order) and their lines; ``summaries``: the ids of checkpoint summaries the
+    block holds besides."""
 
     positions: tuple[int, ...]
     lines: tuple[str, ...]
+    summaries: tuple[str, ...] = ()
 
 
 def pointer_line(ids: Sequence[str], positions: Sequence[int]) -> str:

@@ -223,7 +223,14 @@ class View:
         offloaded = tuple(self.ids[p] for p in sorted(self.offloaded & kept) if p not in set(plan.masked))
         recalled_ids = tuple(self.ids[p] for p in recalled.positions) if recalled is not None else ()
         omitted = tuple(self.ids[p] for p in sorted({*plan.omitted, *(set(plan.kept) - kept)}))
-        session = {"omitted": omitted, "recalled": recalled_ids, "masked": masked, "offloaded": offloaded}
+        summarized = recalled.summaries if recalled is not None else ()
+        session = {
+            "omitted": omitted,
+            "recalled": recalled_ids,
+            "summarized": summarized,
+            "masked": masked,
+            "offloaded": offloaded,
+        }
         stable = block_at if block_at is not None else compiled.stable_messages
         return replace(
             compiled,

@@ -61,7 +61,7 @@ def test_a_short_conversation_is_compiled_whole_with_its_sources() -> None:
     assert ids(compiled) == ["t_1", "t_2", "t_3"]
     assert compiled.message_sources[:3] == (None, "t_1", "t_2")  # the policy is the compile's; t_3 is prefaced
     assert compiled.recalled == compiled.masked == compiled.offloaded == ()
-    assert compiled.trace.session == {"omitted": (), "recalled": (), "masked": (), "offloaded": ()}
+    assert compiled.trace.session == {"omitted": (), "recalled": (), "summarized": (), "masked": (), "offloaded": ()}
 
 
 def test_the_history_fills_the_budget_newest_first_and_leaves_one_counted_pointer() -> None:
@@ -340,6 +340,8 @@ def test_summaries_fill_what_recall_leaves_only_in_a_cache_aware_window() -> Non
     session.add(user("xyzzy"))
     text = block(session.compile())
     assert "SUMMARIES of omitted turns" in text and "t_81–t_120] [Extracted" in text  # newest first
+    summarized = session.compile().trace.session["summarized"]
+    assert summarized and all(f"[{s}: " in text for s in summarized)
     strict = ContextSession(session.store, "s", budget=600, counter=W, cache_aware=True, recall={"min_coverage": 50})
     assert "SUMMARIES" not in block(strict.compile())
     assert "SUMMARIES" not in block(ContextSession(session.store, "s", budget=600, counter=W).compile())
@@ -399,3 +401,21 @@ def test_recall_index_errors_name_the_fix() -> None:
         index.search("b", limit=0)
     with pytest.raises(SessionError, match="embedding lengths differ: 3 and 2; use one embedding model"):
         index.search("a")
+
+
+def test_a_cache_aware_agent_loop_changes_its_prefix_only_when_the_cut_moves() -> None:
+    """Step after step of one long task, each request repeats the previous one byte for byte — masking, the
+    pointer, recall (ranked on what lies before the cut) and summaries included — except when the block cut
+    moves (and once, when masking starts)."""
+    session = ContextSession(None, "loop", budget=1500, counter=W, cache_aware=True)
+    session.add(user("fix the flaky retry test in the worker service"))
+    previous, last_omitted, breaks, moves = None, None, 0, 0
+    for i in range(80):
+        session.add([call(f"c{i}", cmd=f"step {i}"), result(f"c{i}", f"retry worker log {i} " + "timeout " * 40)])
+        compiled = session.compile(policy="You are a coding agent.")
+        messages, omitted = list(compiled.messages), compiled.trace.session["omitted"]
+        if previous is not None:
+            breaks += messages[: len(previous)] != previous
+            moves += omitted != last_omitted
+        previous, last_omitted = messages, omitted
+    assert moves >= 3 and breaks <= moves + 1

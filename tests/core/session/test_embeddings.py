@@ -35,6 +35,8 @@ def test_the_model_loads_offline_and_embeds(embedder: object) -> None:
     other = embedder("The quarterly report is due on Friday.")
     assert len(question) == 384 and math.isclose(sum(x * x for x in question), 1.0, rel_tol=1e-4)
     assert embedder("What is the dog called?") == question
+    batch = embedder.embed_many(["What is the dog called?", "Our canine companion is named Biscuit."])  # type: ignore[attr-defined]
+    assert all(math.isclose(a, b, abs_tol=1e-5) for a, b in zip(batch[0], question, strict=True))
 
     def cos(a: list[float], b: list[float]) -> float:
         return sum(x * y for x, y in zip(a, b, strict=True))
