@@ -17,7 +17,7 @@ from tokenbox_core.chat import sequence_problems
 from tokenbox_core.chat._transcripts import agent_transcript
 from tokenbox_core.errors import ContextCriticalOverflow
 from tokenbox_core.session import MaskingConfig, MemorySessionStore, OffloadConfig, RecallConfig
-from tokenbox_core.session.recalled import pointer_line
+from tokenbox_core.session._recalled import pointer_line
 from tokenbox_core.tokens import count_message_tokens
 
 W = "whitespace"
