@@ -66,7 +66,10 @@ LAST = (
     "Oyelaran", "Castellanos", "Wojcik", "Fairbanks", "Rautio", "Delacroix", "Abernathy", "Kowalczyk", "Ferreira",
 )  # fmt: skip
 DECISIONS = {
-    "rollout strategy": ("canary deploys at {a} percent for {b} minutes", "a blue-green cutover after a {b}-minute soak"),
+    "rollout strategy": (
+        "canary deploys at {a} percent for {b} minutes",
+        "a blue-green cutover after a {b}-minute soak",
+    ),
     "storage engine": ("a {a}-node write quorum with {b} GB volumes", "a single primary with {a} read replicas"),
     "retry policy": ("exponential backoff capped at {a} attempts and {b} s", "a fixed {b} ms delay for {a} retries"),
     "caching approach": ("a write-through cache with a {b}-second ttl", "a read-aside cache of {a} MB per shard"),
@@ -78,7 +81,10 @@ ASK = {
     "path": ("Where is the {attr} of {component}?", "Which path held the {attr} for {component} again?"),
     "command": ("Which command do we use to {attr} {component}?", "What was the exact command to {attr} {component}?"),
     "name": ("Who is the {attr} for {component}?", "Remind me who we should ping as {attr} of {component}?"),
-    "decision": ("What did we decide about the {attr} of {component}?", "Which {attr} did we settle on for {component}?"),
+    "decision": (
+        "What did we decide about the {attr} of {component}?",
+        "Which {attr} did we settle on for {component}?",
+    ),
 }
 TOOLS = ("read_file", "search_docs", "run", "list_dir", "grep")
 
@@ -166,7 +172,9 @@ class _Writer:
                 out.append(f"step {r.randrange(9999):04d} ok: {self.word()}-{r.randrange(9)} handled "
                            f"{r.randrange(9999)} {self.word()} items (queue {r.randrange(99)})")  # fmt: skip
             elif form == 1:
-                out.append(f"WARN {self.word()}: {self.word()} {self.word()} took {r.randrange(999)}.{r.randrange(99)} ms")
+                out.append(
+                    f"WARN {self.word()}: {self.word()} {self.word()} took {r.randrange(999)}.{r.randrange(99)} ms"
+                )
             else:
                 out.append(f"{self.word()}/{self.word()}_{self.word()}.py  {r.randrange(9999)} bytes")
         return "\n".join(out)
@@ -210,7 +218,9 @@ def _draw_fact(w: _Writer, kind: str, used: set[str], subjects: set[tuple[str, s
     elif kind == "name":
         value = _unique(w, used, lambda: f"{r.choice(FIRST)} {r.choice(LAST)}")
     else:
-        value = _unique(w, used, lambda: r.choice(DECISIONS[attr]).format(a=r.randrange(2, 99), b=r.randrange(100, 999)))
+        value = _unique(
+            w, used, lambda: r.choice(DECISIONS[attr]).format(a=r.randrange(2, 99), b=r.randrange(100, 999))
+        )
     return value, component, attr
 
 
@@ -231,11 +241,19 @@ def _plant(w: _Writer, kind: str, value: str, component: str, attr: str) -> tupl
         return "user", f"The {attr} for {component} lives at {value}. {w.slice(r.randrange(10, 60))}"
     if kind == "command":
         if r.random() < 0.5:
-            return "assistant", f"To {attr} {component} I ran `{value}`; it finished cleanly. {w.slice(r.randrange(20, 70))}"
+            return (
+                "assistant",
+                f"To {attr} {component} I ran `{value}`; it finished cleanly. {w.slice(r.randrange(20, 70))}",
+            )
         return "user", f"Whenever you need to {attr} {component}, run `{value}`. {w.slice(r.randrange(10, 60))}"
     if kind == "name":
         if r.random() < 0.5:
-            record = {"component": component, "role": attr, "person": value, "since": f"{r.randrange(1, 12)}/{r.randrange(1, 28)}"}
+            record = {
+                "component": component,
+                "role": attr,
+                "person": value,
+                "since": f"{r.randrange(1, 12)}/{r.randrange(1, 28)}",
+            }
             return "tool", json.dumps(record, sort_keys=True) + "\n" + w.log(r.randrange(4, 20))
         return "user", f"{value} is the {attr} for {component}; loop them in on changes. {w.slice(r.randrange(10, 50))}"
     alt = r.choice(DECISIONS[attr]).format(a=r.randrange(2, 99), b=r.randrange(100, 999))
@@ -317,7 +335,9 @@ def agent_session(
         want = t + rng.randint(gap, max(gap, turns // 2))
         free = [q for q in range(t + gap, turns) if q not in ask_turns and q not in plants_set]
         if not free:
-            raise ValueError(f"{turns} turns leave no free turn to ask fact {f} (planted at turn {t}) {gap} turns later")
+            raise ValueError(
+                f"{turns} turns leave no free turn to ask fact {f} (planted at turn {t}) {gap} turns later"
+            )
         ask_turns[min((q for q in free if q >= want), default=free[-1])] = f
     plants = {t: f for f, t in enumerate(plant_turns)}
     used: set[str] = set()
@@ -357,7 +377,9 @@ def agent_session(
             if s == fact_step:
                 planted_at[plants[t]] = len(messages) + 1
             messages.extend(step)
-        messages.append({"role": "assistant", "content": text if where == "assistant" else w.slice(rng.randrange(20, 110))})
+        messages.append(
+            {"role": "assistant", "content": text if where == "assistant" else w.slice(rng.randrange(20, 110))}
+        )
         if where == "assistant":
             planted_at[plants[t]] = len(messages) - 1
     for i, m in enumerate(messages):
