@@ -69,12 +69,19 @@ class Replay:
     cpu: list[float] = field(default_factory=list)  # seconds inside the manager, per call
 
 
-def replay(session: AgentSession, manager: Manager, budget: int, name: str = "") -> Replay:
-    """Feed ``session`` to ``manager`` call by call; record each request and the CPU time it took."""
+def replay(
+    session: AgentSession, manager: Manager, budget: int, name: str = "", *, at: Sequence[int] | None = None
+) -> Replay:
+    """Feed ``session`` to ``manager`` call by call; record each request and the CPU time it took.
+
+    ``at``: the model calls to make (indices of assistant messages; default every one).  Calling only
+    where questions are asked (``questions(session)``) is faster and exact for stateless trimmers, but
+    a stateful manager then sees the messages in fewer, larger batches than an agent loop would give it.
+    """
     out = Replay(name or getattr(manager, "name", type(manager).__name__), budget)
     messages = [dict(m) for m in session.messages]
     seen = 0
-    for call in session.calls():
+    for call in session.calls() if at is None else at:
         new = messages[seen:call]
         t0 = time.process_time()
         request = manager(new)
@@ -82,6 +89,26 @@ def replay(session: AgentSession, manager: Manager, budget: int, name: str = "")
         out.calls.append(call)
         out.requests.append(request)
         seen = call
+    return out
+
+
+def questions(session: AgentSession) -> list[int]:
+    """The model calls that answer a question about a planted fact."""
+    return sorted({fact.asked + 1 for fact in session.facts})
+
+
+def sizes(requests: Sequence[list[dict[str, Any]]]) -> list[int]:
+    """Exact prompt size of every request; a message object sent again is counted once."""
+    seen: dict[int, int] = {}  # id() of a message the requests keep alive -> its size
+    out = []
+    for request in requests:
+        total = count([])
+        for m in request:
+            size = seen.get(id(m))
+            if size is None:
+                size = seen[id(m)] = count([m]) - count([])
+            total += size
+        out.append(total)
     return out
 
 
@@ -136,8 +163,8 @@ def measure(session: AgentSession, run: Replay, share: float, *, cache: bool = T
     for kind in KINDS:
         flags = [p for p, f in zip(present, session.facts, strict=True) if f.kind == kind]
         by_kind[kind] = sum(flags) / len(flags) if flags else float("nan")
-    sizes = [count(r) for r in run.requests]
     sims = {name: cache_simulation(run.requests, rules) for name, rules in PROVIDERS.items()} if cache else {}
+    prompt = [t.prompt_tokens for t in next(iter(sims.values())).turns] if sims else sizes(run.requests)
     cpu = sorted(run.cpu)
     return Result(
         manager=run.manager,
@@ -146,9 +173,9 @@ def measure(session: AgentSession, run: Replay, share: float, *, cache: bool = T
         facts=sum(present) / len(present) if present else float("nan"),
         facts_by_kind=by_kind,
         invalid=len(invalid_requests(run)),
-        over=sum(s > run.budget for s in sizes),
+        over=sum(s > run.budget for s in prompt),
         calls=len(run.requests),
-        mean_tokens=statistics.fmean(sizes) if sizes else 0.0,
+        mean_tokens=statistics.fmean(prompt) if prompt else 0.0,
         cached={name: sim.cached_share for name, sim in sims.items()},
         cost={name: sim.cost for name, sim in sims.items()},
         cpu_mean_ms=statistics.fmean(cpu) * 1e3 if cpu else 0.0,

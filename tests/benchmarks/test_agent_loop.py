@@ -114,3 +114,12 @@ def test_trim_messages_replay_is_measured_within_its_budget(tiny: Any) -> None:
     assert all(managers.count(r) <= budget for r in run.requests)
     assert 0.0 <= result.facts <= 1.0 and all(0.0 <= v <= 1.0 for v in result.cached.values())
     assert result.facts == sum(bench.facts_present(tiny, run)) / len(tiny.facts)
+
+
+def test_sizes_and_question_calls_agree_with_a_full_replay(tiny: Any) -> None:
+    """Sizes counted once per message equal a fresh count; replaying only the question calls finds the same facts."""
+    full = bench.replay(tiny, Keep(), budget=10**9)
+    assert bench.sizes(full.requests) == [managers.count(r) for r in full.requests]
+    asked = bench.replay(tiny, Keep(), budget=10**9, at=bench.questions(tiny))
+    assert asked.calls == bench.questions(tiny) and len(asked.calls) < len(full.calls)
+    assert bench.facts_present(tiny, asked) == bench.facts_present(tiny, full)
