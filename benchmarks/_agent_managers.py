@@ -229,16 +229,23 @@ _MODEL: Any = _NoModel()
 
 
 class LlamaIndexMemory:
-    """Memory.from_defaults(token_limit=budget, tokenizer_fn=o200k), put_messages then get()."""
+    """Memory.from_defaults(token_limit=budget, tokenizer_fn=o200k, each text encoded once), put_messages, get()."""
 
     name = "LlamaIndex Memory"
 
     def __init__(self, budget: int) -> None:
         from llama_index.core.memory import Memory
 
-        self.memory = Memory.from_defaults(session_id="bench", token_limit=budget, tokenizer_fn=COUNTER.encode)
+        self.encoded: dict[str, list[int]] = {}  # text -> its tokens: the same once-per-text counting as the others
+        self.memory = Memory.from_defaults(session_id="bench", token_limit=budget, tokenizer_fn=self.encode)
         self.system: Message | None = None
         self.originals: dict[str, Message] = {}
+
+    def encode(self, text: str) -> list[int]:
+        ids = self.encoded.get(text)
+        if ids is None:
+            ids = self.encoded[text] = COUNTER.encode(text)
+        return ids
 
     def __call__(self, new: list[Message]) -> list[Message]:
         from llama_index.core.llms import ChatMessage
