@@ -112,6 +112,10 @@ class AgentSession:
     def turns(self) -> int:
         return sum(m["role"] == "user" for m in self.messages)
 
+    def turn_of(self, index: int) -> int:
+        """The user turn (0-based) message ``index`` belongs to; the system prompt is in turn -1."""
+        return sum(m["role"] == "user" for m in self.messages[: index + 1]) - 1
+
     def calls(self) -> list[int]:
         """Indices of the assistant messages: the model is called on everything before each one."""
         return [i for i, m in enumerate(self.messages) if m["role"] == "assistant"]
@@ -320,7 +324,7 @@ def agent_session(
     w = _Writer(rng, prose if prose is not None else load_prose())
     gap = max(5, turns // 10) if min_gap is None else min_gap
     n_facts = max(1, turns // fact_every)
-    last_plant = turns - n_facts - 1 if ask == "end" else turns - 2 * gap
+    last_plant = turns - n_facts - gap if ask == "end" else turns - 2 * gap
     if last_plant < 1:
         raise ValueError(f"{turns} turns leave no room for {n_facts} facts asked {gap} or more turns later")
     plant_turns = sorted(rng.sample(range(1, last_plant + 1), min(n_facts, last_plant)))
