@@ -5,6 +5,11 @@
     TokenBoxError
     ├── ContextCriticalOverflow      critical sections alone exceed the budget
     ├── BudgetError (ValueError)     an invalid budget (docs/concepts.md#budgets) or argument
+    ├── CompilationError             a compile violated invariants, overflowed under ``fail_loud``,
+    │                                or failed a metric gate or a user check (lists every ``Violation``)
+    ├── CompilerInputError (ValueError) a typed compiler input or a compiler config is invalid
+    ├── ConversationError (ValueError) a message list a provider would reject (orphan result, unanswered
+    │                                call, unknown role, no content), naming the index and the fix
     ├── SectionError (ValueError)    an invalid Section or Item, duplicate ids, bad weights
     ├── CounterError (ValueError)    a token counter misbehaved (raised, negative / non-integer count)
     │   └── TokenizerUnavailable     no local copy of a tiktoken encoding and no network
@@ -14,6 +19,9 @@
     ├── OutputFormError              an output form the layout was not sized for (text-mode .messages)
     ├── SelectionError               item selection failed (see ``tokenbox_core.select``)
     ├── SecurityError                defensive compilation refused an input or a compile
+    ├── SessionError (ValueError)    invalid input to the session archive
+    │   └── UnknownTurnError (KeyError) turn or summary ids the session does not hold
+    ├── SessionStoreError            the archive file cannot be used (not a database, corrupt, newer schema)
     └── SpecError (ValueError)       a layout spec file that cannot be read or is invalid
 
 Every message names the numbers involved and how to fix the problem.  Errors
@@ -24,10 +32,15 @@ raised by dependencies (tiktoken, pydantic) are mapped onto this tree with
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
 
 __all__ = [
     "BudgetError",
+    "CompilationError",
+    "CompilerInputError",
     "ContextCriticalOverflow",
+    "ConversationError",
     "CounterError",
     "InvalidTextError",
     "LensError",
@@ -36,9 +49,13 @@ __all__ = [
     "SectionError",
     "SecurityError",
     "SelectionError",
+    "SessionError",
+    "SessionStoreError",
     "SpecError",
     "TokenBoxError",
     "TokenizerUnavailable",
+    "UnknownTurnError",
+    "Violation",
 ]
 
 
@@ -146,3 +163,82 @@ class SecurityError(TokenBoxError):
 
 class OutputFormError(TokenBoxError):
     """A layout was asked for an output form it was not sized for (``Layout.messages`` of a text-mode layout)."""
+
+
+class CompilerInputError(TokenBoxError, ValueError):
+    """An invalid compiler input or configuration; the message names the field, the value and the fix."""
+
+
+@dataclass(frozen=True)
+class Violation:
+    """One violated invariant of a compile: a short rule name and a message with the numbers."""
+
+    rule: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"[{self.rule}] {self.message}"
+
+
+class CompilationError(TokenBoxError):
+    """A compilation was rejected (chapter §6.4.1 Validate, §6.4.3 Fail-Loud, §6.11.5 gates).
+
+    It lists *every* violated invariant, each with its numbers.
+
+    Attributes:
+        violations: every violated invariant, in the order they were checked.
+        trace: the partial compilation trace (a dict) when one was built, else ``None``.
+    """
+
+    def __init__(self, violations: Sequence[Violation], trace: dict[str, Any] | None = None) -> None:
+        self.violations = tuple(violations)
+        self.trace = trace
+        lines = "\n".join(f"  - {v}" for v in self.violations)
+        count = len(self.violations)
+        super().__init__(f"compilation rejected: {count} violated invariant{'s' if count != 1 else ''}:\n{lines}")
+
+    @property
+    def rules(self) -> tuple[str, ...]:
+        """The rule names of the violations, in order."""
+        return tuple(v.rule for v in self.violations)
+
+    def __reduce__(self) -> tuple[type, tuple[tuple[Violation, ...], dict[str, Any] | None]]:
+        return (type(self), (self.violations, self.trace))
+
+
+class SessionError(TokenBoxError, ValueError):
+    """Invalid input to the session archive (a message that is not a neutral chat dict, a bad option)."""
+
+
+class UnknownTurnError(SessionError, KeyError):
+    """Turn or summary ids that the session does not hold."""
+
+    def __str__(self) -> str:  # KeyError would repr the message
+        return str(self.args[0]) if self.args else ""
+
+
+class SessionStoreError(TokenBoxError):
+    """The archive file cannot be used: not a database, corrupt, another application's, or a newer schema.
+
+    Never answered by silently resetting the file.
+    """
+
+
+class ConversationError(TokenBoxError, ValueError):
+    """A conversation a provider would reject: a tool result without its call, a call without results when the
+    context is compiled, an unknown role, a message without content.
+
+    Attributes:
+        index: the position of the offending message in the list given.
+        kind: ``"orphan_result"``, ``"unanswered_call"``, ``"unknown_role"`` or ``"no_content"``.
+        problems: every problem found (:class:`tokenbox_core.chat.Problem`), the first one in the message.
+
+    Pass ``on_invalid="repair"`` to drop or close what cannot be sent instead (see
+    :func:`tokenbox_core.chat.check_conversation`).
+    """
+
+    def __init__(self, message: str, *, index: int = -1, kind: str = "", problems: Sequence[object] = ()) -> None:
+        super().__init__(message)
+        self.index = index
+        self.kind = kind
+        self.problems = tuple(problems)

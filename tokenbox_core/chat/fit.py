@@ -33,6 +33,7 @@ from tokenbox_core.chat.sections import (
     SystemRule,
     conversation_sections,
 )
+from tokenbox_core.chat.validate import FRAMEWORK_ROLES, OnInvalid, check_conversation, check_on_invalid
 from tokenbox_core.errors import ContextCriticalOverflow, SectionError
 from tokenbox_core.layout import Layout
 from tokenbox_core.sections import Section
@@ -148,6 +149,20 @@ class ConversationFit:
         }
 
 
+def _valid(
+    messages: Iterable[Mapping[str, Any]] | ReadMessages, on_invalid: OnInvalid
+) -> Iterable[Mapping[str, Any]] | ReadMessages:
+    """The messages, checked (:func:`~tokenbox_core.chat.validate.check_conversation`); an adapter's lazily made
+    messages (``read_messages(only=...)``) are the adapter's to check."""
+    check_on_invalid(on_invalid)
+    if isinstance(messages, ReadMessages):
+        if not isinstance(messages.messages, list):
+            return messages
+        checked = check_conversation(messages.messages, on_invalid=on_invalid, roles=FRAMEWORK_ROLES)
+        return messages if len(checked) == len(messages.messages) and checked == messages.messages else checked
+    return check_conversation(list(messages), on_invalid=on_invalid, roles=FRAMEWORK_ROLES)
+
+
 def _default_splitter(text: str) -> list[str]:
     """LangChain's default: split on newlines, keeping them."""
     splits = text.split("\n")
@@ -173,6 +188,7 @@ def fit_conversation(
     media_tokens: int | None = None,
     horizon: bool = True,
     cache_aware: bool | Any = False,
+    on_invalid: OnInvalid = "raise",
 ) -> ConversationFit:
     """Fit a conversation of OpenAI-shaped message dicts into ``budget`` with one core layout.
 
@@ -205,12 +221,20 @@ def fit_conversation(
         horizon: skip counting messages that can never fit (see :mod:`tokenbox_core.chat.sections`).
         cache_aware: ``True`` or a :class:`~tokenbox_core.cache.CacheWindow`: evict history in prefix-stable
             blocks so providers' prompt caches keep serving the prefix (see :mod:`tokenbox_core.cache.window`).
+        on_invalid: what to do with a conversation a provider would reject (a tool result without its call, a
+            call without results, an unknown role, a message without content —
+            :func:`~tokenbox_core.chat.validate.conversation_problems`): ``"raise"`` a
+            :class:`~tokenbox_core.errors.ConversationError` naming the index and the fix, or ``"repair"``: drop
+            what cannot be sent and unanswered calls (:func:`~tokenbox_core.chat.check_conversation`); indices
+            in the result are then positions in the repaired list.
 
     Raises:
+        ConversationError: the conversation is invalid (``on_invalid="raise"``).
         ConversationOverflow: the critical messages alone exceed the budget (a ``ContextCriticalOverflow``).
         SectionError: malformed messages or overrides, ``allow_partial`` with an omission marker.
         CounterError: a counter that raises or returns something else than a count.
     """
+    messages = _valid(messages, on_invalid)
     if cache_aware is not False and cache_aware is not None:
         from tokenbox_core.cache.window import fit_cache_aware
 

@@ -3,16 +3,17 @@
 :func:`agent_transcript` builds a system message, then turns of a user message
 answered directly or through agent steps: an assistant message with 1..n
 parallel tool calls followed by one tool result per call.  The same seed gives
-the same transcript.  :func:`sequence_problems` lists what a provider would
-reject in a message list.
+the same transcript.  :func:`sequence_problems` (from :mod:`tokenbox_core.chat.validate`)
+lists what a provider would reject in a message list.
 """
 
 from __future__ import annotations
 
 import json
 import random
-from collections.abc import Mapping, Sequence
 from typing import Any
+
+from tokenbox_core.chat.validate import sequence_problems
 
 __all__ = ["agent_transcript", "sequence_problems"]
 
@@ -49,35 +50,3 @@ def agent_transcript(
                 )
         out.append({"role": "assistant", "content": _text(rng, *words), "id": f"a{t}"})
     return out
-
-
-def sequence_problems(messages: Sequence[Mapping[str, Any]], *, start_on_user: bool = True) -> list[str]:
-    """Everything a chat provider would reject in ``messages`` (an empty list means valid)."""
-    problems: list[str] = []
-    calls: dict[str, int] = {}
-    answered: set[str] = set()
-    seen_other = False
-    first_other: Mapping[str, Any] | None = None
-    for i, m in enumerate(messages):
-        role = m.get("role")
-        if role in ("system", "developer"):
-            if seen_other:
-                problems.append(f"system message at {i} after the conversation started")
-            continue
-        if not seen_other:
-            first_other = m
-        seen_other = True
-        if role == "assistant":
-            for c in m.get("tool_calls") or ():
-                calls[str(c["id"])] = i
-        elif role == "tool":
-            if m.get("tool_call_id") not in calls:
-                problems.append(f"tool message {m.get('id')} at {i} answers no earlier tool call")
-            answered.add(str(m.get("tool_call_id")))
-    for call_id, at in calls.items():
-        if call_id not in answered:
-            problems.append(f"tool call {call_id} at {at} has no result")
-    has_user = any(m.get("role") == "user" for m in messages)
-    if start_on_user and has_user and first_other is not None and first_other.get("role") != "user":
-        problems.append(f"history starts on {first_other.get('role')}, not user")
-    return problems

@@ -12,7 +12,6 @@ from tokenbox_core.compiler.allocate import Allocation, Demand, water_fill
 from tokenbox_core.compiler.collect import Candidates
 from tokenbox_core.compiler.compiler import CompiledContext, ContextCompiler
 from tokenbox_core.compiler.config import CompilerConfig, RankingWeights
-from tokenbox_core.compiler.errors import CompilationError, CompilerInputError, Violation
 from tokenbox_core.compiler.filter import Exclusion
 from tokenbox_core.compiler.inputs import Developer, Evidence, Memory, Policy, TaskState, Tier, Tool, Trust
 from tokenbox_core.compiler.metrics import DEFINITIONS, Metrics
@@ -20,6 +19,7 @@ from tokenbox_core.compiler.pii import PIIDetector, PIIMatch, RegexPIIDetector
 from tokenbox_core.compiler.refs import Reference
 from tokenbox_core.compiler.trace import CompilationTrace
 from tokenbox_core.compiler.utility import BoundedLogUtility, UtilityFunction
+from tokenbox_core.errors import CompilationError, CompilerInputError, Violation
 
 __all__ = [
     "AblationReport",

@@ -33,7 +33,7 @@ from typing import Any
 
 from tokenbox_core.compiler.collect import SOURCE_NAMES
 from tokenbox_core.compiler.compiler import CompiledContext, ContextCompiler
-from tokenbox_core.compiler.errors import CompilationError, CompilerInputError
+from tokenbox_core.errors import CompilationError, CompilerInputError
 
 __all__ = ["AblationReport", "ablate"]
 

@@ -33,8 +33,8 @@ import heapq
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from tokenbox_core.compiler.errors import CompilerInputError
 from tokenbox_core.compiler.utility import BoundedLogUtility, UtilityFunction, marginal_utility
+from tokenbox_core.errors import CompilerInputError
 
 __all__ = ["Allocation", "Demand", "priority_fill", "water_fill"]
 

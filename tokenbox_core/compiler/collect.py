@@ -27,8 +27,8 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tokenbox_core.compiler.errors import CompilerInputError
 from tokenbox_core.compiler.inputs import Developer, Evidence, Memory, Policy, TaskState, Tool
+from tokenbox_core.errors import CompilerInputError
 
 __all__ = ["SOURCE_NAMES", "Candidates", "collect", "collect_async", "has_async_sources"]
 

@@ -43,8 +43,8 @@ from typing import Any, TextIO
 from tokenbox_core.budget import ContextBudget
 from tokenbox_core.compiler.compiler import CompiledContext, ContextCompiler
 from tokenbox_core.compiler.config import CompilerConfig, RankingWeights
-from tokenbox_core.compiler.errors import CompilationError, CompilerInputError
 from tokenbox_core.compiler.inputs import Evidence, Memory, Policy, TaskState
+from tokenbox_core.errors import CompilationError, CompilerInputError
 
 __all__ = ["add_compile_command", "compile_spec", "load_compile_spec", "run_compile_command"]
 

@@ -37,7 +37,6 @@ from tokenbox_core.compiler.collect import Candidates, collect, collect_async, h
 from tokenbox_core.compiler.compress import Compressed, compress, measure, section_summary
 from tokenbox_core.compiler.config import CompilerConfig
 from tokenbox_core.compiler.context import CompiledContext
-from tokenbox_core.compiler.errors import CompilationError, CompilerInputError, Violation
 from tokenbox_core.compiler.filter import Exclusion, filter_candidates, reference_time
 from tokenbox_core.compiler.metrics import compute_metrics
 from tokenbox_core.compiler.rank import Ranked, rank_candidates
@@ -45,6 +44,7 @@ from tokenbox_core.compiler.refs import Reference, compress_references, dangling
 from tokenbox_core.compiler.stable import cache_aware_plans
 from tokenbox_core.compiler.trace import CompilationTrace, input_hash, output_hash
 from tokenbox_core.compiler.validate import check_invariants, run_checks
+from tokenbox_core.errors import CompilationError, CompilerInputError, Violation
 from tokenbox_core.tokens import TokenCounter, get_counter
 
 __all__ = ["CompiledContext", "ContextCompiler"]

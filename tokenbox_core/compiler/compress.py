@@ -33,10 +33,9 @@ from tokenbox_core.budget import ContextBudget
 from tokenbox_core.compiler.allocate import Demand, priority_fill, water_fill
 from tokenbox_core.compiler.build import SectionPlan
 from tokenbox_core.compiler.config import CompilerConfig
-from tokenbox_core.compiler.errors import CompilationError, Violation
 from tokenbox_core.compiler.filter import Exclusion
 from tokenbox_core.compiler.overflow import OverflowEvent, resolve_overflow
-from tokenbox_core.errors import ContextCriticalOverflow
+from tokenbox_core.errors import CompilationError, ContextCriticalOverflow, Violation
 from tokenbox_core.layout import Layout
 from tokenbox_core.sections import Section
 from tokenbox_core.tokens import TokenCounter

@@ -19,9 +19,9 @@ from datetime import datetime, timedelta
 from typing import Any, Literal
 
 from tokenbox_core.cache.window import CacheWindow
-from tokenbox_core.compiler.errors import CompilerInputError
 from tokenbox_core.compiler.pii import PIIDetector, RegexPIIDetector
 from tokenbox_core.compiler.utility import BoundedLogUtility, UtilityFunction
+from tokenbox_core.errors import CompilerInputError
 from tokenbox_core.frozen import FrozenDict
 from tokenbox_core.lenses import get_lens
 

@@ -34,8 +34,8 @@ from typing import Any, cast
 
 from tokenbox_core.compiler.collect import Candidates
 from tokenbox_core.compiler.config import CompilerConfig
-from tokenbox_core.compiler.errors import CompilerInputError
 from tokenbox_core.compiler.inputs import Evidence, Memory, Tool
+from tokenbox_core.errors import CompilerInputError
 
 __all__ = ["Exclusion", "filter_candidates", "freshness", "reference_time", "tool_relevance"]
 

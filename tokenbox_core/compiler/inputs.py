@@ -7,7 +7,7 @@ instructions are :attr:`Trust.TRUSTED`, the user's text
 produced :attr:`Trust.UNTRUSTED`.
 
 Values validate at construction and raise
-:class:`~tokenbox_core.compiler.errors.CompilerInputError` naming the field.
+:class:`~tokenbox_core.errors.CompilerInputError` naming the field.
 :class:`Evidence` without provenance (source, retrieval time, authority,
 relevance) cannot be built: the chapter prohibits anonymous context blobs
 (§6.3.3).
@@ -28,7 +28,7 @@ from datetime import datetime
 from enum import Enum, IntEnum
 from typing import Any
 
-from tokenbox_core.compiler.errors import CompilerInputError
+from tokenbox_core.errors import CompilerInputError
 from tokenbox_core.frozen import FrozenDict
 from tokenbox_core.tokens import canonical_json
 

@@ -30,8 +30,8 @@ from typing import Any
 
 from tokenbox_core.compiler.build import SectionPlan
 from tokenbox_core.compiler.config import CompilerConfig
-from tokenbox_core.compiler.errors import CompilationError, Violation
 from tokenbox_core.compiler.filter import Exclusion
+from tokenbox_core.errors import CompilationError, Violation
 from tokenbox_core.lenses import get_lens
 from tokenbox_core.sections import Item, Section
 from tokenbox_core.tokens import TokenCounter, message_token_count

@@ -22,7 +22,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from tokenbox_core.compiler.errors import CompilerInputError
+from tokenbox_core.errors import CompilerInputError
 
 __all__ = ["BoundedLogUtility", "UtilityFunction", "marginal_utility"]
 

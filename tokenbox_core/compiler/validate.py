@@ -28,10 +28,10 @@ from typing import Any
 from tokenbox_core.compiler.assemble import Assembled
 from tokenbox_core.compiler.build import SectionPlan
 from tokenbox_core.compiler.config import CompilerConfig
-from tokenbox_core.compiler.errors import Violation
 from tokenbox_core.compiler.inputs import Evidence
 from tokenbox_core.compiler.metrics import Metrics
 from tokenbox_core.compiler.render import evidence_tag
+from tokenbox_core.errors import Violation
 
 __all__ = ["check_invariants", "run_checks"]
 

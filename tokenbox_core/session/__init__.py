@@ -7,8 +7,8 @@ a compile evicts stays in the store, and the omission marker says how to get it
 back.
 """
 
+from tokenbox_core.errors import SessionError, SessionStoreError, UnknownTurnError
 from tokenbox_core.session.checkpoints import SUMMARY_VERSION, CheckpointConfig, Checkpointer, Checkpoints
-from tokenbox_core.session.errors import SessionError, SessionStoreError, UnknownTurnError
 from tokenbox_core.session.hygiene import (
     Decay,
     EvictionResult,

@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from tokenbox_core.session.errors import SessionError
+from tokenbox_core.errors import SessionError
 from tokenbox_core.session.lexical import contains_correction, contains_decision, content_words, cosine, term_vector
 from tokenbox_core.session.model import ROLES, Summary, Turn, block_hash
 from tokenbox_core.session.store import SessionStore

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from tokenbox_core.session.errors import SessionError
+from tokenbox_core.errors import SessionError
 from tokenbox_core.session.model import Turn
 from tokenbox_core.session.store import SessionStore
 from tokenbox_core.tokens import canonical_json

@@ -12,7 +12,7 @@ import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from tokenbox_core.session.errors import SessionError
+from tokenbox_core.errors import SessionError
 from tokenbox_core.session.model import block_hash
 from tokenbox_core.session.store import SessionStore
 from tokenbox_core.session.summarize import turn_line

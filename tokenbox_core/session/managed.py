@@ -21,8 +21,8 @@ from typing import Any
 
 from tokenbox_core.budget import ContextBudget
 from tokenbox_core.chat import ConversationFit, fit_conversation
+from tokenbox_core.errors import SessionError
 from tokenbox_core.session.checkpoints import CheckpointConfig, Checkpointer, Checkpoints
-from tokenbox_core.session.errors import SessionError
 from tokenbox_core.session.hygiene import Decay, HygieneItem, evict, staleness_signals
 from tokenbox_core.session.model import Turn
 from tokenbox_core.session.rehydrate import rehydration_pointer
@@ -238,7 +238,8 @@ class ManagedHistory:
                 reserved_slots=budget.reserved_slots,
                 estimation_safety_margin_percent=budget.estimation_safety_margin_percent,
             )
-        return fit_conversation(messages, budget, counter=self.counter, include_system="leading")
+        # the window may open inside a tool group whose call a summary covers: that result cannot be sent alone
+        return fit_conversation(messages, budget, counter=self.counter, include_system="leading", on_invalid="repair")
 
     def _record(self, cp: Checkpoints, evicted: Sequence[str]) -> None:
         if self._recorded is None:

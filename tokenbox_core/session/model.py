@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from tokenbox_core.session.errors import SessionError
+from tokenbox_core.errors import SessionError
 from tokenbox_core.tokens import canonical_json, content_text
 
 __all__ = [

@@ -17,7 +17,7 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from tokenbox_core.session.errors import SessionError
+from tokenbox_core.errors import SessionError
 from tokenbox_core.session.lexical import content_words, cosine, words
 from tokenbox_core.session.model import Turn
 from tokenbox_core.session.store import SessionStore

@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from tokenbox_core.session.errors import SessionError, SessionStoreError, UnknownTurnError
+from tokenbox_core.errors import SessionError, SessionStoreError, UnknownTurnError
 from tokenbox_core.session.model import EvictionEvent, Summary, Turn, check_message, message_text, turn_id_for
 from tokenbox_core.session.schema import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
 from tokenbox_core.session.store import missing_ids, sort_summaries, turn_seq

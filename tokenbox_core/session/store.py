@@ -15,7 +15,7 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
-from tokenbox_core.session.errors import UnknownTurnError
+from tokenbox_core.errors import UnknownTurnError
 from tokenbox_core.session.model import EvictionEvent, Summary, Turn, check_message, turn_id_for
 
 __all__ = ["MemorySessionStore", "SessionStore", "missing_ids"]

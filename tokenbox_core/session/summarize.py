@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from tokenbox_core.session.errors import SessionError
+from tokenbox_core.errors import SessionError
 from tokenbox_core.session.lexical import (
     contains_correction,
     contains_decision,
