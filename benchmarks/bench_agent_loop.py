@@ -17,9 +17,9 @@ session.  Reported per manager and budget:
 - facts: the share of planted facts whose text is in the request when the
   question about it is asked (anywhere: verbatim, in a summary, a preview, a
   recalled turn);
-- invalid: requests a provider would reject (``sequence_problems``: an orphaned
-  tool result, a call without its result, a system message inside the
-  conversation); over: requests larger than the budget;
+- invalid: requests a provider would reject (the core's ``conversation_problems``:
+  an orphaned tool result, a call without its result, a message without content,
+  an unknown role); over: requests larger than the budget;
 - tokens sent: mean prompt tokens per call;
 - cached: the share of prompt tokens a provider would serve from its prefix
   cache (``simulate_cache``; OpenAI's automatic prefix rules, and Anthropic's
@@ -52,7 +52,7 @@ from _agent_managers import COUNTER, Manager, count, managers
 from _agent_sessions import HELD_OUT_SEED, KINDS, TUNING_SEEDS, AgentSession, agent_session, message_text
 
 from tokenbox_core.cache import cache_rules, simulate_cache
-from tokenbox_core.chat.transcripts import sequence_problems
+from tokenbox_core.chat import conversation_problems
 
 BUDGET_SHARES = (0.05, 0.10, 0.25)
 PROVIDERS = {"OpenAI": cache_rules("openai").with_discount(0.9), "Anthropic": cache_rules("anthropic")}
@@ -123,10 +123,11 @@ def facts_present(session: AgentSession, run: Replay) -> list[bool]:
 
 
 def invalid_requests(run: Replay) -> list[tuple[int, list[str]]]:
-    """(call index, problems) for every request a chat provider would reject."""
+    """(call index, problems) for every request a chat provider would reject (the core's checker,
+    ``conversation_problems``: an orphaned tool result, a call without its result, no content, an unknown role)."""
     out = []
     for k, request in enumerate(run.requests):
-        problems = sequence_problems(request, start_on_user=False)
+        problems = [f"{p.kind}: {p}" for p in conversation_problems(request)]
         if problems:
             out.append((k, problems))
     return out
