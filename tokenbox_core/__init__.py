@@ -49,6 +49,7 @@ from tokenbox_core.models import ModelProfile, get_model_profile
 from tokenbox_core.report import LayoutDiff
 from tokenbox_core.sections import Item, Section
 from tokenbox_core.select import SelectionPolicy
+from tokenbox_core.session import ContextSession
 from tokenbox_core.spec import LayoutSpec, SpecError, load_spec
 from tokenbox_core.tokens import TokenCounter, count_message_tokens, get_counter
 
@@ -63,6 +64,7 @@ __all__ = [
     "ContextBudget",
     "ContextCompiler",
     "ContextCriticalOverflow",
+    "ContextSession",
     "ConversationFit",
     "CounterError",
     "EffectiveBudget",

@@ -10,6 +10,7 @@ DESIGN_NAMES = {
     "CompiledContext",
     "CompilerConfig",
     "ContextCompiler",
+    "ContextSession",
     "Evidence",
     "ablate",
     "ContextBudget",

@@ -187,12 +187,17 @@ class CacheAwareFit(ConversationFit):
 
 
 def _units(conv: Any, history: list[int], start: Callable[[Mapping[str, Any]], bool]) -> list[list[int]]:
-    """History indices split into turns (a unit opens at a start-on message), tool groups never split."""
+    """History indices split into turns (a unit opens at a start-on message), tool groups never split.
+
+    After the last start-on message (the agent loop in flight) each tool group opens a unit too: there the
+    "turn" is the whole loop, and a cut must be able to move inside it (issue 23)."""
     units: list[list[int]] = []
     msgs, groups = conv.messages, conv.groups
+    loop = next((i for i in range(len(msgs) - 1, -1, -1) if start(msgs[i])), -1)
     open_group_end = -1
     for i in history:
-        opens = start(msgs[i]) and i > open_group_end
+        step = i > loop and groups.group_of.get(i) == i
+        opens = (start(msgs[i]) or step) and i > open_group_end
         if not units or opens:
             units.append([])
         units[-1].append(i)
@@ -229,7 +234,8 @@ def plan_history_cut(
 
     ``conv`` is a :class:`~tokenbox_core.chat.ConversationSections`; its critical messages (leading
     system messages, the current user turn) are never cut, nor are the indices in ``exclude``.  The
-    rest is split into units (a user turn with its replies and tool calls) and
+    rest is split into units (a user turn with its replies and tool calls; in the agent loop after the
+    current user turn, each tool group) and
     :func:`~tokenbox_core.cache.eviction.plan_block_cut` chooses the first kept unit so the kept units
     fit ``capacity`` tokens, moving in steps of ``step`` tokens (issue 15).
     """

@@ -40,6 +40,10 @@ class CompiledContext:
         defense: with ``CompilerConfig(defense=DefensePolicy(...))``, the
             :class:`~tokenbox_core.defense.DefenseReport` (trust levels, detections,
             quarantines, boundaries, canary, injection surface); else ``None``.
+        recalled / masked / offloaded: compiled by a :class:`~tokenbox_core.ContextSession`, the archived ids
+            recalled into the context, shown as a masking placeholder, shown as an offload preview; else ``()``.
+        message_sources: compiled by a session, one entry per message: the archived id the message renders
+            unchanged, or ``None`` for a message the compile wrote (policy, pointer, placeholder, ...); else ``()``.
     """
 
     messages: tuple[Mapping[str, Any], ...]
@@ -58,6 +62,10 @@ class CompiledContext:
     sections: tuple[str, ...] = ()
     defense: Any = None
     stable_messages: int | None = None
+    recalled: tuple[str, ...] = ()
+    masked: tuple[str, ...] = ()
+    offloaded: tuple[str, ...] = ()
+    message_sources: tuple[str | None, ...] = ()
 
     @property
     def fingerprint(self) -> str:
@@ -93,5 +101,11 @@ class CompiledContext:
             for e in self.excluded:
                 reasons[e.reason] = reasons.get(e.reason, 0) + 1
             lines.append("  excluded: " + ", ".join(f"{n} {r}" for r, n in sorted(reasons.items())))
+        session = t.session or {}
+        for key in ("omitted", "recalled", "masked", "offloaded"):
+            ids = session.get(key) or ()
+            if ids:
+                shown = ", ".join(ids[:12]) + (f", … ({len(ids) - 12} more)" if len(ids) > 12 else "")
+                lines.append(f"  session {key}: {len(ids)} ({shown})")
         lines.append("  metrics: " + ", ".join(f"{k}={v:.3f}" for k, v in self.metrics.to_dict().items()))
         return "\n".join(lines)

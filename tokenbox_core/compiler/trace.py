@@ -342,11 +342,14 @@ class CompilationTrace:
     pages: int = 1
     stage_latency_ms: Mapping[str, float] = field(default_factory=dict)
     defense: Mapping[str, Any] | None = None  # DefenseReport.to_dict() when defence is on (issue 12)
+    session: Mapping[str, Any] | None = None  # a ContextSession's history tier: omitted, recalled, masked, ...
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-able dict (excluded items as dicts)."""
+        """A JSON-able dict (excluded items as dicts; ``session`` only for a session's compile)."""
         out = {f.name: _plain(getattr(self, f.name)) for f in dataclasses.fields(self)}
         out["excluded_items"] = [e.to_dict() for e in self.excluded_items]
+        if self.session is None:
+            del out["session"]
         return out
 
     def decisions(self) -> dict[str, Any]:

@@ -9,6 +9,7 @@ back.
 
 from tokenbox_core.errors import SessionError, SessionStoreError, UnknownTurnError
 from tokenbox_core.session.checkpoints import SUMMARY_VERSION, CheckpointConfig, Checkpointer, Checkpoints
+from tokenbox_core.session.context import ContextSession
 from tokenbox_core.session.hygiene import (
     Decay,
     EvictionResult,
@@ -22,6 +23,8 @@ from tokenbox_core.session.hygiene import (
 )
 from tokenbox_core.session.managed import REHYDRATED_HEADER, SUMMARY_HEADER, ManagedContext, ManagedHistory
 from tokenbox_core.session.model import EvictionEvent, Summary, Turn, block_hash
+from tokenbox_core.session.options import MaskingConfig, OffloadConfig, RecallConfig
+from tokenbox_core.session.recall import Embedder, RecallIndex
 from tokenbox_core.session.rehydrate import format_turns, rehydrate, rehydration_pointer, search_archive
 from tokenbox_core.session.sqlite import SQLiteSessionStore
 from tokenbox_core.session.store import MemorySessionStore, SessionStore
@@ -31,7 +34,9 @@ __all__ = [
     "CheckpointConfig",
     "Checkpointer",
     "Checkpoints",
+    "ContextSession",
     "Decay",
+    "Embedder",
     "EvictionEvent",
     "EvictionResult",
     "ExponentialDecay",
@@ -39,9 +44,13 @@ __all__ = [
     "HygieneItem",
     "ManagedContext",
     "ManagedHistory",
+    "MaskingConfig",
     "MemorySessionStore",
+    "OffloadConfig",
     "PREAMBLE",
     "REHYDRATED_HEADER",
+    "RecallConfig",
+    "RecallIndex",
     "SQLiteSessionStore",
     "SUMMARY_HEADER",
     "SUMMARY_VERSION",

@@ -174,3 +174,30 @@ def test_marker_templates_take_the_section_fields():
         SESSION, 6000, counter="gpt-4o", cache_aware=True, omission_marker="[{count}: {first}…{last}]"
     )
     assert fit.messages[1]["content"] == f"[{len(fit.removed)}: {fit.removed[0].id}…{fit.removed[-1].id}]"
+
+
+def _task_loop(steps: int) -> list[dict]:
+    """One user task followed by ``steps`` tool calls and results (a single-task agent loop)."""
+    import json
+
+    out = [{"role": "system", "content": "be an agent"}, {"role": "user", "content": "fix the failing test"}]
+    for i in range(steps):
+        call = {"id": f"c{i}", "type": "function", "function": {"name": "run", "arguments": json.dumps({"n": i})}}
+        out += [
+            {"role": "assistant", "content": "", "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": f"c{i}", "content": f"output {i} " + "blah " * 30},
+        ]
+    return out
+
+
+def test_a_single_task_loop_keeps_its_newest_steps_when_cache_aware():
+    """Issue 23: inside one long agent loop the block cut moves at tool-group boundaries, so the task and the
+    newest steps stay (the unit used to be the whole loop: 2 of 122 messages were kept)."""
+    loop = _task_loop(60)
+    fit = fit_conversation(loop, 2000, counter="o200k_base", cache_aware=True)
+    kept = [m for m in fit.messages if m.get("role") == "tool"]
+    assert len(fit.messages) > 60 and fit.total_tokens <= 2000
+    assert kept[-1]["tool_call_id"] == "c59" and fit.messages[1]["content"].endswith("fix the failing test")
+    grown = [fit_conversation(_task_loop(n), 2000, counter="o200k_base", cache_aware=True) for n in range(60, 70)]
+    moves = sum(1 for a, b in itertools.pairwise(grown) if b.messages[: len(a.messages)] != a.messages)
+    assert moves <= 2  # the prefix only grows between block cuts

@@ -230,3 +230,23 @@ def test_budget_current_turn_and_tool_groups_hold(budget: int, low_water: float,
     calls = {c["id"] for m in compiled.messages for c in m.get("tool_calls") or ()}
     results = {m["tool_call_id"] for m in compiled.messages if m["role"] == "tool"}
     assert calls == results  # tool groups whole: no call without its result, no orphan result
+
+
+def test_a_single_task_agent_loop_keeps_the_task_and_its_newest_steps() -> None:
+    """Issue 23: a cache-aware compile of one task followed by 60 tool steps keeps the task and the newest steps
+    (the block cut moves at tool-group boundaries inside the loop) instead of only the system message and task."""
+    import json
+
+    history = [{"role": "user", "content": "fix the failing test"}]
+    for i in range(60):
+        call = {"id": f"c{i}", "type": "function", "function": {"name": "run", "arguments": json.dumps({"n": i})}}
+        history += [
+            {"role": "assistant", "content": "", "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": f"c{i}", "content": f"output {i} " + "blah " * 30},
+        ]
+    compiled = ContextCompiler(2000, counter="o200k_base", config=CompilerConfig(cache_aware=True)).compile(
+        policy="Be an agent.", history=history
+    )
+    results = [m["tool_call_id"] for m in compiled.messages if m.get("role") == "tool"]
+    assert len(results) >= 15 and results[-1] == "c59" and compiled.total_tokens <= 2000
+    assert any(str(m.get("content", "")).endswith("fix the failing test") for m in compiled.messages)

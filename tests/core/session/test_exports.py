@@ -9,10 +9,14 @@ import types
 import tokenbox_core.session as session
 
 DESIGN_NAMES = {
+    "ContextSession",
     "ExtractiveSummarizer",
+    "MaskingConfig",
     "MemorySessionStore",
     "SQLiteSessionStore",
     "SessionStore",
+    "OffloadConfig",
+    "RecallConfig",
     "Summarizer",
     "rehydrate",
 }

@@ -1,0 +1,318 @@
+"""``ContextSession`` on small readable examples: the window, the pointer, masking, offload, recall, agent loops."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from tokenbox_core import ContextSession
+from tokenbox_core.chat import sequence_problems
+from tokenbox_core.errors import SessionError
+from tokenbox_core.session import MaskingConfig, MemorySessionStore, OffloadConfig, RecallConfig
+from tokenbox_core.tokens import count_message_tokens
+
+W = "whitespace"
+
+
+def user(text: str, **kw: Any) -> dict[str, Any]:
+    return {"role": "user", "content": text, **kw}
+
+
+def reply(text: str, **kw: Any) -> dict[str, Any]:
+    return {"role": "assistant", "content": text, **kw}
+
+
+def call(call_id: str, name: str = "run", **args: Any) -> dict[str, Any]:
+    fn = {"name": name, "arguments": json.dumps(args)}
+    return {"role": "assistant", "content": "", "tool_calls": [{"id": call_id, "type": "function", "function": fn}]}
+
+
+def result(call_id: str, text: str) -> dict[str, Any]:
+    return {"role": "tool", "tool_call_id": call_id, "content": text}
+
+
+def chat(session: ContextSession, turns: int, *, start: int = 0, words: int = 6) -> None:
+    for i in range(start, start + turns):
+        session.add(
+            [user(f"question {i} " + "about weather " * (words // 2)), reply(f"answer {i} " + "sunny " * words)]
+        )
+
+
+def ids(compiled: Any) -> list[str]:
+    return [m["id"] for m in compiled.messages if m.get("id")]
+
+
+def block(compiled: Any) -> str:
+    return next(
+        m["content"]
+        for m, s in zip(compiled.messages, compiled.message_sources, strict=True)
+        if s is None and m["role"] == "user" and m.get("id") is None
+    )
+
+
+def test_a_short_conversation_is_compiled_whole_with_its_sources() -> None:
+    """What fits is sent as archived: no pointer, no recall; each message names the archived id it renders."""
+    session = ContextSession(None, "s", budget=500, counter=W)
+    assert session.add([user("hi"), reply("hello")]) == ["t_1", "t_2"]
+    session.add(user("how are you?"))
+    compiled = session.compile(policy="Be kind.")
+    assert ids(compiled) == ["t_1", "t_2", "t_3"]
+    assert compiled.message_sources[:3] == (None, "t_1", "t_2")  # the policy is the compile's; t_3 is prefaced
+    assert compiled.recalled == compiled.masked == compiled.offloaded == ()
+    assert compiled.trace.session == {"omitted": (), "recalled": (), "masked": (), "offloaded": ()}
+
+
+def test_the_history_fills_the_budget_newest_first_and_leaves_one_counted_pointer() -> None:
+    """Older turns go first, whole; one pointer names them (as id ranges) and is counted in the total."""
+    session = ContextSession(None, "s", budget=200, counter=W, recall=False)
+    chat(session, 30)
+    session.add(user("and now?"))
+    compiled = session.compile()
+    kept = ids(compiled)
+    assert kept[-1] == "t_61" and kept == sorted(kept, key=lambda i: int(i[2:]))
+    assert compiled.total_tokens == count_message_tokens(compiled.messages, W) <= 200
+    pointer = block(compiled)
+    first = int(kept[0][2:])
+    assert pointer.startswith(f"[OMITTED: {first - 1} earlier messages (t_1–t_{first - 1})")
+    assert compiled.trace.session["omitted"] == tuple(f"t_{i}" for i in range(1, first))
+    assert compiled.messages[kept.index("t_61") + 1 - 1 + 1]["content"].endswith("and now?")
+    assert session.messages()[0]["content"].startswith("question 0")  # the archive keeps everything
+
+
+def test_the_window_starts_on_a_user_message_and_keeps_tool_groups_whole() -> None:
+    """A call and its results are kept or left out together; the history before the question opens on a user turn."""
+    session = ContextSession(None, "s", budget=260, counter=W, recall=False, masking=False)
+    for i in range(12):
+        session.add([user(f"check service {i}"), call(f"c{i}", svc=i), result(f"c{i}", "ok " * 20), reply("fine")])
+    session.add(user("status?"))
+    compiled = session.compile()
+    assert sequence_problems(list(compiled.messages)) == []
+    first_kept = next(m for m in compiled.messages if m.get("id"))
+    assert first_kept["role"] == "user"
+
+
+def test_old_tool_results_are_masked_before_anything_is_dropped() -> None:
+    """Results older than the newest keep_last groups become a placeholder naming the id and a preview; the call
+    and its id stay; the archive is untouched."""
+    session = ContextSession(None, "s", budget=300, counter=W, recall=False, masking=MaskingConfig(keep_last=2))
+    session.add(user("search the code"))
+    for i in range(6):
+        session.add([call(f"c{i}", "grep", q=i), result(f"c{i}", f"match {i} in src/app.py\n" + "line " * 40)])
+    session.add(user("summarise"))
+    compiled = session.compile()
+    assert compiled.trace.session["omitted"] == ()
+    assert compiled.masked and set(compiled.masked) <= {"t_3", "t_5", "t_7", "t_9"}
+    shown = {m["id"]: m for m in compiled.messages if m.get("id")}
+    first = shown[compiled.masked[0]]
+    assert first["tool_call_id"] == "c0" and first["content"].startswith("[tool result t_3 (grep, ")
+    assert "First line: match 0 in src/app.py" in first["content"]
+    assert shown["t_13"]["content"].startswith("match 5")  # the newest groups stay verbatim
+    assert compiled.message_sources[list(compiled.messages).index(first)] is None
+    assert session.messages()[2]["content"].startswith("match 0 in src/app.py\nline")
+
+
+def test_masking_config_excludes_tools_and_takes_a_placeholder() -> None:
+    """exclude_tools are never masked; the placeholder template is the user's."""
+    masking = MaskingConfig(keep_last=0, exclude_tools=("read",), placeholder="[{tool} output {id} elided]")
+    session = ContextSession(None, "s", budget=100, counter=W, recall=False, masking=masking)
+    session.add(user("look"))
+    session.add([call("c0", "read"), result("c0", "file " * 40), call("c1", "grep"), result("c1", "hit " * 40)])
+    session.add(user("go"))
+    compiled = session.compile()
+    assert compiled.masked == ("t_5",)
+    assert {m["content"] for m in compiled.messages if m.get("id") == "t_5"} == {"[grep output t_5 elided]"}
+
+
+def test_an_oversized_tool_result_is_offloaded_to_a_preview_and_rehydrated_in_parts() -> None:
+    """A result over the threshold is shown as head + tail with its id; rehydrate returns any part of it."""
+    body = " ".join(f"row{i}" for i in range(500))
+    session = ContextSession(
+        None, "s", budget=800, counter=W, offload=OffloadConfig(threshold_tokens=100, head=10, tail=5)
+    )
+    session.add([user("dump the table"), call("c0", "sql"), result("c0", body)])
+    compiled = session.compile()
+    assert compiled.offloaded == ("t_3",)
+    preview = next(m for m in compiled.messages if m.get("id") == "t_3")
+    assert preview["content"].startswith("row0 row1") and preview["content"].rstrip().endswith("row499")
+    assert 'rehydrate("t_3", offset=' in preview["content"] and preview["tool_call_id"] == "c0"
+    assert session.rehydrate("t_3") == body
+    assert session.rehydrate("t_3", offset=5, limit=9) == "row1 row2"
+
+
+def test_recall_brings_back_the_turn_the_question_needs_after_the_stable_prefix() -> None:
+    """An evicted turn matching the question is recalled with its id into the block before the question; the
+    block never repeats a message of the window."""
+    session = ContextSession(None, "s", budget=300, counter=W)
+    session.add([user("The staging database listens on port 5433."), reply("Noted, port 5433.")])
+    chat(session, 25)
+    session.add(user("Which port does the staging database use?"))
+    compiled = session.compile(policy="Answer from the conversation.")
+    assert compiled.recalled[:1] == ("t_1",) and not set(compiled.recalled) & set(ids(compiled))
+    at = list(compiled.messages).index(next(m for m in compiled.messages if m.get("content") == block(compiled)))
+    assert compiled.stable_messages == at == len(compiled.messages) - 2
+    assert "t_1 user: The staging database listens on port 5433." in block(compiled)
+    assert compiled.total_tokens <= 300
+
+
+def test_a_recalled_tool_result_comes_with_its_call() -> None:
+    """Recall never shows a tool result without the call that produced it."""
+    session = ContextSession(None, "s", budget=300, counter=W, recall=RecallConfig(neighbours=0))
+    session.add([user("look it up"), call("c0", "lookup", key="zebra"), result("c0", "the zebra count is 17")])
+    chat(session, 25)
+    session.add(user("what was the zebra count?"))
+    compiled = session.compile()
+    assert {"t_2", "t_3"} <= set(compiled.recalled)
+    assert 'lookup({"key": "zebra"})' in block(compiled)
+
+
+def test_query_overrides_what_recall_searches_for() -> None:
+    """query= is searched instead of the current user message."""
+    session = ContextSession(None, "s", budget=300, counter=W)
+    session.add([user("the launch code is tangerine"), reply("ok")])
+    chat(session, 25)
+    session.add(user("continue"))
+    assert session.compile().recalled == ()
+    assert session.compile(query="launch code").recalled[:1] == ("t_1",)
+
+
+def test_a_single_task_agent_loop_keeps_the_task_and_the_newest_steps() -> None:
+    """One task followed by 60 tool steps: the task and the newest steps are kept, cache-aware or not."""
+    store = MemorySessionStore()
+    session = ContextSession(store, "loop", budget=700, counter=W)
+    session.add(user("fix the failing test in repo foo"))
+    for i in range(60):
+        session.add([call(f"c{i}", cmd=f"step {i}"), result(f"c{i}", f"output {i} " + "log " * 25)])
+    for cache_aware in (False, True):
+        compiled = ContextSession(store, "loop", budget=700, counter=W, cache_aware=cache_aware).compile()
+        shown = [m for m in compiled.messages if m.get("id")]
+        assert shown[0]["id"] == "t_1" and shown[-1]["id"] == "t_121", cache_aware
+        assert len(shown) > 15 and compiled.total_tokens <= 700
+        assert sequence_problems(list(compiled.messages)) == []
+
+
+def test_provider_items_and_tool_call_ids_are_never_rewritten() -> None:
+    """Thinking/reasoning content parts and tool-call ids reach the compiled view exactly as archived."""
+    thinking = [
+        {"type": "thinking", "thinking": "the user wants the port", "signature": "sig=="},
+        {"type": "text", "text": "Checking."},
+    ]
+    reasoning = [{"type": "reasoning", "id": "rs_1", "encrypted_content": "gAAAA"}]
+    session = ContextSession(None, "s", budget=2000, counter=W, masking=MaskingConfig(keep_last=0))
+    session.add(
+        [user("port?"), {"role": "assistant", "content": thinking, "tool_calls": call("call_Xy9")["tool_calls"]}]
+    )
+    session.add([{"role": "tool", "tool_call_id": "call_Xy9", "content": reasoning}, reply("5433")])
+    session.add(user("thanks"))
+    compiled = session.compile()
+    by_id = {m["id"]: m for m in compiled.messages if m.get("id")}
+    assert by_id["t_2"]["content"] == thinking and by_id["t_2"]["tool_calls"][0]["id"] == "call_Xy9"
+    assert by_id["t_3"]["content"] == reasoning and by_id["t_3"]["tool_call_id"] == "call_Xy9"
+    assert compiled.masked == () and compiled.message_sources[1:3] == ("t_2", "t_3")
+
+
+def test_sync_archives_only_what_is_new() -> None:
+    """sync() takes the framework's whole conversation: by id when every message has one, else by content."""
+    session = ContextSession(None, "s", budget=500, counter=W)
+    convo = [user("a", id="m1"), reply("b", id="m2")]
+    assert session.sync(convo) == ["t_1", "t_2"]
+    assert session.sync([*convo, user("c", id="m3")]) == ["t_3"]
+    plain = ContextSession(None, "p", budget=500, counter=W)
+    assert plain.sync([user("a"), reply("b")]) == ["t_1", "t_2"]
+    assert plain.sync([user("a"), reply("b"), user("a"), reply("b")]) == ["t_3", "t_4"]
+    assert plain.sync([user("a"), reply("b"), user("a"), reply("b")]) == []
+    assert [m["content"] for m in plain.messages()] == ["a", "b", "a", "b"]
+
+
+def test_search_ranks_archived_messages_like_recall() -> None:
+    """search() returns archived turns best first by the recall ranking."""
+    session = ContextSession(None, "s", budget=500, counter=W)
+    session.add([user("we deploy with helm"), reply("the helm chart lives in deploy/chart"), user("lunch?")])
+    assert [t.turn_id for t in session.search("where is the helm chart?")] == ["t_2", "t_1"]
+    assert session.search("nothing matches this") == []
+
+
+def test_the_budget_of_one_compile_can_be_overridden() -> None:
+    """compile(budget=...) fits that window instead of the session's."""
+    session = ContextSession(None, "s", budget=1000, counter=W)
+    chat(session, 30)
+    session.add(user("now"))
+    assert session.compile(budget=150).total_tokens <= 150 < session.compile().total_tokens
+
+
+def test_a_path_opens_a_sqlite_archive(tmp_path: Any) -> None:
+    """A path is a SQLite archive file; a second session over it sees the same messages."""
+    path = tmp_path / "archive.db"
+    with ContextSession(path, "s", budget=500, counter=W) as first:
+        first.add([user("persist me"), reply("persisted")])
+    with ContextSession(str(path), "s", budget=500, counter=W) as second:
+        assert [m["content"] for m in second.messages()] == ["persist me", "persisted"]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({}, "ContextSession needs budget="),
+        ({"budget": 100, "recal": False}, r"unknown argument 'recal' \(did you mean 'recall'\?\)"),
+        ({"budget": 100, "max_tokens": 5}, "the token budget of ContextSession is 'budget'"),
+        ({"budget": 100, "config": "fast"}, "config must be a CompilerConfig, got str"),
+        ({"budget": 100, "recall": 3}, "recall must be True, False, a RecallConfig or a dict of its fields, got 3"),
+        ({"budget": 100, "on_invalid": "repare"}, "on_invalid must be 'raise' or 'repair', got 'repare'; did you mean"),
+    ],
+)
+def test_construction_errors_name_the_fix(kwargs: dict[str, Any], message: str) -> None:
+    """Every constructor mistake fails where it was typed, saying what to do."""
+    with pytest.raises((SessionError, TypeError, ValueError), match=message):
+        ContextSession(None, "s", **kwargs)
+
+
+def test_text_output_and_a_bad_session_id_are_refused() -> None:
+    """A session compiles chat messages, for a named session."""
+    from tokenbox_core import CompilerConfig
+
+    with pytest.raises(SessionError, match="use CompilerConfig\\(output='messages'\\)"):
+        ContextSession(None, "s", budget=100, config=CompilerConfig(output="text"))
+    with pytest.raises(SessionError, match="session_id must be a non-empty string, got ''"):
+        ContextSession(None, "", budget=100)
+
+
+def test_add_refuses_what_is_not_a_message_dict() -> None:
+    """add() names a message that is not a dict."""
+    session = ContextSession(None, "s", budget=100)
+    with pytest.raises(SessionError, match="message 1 is a str; add\\(\\) takes neutral message dicts"):
+        session.add([user("ok"), "hello"])  # type: ignore[list-item]
+
+
+def test_rehydrate_errors_name_the_range() -> None:
+    """An unknown id, an offset past the end and a negative limit each say what is allowed."""
+    from tokenbox_core.errors import UnknownTurnError
+
+    session = ContextSession(None, "s", budget=100)
+    session.add(user("twelve chars"))
+    with pytest.raises(UnknownTurnError, match="holds no turn t_9"):
+        session.rehydrate("t_9")
+    with pytest.raises(
+        SessionError, match="offset must be an integer between 0 and 12 \\(the length of t_1\\), got 13"
+    ):
+        session.rehydrate("t_1", offset=13)
+    with pytest.raises(SessionError, match="limit must be an integer >= 0 or None, got -1"):
+        session.rehydrate("t_1", limit=-1)
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda: RecallConfig(share=2), "RecallConfig: share must be a number between 0 and 1, got 2"),
+        (lambda: RecallConfig(limit=0), "RecallConfig: limit must be an integer >= 1, got 0"),
+        (lambda: RecallConfig(embedder=3), "RecallConfig: embedder must be callable text -> vector, got 3"),
+        (lambda: MaskingConfig(exclude_tools="grep"), "exclude_tools must be a tuple of tool names, got 'grep'"),
+        (lambda: MaskingConfig(placeholder="{nope}"), "is not a template over {id}, {tool}, {tokens} and {preview}"),
+        (lambda: OffloadConfig(threshold_tokens=100, head=80, tail=30), r"head \+ tail \(110\) must be below"),
+        (lambda: OffloadConfig(treshold_tokens=5), r"did you mean 'threshold_tokens'\?"),
+    ],
+)
+def test_option_errors_name_the_field(make: Any, message: str) -> None:
+    """Each option class validates its fields at construction."""
+    with pytest.raises((SessionError, TypeError), match=message):
+        make()

@@ -1,0 +1,149 @@
+"""A session's view of its archive: the turns read so far, their recall index, their sizes.
+
+:class:`Archive` belongs to one :class:`~tokenbox_core.ContextSession` and lives
+as long as it.  Archived messages never change, so what it derives from them —
+the turns, the FTS5 index, the token sizes (keyed by archived id and counter) —
+stays valid; it catches up with messages other processes appended by reading
+only the turns past the ones it holds.  A session that lost turns (``clear`` or
+``replace`` through another handle) is read again from the start.  Its memory is
+the session's messages and their index: bounded by the session, released with it.
+
+:func:`sync_new` finds the messages of a framework's whole conversation that
+the archive does not hold yet.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from tokenbox_core.session.model import Turn
+from tokenbox_core.session.recall import RecallIndex
+from tokenbox_core.session.store import SessionStore
+from tokenbox_core.tokens import TokenCounter, canonical_json, message_token_count
+
+__all__ = ["Archive", "message_key", "sync_new"]
+
+
+class Archive:
+    """The turns of ``session_id`` in ``store`` as this session has read them (see the module docstring)."""
+
+    def __init__(
+        self,
+        store: SessionStore,
+        session_id: str,
+        counter: TokenCounter,
+        *,
+        embedder: Callable[[str], Sequence[float]] | None = None,
+        rrf_k: int = 60,
+    ) -> None:
+        self.store = store
+        self.session_id = session_id
+        self.counter = counter
+        self._embedder = embedder
+        self._rrf_k = rrf_k
+        self._lock = threading.RLock()
+        self._turns: list[Turn] = []
+        self._calls: set[str] = set()
+        self._sizes: dict[tuple[str, str], int] = {}
+        self._keys: list[str] = []
+        self._index = RecallIndex(embedder, rrf_k=rrf_k)
+
+    def turns(self) -> list[Turn]:
+        """Every archived turn, in order (new ones read from the store)."""
+        with self._lock:
+            count = self.store.count(self.session_id)
+            if count < len(self._turns):  # cleared or replaced elsewhere: start over
+                self._reset()
+            if count > len(self._turns):
+                for turn in self.store.turns(self.session_id, start=len(self._turns)):
+                    self._turns.append(turn)
+                    self._index.add(turn.turn_id, turn.text)
+                    for call in turn.message.get("tool_calls") or ():
+                        if isinstance(call, Mapping) and call.get("id"):
+                            self._calls.add(str(call["id"]))
+            return list(self._turns)
+
+    def _reset(self) -> None:
+        self._index.close()
+        self._index = RecallIndex(self._embedder, rrf_k=self._rrf_k)
+        self._turns, self._calls, self._sizes, self._keys = [], set(), {}, []
+
+    def keys(self) -> list[str]:
+        """Each turn's :func:`message_key`, in order (what :func:`sync_new` compares by content)."""
+        turns = self.turns()
+        with self._lock:
+            self._keys.extend(message_key(t.message) for t in turns[len(self._keys) :])
+            return list(self._keys)
+
+    def index(self) -> RecallIndex:
+        """The recall index over every archived turn."""
+        self.turns()
+        return self._index
+
+    def call_ids(self) -> set[str]:
+        """Ids of every tool call archived (results in a later ``add`` may answer them)."""
+        self.turns()
+        with self._lock:
+            return set(self._calls)
+
+    def append(self, messages: Sequence[Mapping[str, Any]]) -> list[str]:
+        """Archive ``messages`` in one transaction; their ids."""
+        if not messages:
+            return []
+        ids = self.store.extend(self.session_id, messages)
+        self.turns()
+        return ids
+
+    def size(self, turn_id: str, variant: str, message: Mapping[str, Any]) -> int:
+        """The tokens ``message`` (``variant`` of archived ``turn_id``: verbatim, masked, preview) costs."""
+        key = (turn_id, variant)
+        with self._lock:
+            found = self._sizes.get(key)
+        if found is None:
+            found = message_token_count(message, self.counter)
+            with self._lock:
+                self._sizes[key] = found
+        return found
+
+    def close(self) -> None:
+        """Release the recall index."""
+        self._index.close()
+
+
+def message_key(message: Mapping[str, Any]) -> str:
+    """What identifies a message's content for :func:`sync_new`: its canonical JSON without ``id`` and options."""
+    return canonical_json({k: v for k, v in message.items() if k not in ("id", "tokenbox")})
+
+
+def sync_new(
+    turns: Sequence[Turn], messages: Sequence[Mapping[str, Any]], keys: Sequence[str] | None = None
+) -> list[Mapping[str, Any]]:
+    """The messages of ``messages`` (a framework's whole conversation) that ``turns`` do not hold, in order.
+
+    By ``"id"`` when every message has one.  Else by content (``keys``: the turns' :func:`message_key`):
+    the archive as a prefix of ``messages`` (the framework keeps the whole conversation), else the longest
+    tail of the archive that ``messages`` starts with (the framework dropped its oldest messages), else the
+    archive's newest message found from the end of ``messages``; what follows is new.  Nothing in common:
+    everything is new.
+    """
+    if not turns:
+        return list(messages)
+    if messages and all(isinstance(m, Mapping) and m.get("id") for m in messages):
+        have = {str(t.message.get("id")) for t in turns if t.message.get("id")}
+        return [m for m in messages if str(m["id"]) not in have]
+    archived = list(keys) if keys is not None else [message_key(t.message) for t in turns]
+    given = [message_key(m) if isinstance(m, Mapping) else "" for m in messages]
+    n = len(archived)
+    if given[:n] == archived:
+        return list(messages[n:])
+    for k in range(min(n, len(given)), 0, -1):
+        if given[:k] == archived[n - k :]:
+            return list(messages[k:])
+    for end in range(len(given), 0, -1):
+        if given[end - 1] == archived[-1]:
+            depth = min(end, n)
+            if given[end - depth : end] == archived[n - depth :]:
+                return list(messages[end:])
+    return list(messages)

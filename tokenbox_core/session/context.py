@@ -1,0 +1,287 @@
+"""``ContextSession``: the agent loop's context — every message archived, each turn compiled with the history
+that fits, what was evicted recalled when the question needs it.
+
+>>> from tokenbox_core import ContextSession
+>>> session = ContextSession(None, "demo", budget=400, counter="whitespace")
+>>> ids = session.add([{"role": "user", "content": "The deploy key lives in vault/prod/deploy."},
+...                    {"role": "assistant", "content": "Noted."}])
+>>> for i in range(40):
+...     ids = session.add([{"role": "user", "content": f"chat {i} about the weather and lunch"},
+...                        {"role": "assistant", "content": f"reply {i} about sunshine"}])
+>>> ids = session.add([{"role": "user", "content": "Where does the deploy key live?"}])
+>>> compiled = session.compile(policy="Answer briefly.")
+>>> compiled.recalled, compiled.total_tokens <= 400
+(('t_1', 't_2'), True)
+>>> "vault/prod/deploy" in compiled.messages[-2]["content"]
+True
+
+The compile (:meth:`ContextSession.compile`) is the prefill compiler
+(:class:`~tokenbox_core.ContextCompiler`) with the history tier taken from the
+archive (:mod:`tokenbox_core.session.window`): the history fills what the other
+tiers leave, newest first, tool groups whole; old tool results are masked and
+oversized ones shown as previews before anything is left out; what is left out
+is named by one counted omission pointer; recall
+(:mod:`tokenbox_core.session.recalled`) brings back the omitted messages the
+current question needs, under ``RecallConfig.share`` of the budget.  Pointer and
+recall form one user-role message right before the current user message, after
+the stable prefix.  The archive is never rewritten.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from tokenbox_core.arguments import check_arguments
+from tokenbox_core.budget import ContextBudget
+from tokenbox_core.cache.window import CacheWindow
+from tokenbox_core.chat.validate import MESSAGE_ROLES, check_conversation, check_on_invalid
+from tokenbox_core.compiler import CompiledContext, CompilerConfig, ContextCompiler
+from tokenbox_core.errors import SessionError
+from tokenbox_core.session.archive import Archive, sync_new
+from tokenbox_core.session.model import Turn, message_text
+from tokenbox_core.session.options import MaskingConfig, OffloadConfig, RecallConfig, coerce_option
+from tokenbox_core.session.recall import Hit
+from tokenbox_core.session.recalled import Recalled, block_message, pointer_line, recall
+from tokenbox_core.session.sqlite import SQLiteSessionStore
+from tokenbox_core.session.store import MemorySessionStore, SessionStore
+from tokenbox_core.session.view import View, build_view
+from tokenbox_core.session.window import STEP_GRAIN, WindowPlan, plan_window
+
+__all__ = ["ContextSession"]
+
+_PASSES = 4
+_ARGUMENTS = (
+    "budget",
+    "counter",
+    "config",
+    "recall",
+    "masking",
+    "offload",
+    "cache_aware",
+    "on_invalid",
+)
+
+
+class ContextSession:
+    """One conversation's context across an agent loop (see the module docstring and ``/docs``).
+
+    Args:
+        store: a :class:`SessionStore`, a path (a SQLite archive file, created when missing), or ``None`` (in
+            memory).
+        session_id: the conversation's id in the store.
+        budget: the window of :meth:`compile` (an int or a :class:`~tokenbox_core.ContextBudget`).
+        counter: any :func:`~tokenbox_core.get_counter` spec.
+        config: a :class:`~tokenbox_core.CompilerConfig` (``output`` must be ``"messages"``); the default
+            requires no section (a session may be compiled without a policy).
+        recall / masking / offload: ``True`` (defaults), ``False``, a :class:`RecallConfig` /
+            :class:`MaskingConfig` / :class:`OffloadConfig`, or a dict of its fields.
+        cache_aware: ``True`` or a :class:`~tokenbox_core.cache.CacheWindow`: the window moves in blocks at
+            tool-group boundaries and the compile is assembled by volatility (prompt caching).
+        on_invalid: ``"raise"`` a :class:`~tokenbox_core.errors.ConversationError` for messages a provider
+            would reject, or ``"repair"``: :meth:`add` drops what cannot be sent (an unknown role, no content, a
+            result answering no call) and :meth:`compile` leaves out calls without results (in the view only).
+    """
+
+    def __init__(
+        self,
+        store: SessionStore | str | os.PathLike[str] | None = None,
+        session_id: str = "default",
+        **options: Any,
+    ) -> None:
+        check_arguments("ContextSession", options, _ARGUMENTS, budget="budget")
+        if "budget" not in options:
+            raise SessionError("ContextSession needs budget=: the window compile() fits, e.g. budget=8000")
+        if not isinstance(session_id, str) or not session_id:
+            raise SessionError(f"session_id must be a non-empty string, got {session_id!r}")
+        config = options.get("config") or CompilerConfig(required_sections=())
+        if not isinstance(config, CompilerConfig):
+            raise SessionError(f"config must be a CompilerConfig, got {type(config).__name__}")
+        if config.output != "messages":
+            raise SessionError("a ContextSession compiles chat messages: use CompilerConfig(output='messages')")
+        cache = options.get("cache_aware", False)
+        self.cache_window: CacheWindow | None = None
+        if cache or config.cache_window is not None:
+            self.cache_window = CacheWindow.coerce(cache) if cache else config.cache_window
+            config = replace(config, cache_aware=self.cache_window)
+        self.compiler = ContextCompiler(options["budget"], counter=options.get("counter", "o200k_base"), config=config)
+        self.recall_config = coerce_option("recall", options.get("recall", True), RecallConfig)
+        self.masking = coerce_option("masking", options.get("masking", True), MaskingConfig)
+        self.offload = coerce_option("offload", options.get("offload", True), OffloadConfig)
+        self.on_invalid = check_on_invalid(options.get("on_invalid", "raise"))
+        self._owns_store = not isinstance(store, SessionStore)
+        if store is None:
+            store = MemorySessionStore()
+        elif not isinstance(store, SessionStore):
+            store = SQLiteSessionStore(store)
+        self.store: SessionStore = store
+        self.session_id = session_id
+        embedder = self.recall_config.embedder if self.recall_config else None
+        rrf_k = self.recall_config.rrf_k if self.recall_config else 60
+        self.archive = Archive(store, session_id, self.compiler.counter, embedder=embedder, rrf_k=rrf_k)
+
+    def __repr__(self) -> str:
+        return f"ContextSession({self.store!r}, {self.session_id!r}, budget={self.compiler.budget.max_tokens})"
+
+    def close(self) -> None:
+        """Release the recall index, and the store when the session opened it from a path."""
+        self.archive.close()
+        if self._owns_store:
+            self.store.close()
+
+    def __enter__(self) -> ContextSession:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ the archive
+
+    def add(self, messages: Iterable[Mapping[str, Any]] | Mapping[str, Any]) -> list[str]:
+        """Validate neutral messages and archive them durably, in one transaction; return their archived ids.
+
+        A tool result must answer a call archived before it or earlier in ``messages``; its call's other
+        results may come in a later ``add``.
+        """
+        batch = [messages] if isinstance(messages, Mapping) else list(messages)
+        for i, m in enumerate(batch):
+            if not isinstance(m, Mapping):
+                raise SessionError(
+                    f"message {i} is a {type(m).__name__}; add() takes neutral message dicts such as "
+                    f"{{'role': 'user', 'content': 'hi'}} (the adapters convert framework messages)"
+                )
+        checked = check_conversation(
+            batch, on_invalid=self.on_invalid, complete=False, known_calls=self.archive.call_ids(), roles=MESSAGE_ROLES
+        )
+        return self.archive.append(checked)
+
+    def sync(self, messages: Sequence[Mapping[str, Any]]) -> list[str]:
+        """Archive what ``messages`` — a framework's whole current conversation — holds beyond the archive.
+
+        Messages are matched by their ``"id"`` when every message has one, else by position and content
+        (the archive's newest messages found at the end of what ``messages`` shares with it).  Returns the new
+        archived ids.
+        """
+        return self.add(sync_new(self.archive.turns(), list(messages), self.archive.keys()))
+
+    def messages(self) -> list[dict[str, Any]]:
+        """Every archived message, in order, as it was added."""
+        return [dict(t.message) for t in self.archive.turns()]
+
+    def search(self, query: str, limit: int = 8) -> list[Turn]:
+        """Archived messages ranked for ``query`` (the ranking recall uses), best first."""
+        hits: list[Hit] = self.archive.index().search(query, limit=limit)
+        return self.store.get_turns(self.session_id, [h.id for h in hits]) if hits else []
+
+    def rehydrate(self, archived_id: str, offset: int = 0, limit: int | None = None) -> str:
+        """The text of an archived message (any part of it: ``offset`` and ``limit`` in characters)."""
+        turn = self.store.get_turns(self.session_id, [archived_id])[0]
+        text = message_text(turn.message)
+        if isinstance(offset, bool) or not isinstance(offset, int) or not 0 <= offset <= len(text):
+            raise SessionError(
+                f"offset must be an integer between 0 and {len(text)} (the length of {archived_id}), got {offset!r}"
+            )
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
+            raise SessionError(f"limit must be an integer >= 0 or None, got {limit!r}")
+        return text[offset:] if limit is None else text[offset : offset + limit]
+
+    # ------------------------------------------------------------------ compile
+
+    def compile(
+        self,
+        *,
+        user: str | None = None,
+        query: str | None = None,
+        policy: Any = None,
+        developer: Any = None,
+        task: Any = None,
+        tools: Any = (),
+        evidence: Any = (),
+        memory: Any = (),
+        budget: int | ContextBudget | None = None,
+    ) -> CompiledContext:
+        """Compile the session's context for the next model call (see the module docstring).
+
+        Args:
+            user: a current user message not in the archive (``add`` it first to keep it in the conversation).
+            query: what recall searches for (default: ``user``, else the newest archived user message).
+            policy, developer, task, tools, evidence, memory: the compiler's other tiers.
+            budget: this compile's window (default: the session's).
+        """
+        compiler = self.compiler
+        if budget is not None:
+            compiler = ContextCompiler(budget, counter=compiler.counter, config=compiler.config)
+        sources = {"policy": policy, "developer": developer, "task": task, "tools": tools}
+        sources |= {"evidence": evidence, "memory": memory, "user": user}
+        view = build_view(self.archive, self.masking, self.offload, self.on_invalid, has_user=user is not None)
+        fixed = compiler.compile(history=view.fixed_messages(), **sources)
+        limit = compiler.budget.effective().max_tokens
+        room = limit - fixed.total_tokens
+        question = query if query is not None else (user if user is not None else view.anchor_text())
+        compiled, plan, recalled, block = None, None, None, None
+        for _ in range(_PASSES):
+            plan, block, recalled = self._plan(view, room, question, compiler.budget.max_tokens)
+            compiled = compiler.compile(history=view.history_messages(plan, block), **sources)
+            over = compiled.total_tokens - limit
+            shown = {m.get("id") for m in compiled.messages}
+            if over <= 0 and all(view.ids[p] in shown for p in plan.kept):
+                break
+            room -= max(over, 1)  # counted otherwise than planned (the compiler's joins): plan with less
+        assert compiled is not None and plan is not None
+        return view.annotate(compiled, plan, recalled, block=block)
+
+    def _plan(
+        self, view: View, room: int, question: str, max_tokens: int
+    ) -> tuple[WindowPlan, dict[str, Any] | None, Recalled | None]:
+        """The window, the session block (pointer + recall) and what was recalled, within ``room`` tokens."""
+        counter = self.compiler.counter
+        keep_last = self.masking.keep_last if self.masking is not None else 0
+        step = None
+        if self.cache_window is not None:
+            raw = int(max(0, room) * (1 - self.cache_window.low_water))
+            step = max(STEP_GRAIN, raw // STEP_GRAIN * STEP_GRAIN)
+
+        def window(space: int) -> WindowPlan:
+            return plan_window(
+                view.units,
+                sizes=view.sizes,
+                masked_sizes=view.masked_sizes,
+                groups=view.groups,
+                room=space,
+                keep_last=keep_last,
+                step=step,
+            )
+
+        plan = window(room)
+        if not plan.omitted:
+            return plan, None, None
+        cfg = self.recall_config
+        share = int(cfg.share * max_tokens) if cfg is not None else 0
+        recall_room = share if cfg is not None and share >= cfg.min_share * max_tokens else 0
+        reserve = view.size_of(block_message(pointer_line(*view.omitted_ids(plan.omitted)), None))
+        recall_room = max(0, min(recall_room, room - reserve))
+        for _ in range(_PASSES):
+            plan = window(room - recall_room - reserve)
+            pointer = pointer_line(*view.omitted_ids(plan.omitted)) if plan.omitted else None
+            recalled = None
+            if cfg is not None and recall_room and plan.omitted:
+                recalled = recall(
+                    self.archive.index(),
+                    question,
+                    messages=view.messages,
+                    ids=view.ids,
+                    omitted=plan.omitted,
+                    call_of=view.call_of,
+                    config=cfg,
+                    room=recall_room + reserve,
+                    pointer=pointer,
+                    counter=counter,
+                )
+            block = block_message(pointer, recalled)
+            cost = view.size_of(block)
+            if plan.tokens + cost <= room:
+                return plan, block, recalled
+            reserve += plan.tokens + cost - room  # the pointer grew with what it names: plan with less
+        return plan, block, recalled

@@ -1,0 +1,167 @@
+"""Recall's ranking: SQLite FTS5 ``bm25()`` over a session's archived messages, optionally fused with embeddings.
+
+A :class:`RecallIndex` holds one session's messages in an in-memory SQLite
+FTS5 table (the standard library's ``sqlite3``; Porter stemming over the
+``unicode61`` tokenizer).  A query is its content words (stopwords left out)
+joined by ``OR``, each quoted, so identifiers such as ``data.csv`` match as a
+phrase; matches are ranked by FTS5's ``bm25()`` (lower is better), ties by the
+newer message first.  With an :class:`Embedder` (``text -> vector``), the
+cosine ranking of the same candidates and the BM25 ranking are fused by
+reciprocal-rank fusion, ``score = Σ 1 / (k + rank)``, ties again by the newer
+message.  Statistics (document frequencies, lengths) are the session's own, so
+one session's recall never depends on another's.
+
+The index is owned by a :class:`~tokenbox_core.ContextSession` (or built for
+one :func:`~tokenbox_core.session.search_archive` call) and lives as long as
+it; it holds the session's message texts once (its size is the session's
+text), and message vectors when an embedder is set, keyed by the archived id
+(archived messages never change).
+
+>>> index = RecallIndex()
+>>> index.add("t_1", "The staging database listens on port 5433")
+>>> index.add("t_2", "Lunch is at noon")
+>>> [hit.id for hit in index.search("which port does the database use?")]
+['t_1']
+"""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+import threading
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+from tokenbox_core.errors import SessionError
+from tokenbox_core.session.lexical import content_words, words
+
+__all__ = ["Embedder", "Hit", "RecallIndex", "fts_query"]
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """An embedding model: one text in, one vector out (the same length for every text)."""
+
+    def __call__(self, text: str) -> Sequence[float]: ...
+
+
+@dataclass(frozen=True)
+class Hit:
+    """A ranked archived message: its id and the score it was ranked by (higher is better)."""
+
+    id: str
+    score: float
+
+
+def fts_query(text: str) -> str | None:
+    """The FTS5 query for ``text``: its distinct content words (else its words), quoted, joined by OR."""
+    terms = list(dict.fromkeys(content_words(text) or words(text)))
+    if not terms:
+        return None
+    return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms[:64])
+
+
+def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    if len(a) != len(b):
+        raise SessionError(f"embedding lengths differ: {len(a)} and {len(b)}; use one embedding model for a session")
+    dot = sum(x * y for x, y in zip(a, b, strict=True))
+    na, nb = math.sqrt(sum(x * x for x in a)), math.sqrt(sum(y * y for y in b))
+    return dot / (na * nb) if na and nb else 0.0
+
+
+class RecallIndex:
+    """One session's messages, searchable by BM25 (and embeddings); see the module docstring.
+
+    Args:
+        embedder: optional ``text -> vector``; vectors are computed when first needed and kept by id.
+        rrf_k: the reciprocal-rank-fusion constant.
+    """
+
+    def __init__(self, embedder: Callable[[str], Sequence[float]] | None = None, *, rrf_k: int = 60) -> None:
+        self._db = sqlite3.connect(":memory:", check_same_thread=False)
+        self._db.execute("CREATE VIRTUAL TABLE docs USING fts5(body, tokenize = 'porter unicode61')")
+        self._lock = threading.Lock()
+        self._ids: list[str] = []
+        self._texts: list[str] = []
+        self._row: dict[str, int] = {}
+        self._vectors: dict[str, tuple[float, ...]] = {}
+        self.embedder = embedder
+        self.rrf_k = rrf_k
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        """The indexed ids, in the order added."""
+        return tuple(self._ids)
+
+    def add(self, doc_id: str, text: str) -> None:
+        """Index one message's text under its archived id (an id already indexed is ignored)."""
+        with self._lock:
+            if doc_id in self._row:
+                return
+            self._db.execute("INSERT INTO docs (rowid, body) VALUES (?, ?)", (len(self._ids) + 1, text))
+            self._row[doc_id] = len(self._ids)
+            self._ids.append(doc_id)
+            self._texts.append(text)
+
+    def extend(self, docs: Sequence[tuple[str, str]]) -> None:
+        """Index several ``(id, text)`` pairs."""
+        for doc_id, text in docs:
+            self.add(doc_id, text)
+
+    def close(self) -> None:
+        """Release the in-memory database."""
+        self._db.close()
+
+    def bm25(self, query: str, *, allowed: Collection[str] | None = None, depth: int = 200) -> list[Hit]:
+        """Messages matching ``query`` by BM25, best first (ties: newer first); only ``allowed`` ids when given."""
+        match = fts_query(query)
+        if match is None:
+            return []
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT rowid, bm25(docs) FROM docs WHERE docs MATCH ? ORDER BY bm25(docs), rowid DESC",
+                (match,),
+            ).fetchall()
+        hits = []
+        for rowid, score in rows:
+            doc_id = self._ids[int(rowid) - 1]
+            if allowed is None or doc_id in allowed:
+                hits.append(Hit(doc_id, -float(score)))
+                if len(hits) >= depth:
+                    break
+        return hits
+
+    def dense(self, query: str, *, allowed: Collection[str] | None = None, depth: int = 200) -> list[Hit]:
+        """Messages by the cosine of their embedding with the query's, best first (ties: newer first)."""
+        if self.embedder is None:
+            return []
+        q = tuple(float(x) for x in self.embedder(query))
+        scored = []
+        for row, doc_id in enumerate(self._ids):
+            if allowed is not None and doc_id not in allowed:
+                continue
+            vector = self._vectors.get(doc_id)
+            if vector is None:
+                vector = self._vectors[doc_id] = tuple(float(x) for x in self.embedder(self._texts[row]))
+            scored.append((_cosine(vector, q), row, doc_id))
+        scored.sort(key=lambda s: (-s[0], -s[1]))
+        return [Hit(doc_id, score) for score, _row, doc_id in scored[:depth]]
+
+    def search(self, query: str, *, limit: int = 8, allowed: Collection[str] | None = None) -> list[Hit]:
+        """The best ``limit`` messages for ``query``: BM25, or BM25 and embeddings fused by reciprocal rank."""
+        if limit < 1:
+            raise SessionError(f"limit must be >= 1, got {limit}")
+        lexical = self.bm25(query, allowed=allowed)
+        if self.embedder is None:
+            return lexical[:limit]
+        dense = self.dense(query, allowed=allowed, depth=max(limit * 4, 20))
+        fused: dict[str, float] = {}
+        for ranking in (lexical, dense):
+            for rank, hit in enumerate(ranking, start=1):
+                fused[hit.id] = fused.get(hit.id, 0.0) + 1.0 / (self.rrf_k + rank)
+        order = sorted(fused.items(), key=lambda kv: (-kv[1], -self._row[kv[0]]))
+        return [Hit(doc_id, score) for doc_id, score in order[:limit]]

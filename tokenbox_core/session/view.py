@@ -1,0 +1,235 @@
+"""How an archived message appears in a compiled context: verbatim, masked, or as an offload preview.
+
+Nothing here writes to the archive: a view is built from the archived message
+each compile.  Tool-call ids, tool calls and provider items (content parts such
+as thinking, reasoning or compaction blocks) are never rewritten: a masked or
+offloaded tool result keeps its ``tool_call_id`` and only its text changes; a
+result whose content holds non-text parts is never masked or offloaded.
+
+>>> from tokenbox_core.tokens import get_counter
+>>> message = {"role": "tool", "tool_call_id": "c1", "content": "line one\\nline two", "id": "t_4"}
+>>> masked_message(message, "grep", 12, MaskingConfig())["content"][:52]
+'[tool result t_4 (grep, 12 tokens) masked to save ro'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from tokenbox_core.chat.messages import SYSTEM_ROLES, tool_groups
+from tokenbox_core.chat.validate import check_conversation
+from tokenbox_core.compiler import CompiledContext
+from tokenbox_core.session.archive import Archive
+from tokenbox_core.session.options import MaskingConfig, OffloadConfig
+from tokenbox_core.session.recalled import Recalled
+from tokenbox_core.session.window import Unit, WindowPlan
+from tokenbox_core.tokens import TokenCounter, content_text, message_token_count
+
+__all__ = ["View", "build_view", "masked_message", "offload_preview", "plain_text", "preview_line", "tool_names"]
+
+
+def plain_text(message: Mapping[str, Any]) -> str | None:
+    """The message's content when it is text only (a string, or text parts), else ``None`` (provider items,
+    media: such a message is shown verbatim or not at all)."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list | tuple) and all(
+        isinstance(p, Mapping) and p.get("type") == "text" and isinstance(p.get("text"), str) for p in content
+    ):
+        return "".join(str(p["text"]) for p in content)
+    return None
+
+
+def preview_line(text: str, limit: int) -> str:
+    """The first non-empty line of ``text``, whitespace collapsed, at most ``limit`` characters (``…`` if cut)."""
+    line = next((" ".join(ln.split()) for ln in text.splitlines() if ln.strip()), "")
+    return line if len(line) <= limit else line[: max(0, limit - 1)].rstrip() + "…"
+
+
+def tool_names(messages: list[Mapping[str, Any]]) -> dict[str, str]:
+    """Tool-call id → the called tool's name, over the assistant messages given."""
+    names: dict[str, str] = {}
+    for m in messages:
+        for call in m.get("tool_calls") or ():
+            if isinstance(call, Mapping) and call.get("id"):
+                fn = call.get("function", call)
+                names[str(call["id"])] = str(fn.get("name", "?") if isinstance(fn, Mapping) else "?")
+    return names
+
+
+def _with_content(message: Mapping[str, Any], text: str) -> dict[str, Any]:
+    return {**message, "content": text}
+
+
+def masked_message(message: Mapping[str, Any], tool: str, tokens: int, config: MaskingConfig) -> dict[str, Any]:
+    """The placeholder a masked tool result is shown as (same role, ``tool_call_id`` and id)."""
+    text = plain_text(message) or ""
+    preview = preview_line(text, config.preview_chars)
+    return _with_content(
+        message, config.placeholder.format(id=message.get("id", "?"), tool=tool, tokens=tokens, preview=preview)
+    )
+
+
+def offload_preview(
+    message: Mapping[str, Any], tokens: int, counter: TokenCounter, config: OffloadConfig
+) -> dict[str, Any]:
+    """The head and tail of an oversized tool result with its archived id and how to read the rest."""
+    text = plain_text(message) or ""
+    head = counter.truncate(text, config.head, keep="head") if config.head else ""
+    tail = counter.truncate(text, config.tail, keep="tail") if config.tail else ""
+    if len(head) + len(tail) > len(text):  # overlapping ends of a text with few tokens: show the head only
+        tail = ""
+    doc_id = message.get("id", "?")
+    start = len(text) - len(tail)
+    note = (
+        f"\n[… offloaded: {doc_id} holds the whole result ({tokens:,} tokens, {len(text):,} characters); shown are "
+        f"characters 0–{len(head):,}" + (f" and {start:,}–{len(text):,}" if tail else "") + ". "
+        f'rehydrate("{doc_id}", offset={len(head)}, limit=4000) reads on …]\n'
+    )
+    return _with_content(message, head + note + tail)
+
+
+class View:
+    """One compile's view of the archive: each message as shown, its size, the history's units and groups.
+
+    ``messages`` are the archived messages (ids set to their archived ids) after the compile-time check
+    (``on_invalid``); ``lead`` the leading system messages; ``anchor`` the current user message's position
+    (``None`` when the compile's ``user=`` is the current message, or there is none).
+    """
+
+    def __init__(
+        self,
+        archive: Archive,
+        masking: MaskingConfig | None,
+        offload: OffloadConfig | None,
+        on_invalid: str,
+        *,
+        has_user: bool,
+    ) -> None:
+        turns = archive.turns()
+        archived = [t.as_message() for t in turns]
+        checked = check_conversation(archived, on_invalid=on_invalid, complete=True)
+        self.original = {t.turn_id: t.message for t in turns}
+        self.messages: list[dict[str, Any]] = [dict(m) for m in checked]
+        self.ids = [str(m["id"]) for m in self.messages]
+        self.position = {doc_id: p for p, doc_id in enumerate(self.ids)}
+        self.archive = archive
+        n = len(self.messages)
+        self.lead = next((p for p, m in enumerate(self.messages) if m.get("role") not in SYSTEM_ROLES), n)
+        users = [p for p in range(self.lead, n) if self.messages[p].get("role") == "user"]
+        self.anchor: int | None = None if has_user or not users else users[-1]
+        groups = tool_groups(self.messages)
+        self._call = groups.group_of
+        names = tool_names(self.messages)
+        self.shown: list[dict[str, Any]] = []
+        self.sizes: list[int] = []
+        self.offloaded: set[int] = set()
+        self.masked_views: dict[int, dict[str, Any]] = {}
+        self.masked_sizes: dict[int, int] = {}
+        for p, m in enumerate(self.messages):
+            doc_id = self.ids[p]
+            size = archive.size(doc_id, "verbatim", m)
+            shown = m
+            text = plain_text(m) if m.get("role") == "tool" else None
+            if text is not None and offload is not None and size > offload.threshold_tokens:
+                shown = offload_preview(m, size, archive.counter, offload)
+                self.offloaded.add(p)
+            self.shown.append(shown)
+            self.sizes.append(archive.size(doc_id, "preview", shown) if shown is not m else size)
+            tool = names.get(str(m.get("tool_call_id")), "?")
+            if text is not None and masking is not None and tool not in masking.exclude_tools:
+                masked = masked_message(m, tool, size, masking)
+                masked_size = archive.size(doc_id, "masked", masked)
+                if masked_size < self.sizes[p]:
+                    self.masked_views[p], self.masked_sizes[p] = masked, masked_size
+        history = [p for p in range(self.lead, n) if p != self.anchor]
+        self.units: list[Unit] = []
+        self.groups: list[list[int]] = []
+        placed: set[int] = set()
+        for p in history:
+            if p in placed:
+                continue
+            head = groups.group_of.get(p)
+            members = [q for q in groups.members[head] if q in history] if head == p else [p]
+            placed.update(members)
+            after = self.anchor is not None and p > self.anchor
+            self.units.append(Unit(tuple(members), self.messages[p].get("role") == "user", after))
+            if head == p:
+                self.groups.append([q for q in members if q in self.masked_sizes])
+
+    def call_of(self, position: int) -> int | None:
+        """The position of the call a tool result answers (``None`` for any other message)."""
+        head = self._call.get(position)
+        return head if head is not None and head != position else None
+
+    def anchor_text(self) -> str:
+        """The current user message's text (the default recall query)."""
+        return content_text(self.messages[self.anchor].get("content")) if self.anchor is not None else ""
+
+    def size_of(self, message: Mapping[str, Any] | None) -> int:
+        """What a message the compile writes costs (0 for none)."""
+        return message_token_count(message, self.archive.counter) if message is not None else 0
+
+    def omitted_ids(self, omitted: Sequence[int]) -> tuple[list[str], list[int]]:
+        """The ids of omitted positions and the positions (for :func:`~.recalled.pointer_line`)."""
+        return [self.ids[p] for p in omitted], list(omitted)
+
+    def fixed_messages(self) -> list[dict[str, Any]]:
+        """What every compile shows: the leading system messages and the current user message."""
+        return self.messages[: self.lead] + ([self.messages[self.anchor]] if self.anchor is not None else [])
+
+    def history_messages(self, plan: WindowPlan, block: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+        """The compile's conversation: system messages, the kept history (masked and previewed as planned), the
+        session block, the current user message, the agent steps after it."""
+        masked = set(plan.masked)
+        shown = [self.masked_views[p] if p in masked else self.shown[p] for p in plan.kept]
+        before = [m for p, m in zip(plan.kept, shown, strict=True) if self.anchor is None or p < self.anchor]
+        after = shown[len(before) :]
+        lead = self.messages[: self.lead]
+        extra = [dict(block)] if block is not None else []
+        if self.anchor is not None:
+            return [*lead, *before, *extra, self.messages[self.anchor], *after]
+        return [*lead, *before, *extra]
+
+    def annotate(
+        self, compiled: CompiledContext, plan: WindowPlan, recalled: Recalled | None, *, block: Mapping[str, Any] | None
+    ) -> CompiledContext:
+        """``compiled`` with what the session did: recalled, masked, offloaded ids and each message's source."""
+        sources: list[str | None] = []
+        block_at: int | None = None
+        for n, m in enumerate(compiled.messages):
+            doc_id = m.get("id")
+            original = self.original.get(str(doc_id)) if isinstance(doc_id, str) else None
+            same = original is not None and all(
+                m.get(k) == original.get(k) for k in ("role", "content", "tool_calls", "tool_call_id", "name")
+            )
+            sources.append(str(doc_id) if same else None)
+            if block is not None and block_at is None and doc_id is None and m.get("content") == block["content"]:
+                block_at = n
+        shown = {m.get("id") for m in compiled.messages}
+        kept = {p for p in plan.kept if self.ids[p] in shown}
+        masked = tuple(self.ids[p] for p in plan.masked if p in kept)
+        offloaded = tuple(self.ids[p] for p in sorted(self.offloaded & kept) if p not in set(plan.masked))
+        recalled_ids = tuple(self.ids[p] for p in recalled.positions) if recalled is not None else ()
+        omitted = tuple(self.ids[p] for p in sorted({*plan.omitted, *(set(plan.kept) - kept)}))
+        session = {"omitted": omitted, "recalled": recalled_ids, "masked": masked, "offloaded": offloaded}
+        stable = block_at if block_at is not None else compiled.stable_messages
+        return replace(
+            compiled,
+            trace=replace(compiled.trace, session=session),
+            recalled=recalled_ids,
+            masked=masked,
+            offloaded=offloaded,
+            message_sources=tuple(sources),
+            stable_messages=stable,
+        )
+
+
+def build_view(
+    archive: Archive, masking: MaskingConfig | None, offload: OffloadConfig | None, on_invalid: str, *, has_user: bool
+) -> View:
+    """The archive as this compile shows it (see :class:`View`)."""
+    return View(archive, masking, offload, on_invalid, has_user=has_user)
