@@ -23,13 +23,16 @@ Peers:
 - ``LlamaIndex Memory``: ``Memory.from_defaults(token_limit=budget, tokenizer_fn=o200k)``
   (its default chat-history ratio and flush size), fed with ``put_messages``.
 - ``full history``: every message, unmanaged (a reference row, not a manager).
-- ``ContextSession``: TokenBox's session (default configuration), when the core has it.
+- ``ContextSession``: TokenBox's session, default options, archiving to a SQLite file in a
+  temporary directory: ``add`` the new messages, ``compile()``.
 """
 
 from __future__ import annotations
 
 import re
+import tempfile
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from tokenbox_core.tokens import PRIMING_TOKENS, get_counter, message_token_count
@@ -268,7 +271,45 @@ class LlamaIndexMemory:
         return ([self.system] if self.system else []) + kept
 
 
+class TokenBoxSession:
+    """ContextSession(a SQLite file, budget=budget, counter="gpt-4o"), default options: add(new), compile()."""
+
+    name = "TokenBox ContextSession"
+
+    def __init__(self, budget: int, **options: Any) -> None:
+        from tokenbox_core import ContextSession
+
+        self.directory = tempfile.TemporaryDirectory(prefix="bench-agent-loop-")
+        path = Path(self.directory.name) / "archive.db"
+        self.session = ContextSession(path, "bench", budget=budget, counter="gpt-4o", **options)
+
+    def __call__(self, new: list[Message]) -> list[Message]:
+        self.session.add(new)
+        return list(self.session.compile().messages)
+
+    def close(self) -> None:
+        self.session.close()
+        self.directory.cleanup()
+
+
+class TokenBoxSessionCacheAware(TokenBoxSession):
+    """The same with cache_aware=True: the window moves in blocks at tool-group boundaries (prompt caching)."""
+
+    name = "TokenBox ContextSession cache_aware"
+
+    def __init__(self, budget: int) -> None:
+        super().__init__(budget, cache_aware=True)
+
+
 def managers() -> dict[str, Callable[[int], Manager]]:
     """Every manager by name, TokenBox's first (frameworks are imported on first use)."""
-    classes: list[Any] = [TrimMessages, Summarization, ContextEditing, LlamaIndexMemory, FullHistory]
+    classes: list[Any] = [
+        TokenBoxSession,
+        TokenBoxSessionCacheAware,
+        TrimMessages,
+        Summarization,
+        ContextEditing,
+        LlamaIndexMemory,
+        FullHistory,
+    ]
     return {cls.name: cls for cls in classes}

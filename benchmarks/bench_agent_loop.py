@@ -89,6 +89,9 @@ def replay(
         out.calls.append(call)
         out.requests.append(request)
         seen = call
+    close = getattr(manager, "close", None)
+    if callable(close):
+        close()
     return out
 
 
