@@ -123,3 +123,15 @@ def test_sizes_and_question_calls_agree_with_a_full_replay(tiny: Any) -> None:
     asked = bench.replay(tiny, Keep(), budget=10**9, at=bench.questions(tiny))
     assert asked.calls == bench.questions(tiny) and len(asked.calls) < len(full.calls)
     assert bench.facts_present(tiny, asked) == bench.facts_present(tiny, full)
+
+
+def test_context_session_replay_is_valid_and_within_budget(tiny: Any) -> None:
+    """ContextSession replayed call by call at 10 %: every request valid and within budget, its archive removed."""
+    budget = int(managers.count(tiny.messages) * 0.10)
+    manager = managers.TokenBoxSession(budget)
+    directory = Path(manager.directory.name)
+    run = bench.replay(tiny, manager, budget)
+    assert len(run.requests) == len(tiny.calls())
+    assert bench.invalid_requests(run) == []
+    assert max(bench.sizes(run.requests)) <= budget
+    assert not directory.exists()  # replay closed the manager
