@@ -128,6 +128,10 @@ class TokenBox:
         (:mod:`.incremental`) — both give exactly the layout a fresh box would.
         """
         started = time.perf_counter()
+        if self.mode == "messages":  # issue 26 item 2: a misspelt role would be sent to the provider
+            from tokenbox_core.chat.validate import check_section_roles
+
+            check_section_roles(sections)
         # the budget last: the incremental path takes a configuration that differs only there (config[:-1])
         config = (self._ruler, self.counter, self.separator, self.mode, self.strict, self.config_version, self.budget)
         if isinstance(sections, list | tuple) and self._memo:

@@ -52,6 +52,7 @@ __all__ = [
     "Problem",
     "check_conversation",
     "check_on_invalid",
+    "check_section_roles",
     "conversation_problems",
     "role_problem",
     "sequence_problems",
@@ -92,9 +93,9 @@ def check_on_invalid(value: object) -> OnInvalid:
     raise ConversationError(f"on_invalid must be 'raise' or 'repair', got {value!r}{hint}")
 
 
-def role_problem(role: object, where: str) -> str | None:
-    """The error text for a role that is not a chat role (``where`` names the message), or None."""
-    if isinstance(role, str) and role in MESSAGE_ROLES:
+def role_problem(role: object, where: str, roles: Sequence[str] = MESSAGE_ROLES) -> str | None:
+    """The error text for a role that is not one of ``roles`` (``where`` names the message), or None."""
+    if isinstance(role, str) and role in roles:
         return None
     close = difflib.get_close_matches(role, MESSAGE_ROLES, n=1) if isinstance(role, str) else []
     hint = f"did you mean {close[0]!r}? " if close else ""
@@ -102,6 +103,21 @@ def role_problem(role: object, where: str) -> str | None:
     if role is None:
         return f"{where} has no role; give it one of {known}"
     return f"{where} has role {role!r}, which is not one of {known}; {hint}give it one of those roles"
+
+
+def check_section_roles(sections: Iterable[Any]) -> None:
+    """A :class:`ConversationError` for the first Section (or item of a list Section) of a messages-mode layout
+    whose ``role`` is not a chat role (``Section("s", "...", role="sytem")``: did you mean 'system'?)."""
+    for section in sections:
+        items = section.items if getattr(section, "is_list", False) else ()
+        for owner, role in (
+            (f"section {section.id!r}", section.role),
+            *((f"item {i.id!r} of section {section.id!r}", i.role) for i in items),
+        ):
+            if role is not None:
+                wrong = role_problem(role, owner, FRAMEWORK_ROLES)
+                if wrong is not None:
+                    raise ConversationError(f"{wrong} (a messages-mode layout emits each section as a chat message)")
 
 
 def _field(call: Any, key: str) -> Any:
@@ -149,7 +165,7 @@ def conversation_problems(
             continue  # not a message at all: the reader's error (a SectionError naming the shape)
         role = m["role"]
         if role not in roles:
-            wrong = role_problem(role, f"message {i}") or ""
+            wrong = role_problem(role, f"message {i}", roles) or ""
             detail, _, fix = wrong.rpartition("; ")
             problems.append(Problem(i, "unknown_role", detail, f"{fix} (or drop it, or pass on_invalid='repair')"))
         elif not _has_content(m):

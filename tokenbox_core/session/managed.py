@@ -98,7 +98,10 @@ class ManagedHistory:
             given, the window is evicted in Algorithm 6.5's order — highest ``(1 − relevance) × tokens`` first,
             relevance decayed by turns since the last reference (§6.8.2) and halved for superseded or
             invalidated turns (§6.8.4) — instead of oldest first.  Tool groups stay whole.
-        checkpoint options (``window``, ``interval``, ...): see :class:`CheckpointConfig`.
+        window: ``"budget"`` (the default): the recent window is as many of the newest turns as fill three
+            quarters of the budget, so it grows with the budget (the rest holds the summaries and the pointer);
+            or a number of turns (:class:`CheckpointConfig`'s ``window``).
+        checkpoint options (``interval``, ...): see :class:`CheckpointConfig`.
     """
 
     def __init__(
@@ -114,6 +117,12 @@ class ManagedHistory:
         config: CheckpointConfig | None = None,
         **checkpoint_options: Any,
     ) -> None:
+        window = checkpoint_options.pop("window", "budget" if config is None else config.window)
+        if window != "budget" and (isinstance(window, bool) or not isinstance(window, int) or window < 0):
+            raise SessionError(f"window must be 'budget' or a number of turns >= 0, got {window!r}")
+        self.window: int | str = window
+        if isinstance(window, int):
+            checkpoint_options["window"] = window
         if summary_role not in ("system", "user", "assistant"):
             raise SessionError(f"summary_role must be 'system', 'user' or 'assistant', got {summary_role!r}")
         self.budget = ContextBudget.coerce(budget)
@@ -135,7 +144,8 @@ class ManagedHistory:
             system: extra leading system messages that are not stored in the session (a system prompt).
             budget: overrides the budget's maximum for this compile.
         """
-        cp = self.checkpointer.update()
+        limit = self.budget if budget is None else ContextBudget.coerce(budget)
+        cp = self.checkpointer.update(window=self._budget_window(limit) if self.window == "budget" else None)
         pinned_ids = self.store.take_rehydration(self.session_id)
         window_ids = {t.turn_id for t in cp.window}
         pinned = [t for t in self.store.get_turns(self.session_id, pinned_ids) if t.turn_id not in window_ids]
@@ -147,7 +157,6 @@ class ManagedHistory:
             override = {"critical": False, "priority": _SUMMARY_PRIORITY}
             head.append({"role": self.summary_role, "content": section, "id": "summary", "tokenbox": override})
         window = self._window(cp.window)
-        limit = self.budget if budget is None else ContextBudget.coerce(budget)
         fit, evicted, pointer = self._fit(head, window, limit, cp)
         messages = [dict(m) for m in fit.messages]
         total = fit.total_tokens
@@ -157,6 +166,20 @@ class ManagedHistory:
             messages.insert(at, {"role": self.summary_role, "content": pointer})
         self._record(cp, evicted)
         return ManagedContext(messages, fit, cp, evicted, tuple(t.turn_id for t in pinned), pointer, total)
+
+    def _budget_window(self, budget: ContextBudget) -> int:
+        """``window="budget"``: the most recent turns that fill the budget less a quarter kept for the summaries
+        and the pointer (the window grows with the budget, as a session's history tier does)."""
+        turns = self.checkpointer.turns()  # read once and counted by the checkpointer
+        lead = next((n for n, t in enumerate(turns) if t.role not in ("system", "developer")), len(turns))
+        room = budget.effective().max_tokens * 3 // 4 - sum(self.checkpointer.tokens(t) for t in turns[:lead])
+        count = 0
+        for turn in reversed(turns[lead:]):
+            room -= self.checkpointer.tokens(turn)
+            if room < 0:
+                break
+            count += 1
+        return count
 
     def _window(self, turns: Sequence[Turn]) -> list[dict[str, Any]]:
         """The window's messages; with hygiene, each with a priority from its Algorithm 6.5 eviction rank."""

@@ -18,8 +18,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from tokenbox_core.errors import SessionError
-from tokenbox_core.session.lexical import content_words, cosine, words
 from tokenbox_core.session.model import Turn
+from tokenbox_core.session.recall import RecallIndex, fts_query
 from tokenbox_core.session.store import SessionStore
 from tokenbox_core.session.summarize import turn_line
 
@@ -68,30 +68,20 @@ rehydrate(["t_17","t_18","t_19"])]
 def search_archive(
     store: SessionStore, session_id: str, query: str, *, limit: int = 5, embed: Embed | None = None
 ) -> list[Turn]:
-    """Archived turns matching ``query``, best first (ties: earlier turn first).
-
-    Lexical by default: the number of the query's content words the turn contains, plus one for the whole query
-    as a phrase; turns matching nothing are not returned.  With ``embed``, turns that match lexically are ranked
-    by the cosine of embeddings instead (the plug-in ranks, the text match decides what is a match).
-    """
+    """Archived turns matching ``query``, best first: the ranking a :class:`~tokenbox_core.ContextSession`'s
+    recall uses (:class:`~tokenbox_core.session.recall.RecallIndex`: SQLite FTS5 ``bm25()`` over the session's
+    turns, ties newer first; with ``embed``, fused with the embeddings' cosine ranking by reciprocal rank)."""
     if limit < 1:
         raise SessionError(f"limit must be >= 1, got {limit}")
-    terms = list(dict.fromkeys(content_words(query) or words(query)))
-    if not terms:
+    if fts_query(query) is None:
         raise SessionError(f"query {query!r} has no words to search for; pass turn ids or a descriptive query")
-    phrase = " ".join(words(query))
-    scored: list[tuple[float, int, Turn]] = []
-    for turn in store.turns(session_id):
-        text = turn.text
-        have = set(words(text))
-        hits = sum(1 for t in terms if t in have) + (1 if phrase and phrase in " ".join(words(text)) else 0)
-        if hits:
-            scored.append((float(hits), turn.seq, turn))
-    if embed is not None and scored:
-        q = embed(query)
-        scored = [(cosine(embed(t.text), q), seq, t) for _, seq, t in scored]
-    scored.sort(key=lambda x: (-x[0], x[1]))
-    return [t for _, _, t in scored[:limit]]
+    turns = {t.turn_id: t for t in store.turns(session_id)}
+    index = RecallIndex(embed)
+    try:
+        index.extend([(turn_id, t.text) for turn_id, t in turns.items()])
+        return [turns[hit.id] for hit in index.search(query, limit=limit)]
+    finally:
+        index.close()
 
 
 def _expand(store: SessionStore, session_id: str, ids: Sequence[str]) -> list[str]:

@@ -160,3 +160,24 @@ def test_hygiene_evicts_by_algorithm_6_5_instead_of_oldest_first() -> None:
     assert set(clean.evicted) == {"t_2", "t_3"}
     assert any(m.get("id") == "t_1" for m in clean.messages)
     assert clean.total_tokens <= 90
+
+
+def test_the_default_window_grows_with_the_budget() -> None:
+    """window="budget" (the default): the verbatim window fills about three quarters of the budget, so a larger
+    budget keeps more turns verbatim (issue 23: a fixed window kept the same few turns at every budget)."""
+    store = MemorySessionStore()
+    _session(store, n=120)
+    kept = []
+    for budget in (300, 600, 1200):
+        ctx = ManagedHistory(store, "s", budget=budget, counter="whitespace", interval=10).compile()
+        kept.append(len(ctx.checkpoints.window))
+        assert ctx.total_tokens <= budget
+    assert kept[0] < kept[1] < kept[2]
+
+
+def test_a_bad_window_is_refused() -> None:
+    """window is 'budget' or a number of turns."""
+    import pytest
+
+    with pytest.raises(SessionError, match="window must be 'budget' or a number of turns >= 0, got 'all'"):
+        ManagedHistory(MemorySessionStore(), "s", budget=100, window="all")

@@ -1,0 +1,85 @@
+"""Invariants of ``ContextSession.compile`` on generated agent sessions (hypothesis).
+
+Never over budget, never an orphan or an unanswered call, recalled messages never repeat the window, every
+message named as a source is the archived one unchanged, the same archive compiles to the same bytes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import event, given
+from hypothesis import strategies as st
+
+from tokenbox_core import CompilationError, CompilerConfig, ContextCompiler, ContextSession
+from tokenbox_core.chat import sequence_problems
+from tokenbox_core.chat.transcripts import agent_transcript
+from tokenbox_core.errors import ContextCriticalOverflow
+from tokenbox_core.session import MaskingConfig, MemorySessionStore, OffloadConfig, RecallConfig
+from tokenbox_core.tokens import count_message_tokens
+
+W = "whitespace"
+CONFIG = CompilerConfig(required_sections=(), constraint_density_limit=None)
+
+sessions = st.builds(
+    agent_transcript,
+    turns=st.integers(1, 14),
+    seed=st.integers(0, 10_000),
+    max_parallel=st.integers(1, 3),
+    tool_rate=st.floats(0.0, 1.0),
+    words=st.sampled_from([(2, 12), (5, 40), (1, 3)]),
+)
+options = st.fixed_dictionaries(
+    {
+        "recall": st.sampled_from([False, True, RecallConfig(share=0.3, neighbours=2, limit=3)]),
+        "masking": st.sampled_from([False, True, MaskingConfig(keep_last=0), MaskingConfig(keep_last=1)]),
+        "offload": st.sampled_from([False, OffloadConfig(threshold_tokens=20, head=5, tail=3)]),
+        "cache_aware": st.booleans(),
+    }
+)
+
+
+def _strip(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{k: v for k, v in m.items() if k != "id"} for m in messages]
+
+
+@given(
+    messages=sessions,
+    budget=st.integers(80, 900),
+    opts=options,
+    question=st.sampled_from(["alpha beta?", "what did the search tool return about gamma", "continue"]),
+    policy=st.sampled_from([None, "Be brief."]),
+)
+def test_never_over_budget_never_an_orphan_recall_never_repeats_the_window(
+    messages: list[dict[str, Any]], budget: int, opts: dict[str, Any], question: str, policy: str | None
+) -> None:
+    """Whatever the session, budget and options: the compile fits, is valid for a provider, recalls only what
+    the window does not show, names unchanged archived messages as sources, and repeats itself exactly."""
+    store = MemorySessionStore()
+    session = ContextSession(store, "s", budget=budget, counter=W, config=CONFIG, **opts)
+    session.add([*_strip(messages), {"role": "user", "content": question}])
+    try:
+        compiled = session.compile(policy=policy)
+    except (ContextCriticalOverflow, CompilationError):
+        fixed = [messages[0], {"role": "user", "content": question}]
+        with pytest.raises((ContextCriticalOverflow, CompilationError)):  # the fixed part alone does not fit
+            ContextCompiler(budget, counter=W, config=CONFIG).compile(policy=policy, history=fixed)
+        event("fixed part does not fit")
+        return
+    event("omitted" if compiled.trace.session and compiled.trace.session["omitted"] else "whole")
+    event("recalled" if compiled.recalled else "no recall")
+    sent = list(compiled.messages)
+    assert compiled.total_tokens == count_message_tokens(sent, W) <= budget
+    assert sequence_problems(sent) == []
+    shown = {m.get("id") for m in sent if m.get("id")}
+    assert not set(compiled.recalled) & shown
+    assert set(compiled.masked) | set(compiled.offloaded) <= shown
+    archived = {f"t_{i + 1}": m for i, m in enumerate(session.messages())}
+    for message, source in zip(sent, compiled.message_sources, strict=True):
+        if source is not None:
+            assert {k: v for k, v in message.items() if k != "id"} == archived[source]
+    omitted = set(compiled.trace.session["omitted"]) if compiled.trace.session else set()
+    assert not omitted & shown and set(compiled.recalled) <= omitted
+    again = ContextSession(store, "s", budget=budget, counter=W, config=CONFIG, **opts).compile(policy=policy)
+    assert again.messages == compiled.messages and again.fingerprint == compiled.fingerprint
