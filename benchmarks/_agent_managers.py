@@ -301,6 +301,30 @@ class TokenBoxSessionCacheAware(TokenBoxSession):
         super().__init__(budget, cache_aware=True)
 
 
+def with_embedder(spec: str) -> Callable[[int], Manager]:
+    """A ContextSession maker whose recall fuses BM25 with an embedding model: ``spec`` is ``module:name``,
+    where ``name`` is a ``text -> vector`` callable, or a factory (a class or function taking no argument)
+    that returns one."""
+    import importlib
+
+    from tokenbox_core.session import RecallConfig
+
+    module, _, attr = spec.partition(":")
+    if not module or not attr:
+        raise SystemExit(f"--embedder takes module:name, got {spec!r}")
+    target = getattr(importlib.import_module(module), attr)
+    embedder = target() if isinstance(target, type) else target
+
+    class Embedded(TokenBoxSession):
+        name = f"TokenBox ContextSession + {attr}"
+
+        def __init__(self, budget: int) -> None:
+            super().__init__(budget, recall=RecallConfig(embedder=embedder))
+
+    Embedded.__doc__ = f"ContextSession, default options, recall fusing BM25 with {spec} by reciprocal rank."
+    return Embedded
+
+
 def managers() -> dict[str, Callable[[int], Manager]]:
     """Every manager by name, TokenBox's first (frameworks are imported on first use)."""
     classes: list[Any] = [

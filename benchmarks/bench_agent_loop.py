@@ -52,7 +52,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _agent_managers import COUNTER, Manager, count, managers
+from _agent_managers import COUNTER, Manager, count, managers, with_embedder
 from _agent_sessions import HELD_OUT_SEED, KINDS, TUNING_SEEDS, AgentSession, agent_session, message_text
 
 from tokenbox_core.cache import cache_rules, simulate_cache
@@ -259,10 +259,16 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--quick", action="store_true", help="60 turns (CPU at 100), for a smoke run")
     parser.add_argument("--seeds", type=int, nargs="*", default=[TUNING_SEEDS[0], HELD_OUT_SEED])
     parser.add_argument("--shares", type=float, nargs="*", default=list(BUDGET_SHARES))
+    parser.add_argument(
+        "--embedder", default=None, help="module:name of a text -> vector embedder for a ContextSession row"
+    )
     parser.add_argument("--only", nargs="*", default=None, help="managers whose name contains one of these words")
     args = parser.parse_args(argv)
     turns = 60 if args.quick else args.turns
     makers = managers()
+    if args.embedder:
+        embedded = with_embedder(args.embedder)
+        makers = {embedded.name: embedded, **makers}  # type: ignore[attr-defined]
     if args.only:
         makers = {n: m for n, m in makers.items() if any(w.lower() in n.lower() for w in args.only)}
     print(__doc__.split("\n\n")[0])

@@ -135,3 +135,23 @@ def test_context_session_replay_is_valid_and_within_budget(tiny: Any) -> None:
     assert bench.invalid_requests(run) == []
     assert max(bench.sizes(run.requests)) <= budget
     assert not directory.exists()  # replay closed the manager
+
+
+def test_embedder_spec_builds_a_context_session_with_fused_recall(tiny: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """--embedder module:name yields a ContextSession row whose recall calls that embedder; a bad spec exits."""
+    seen: list[str] = []
+
+    def embed(text: str) -> list[float]:
+        seen.append(text)
+        return [float(len(text)), float(text.count("e")), 1.0]
+
+    module = ModuleType("fake_embedder")
+    module.embed = embed  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "fake_embedder", module)
+    maker = managers.with_embedder("fake_embedder:embed")
+    assert maker.name == "TokenBox ContextSession + embed"
+    budget = int(managers.count(tiny.messages) * 0.10)
+    run = bench.replay(tiny, maker(budget), budget, at=bench.questions(tiny))
+    assert seen and bench.invalid_requests(run) == []
+    with pytest.raises(SystemExit, match="module:name"):
+        managers.with_embedder("fake_embedder")
