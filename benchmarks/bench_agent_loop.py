@@ -274,6 +274,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     print(__doc__.split("\n\n")[0])
     for name, note in notes(makers).items():
         print(f"  {name}: {note}")
+    by_seed: dict[int, list[Result]] = {}
     for seed in args.seeds:
         session = agent_session(turns, seed=seed)
         label = "held-out seed, never tuned on" if seed == HELD_OUT_SEED else "tuning seed"
@@ -282,6 +283,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             f"{len(session.calls()):,} model calls, {count(session.messages):,} tokens, {len(session.facts)} facts"
         )
         results = run_session(session, makers, args.shares, progress=lambda s: print(f"  ... {s}", file=sys.stderr))
+        by_seed[seed] = results
         print(table(results))
         print(f"\nfacts present at 10 % by kind (seed {seed}):")
         print(kinds_table(results, 0.10))
@@ -289,15 +291,45 @@ def main(argv: Sequence[str] | None = None) -> None:
     session = agent_session(cpu_turns, seed=args.seeds[0])
     print(f"\n## CPU per call at {cpu_turns} turns (seed {args.seeds[0]}, budget 10 %, the last 20 turns' calls)")
     print(f"{'manager':<40}{'calls':>7}{'mean ms':>9}{'p95 ms':>8}{'max ms':>8}")
+    cpu_ms: dict[str, float] = {}
     for name, cpu in cpu_at(session, makers).items():
         cpu.sort()
         p95 = cpu[min(len(cpu) - 1, int(0.95 * len(cpu)))]
-        print(f"{name:<40}{len(cpu):>7}{statistics.fmean(cpu) * 1e3:>9.1f}{p95 * 1e3:>8.1f}{cpu[-1] * 1e3:>8.1f}")
+        cpu_ms[name] = statistics.fmean(cpu) * 1e3
+        print(f"{name:<40}{len(cpu):>7}{cpu_ms[name]:>9.1f}{p95 * 1e3:>8.1f}{cpu[-1] * 1e3:>8.1f}")
+    print(f"\n## Goals (issue 23): facts >= 90 % and cached >= 80 % at 10 %, 0 invalid, <= 50 ms/call at {cpu_turns}")
+    print(goals(by_seed, cpu_ms))
+
+
+def goals(by_seed: dict[int, list[Result]], cpu_ms: dict[str, float], share: float = 0.10) -> str:
+    """Per manager: facts at ``share`` on each seed, invalid requests over every run, cached shares at ``share``
+    (first seed), CPU per call; each against the issue's goal (``ok`` / ``--``)."""
+
+    def mark(good: bool) -> str:
+        return "ok" if good else "--"
+
+    seeds = list(by_seed)
+    head = f"{'manager':<40}" + "".join(f"{f'facts s{seed}':>14}" for seed in seeds)
+    head += f"{'invalid':>10}{'cached OA':>12}{'cached An':>12}{'ms/call':>11}"
+    rows = [head]
+    for name in dict.fromkeys(r.manager for r in by_seed[seeds[0]]):
+        at = {
+            seed: next(r for r in by_seed[seed] if r.manager == name and abs(r.share - share) < 1e-9) for seed in seeds
+        }
+        invalid = sum(r.invalid for results in by_seed.values() for r in results if r.manager == name)
+        first = at[seeds[0]]
+        row = f"{name:<40}" + "".join(f"{at[seed].facts:>11.0%} {mark(at[seed].facts >= 0.9)}" for seed in seeds)
+        row += f"{invalid:>7} {mark(invalid == 0)}"
+        row += "".join(f"{first.cached.get(p, 0.0):>9.1%} {mark(first.cached.get(p, 0.0) >= 0.8)}" for p in PROVIDERS)
+        ms = cpu_ms.get(name)
+        row += f"{ms:>8.1f} {mark(ms <= 50)}" if ms is not None else f"{'-':>11}"
+        rows.append(row)
+    return "\n".join(rows)
 
 
 def notes(makers: dict[str, Any]) -> dict[str, str]:
-    """One line per manager on how it is configured (from its docstring's first line)."""
-    return {n: (m.__doc__ or "").strip().splitlines()[0] for n, m in makers.items() if m.__doc__}
+    """One line per manager on how it is configured (its docstring's first paragraph)."""
+    return {n: " ".join((m.__doc__ or "").strip().split("\n\n")[0].split()) for n, m in makers.items() if m.__doc__}
 
 
 if __name__ == "__main__":
