@@ -239,8 +239,8 @@ class ContextSession:
         counter = self.compiler.counter
         keep_last = self.masking.keep_last if self.masking is not None else 0
         step = None
-        if self.cache_window is not None:
-            raw = int(max(0, room) * (1 - self.cache_window.low_water))
+        if self.cache_window is not None:  # from the budget, not the room: the cut's candidates stay put
+            raw = int(max_tokens * (1 - self.cache_window.low_water))
             step = max(STEP_GRAIN, raw // STEP_GRAIN * STEP_GRAIN)
 
         def window(space: int) -> WindowPlan:

@@ -13,11 +13,13 @@ split.  :func:`plan_window` fills ``room`` tokens:
    emptied for that); the room a cut frees beyond what it needed unmasks the
    newest masked results again.
 
-With ``step`` (``cache_aware``) the window is prefix-stable instead: results
-are masked in fixed blocks of tool groups, all at once, and the cut moves in
-blocks of ``step`` tokens at unit boundaries
-(:func:`~tokenbox_core.cache.eviction.plan_block_cut`) — inside a long agent
-loop too, because a unit is a tool group, not a user turn with all its replies.
+With ``step`` (``cache_aware``) the window is prefix-stable instead: the cut
+moves in blocks of ``step`` tokens, at the first unit boundary past each multiple
+of ``step`` verbatim tokens counted from the conversation's start (as
+:func:`~tokenbox_core.cache.eviction.plan_block_cut` places them) — inside a long
+agent loop too, because a unit is a tool group, not a user turn with all its
+replies — and the masked results are those of the window's oldest block, so the
+window changes only when the cut moves.
 
 >>> units = [Unit((0,), user=True), Unit((1,)), Unit((2,), user=True), Unit((3,))]
 >>> plan = plan_window(units, sizes=[10, 10, 10, 10], masked_sizes={}, groups=[], room=25)
@@ -27,10 +29,12 @@ loop too, because a unit is a tool group, not a user turn with all its replies.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from itertools import accumulate
 
-from tokenbox_core.cache.eviction import plain_cut, plan_block_cut
+from tokenbox_core.cache.eviction import plain_cut
 
 __all__ = ["STEP_GRAIN", "Unit", "WindowPlan", "id_ranges", "plan_window"]
 
@@ -97,32 +101,69 @@ def plan_window(
     total = sum(sizes[j] for j in everything)
     if total <= room:
         return WindowPlan(everything, (), (), total)
-    old = [j for g in groups[: max(0, len(groups) - keep_last)] for j in g if j in masked_sizes]
-    if step is not None:  # the masking boundary moves in blocks of keep_last groups, all at once
-        block = max(keep_last, 4)
-        cut_groups = max(0, (len(groups) - keep_last) // block * block)
-        old = [j for g in groups[:cut_groups] for j in g if j in masked_sizes]
+    eligible = {j for g in groups[: max(0, len(groups) - keep_last)] for j in g if j in masked_sizes}
+    if step is not None:
+        return _blocks(units, sizes, masked_sizes, eligible, room, step)
+    old = sorted(eligible)
     masked: set[int] = set()
-    if step is None:
-        for j in old:  # oldest first, only as many as needed
-            masked.add(j)
-            total -= sizes[j] - masked_sizes[j]
-            if total <= room:
-                return WindowPlan(everything, tuple(sorted(masked)), (), total)
-    masked = set(old)
+    for j in old:  # oldest first, only as many as needed
+        masked.add(j)
+        total -= sizes[j] - masked_sizes[j]
+        if total <= room:
+            return WindowPlan(everything, tuple(sorted(masked)), (), total)
     unit_sizes = [_size(u, sizes, masked_sizes, masked) for u in units]
-    start = plain_cut(unit_sizes, room) if step is None else plan_block_cut(unit_sizes, room, step=max(1, step))
-    start = _start_on_user(units, start)
+    start = _start_on_user(units, plain_cut(unit_sizes, room))
     kept = [j for u in units[start:] for j in u.members]
     used = sum(unit_sizes[start:])
-    if step is None:  # the room the cut freed beyond need unmasks the newest masked results
-        for j in sorted((j for j in kept if j in masked), reverse=True):
-            extra = sizes[j] - masked_sizes[j]
-            if used + extra <= room:
-                masked.discard(j)
-                used += extra
+    for j in sorted((j for j in kept if j in masked), reverse=True):  # room the cut freed unmasks the newest
+        extra = sizes[j] - masked_sizes[j]
+        if used + extra <= room:
+            masked.discard(j)
+            used += extra
     omitted = tuple(j for u in units[:start] for j in u.members)
     return WindowPlan(tuple(kept), tuple(sorted(j for j in kept if j in masked)), omitted, used)
+
+
+def _blocks(
+    units: Sequence[Unit],
+    sizes: Sequence[int],
+    masked_sizes: Mapping[int, int],
+    eligible: set[int],
+    room: int,
+    step: int,
+) -> WindowPlan:
+    """The cache-aware window: candidate cuts at the first unit boundary past each multiple of ``step`` verbatim
+    tokens (fixed by the conversation); the earliest candidate whose window fits when the results of its oldest
+    block (up to the next candidate) are masked.  Masking and cut are functions of the candidate alone, so the
+    window changes only when the cut moves."""
+    verbatim = [sum(sizes[j] for j in u.members) for u in units]
+    saving = [sum(sizes[j] - masked_sizes[j] for j in u.members if j in eligible) for u in units]
+    starts = [0, *accumulate(verbatim)]
+    saved = [0, *accumulate(saving)]
+    candidates = [0]
+    mark = step
+    while True:
+        i = bisect_left(starts, mark, 1, len(units))  # the first unit boundary at or past ``mark`` tokens
+        if i >= len(units):
+            break
+        candidates.append(i)
+        mark = (starts[i] // step + 1) * step
+    chosen, masked_to = len(units), len(units)
+    for n, c in enumerate(candidates):
+        nxt = candidates[n + 1] if n + 1 < len(candidates) else len(units)
+        if starts[-1] - starts[c] - (saved[nxt] - saved[c]) <= room:
+            chosen, masked_to = c, nxt
+            break
+    if chosen == len(units):  # not even the newest block fits: evict just enough, everything eligible masked
+        unit_sizes = [_size(u, sizes, masked_sizes, eligible) for u in units]
+        chosen = plain_cut(unit_sizes, room)
+        masked_to = len(units)
+    start = _start_on_user(units, chosen)
+    masked = {j for u in units[start:masked_to] for j in u.members if j in eligible}
+    kept = tuple(j for u in units[start:] for j in u.members)
+    used = sum(masked_sizes[j] if j in masked else sizes[j] for j in kept)
+    omitted = tuple(j for u in units[:start] for j in u.members)
+    return WindowPlan(kept, tuple(sorted(masked)), omitted, used)
 
 
 def id_ranges(ids: Sequence[str], positions: Sequence[int]) -> str:
