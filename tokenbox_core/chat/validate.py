@@ -87,7 +87,7 @@ class Problem:
 def check_on_invalid(value: object) -> OnInvalid:
     """``value`` if it is ``"raise"`` or ``"repair"``, else a :class:`ConversationError` with a did-you-mean."""
     if value == "raise" or value == "repair":
-        return value  # type: ignore[return-value]
+        return value
     close = difflib.get_close_matches(str(value), ON_INVALID, n=1)
     hint = f"; did you mean {close[0]!r}?" if close else ""
     raise ConversationError(f"on_invalid must be 'raise' or 'repair', got {value!r}{hint}")

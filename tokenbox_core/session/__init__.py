@@ -10,6 +10,7 @@ back.
 from tokenbox_core.errors import SessionError, SessionStoreError, UnknownTurnError
 from tokenbox_core.session.checkpoints import SUMMARY_VERSION, CheckpointConfig, Checkpointer, Checkpoints
 from tokenbox_core.session.context import ContextSession
+from tokenbox_core.session.embeddings import MiniLMEmbedder
 from tokenbox_core.session.hygiene import (
     Decay,
     EvictionResult,
@@ -46,6 +47,7 @@ __all__ = [
     "ManagedHistory",
     "MaskingConfig",
     "MemorySessionStore",
+    "MiniLMEmbedder",
     "OffloadConfig",
     "PREAMBLE",
     "REHYDRATED_HEADER",

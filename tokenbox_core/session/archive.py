@@ -18,6 +18,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from tokenbox_core.chat.messages import ToolGroups, _Grouper
 from tokenbox_core.session.model import Turn
 from tokenbox_core.session.recall import RecallIndex
 from tokenbox_core.session.store import SessionStore
@@ -45,6 +46,11 @@ class Archive:
         self._rrf_k = rrf_k
         self._lock = threading.RLock()
         self._turns: list[Turn] = []
+        self._messages: list[dict[str, Any]] = []  # each turn as a message whose id is its archived id
+        self._grouper = _Grouper()
+        self._open: dict[str, int] = {}  # tool-call id -> position, for calls no result answered yet
+        self._orphans = 0  # results answering no call (written by a writer that did not validate)
+        self._views: dict[tuple[str, str], tuple[Mapping[str, Any], int]] = {}
         self._calls: set[str] = set()
         self._sizes: dict[tuple[str, str], int] = {}
         self._keys: list[str] = []
@@ -58,17 +64,53 @@ class Archive:
                 self._reset()
             if count > len(self._turns):
                 for turn in self.store.turns(self.session_id, start=len(self._turns)):
-                    self._turns.append(turn)
-                    self._index.add(turn.turn_id, turn.text)
-                    for call in turn.message.get("tool_calls") or ():
-                        if isinstance(call, Mapping) and call.get("id"):
-                            self._calls.add(str(call["id"]))
+                    self._read(turn)
             return list(self._turns)
+
+    def _read(self, turn: Turn) -> None:
+        position = len(self._turns)
+        message = turn.as_message()
+        self._turns.append(turn)
+        self._messages.append(message)
+        self._index.add(turn.turn_id, turn.text)
+        role = message.get("role")
+        calls = message.get("tool_calls") if role != "tool" else None
+        self._grouper.add(position, message, role, calls)
+        for call in calls or ():
+            if isinstance(call, Mapping) and call.get("id"):
+                self._calls.add(str(call["id"]))
+                self._open[str(call["id"])] = position
+        if role == "tool":
+            if position not in self._grouper.group_of:
+                self._orphans += 1
+            self._open.pop(str(message.get("tool_call_id")), None)
 
     def _reset(self) -> None:
         self._index.close()
         self._index = RecallIndex(self._embedder, rrf_k=self._rrf_k)
         self._turns, self._calls, self._sizes, self._keys = [], set(), {}, []
+        self._messages, self._grouper, self._open, self._orphans, self._views = [], _Grouper(), {}, 0, {}
+
+    def messages(self) -> tuple[list[dict[str, Any]], ToolGroups, bool]:
+        """Every turn as a message (id = archived id; do not modify them), their tool groups, and whether the
+        archive is already valid to send (no result answering no call, every call answered)."""
+        self.turns()
+        with self._lock:
+            valid = not self._orphans and not self._open and self._grouper.contiguous
+            return list(self._messages), self._grouper.groups(), valid
+
+    def view(self, turn_id: str, variant: str, make: Callable[[], Mapping[str, Any]]) -> tuple[Mapping[str, Any], int]:
+        """``variant`` of an archived message (a masking placeholder, an offload preview) and its size, made once
+        (archived messages never change and a session's options are fixed)."""
+        key = (turn_id, variant)
+        with self._lock:
+            found = self._views.get(key)
+        if found is None:
+            message = make()
+            found = (message, message_token_count(message, self.counter))
+            with self._lock:
+                self._views[key] = found
+        return found
 
     def keys(self) -> list[str]:
         """Each turn's :func:`message_key`, in order (what :func:`sync_new` compares by content)."""

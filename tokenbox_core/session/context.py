@@ -41,7 +41,8 @@ from tokenbox_core.chat.validate import MESSAGE_ROLES, check_conversation, check
 from tokenbox_core.compiler import CompiledContext, CompilerConfig, ContextCompiler
 from tokenbox_core.errors import SessionError
 from tokenbox_core.session.archive import Archive, sync_new
-from tokenbox_core.session.model import Turn, message_text
+from tokenbox_core.session.checkpoints import Checkpointer
+from tokenbox_core.session.model import Summary, Turn, message_text
 from tokenbox_core.session.options import MaskingConfig, OffloadConfig, RecallConfig, coerce_option
 from tokenbox_core.session.recall import Hit
 from tokenbox_core.session.recalled import Recalled, block_message, pointer_line, recall
@@ -53,6 +54,7 @@ from tokenbox_core.session.window import STEP_GRAIN, WindowPlan, plan_window
 __all__ = ["ContextSession"]
 
 _PASSES = 4
+_MIN_SUMMARY_ROOM = 64  # tokens below which no summary is looked for
 _ARGUMENTS = (
     "budget",
     "counter",
@@ -102,9 +104,8 @@ class ContextSession:
         if config.output != "messages":
             raise SessionError("a ContextSession compiles chat messages: use CompilerConfig(output='messages')")
         cache = options.get("cache_aware", False)
-        self.cache_window: CacheWindow | None = None
-        if cache or config.cache_window is not None:
-            self.cache_window = CacheWindow.coerce(cache) if cache else config.cache_window
+        self.cache_window: CacheWindow | None = CacheWindow.coerce(cache) if cache else config.cache_window
+        if self.cache_window is not None:
             config = replace(config, cache_aware=self.cache_window)
         self.compiler = ContextCompiler(options["budget"], counter=options.get("counter", "o200k_base"), config=config)
         self.recall_config = coerce_option("recall", options.get("recall", True), RecallConfig)
@@ -120,6 +121,7 @@ class ContextSession:
         self.session_id = session_id
         embedder = self.recall_config.embedder if self.recall_config else None
         rrf_k = self.recall_config.rrf_k if self.recall_config else 60
+        self._checkpointer: Checkpointer | None = None
         self.archive = Archive(store, session_id, self.compiler.counter, embedder=embedder, rrf_k=rrf_k)
 
     def __repr__(self) -> str:
@@ -282,6 +284,61 @@ class ContextSession:
             block = block_message(pointer, recalled)
             cost = view.size_of(block)
             if plan.tokens + cost <= room:
+                if step is None:  # what recall left unused goes to verbatim turns: the window grows into it
+                    return self._regrow(view, window(room - cost), plan, block, recalled, room)
+                if cfg is not None and cfg.summaries and recalled is not None:
+                    return plan, self._summarised(view, plan, pointer, recalled, room - plan.tokens), recalled
                 return plan, block, recalled
             reserve += plan.tokens + cost - room  # the pointer grew with what it names: plan with less
         return plan, block, recalled
+
+    @staticmethod
+    def _regrow(
+        view: View,
+        grown: WindowPlan,
+        plan: WindowPlan,
+        block: dict[str, Any] | None,
+        recalled: Recalled | None,
+        room: int,
+    ) -> tuple[WindowPlan, dict[str, Any] | None, Recalled | None]:
+        """``grown`` (the window planned into what the block left) with the recalled messages it now shows taken
+        out of the block, when it keeps more than ``plan`` and still fits."""
+        if len(grown.kept) <= len(plan.kept):
+            return plan, block, recalled
+        kept = set(grown.kept)
+        if recalled is not None:
+            pairs = [(p, line) for p, line in zip(recalled.positions, recalled.lines, strict=True) if p not in kept]
+            recalled = Recalled(tuple(p for p, _ in pairs), tuple(line for _, line in pairs))
+        pointer = pointer_line(*view.omitted_ids(grown.omitted)) if grown.omitted else None
+        shrunk = block_message(pointer, recalled)
+        if grown.tokens + view.size_of(shrunk) > room:
+            return plan, block, recalled
+        return grown, shrunk, recalled
+
+    def _summarised(
+        self, view: View, plan: WindowPlan, pointer: str | None, recalled: Recalled, room: int
+    ) -> dict[str, Any] | None:
+        """The block with checkpoint summaries of omitted turns in the room recall left (cache-aware windows, which
+        cannot grow into it): newest first, each covering at least ``min_coverage`` times its size in omitted
+        turns none of which is recalled."""
+        cfg = self.recall_config
+        assert cfg is not None
+        first = min(plan.kept, default=len(view.ids))
+        if first == 0 or room - view.size_of(block_message(pointer, recalled)) < _MIN_SUMMARY_ROOM:
+            return block_message(pointer, recalled)
+        if self._checkpointer is None:
+            self._checkpointer = Checkpointer(self.store, self.session_id, counter=self.compiler.counter)
+        cover = self._checkpointer.update(window=len(view.ids) - first).summaries
+        taken = set(recalled.positions)
+        omitted = {view.ids[p]: view.sizes[p] for p in plan.omitted if p not in taken}
+        chosen: list[Summary] = []
+        for summary in reversed(cover):
+            covered = summary.source_turn_ids
+            if not set(covered) <= omitted.keys():
+                continue
+            if sum(omitted[i] for i in covered) < cfg.min_coverage * summary.tokens:
+                continue  # verbatim turns in its tokens would show a good share of what it covers
+            trial = block_message(pointer, recalled, [*chosen, summary])
+            if view.size_of(trial) <= room:
+                chosen.append(summary)
+        return block_message(pointer, recalled, chosen)

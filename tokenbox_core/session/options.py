@@ -10,7 +10,7 @@ with a did-you-mean); the session takes ``True`` (the defaults), ``False``
 Traceback (most recent call last):
 ...
 tokenbox_core.arguments.UnknownArgumentError: RecallConfig got unknown argument 'shrae' (did you mean 'share'?); \
-its arguments are embedder, limit, min_share, neighbours, rrf_k, share
+its arguments are embedder, limit, min_coverage, min_share, neighbours, rrf_k, share, summaries
 """
 
 from __future__ import annotations
@@ -80,6 +80,13 @@ class RecallConfig:
         embedder: optional ``text -> vector`` (:class:`~tokenbox_core.session.recall.Embedder`), fused with
             BM25 by reciprocal-rank fusion.
         rrf_k: the fusion's constant ``k`` in ``1 / (k + rank)``.
+        summaries: checkpoint summaries of omitted turns where they buy more than verbatim turns would in the same
+            tokens.  The rule: recall's room goes to verbatim messages first (the hits, their calls, their
+            neighbours); what it leaves goes to verbatim turns too — the window grows into it — unless the window
+            is cache-aware and cannot grow without moving its cut; only then does it hold summaries, newest first,
+            each covering at least ``min_coverage`` times its own size in omitted turns none of which is recalled
+            (the same tokens spent verbatim would show at most ``1 / min_coverage`` of what it covers).
+        min_coverage: see ``summaries``.
     """
 
     share: float = 0.15
@@ -88,8 +95,16 @@ class RecallConfig:
     neighbours: int = 1
     embedder: Callable[[str], Sequence[float]] | None = None
     rrf_k: int = 60
+    summaries: bool = True
+    min_coverage: float = 4.0
 
     def __post_init__(self) -> None:
+        if (
+            isinstance(self.min_coverage, bool)
+            or not isinstance(self.min_coverage, int | float)
+            or self.min_coverage < 1
+        ):
+            raise SessionError(f"RecallConfig: min_coverage must be a number >= 1, got {self.min_coverage!r}; e.g. 4")
         _share("RecallConfig", "share", self.share)
         _share("RecallConfig", "min_share", self.min_share)
         _int("RecallConfig", "limit", self.limit, 1)

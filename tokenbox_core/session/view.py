@@ -49,7 +49,7 @@ def preview_line(text: str, limit: int) -> str:
     return line if len(line) <= limit else line[: max(0, limit - 1)].rstrip() + "…"
 
 
-def tool_names(messages: list[Mapping[str, Any]]) -> dict[str, str]:
+def tool_names(messages: Sequence[Mapping[str, Any]]) -> dict[str, str]:
     """Tool-call id → the called tool's name, over the assistant messages given."""
     names: dict[str, str] = {}
     for m in messages:
@@ -109,43 +109,47 @@ class View:
         *,
         has_user: bool,
     ) -> None:
-        turns = archive.turns()
-        archived = [t.as_message() for t in turns]
-        checked = check_conversation(archived, on_invalid=on_invalid, complete=True)
-        self.original = {t.turn_id: t.message for t in turns}
-        self.messages: list[dict[str, Any]] = [dict(m) for m in checked]
+        archived, groups, valid = archive.messages()
+        if not valid:  # what cannot be sent is raised or repaired here (in the view only)
+            archived = [dict(m) for m in check_conversation(archived, on_invalid=on_invalid, complete=True)]
+            groups = tool_groups(archived)
+        self.messages: list[dict[str, Any]] = archived
         self.ids = [str(m["id"]) for m in self.messages]
-        self.position = {doc_id: p for p, doc_id in enumerate(self.ids)}
         self.archive = archive
         n = len(self.messages)
         self.lead = next((p for p, m in enumerate(self.messages) if m.get("role") not in SYSTEM_ROLES), n)
         users = [p for p in range(self.lead, n) if self.messages[p].get("role") == "user"]
         self.anchor: int | None = None if has_user or not users else users[-1]
-        groups = tool_groups(self.messages)
         self._call = groups.group_of
         names = tool_names(self.messages)
-        self.shown: list[dict[str, Any]] = []
+        self.shown: list[Mapping[str, Any]] = []
         self.sizes: list[int] = []
         self.offloaded: set[int] = set()
-        self.masked_views: dict[int, dict[str, Any]] = {}
+        self.masked_views: dict[int, Mapping[str, Any]] = {}
         self.masked_sizes: dict[int, int] = {}
         for p, m in enumerate(self.messages):
             doc_id = self.ids[p]
             size = archive.size(doc_id, "verbatim", m)
-            shown = m
+            shown: Mapping[str, Any] = m
             text = plain_text(m) if m.get("role") == "tool" else None
             if text is not None and offload is not None and size > offload.threshold_tokens:
-                shown = offload_preview(m, size, archive.counter, offload)
+                shown, shown_size = archive.view(
+                    doc_id, "preview", lambda m=m, size=size: offload_preview(m, size, archive.counter, offload)
+                )
                 self.offloaded.add(p)
             self.shown.append(shown)
-            self.sizes.append(archive.size(doc_id, "preview", shown) if shown is not m else size)
+            self.sizes.append(shown_size if shown is not m else size)
+            if text is None or masking is None:
+                continue
             tool = names.get(str(m.get("tool_call_id")), "?")
-            if text is not None and masking is not None and tool not in masking.exclude_tools:
-                masked = masked_message(m, tool, size, masking)
-                masked_size = archive.size(doc_id, "masked", masked)
+            if tool not in masking.exclude_tools:
+                masked, masked_size = archive.view(
+                    doc_id, "masked", lambda m=m, tool=tool, size=size: masked_message(m, tool, size, masking)
+                )
                 if masked_size < self.sizes[p]:
                     self.masked_views[p], self.masked_sizes[p] = masked, masked_size
         history = [p for p in range(self.lead, n) if p != self.anchor]
+        in_history = set(history)
         self.units: list[Unit] = []
         self.groups: list[list[int]] = []
         placed: set[int] = set()
@@ -153,7 +157,7 @@ class View:
             if p in placed:
                 continue
             head = groups.group_of.get(p)
-            members = [q for q in groups.members[head] if q in history] if head == p else [p]
+            members = [q for q in groups.members[head] if q in in_history] if head == p else [p]
             placed.update(members)
             after = self.anchor is not None and p > self.anchor
             self.units.append(Unit(tuple(members), self.messages[p].get("role") == "user", after))
@@ -179,19 +183,20 @@ class View:
 
     def fixed_messages(self) -> list[dict[str, Any]]:
         """What every compile shows: the leading system messages and the current user message."""
-        return self.messages[: self.lead] + ([self.messages[self.anchor]] if self.anchor is not None else [])
+        fixed = self.messages[: self.lead] + ([self.messages[self.anchor]] if self.anchor is not None else [])
+        return [dict(m) for m in fixed]
 
     def history_messages(self, plan: WindowPlan, block: Mapping[str, Any] | None) -> list[dict[str, Any]]:
         """The compile's conversation: system messages, the kept history (masked and previewed as planned), the
         session block, the current user message, the agent steps after it."""
         masked = set(plan.masked)
-        shown = [self.masked_views[p] if p in masked else self.shown[p] for p in plan.kept]
+        shown = [dict(self.masked_views[p] if p in masked else self.shown[p]) for p in plan.kept]
         before = [m for p, m in zip(plan.kept, shown, strict=True) if self.anchor is None or p < self.anchor]
         after = shown[len(before) :]
-        lead = self.messages[: self.lead]
+        lead = [dict(m) for m in self.messages[: self.lead]]
         extra = [dict(block)] if block is not None else []
         if self.anchor is not None:
-            return [*lead, *before, *extra, self.messages[self.anchor], *after]
+            return [*lead, *before, *extra, dict(self.messages[self.anchor]), *after]
         return [*lead, *before, *extra]
 
     def annotate(
@@ -200,9 +205,13 @@ class View:
         """``compiled`` with what the session did: recalled, masked, offloaded ids and each message's source."""
         sources: list[str | None] = []
         block_at: int | None = None
+        turns = self.archive.turns()
+        by_id = {t.turn_id: t.message for t in turns} if len(turns) == len(self.ids) else {}
+        if not by_id:  # the archive moved on meanwhile: look the ids up
+            by_id = {t.turn_id: t.message for t in self.archive.store.get_turns(self.archive.session_id, self.ids)}
         for n, m in enumerate(compiled.messages):
             doc_id = m.get("id")
-            original = self.original.get(str(doc_id)) if isinstance(doc_id, str) else None
+            original = by_id.get(str(doc_id)) if isinstance(doc_id, str) else None
             same = original is not None and all(
                 m.get(k) == original.get(k) for k in ("role", "content", "tool_calls", "tool_call_id", "name")
             )

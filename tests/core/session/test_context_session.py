@@ -316,3 +316,26 @@ def test_option_errors_name_the_field(make: Any, message: str) -> None:
     """Each option class validates its fields at construction."""
     with pytest.raises((SessionError, TypeError), match=message):
         make()
+
+
+def test_room_recall_leaves_unused_goes_to_verbatim_turns() -> None:
+    """When the question matches nothing, the window grows into recall's share: the same window as without
+    recall."""
+    with_recall = ContextSession(None, "s", budget=300, counter=W)
+    without = ContextSession(with_recall.store, "s", budget=300, counter=W, recall=False)
+    chat(with_recall, 30)
+    with_recall.add(user("xyzzy"))
+    assert ids(with_recall.compile()) == ids(without.compile())
+
+
+def test_summaries_fill_what_recall_leaves_only_in_a_cache_aware_window() -> None:
+    """A cache-aware window cannot grow into recall's unused room: checkpoint summaries of omitted turns go there,
+    each covering at least min_coverage times its size; a higher bar leaves them out."""
+    session = ContextSession(None, "s", budget=600, counter=W, cache_aware=True)
+    chat(session, 80)
+    session.add(user("xyzzy"))
+    text = block(session.compile())
+    assert "SUMMARIES of omitted turns" in text and "t_81–t_120] [Extracted" in text  # newest first
+    strict = ContextSession(session.store, "s", budget=600, counter=W, cache_aware=True, recall={"min_coverage": 50})
+    assert "SUMMARIES" not in block(strict.compile())
+    assert "SUMMARIES" not in block(ContextSession(session.store, "s", budget=600, counter=W).compile())
