@@ -255,7 +255,7 @@ def kinds_table(results: Sequence[Result], share: float) -> str:
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--turns", type=int, default=300)
-    parser.add_argument("--cpu-turns", type=int, default=500, help="session length of the CPU-per-call measurement")
+    parser.add_argument("--cpu-turns", type=int, default=500, help="session length of the CPU measurement (0: none)")
     parser.add_argument("--quick", action="store_true", help="60 turns (CPU at 100), for a smoke run")
     parser.add_argument("--seeds", type=int, nargs="*", default=[TUNING_SEEDS[0], HELD_OUT_SEED])
     parser.add_argument("--shares", type=float, nargs="*", default=list(BUDGET_SHARES))
@@ -288,11 +288,12 @@ def main(argv: Sequence[str] | None = None) -> None:
         print(f"\nfacts present at 10 % by kind (seed {seed}):")
         print(kinds_table(results, 0.10))
     cpu_turns = 100 if args.quick else args.cpu_turns
-    session = agent_session(cpu_turns, seed=args.seeds[0])
-    print(f"\n## CPU per call at {cpu_turns} turns (seed {args.seeds[0]}, budget 10 %, the last 20 turns' calls)")
-    print(f"{'manager':<40}{'calls':>7}{'mean ms':>9}{'p95 ms':>8}{'max ms':>8}")
     cpu_ms: dict[str, float] = {}
-    for name, cpu in cpu_at(session, makers).items():
+    if cpu_turns:
+        session = agent_session(cpu_turns, seed=args.seeds[0])
+        print(f"\n## CPU per call at {cpu_turns} turns (seed {args.seeds[0]}, budget 10 %, the last 20 turns' calls)")
+        print(f"{'manager':<40}{'calls':>7}{'mean ms':>9}{'p95 ms':>8}{'max ms':>8}")
+    for name, cpu in cpu_at(session, makers).items() if cpu_turns else ():
         cpu.sort()
         p95 = cpu[min(len(cpu) - 1, int(0.95 * len(cpu)))]
         cpu_ms[name] = statistics.fmean(cpu) * 1e3
