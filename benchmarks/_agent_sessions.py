@@ -138,7 +138,12 @@ def load_prose(paths: Sequence[Path] | None = None) -> tuple[str, ...]:
 
 
 class _Writer:
-    """Draws filler text and synthetic names from the corpus with one seeded generator."""
+    """Draws filler text and synthetic names from the corpus with one seeded generator.
+
+    Every draw that depends on the corpus (which text, where in it, which word) takes one ``random()``, so an
+    edit to README or docs changes the filler's words but not the session's shape: the same turns, tool steps,
+    facts and questions come from the same seed.
+    """
 
     def __init__(self, rng: random.Random, prose: Sequence[str]) -> None:
         self.rng = rng
@@ -153,7 +158,7 @@ class _Writer:
         """About ``words`` words of prose from a random offset, starting and ending on whitespace."""
         text = self.rng.choices(self.prose, self.weights)[0]
         want = words * 6
-        start = self.rng.randrange(0, max(1, len(text) - want))
+        start = int(self.rng.random() * max(1, len(text) - want))
         while start > 0 and not text[start - 1].isspace():
             start -= 1
         chunk = text[start : start + want]
@@ -161,7 +166,7 @@ class _Writer:
         return (chunk[:cut] if cut > want // 2 else chunk).strip()
 
     def word(self) -> str:
-        return self.rng.choice(self.words)
+        return self.words[int(self.rng.random() * len(self.words))]
 
     def hex(self, digits: int = 4) -> str:
         return f"{self.rng.getrandbits(4 * digits):0{digits}x}"

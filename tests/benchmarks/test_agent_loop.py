@@ -155,3 +155,17 @@ def test_embedder_spec_builds_a_context_session_with_fused_recall(tiny: Any, mon
     assert seen and bench.invalid_requests(run) == []
     with pytest.raises(SystemExit, match="module:name"):
         managers.with_embedder("fake_embedder")
+
+
+def test_a_corpus_edit_changes_words_not_the_sessions_shape() -> None:
+    """Editing the prose (README, docs) keeps the same turns, tool steps, facts and questions for a seed."""
+    prose = list(sessions.load_prose())
+    edited = [prose[0].replace(" the ", " a ") + " more words" * 300, *prose[1:]]
+    a = sessions.agent_session(40, seed=5, fact_every=5, prose=prose)
+    b = sessions.agent_session(40, seed=5, fact_every=5, prose=edited)
+
+    def shape(s: Any) -> list[tuple[str, int]]:
+        return [(m["role"], len(m.get("tool_calls") or ())) for m in s.messages]
+
+    assert shape(a) == shape(b)
+    assert [(f.kind, f.planted, f.asked) for f in a.facts] == [(f.kind, f.planted, f.asked) for f in b.facts]
