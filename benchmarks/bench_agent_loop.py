@@ -197,17 +197,17 @@ def run_session(
     shares: Sequence[float] = BUDGET_SHARES,
     *,
     cache: bool = True,
-    progress: Callable[[str], None] | None = None,
+    done: Callable[[Result], None] | None = None,
 ) -> list[Result]:
-    """Replay ``session`` through every manager at every budget share."""
+    """Replay ``session`` through every manager at every budget share (``done`` sees each result as it comes)."""
     size = count(session.messages)
     results = []
     for share in shares:
         budget = int(size * share)
         for name, make in makers.items():
-            if progress:
-                progress(f"{name} @ {share:.0%}")
             results.append(measure(session, replay(session, make(budget), budget, name), share, cache=cache))
+            if done:
+                done(results[-1])
     return results
 
 
@@ -226,21 +226,25 @@ def cpu_at(
     return out
 
 
+HEADER = (
+    f"{'manager':<40}{'budget':>14}{'facts':>7}{'invalid':>8}{'over':>7}{'tokens/call':>12}"
+    f"{'cached OA':>10}{'cached An':>10}{'$ OA':>8}{'$ An':>8}{'ms/call':>9}{'p95':>7}"
+)
+
+
+def row(r: Result) -> str:
+    """One line of the table: a manager at one budget."""
+    cached = [f"{r.cached[p]:>10.1%}" if p in r.cached else f"{'-':>10}" for p in PROVIDERS]
+    cost = [f"{r.cost[p]:>8.2f}" if p in r.cost else f"{'-':>8}" for p in PROVIDERS]
+    return (
+        f"{r.manager:<40}{f'{r.share:.0%} = {r.budget:,}':>14}{r.facts:>7.0%}{r.invalid:>8}{r.over:>7}"
+        f"{r.mean_tokens:>12,.0f}{''.join(cached)}{''.join(cost)}{r.cpu_mean_ms:>9.1f}{r.cpu_p95_ms:>7.1f}"
+    )
+
+
 def table(results: Sequence[Result]) -> str:
     """A plain-text table, one row per manager and budget."""
-    head = (
-        f"{'manager':<40}{'budget':>14}{'facts':>7}{'invalid':>8}{'over':>7}{'tokens/call':>12}"
-        f"{'cached OA':>10}{'cached An':>10}{'$ OA':>8}{'$ An':>8}{'ms/call':>9}{'p95':>7}"
-    )
-    rows = [head, "-" * len(head)]
-    for r in results:
-        cached = [f"{r.cached[p]:>10.1%}" if p in r.cached else f"{'-':>10}" for p in PROVIDERS]
-        cost = [f"{r.cost[p]:>8.2f}" if p in r.cost else f"{'-':>8}" for p in PROVIDERS]
-        rows.append(
-            f"{r.manager:<40}{f'{r.share:.0%} = {r.budget:,}':>14}{r.facts:>7.0%}{r.invalid:>8}{r.over:>7}"
-            f"{r.mean_tokens:>12,.0f}{''.join(cached)}{''.join(cost)}{r.cpu_mean_ms:>9.1f}{r.cpu_p95_ms:>7.1f}"
-        )
-    return "\n".join(rows)
+    return "\n".join([HEADER, "-" * len(HEADER), *map(row, results)])
 
 
 def kinds_table(results: Sequence[Result], share: float) -> str:
@@ -282,9 +286,9 @@ def main(argv: Sequence[str] | None = None) -> None:
             f"\n## seed {seed} ({label}): {session.turns} turns, {len(session.messages):,} messages, "
             f"{len(session.calls()):,} model calls, {count(session.messages):,} tokens, {len(session.facts)} facts"
         )
-        results = run_session(session, makers, args.shares, progress=lambda s: print(f"  ... {s}", file=sys.stderr))
-        by_seed[seed] = results
-        print(table(results))
+        print(HEADER + "\n" + "-" * len(HEADER), flush=True)
+        by_seed[seed] = run_session(session, makers, args.shares, done=lambda r: print(row(r), flush=True))
+        results = by_seed[seed]
         print(f"\nfacts present at 10 % by kind (seed {seed}):")
         print(kinds_table(results, 0.10))
     cpu_turns = 100 if args.quick else args.cpu_turns
@@ -297,7 +301,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         cpu.sort()
         p95 = cpu[min(len(cpu) - 1, int(0.95 * len(cpu)))]
         cpu_ms[name] = statistics.fmean(cpu) * 1e3
-        print(f"{name:<40}{len(cpu):>7}{cpu_ms[name]:>9.1f}{p95 * 1e3:>8.1f}{cpu[-1] * 1e3:>8.1f}")
+        print(f"{name:<40}{len(cpu):>7}{cpu_ms[name]:>9.1f}{p95 * 1e3:>8.1f}{cpu[-1] * 1e3:>8.1f}", flush=True)
     print(f"\n## Goals (issue 23): facts >= 90 % and cached >= 80 % at 10 %, 0 invalid, <= 50 ms/call at {cpu_turns}")
     print(goals(by_seed, cpu_ms))
 
