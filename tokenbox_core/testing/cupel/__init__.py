@@ -12,16 +12,12 @@ they are read as ``:00`` seconds (Python's TOML parsers implement 1.0).
 'at = 2024-01-01T12:00:00Z  # "12:00" in comments and strings stays'
 """
 
-from tokenbox_core.testing.cupel._reference import reference_frequency, reference_priority, reference_recency
 from tokenbox_core.testing.cupel._runner import VectorResult, run_vector, run_vectors
 from tokenbox_core.testing.cupel._vectors import load_vector, toml11_to_toml10
 
 __all__ = [
     "VectorResult",
     "load_vector",
-    "reference_frequency",
-    "reference_priority",
-    "reference_recency",
     "run_vector",
     "run_vectors",
     "toml11_to_toml10",
