@@ -24,6 +24,7 @@ from tokenbox_core.select import (
     TagScorer,
 )
 from tokenbox_core.select._scorers import score_items
+
 from .scorer_reference import reference_frequency, reference_priority, reference_recency
 
 T0 = datetime(2024, 1, 1, tzinfo=timezone.utc)
