@@ -7,7 +7,7 @@ import json
 import pytest
 
 from tokenbox_core import ContextBudget, Item, Layout, Section, TokenBox, count_message_tokens, get_counter
-from tokenbox_core.errors import OutputFormError
+from tokenbox_core.errors import ConversationError, OutputFormError
 from tokenbox_core.testing import make_sections
 
 
@@ -188,9 +188,10 @@ def test_messages_refuse_a_tool_result() -> None:
 
 
 def test_messages_refuse_an_unknown_role() -> None:
-    """A role providers do not know is refused, with the roles that exist."""
-    with pytest.raises(OutputFormError, match=r"section 'sys' has role 'sytem'.*'system', 'developer', 'user'"):
-        _ = chat_layout([Section("sys", "be kind", role="sytem")]).messages
+    """A role providers do not know is refused when the messages-mode layout is made, with the roles that exist
+    and the closest one."""
+    with pytest.raises(ConversationError, match=r"section 'sys' has role 'sytem'.*system, developer, user.*'system'"):
+        chat_layout([Section("sys", "be kind", role="sytem")])
 
 
 def test_messages_refuse_a_system_message_inside_the_conversation() -> None:

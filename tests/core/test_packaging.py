@@ -66,7 +66,7 @@ def test_adapter_without_its_extra_names_the_extra(package: str, blocked: str, e
 def test_import_tokenbox_core_loads_neither_pydantic_nor_tqdm() -> None:
     """pydantic (spec files) and tqdm (batch progress) load only when a spec is parsed or a batch runs."""
     code = (
-        "import sys, tokenbox_core\n"
+        "import sys, tokenbox_core, tokenbox_core.spec\n"
         "print(sorted(m for m in ('pydantic', 'tqdm') if m in sys.modules))\n"
         "tokenbox_core.spec.parse_spec({'budget': 5, 'counter': 'whitespace', 'sections': [{'id': 'a'}]})\n"
         "print('pydantic' in sys.modules)\n"

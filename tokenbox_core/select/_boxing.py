@@ -32,7 +32,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from tokenbox_core._budget import ContextBudget
-from tokenbox_core.box._selector import Choice, SizedItem
+from tokenbox_core.box import Choice, SizedItem
 
 if TYPE_CHECKING:
     from tokenbox_core.select._pipeline import Selection, SelectionPolicy
