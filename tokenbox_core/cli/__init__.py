@@ -62,6 +62,10 @@ def _dispatch(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         text, _ = run_cache_sim(args)
         out.write(text + "\n")
         return EXIT_OK
+    if args.command == "session":  # tokenbox_core.session.command (issue 23)
+        from tokenbox_core.session.command import run as run_session
+
+        return run_session(args, out)
     raise UsageError("missing command; start with 'tokenbox demo' or see 'tokenbox --help'")
 
 

@@ -159,4 +159,7 @@ def build_parser() -> argparse.ArgumentParser:
     from tokenbox_core.cache.command import add_command as add_cache_sim  # `tokenbox cache-sim` (issue 15)
 
     add_cache_sim(commands)
+    from tokenbox_core.session.command import add_command as add_session  # `tokenbox session` (issue 23)
+
+    add_session(commands)
     return parser

@@ -102,7 +102,7 @@ class CompiledContext:
                 reasons[e.reason] = reasons.get(e.reason, 0) + 1
             lines.append("  excluded: " + ", ".join(f"{n} {r}" for r, n in sorted(reasons.items())))
         session = t.session or {}
-        for key in ("omitted", "recalled", "masked", "offloaded"):
+        for key in ("omitted", "recalled", "summarized", "masked", "offloaded"):
             ids = session.get(key) or ()
             if ids:
                 shown = ", ".join(ids[:12]) + (f", … ({len(ids) - 12} more)" if len(ids) > 12 else "")

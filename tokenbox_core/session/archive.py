@@ -54,7 +54,9 @@ class Archive:
         self._calls: set[str] = set()
         self._sizes: dict[tuple[str, str], int] = {}
         self._keys: list[str] = []
-        self._index = RecallIndex(embedder, rrf_k=rrf_k)
+        self._vectors: dict[str, tuple[float, ...]] = {}
+        self._index = RecallIndex(embedder, rrf_k=rrf_k, vectors=self._vectors)
+        self._prefix = RecallIndex(embedder, rrf_k=rrf_k, vectors=self._vectors)
 
     def turns(self) -> list[Turn]:
         """Every archived turn, in order (new ones read from the store)."""
@@ -87,7 +89,10 @@ class Archive:
 
     def _reset(self) -> None:
         self._index.close()
-        self._index = RecallIndex(self._embedder, rrf_k=self._rrf_k)
+        self._prefix.close()
+        self._vectors = {}
+        self._index = RecallIndex(self._embedder, rrf_k=self._rrf_k, vectors=self._vectors)
+        self._prefix = RecallIndex(self._embedder, rrf_k=self._rrf_k, vectors=self._vectors)
         self._turns, self._calls, self._sizes, self._keys = [], set(), {}, []
         self._messages, self._grouper, self._open, self._orphans, self._views = [], _Grouper(), {}, 0, {}
 
@@ -124,6 +129,18 @@ class Archive:
         self.turns()
         return self._index
 
+    def prefix_index(self, upto: int) -> RecallIndex:
+        """An index of the first ``upto`` turns only: its statistics change only when ``upto`` does, so a
+        cache-aware window's recall stays the same until its cut moves (the whole index's statistics move with
+        every message added).  Grown in place as the cut moves on; built again when it moves back."""
+        turns = self.turns()
+        with self._lock:
+            if len(self._prefix) > upto:
+                self._prefix.close()
+                self._prefix = RecallIndex(self._embedder, rrf_k=self._rrf_k, vectors=self._vectors)
+            self._prefix.extend([(t.turn_id, t.text) for t in turns[len(self._prefix) : upto]])
+            return self._prefix
+
     def call_ids(self) -> set[str]:
         """Ids of every tool call archived (results in a later ``add`` may answer them)."""
         self.turns()
@@ -150,8 +167,9 @@ class Archive:
         return found
 
     def close(self) -> None:
-        """Release the recall index."""
+        """Release the recall indexes."""
         self._index.close()
+        self._prefix.close()
 
 
 def message_key(message: Mapping[str, Any]) -> str:

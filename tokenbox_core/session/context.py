@@ -226,11 +226,14 @@ class ContextSession:
         for _ in range(_PASSES):
             plan, block, recalled = self._plan(view, room, question, compiler.budget.max_tokens)
             compiled = compiler.compile(history=view.history_messages(plan, block), **sources)
-            over = compiled.total_tokens - limit
             shown = {m.get("id") for m in compiled.messages}
-            if over <= 0 and all(view.ids[p] in shown for p in plan.kept):
+            missing = sum(view.sizes[p] for p in plan.kept if view.ids[p] not in shown)
+            over = compiled.total_tokens - limit
+            if over <= 0 and not missing:
                 break
-            room -= max(over, 1)  # counted otherwise than planned (the compiler's joins): plan with less
+            # counted otherwise than planned, so the compiler evicted some of the plan: plan with less (what it
+            # still leaves out after the last pass, annotate() reports as omitted)
+            room -= max(over, missing, 1)
         assert compiled is not None and plan is not None
         return view.annotate(compiled, plan, recalled, block=block)
 
@@ -269,15 +272,16 @@ class ContextSession:
             pointer = pointer_line(*view.omitted_ids(plan.omitted)) if plan.omitted else None
             recalled = None
             if cfg is not None and recall_room and plan.omitted:
+                index = self.archive.index() if step is None else self.archive.prefix_index(max(plan.omitted) + 1)
                 recalled = recall(
-                    self.archive.index(),
+                    index,
                     question,
                     messages=view.messages,
                     ids=view.ids,
                     omitted=plan.omitted,
                     call_of=view.call_of,
                     config=cfg,
-                    room=recall_room + reserve,
+                    room=recall_room + view.size_of(block_message(pointer, None)),  # recall_room for the lines
                     pointer=pointer,
                     counter=counter,
                 )
@@ -287,10 +291,14 @@ class ContextSession:
                 if step is None:  # what recall left unused goes to verbatim turns: the window grows into it
                     return self._regrow(view, window(room - cost), plan, block, recalled, room)
                 if cfg is not None and cfg.summaries and recalled is not None:
-                    return plan, self._summarised(view, plan, pointer, recalled, room - plan.tokens), recalled
+                    # what recall left of its share (a function of the cut), not the window's slack (it shrinks)
+                    share_left = recall_room + view.size_of(block_message(pointer, None))
+                    chosen = self._summarised(view, plan, recalled, min(share_left, room - plan.tokens), pointer)
+                    summaries = tuple(s.summary_id for s in chosen)
+                    return plan, block_message(pointer, recalled, chosen), replace(recalled, summaries=summaries)
                 return plan, block, recalled
             reserve += plan.tokens + cost - room  # the pointer grew with what it names: plan with less
-        return plan, block, recalled
+        return window(room), None, None  # not even the pointer fits the room: the window alone
 
     @staticmethod
     def _regrow(
@@ -316,8 +324,8 @@ class ContextSession:
         return grown, shrunk, recalled
 
     def _summarised(
-        self, view: View, plan: WindowPlan, pointer: str | None, recalled: Recalled, room: int
-    ) -> dict[str, Any] | None:
+        self, view: View, plan: WindowPlan, recalled: Recalled, room: int, pointer: str | None
+    ) -> list[Summary]:
         """The block with checkpoint summaries of omitted turns in the room recall left (cache-aware windows, which
         cannot grow into it): newest first, each covering at least ``min_coverage`` times its size in omitted
         turns none of which is recalled."""
@@ -325,7 +333,7 @@ class ContextSession:
         assert cfg is not None
         first = min(plan.kept, default=len(view.ids))
         if first == 0 or room - view.size_of(block_message(pointer, recalled)) < _MIN_SUMMARY_ROOM:
-            return block_message(pointer, recalled)
+            return []
         if self._checkpointer is None:
             self._checkpointer = Checkpointer(self.store, self.session_id, counter=self.compiler.counter)
         cover = self._checkpointer.update(window=len(view.ids) - first).summaries
@@ -341,4 +349,4 @@ class ContextSession:
             trial = block_message(pointer, recalled, [*chosen, summary])
             if view.size_of(trial) <= room:
                 chosen.append(summary)
-        return block_message(pointer, recalled, chosen)
+        return chosen

@@ -41,7 +41,8 @@ __all__ = ["Embedder", "Hit", "RecallIndex", "fts_query"]
 
 @runtime_checkable
 class Embedder(Protocol):
-    """An embedding model: one text in, one vector out (the same length for every text)."""
+    """An embedding model: one text in, one vector out (the same length for every text).  An embedder may also
+    have ``embed_many(texts) -> vectors``, which the index then uses for what it has not embedded yet."""
 
     def __call__(self, text: str) -> Sequence[float]: ...
 
@@ -76,16 +77,23 @@ class RecallIndex:
     Args:
         embedder: optional ``text -> vector``; vectors are computed when first needed and kept by id.
         rrf_k: the reciprocal-rank-fusion constant.
+        vectors: where to keep the vectors (several indexes of one session share them).
     """
 
-    def __init__(self, embedder: Callable[[str], Sequence[float]] | None = None, *, rrf_k: int = 60) -> None:
+    def __init__(
+        self,
+        embedder: Callable[[str], Sequence[float]] | None = None,
+        *,
+        rrf_k: int = 60,
+        vectors: dict[str, tuple[float, ...]] | None = None,
+    ) -> None:
         self._db = sqlite3.connect(":memory:", check_same_thread=False)
         self._db.execute("CREATE VIRTUAL TABLE docs USING fts5(body, tokenize = 'porter unicode61')")
         self._lock = threading.Lock()
         self._ids: list[str] = []
         self._texts: list[str] = []
         self._row: dict[str, int] = {}
-        self._vectors: dict[str, tuple[float, ...]] = {}
+        self._vectors: dict[str, tuple[float, ...]] = {} if vectors is None else vectors  # may be shared
         self.embedder = embedder
         self.rrf_k = rrf_k
 
@@ -140,10 +148,14 @@ class RecallIndex:
         if self.embedder is None:
             return []
         q = tuple(float(x) for x in self.embedder(query))
+        rows = [(row, doc_id) for row, doc_id in enumerate(self._ids) if allowed is None or doc_id in allowed]
+        missing = [(row, doc_id) for row, doc_id in rows if doc_id not in self._vectors]
+        many = getattr(self.embedder, "embed_many", None)
+        if missing and callable(many):  # one batch for what is new (a model embeds a batch far faster)
+            for (_, doc_id), vector in zip(missing, many([self._texts[row] for row, _ in missing]), strict=True):
+                self._vectors[doc_id] = tuple(float(x) for x in vector)
         scored = []
-        for row, doc_id in enumerate(self._ids):
-            if allowed is not None and doc_id not in allowed:
-                continue
+        for row, doc_id in rows:
             vector = self._vectors.get(doc_id)
             if vector is None:
                 vector = self._vectors[doc_id] = tuple(float(x) for x in self.embedder(self._texts[row]))

@@ -43,10 +43,12 @@ SUMMARY_HEADER = "SUMMARIES of omitted turns (extracts; rehydrate an id for the 
 
 @dataclass(frozen=True)
 class Recalled:
-    """Positions recalled (archive order) and their lines."""
+    """Positions recalled (archive order) and their lines; ``summaries``: the ids of checkpoint summaries the
+    block holds besides."""
 
     positions: tuple[int, ...]
     lines: tuple[str, ...]
+    summaries: tuple[str, ...] = ()
 
 
 def pointer_line(ids: Sequence[str], positions: Sequence[int]) -> str:
@@ -104,6 +106,8 @@ def recall(
         if position in chosen:
             return True
         line = turn_line({**messages[position], "id": ids[position]})
+        if len(line) > 64 * (room + 1):  # more than ``room`` tokens whatever the text: cut before counting
+            line = line[: 64 * (room + 1)]
         cost = counter.count("\n" + line)
         if used + cost > room:
             left = room - used - counter.count("\n") - 1

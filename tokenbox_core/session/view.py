@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
 from tokenbox_core.chat.messages import SYSTEM_ROLES, tool_groups
@@ -134,7 +135,7 @@ class View:
             text = plain_text(m) if m.get("role") == "tool" else None
             if text is not None and offload is not None and size > offload.threshold_tokens:
                 shown, shown_size = archive.view(
-                    doc_id, "preview", lambda m=m, size=size: offload_preview(m, size, archive.counter, offload)
+                    doc_id, "preview", partial(offload_preview, m, size, archive.counter, offload)
                 )
                 self.offloaded.add(p)
             self.shown.append(shown)
@@ -143,9 +144,7 @@ class View:
                 continue
             tool = names.get(str(m.get("tool_call_id")), "?")
             if tool not in masking.exclude_tools:
-                masked, masked_size = archive.view(
-                    doc_id, "masked", lambda m=m, tool=tool, size=size: masked_message(m, tool, size, masking)
-                )
+                masked, masked_size = archive.view(doc_id, "masked", partial(masked_message, m, tool, size, masking))
                 if masked_size < self.sizes[p]:
                     self.masked_views[p], self.masked_sizes[p] = masked, masked_size
         history = [p for p in range(self.lead, n) if p != self.anchor]
@@ -224,7 +223,14 @@ class View:
         offloaded = tuple(self.ids[p] for p in sorted(self.offloaded & kept) if p not in set(plan.masked))
         recalled_ids = tuple(self.ids[p] for p in recalled.positions) if recalled is not None else ()
         omitted = tuple(self.ids[p] for p in sorted({*plan.omitted, *(set(plan.kept) - kept)}))
-        session = {"omitted": omitted, "recalled": recalled_ids, "masked": masked, "offloaded": offloaded}
+        summarized = recalled.summaries if recalled is not None else ()
+        session = {
+            "omitted": omitted,
+            "recalled": recalled_ids,
+            "summarized": summarized,
+            "masked": masked,
+            "offloaded": offloaded,
+        }
         stable = block_at if block_at is not None else compiled.stable_messages
         return replace(
             compiled,

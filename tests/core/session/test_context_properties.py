@@ -17,6 +17,7 @@ from tokenbox_core.chat import sequence_problems
 from tokenbox_core.chat.transcripts import agent_transcript
 from tokenbox_core.errors import ContextCriticalOverflow
 from tokenbox_core.session import MaskingConfig, MemorySessionStore, OffloadConfig, RecallConfig
+from tokenbox_core.session.recalled import pointer_line
 from tokenbox_core.tokens import count_message_tokens
 
 W = "whitespace"
@@ -81,5 +82,19 @@ def test_never_over_budget_never_an_orphan_recall_never_repeats_the_window(
             assert {k: v for k, v in message.items() if k != "id"} == archived[source]
     omitted = set(compiled.trace.session["omitted"]) if compiled.trace.session else set()
     assert not omitted & shown and set(compiled.recalled) <= omitted
+    assert omitted | shown == set(archived)  # nothing silently lost: shown, or named by the pointer
+    pointer = next((m["content"] for m in sent if str(m.get("content", "")).startswith("[OMITTED: ")), None)
+    if pointer is not None:
+        assert omitted and pointer.startswith(f"[OMITTED: {len(omitted)} earlier message")
+    elif omitted:  # only when not even the pointer fits what the fixed part leaves
+        ids = [f"t_{i}" for i in range(1, len(archived) + 1)]
+        positions = list(range(len(ids)))
+        note = {
+            "role": "user",
+            "content": pointer_line(
+                [i for i in ids if i in omitted], [p for p, i in zip(positions, ids, strict=True) if i in omitted]
+            ),
+        }
+        assert compiled.total_tokens + count_message_tokens([note], W) - 3 > budget
     again = ContextSession(store, "s", budget=budget, counter=W, config=CONFIG, **opts).compile(policy=policy)
     assert again.messages == compiled.messages and again.fingerprint == compiled.fingerprint

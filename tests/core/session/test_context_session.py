@@ -61,7 +61,7 @@ def test_a_short_conversation_is_compiled_whole_with_its_sources() -> None:
     assert ids(compiled) == ["t_1", "t_2", "t_3"]
     assert compiled.message_sources[:3] == (None, "t_1", "t_2")  # the policy is the compile's; t_3 is prefaced
     assert compiled.recalled == compiled.masked == compiled.offloaded == ()
-    assert compiled.trace.session == {"omitted": (), "recalled": (), "masked": (), "offloaded": ()}
+    assert compiled.trace.session == {"omitted": (), "recalled": (), "summarized": (), "masked": (), "offloaded": ()}
 
 
 def test_the_history_fills_the_budget_newest_first_and_leaves_one_counted_pointer() -> None:
@@ -310,6 +310,10 @@ def test_rehydrate_errors_name_the_range() -> None:
         (lambda: MaskingConfig(placeholder="{nope}"), "is not a template over {id}, {tool}, {tokens} and {preview}"),
         (lambda: OffloadConfig(threshold_tokens=100, head=80, tail=30), r"head \+ tail \(110\) must be below"),
         (lambda: OffloadConfig(treshold_tokens=5), r"did you mean 'threshold_tokens'\?"),
+        (lambda: OffloadConfig(threshold_tokens=0), "OffloadConfig: threshold_tokens must be an integer >= 1, got 0"),
+        (lambda: RecallConfig(min_coverage=0.5), "RecallConfig: min_coverage must be a number >= 1, got 0.5"),
+        (lambda: RecallConfig(neighbours=-1), "RecallConfig: neighbours must be an integer >= 0, got -1"),
+        (lambda: MaskingConfig(keep_last=True), "MaskingConfig: keep_last must be an integer >= 0, got True"),
     ],
 )
 def test_option_errors_name_the_field(make: Any, message: str) -> None:
@@ -336,6 +340,82 @@ def test_summaries_fill_what_recall_leaves_only_in_a_cache_aware_window() -> Non
     session.add(user("xyzzy"))
     text = block(session.compile())
     assert "SUMMARIES of omitted turns" in text and "t_81–t_120] [Extracted" in text  # newest first
+    summarized = session.compile().trace.session["summarized"]
+    assert summarized and all(f"[{s}: " in text for s in summarized)
     strict = ContextSession(session.store, "s", budget=600, counter=W, cache_aware=True, recall={"min_coverage": 50})
     assert "SUMMARIES" not in block(strict.compile())
     assert "SUMMARIES" not in block(ContextSession(session.store, "s", budget=600, counter=W).compile())
+
+
+def test_recall_changes_every_turn_after_a_stable_prefix() -> None:
+    """Cache-aware: while the cut stays, each request repeats the previous one's messages up to its session
+    block byte for byte — recall, which changes with every question, sits after them — and the cache simulator
+    serves that prefix from the cache."""
+    from tokenbox_core.cache import simulate_cache
+
+    colours = ["red", "green", "blue", "amber", "violet"]
+    facts = [f"The {c} vault opens with code {k * 1111}." for k, c in enumerate(colours, start=1)]
+    transcript: list[dict[str, Any]] = [{"role": "system", "content": "ops assistant " * 550}]
+    for i in range(60):
+        transcript += [user(facts[i] if i < 5 else f"chat {i} about weather " + "and lunch " * 8), reply(f"ok {i}")]
+    for c in colours:
+        transcript += [user(f"Which code opens the {c} vault?"), reply("Checking.")]
+    recall = RecallConfig(limit=1, neighbours=0)
+    session = ContextSession(None, "s", budget=2500, counter="o200k_base", cache_aware=True, recall=recall)
+    sent: list[Any] = []
+
+    def trimmer(messages: list[dict[str, Any]]) -> Any:
+        session.sync(messages)
+        sent.append(session.compile())
+        return sent[-1]
+
+    simulation = simulate_cache(transcript, trimmer, rules="openai")
+    steady = 0
+    for before, after, stats in zip(sent[-5:], sent[-4:], simulation.turns[-4:], strict=False):
+        assert before.recalled != after.recalled
+        if before.trace.session["omitted"] == after.trace.session["omitted"]:
+            stable = before.stable_messages
+            assert after.messages[:stable] == before.messages[:stable]
+            assert stats.cached_tokens >= count_message_tokens(before.messages[:stable], "o200k_base") - 128
+            steady += 1
+    assert steady >= 2 and all(c.recalled for c in sent[-5:])
+
+
+def test_user_is_the_current_message_and_is_not_archived() -> None:
+    """compile(user=...) sends that message last (recall searches it) without adding it to the archive."""
+    session = ContextSession(None, "s", budget=300, counter=W)
+    session.add([user("The staging database listens on port 5433."), reply("Noted.")])
+    chat(session, 25)
+    compiled = session.compile(user="Which port does the staging database use?")
+    assert compiled.messages[-1]["content"].endswith("Which port does the staging database use?")
+    assert compiled.recalled[:1] == ("t_1",) and len(session.messages()) == 52
+
+
+def test_recall_index_errors_name_the_fix() -> None:
+    """A bad limit and embeddings of two lengths are refused with what to do."""
+    from tokenbox_core.session import RecallIndex
+
+    index = RecallIndex(lambda text: [1.0] * (2 if "a" in text else 3))
+    index.add("t_1", "b")
+    with pytest.raises(SessionError, match="limit must be >= 1, got 0"):
+        index.search("b", limit=0)
+    with pytest.raises(SessionError, match="embedding lengths differ: 3 and 2; use one embedding model"):
+        index.search("a")
+
+
+def test_a_cache_aware_agent_loop_changes_its_prefix_only_when_the_cut_moves() -> None:
+    """Step after step of one long task, each request repeats the previous one byte for byte — masking, the
+    pointer, recall (ranked on what lies before the cut) and summaries included — except when the block cut
+    moves (and once, when masking starts)."""
+    session = ContextSession(None, "loop", budget=1500, counter=W, cache_aware=True)
+    session.add(user("fix the flaky retry test in the worker service"))
+    previous, last_omitted, breaks, moves = None, None, 0, 0
+    for i in range(80):
+        session.add([call(f"c{i}", cmd=f"step {i}"), result(f"c{i}", f"retry worker log {i} " + "timeout " * 40)])
+        compiled = session.compile(policy="You are a coding agent.")
+        messages, omitted = list(compiled.messages), compiled.trace.session["omitted"]
+        if previous is not None:
+            breaks += messages[: len(previous)] != previous
+            moves += omitted != last_omitted
+        previous, last_omitted = messages, omitted
+    assert moves >= 3 and breaks <= moves + 1

