@@ -5,7 +5,11 @@ Run on purpose (never by the tests for timing):
     PYTHONPATH=. .venv/bin/python benchmarks/bench_agent_loop.py          # 300 turns, tuning and held-out seed
     PYTHONPATH=. .venv/bin/python benchmarks/bench_agent_loop.py --quick  # 60 turns, CPU at 100: a smoke run
 
-(``PYTHONPATH=.`` from the checkout's root, so that its ``tokenbox_core`` is the one measured.)
+    PYTHONPATH=. .venv/bin/python benchmarks/bench_agent_loop.py --embedder tokenbox_core.session:MiniLMEmbedder
+
+(``PYTHONPATH=.`` from the checkout's root, so that its ``tokenbox_core`` is the one measured; ``--embedder``
+adds a ContextSession row whose recall fuses BM25 with that embedding model — slow on a CPU: every archived
+message is embedded once per replay.)
 
 A generated session (``_agent_sessions.agent_session``: a few hundred turns,
 tool-heavy, filler drawn from real prose, facts of five kinds planted and asked
