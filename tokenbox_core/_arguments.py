@@ -113,7 +113,7 @@ def suggest_keywords(cls: _T) -> _T:
     ...
     tokenbox_core._arguments.UnknownArgumentError: Knob got unknown argument 'shrnk' (did you mean 'shrink'?); ...
     """
-    init = cls.__init__
+    init: Any = cls.__init__  # type: ignore[misc]  # the class's own initialiser, which this wraps
     params = list(inspect.signature(init).parameters.values())[1:]  # without self
     if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
         return cls
