@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from llama_index.core.instrumentation import get_dispatcher
+from llama_index.core.instrumentation import get_dispatcher  # type: ignore[attr-defined]
 from llama_index.core.instrumentation.events import BaseEvent
 
 from tokenbox_core import Layout

@@ -44,7 +44,7 @@ __all__ = ["TokenBoxNodePostprocessor"]
 Truncation = Literal["none", "tokens", "sentences"]
 
 
-class TokenBoxNodePostprocessor(StrictArguments, BaseNodePostprocessor):  # type: ignore[misc]
+class TokenBoxNodePostprocessor(StrictArguments, BaseNodePostprocessor):
     """Fit retrieved nodes into a token budget, best score first, deterministically.
 
     Use it in ``index.as_query_engine(node_postprocessors=[...])``, in
