@@ -35,7 +35,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from tokenbox_core.tokens import PRIMING_TOKENS, get_counter, message_token_count
+from tokenbox_core.tokens import PRIMING_TOKENS, get_counter
+from tokenbox_core.tokens._messages import message_token_count
 
 COUNTER = get_counter("gpt-4o")
 Message = dict[str, Any]

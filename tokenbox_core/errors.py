@@ -245,7 +245,7 @@ class ConversationError(TokenBoxError, ValueError):
     Attributes:
         index: the position of the offending message in the list given.
         kind: ``"orphan_result"``, ``"unanswered_call"``, ``"unknown_role"`` or ``"no_content"``.
-        problems: every problem found (:class:`tokenbox_core.chat.Problem`), the first one in the message.
+        problems: every problem found (:class:`tokenbox_core.chat._validate.Problem`), the first one in the message.
 
     Pass ``on_invalid="repair"`` to drop or close what cannot be sent instead (see
     :func:`tokenbox_core.chat.check_conversation`).

@@ -21,7 +21,8 @@ from langchain_core.messages import ToolMessage
 
 from tokenbox_core import TokenCounter
 from tokenbox_core._sections import Section
-from tokenbox_core.defense import DefensePolicy, SecurityError, defend_sections, hierarchy_statement
+from tokenbox_core.defense import DefensePolicy, defend_sections, hierarchy_statement
+from tokenbox_core.errors import SecurityError
 
 __all__ = ["METADATA_KEY", "check_defense", "defense_statement", "screen_result"]
 

@@ -66,7 +66,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import ConfigDict, Field
 
 from tokenbox_core import CompilationError, CompiledContext, CompilerConfig, ContextBudget, ContextCompiler, Evidence
-from tokenbox_core.compiler import CompilerInputError
+from tokenbox_core.errors import CompilerInputError
 
 __all__ = ["COMPILE_EVENT", "TokenBoxCompiler", "documents_to_evidence", "headline"]
 

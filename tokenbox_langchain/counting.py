@@ -37,7 +37,8 @@ from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.messages.utils import count_tokens_approximately
 
 from tokenbox_core import CounterError, TokenBoxError, TokenCounter, get_counter
-from tokenbox_core.tokens import PRIMING_TOKENS, content_text, message_token_count
+from tokenbox_core.tokens import PRIMING_TOKENS, content_text
+from tokenbox_core.tokens._messages import message_token_count
 
 __all__ = [
     "CounterSpec",
@@ -278,7 +279,7 @@ class MessageCounter:
         """
         if self.core is not None:
             return self.core
-        from tokenbox_core.tokens import CallableCounter
+        from tokenbox_core.tokens._counters import CallableCounter
 
         return CallableCounter(lambda text: self.size(HumanMessage(content=text)), name=self.name)
 

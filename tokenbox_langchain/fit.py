@@ -27,7 +27,6 @@ from langchain_core.messages import (
 
 from tokenbox_core import ContextBudget, Layout
 from tokenbox_core.chat import (
-    MARKER_ID_PREFIX,
     ChatCounter,
     ConversationFit,
     ConversationOverflow,
@@ -35,6 +34,7 @@ from tokenbox_core.chat import (
     RemovedMessage,
     fit_conversation,
 )
+from tokenbox_core.chat._sections import MARKER_ID_PREFIX
 from tokenbox_core.tokens import content_text
 from tokenbox_langchain.counting import MessageCounter, openai_role
 

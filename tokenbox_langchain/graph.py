@@ -28,7 +28,8 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 
 from tokenbox_core._budget import ContextBudget
-from tokenbox_core.session import ManagedHistory, SessionError, SessionStore
+from tokenbox_core.errors import SessionError
+from tokenbox_core.session import ManagedHistory, SessionStore
 from tokenbox_langchain.history import from_neutral, to_neutral
 
 __all__ = ["checkpoint_hook"]

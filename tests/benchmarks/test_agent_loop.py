@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tokenbox_core.chat import sequence_problems
+from tokenbox_core.chat._validate import sequence_problems
 
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
 

@@ -7,8 +7,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tokenbox_core.tokens import COUNT_CACHE, TiktokenCounter, get_counter
+from tokenbox_core.tokens import COUNT_CACHE, get_counter
 from tokenbox_core.tokens._cut import Ends, fit, splits
+from tokenbox_core.tokens._tiktoken_counter import TiktokenCounter
 
 from .conftest import TOKEN_PIECES
 

@@ -9,8 +9,9 @@ from hypothesis import strategies as st
 from tokenbox_core import TokenBox
 from tokenbox_core._sections import Section
 from tokenbox_core.errors import TokenizerUnavailable
-from tokenbox_core.tokens import TiktokenCounter, get_counter
+from tokenbox_core.tokens import get_counter
 from tokenbox_core.tokens._fast import VERIFIED_ENCODINGS, FastBpeCounter, count_up_to, tiktoken_counter
+from tokenbox_core.tokens._tiktoken_counter import TiktokenCounter
 
 pytest.importorskip("rs_bpe", reason="the 'fast' extra is not installed")
 
@@ -124,12 +125,9 @@ def test_layouts_are_identical_with_either_counter() -> None:
     assert fast.fingerprint == plain.fingerprint
 
 
-def test_public_names() -> None:
-    """The fast counter and count_up_to are public in tokenbox_core.tokens; the batch package's names exist."""
-    import tokenbox_core.batch
+def test_the_fast_counter_is_reached_through_get_counter() -> None:
+    """One way to get a counter: ``get_counter`` serves the fast exact counter; its class is not public (issue 22)."""
     import tokenbox_core.tokens
 
-    assert {"FastBpeCounter", "count_up_to"} <= set(tokenbox_core.tokens.__all__)
-    assert tokenbox_core.tokens.FastBpeCounter is FastBpeCounter
-    names = list(tokenbox_core.batch.__all__)
-    assert names == sorted(names) and all(hasattr(tokenbox_core.batch, n) for n in names)
+    assert "FastBpeCounter" not in tokenbox_core.tokens.__all__ and "count_up_to" not in tokenbox_core.tokens.__all__
+    assert isinstance(get_counter("o200k_base"), FastBpeCounter)

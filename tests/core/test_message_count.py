@@ -11,14 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tokenbox_core.errors import InvalidTextError
-from tokenbox_core.tokens import (
-    TOKENS_PER_MESSAGE,
-    TOKENS_PER_NAME,
-    content_text,
-    get_counter,
-    message_token_count,
-)
-from tokenbox_core.tokens._messages import _tool_calls_text
+from tokenbox_core.tokens import content_text, get_counter
+from tokenbox_core.tokens._messages import TOKENS_PER_MESSAGE, TOKENS_PER_NAME, _tool_calls_text, message_token_count
 
 
 def reference_field(message: Any, key: str) -> Any:

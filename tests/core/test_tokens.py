@@ -14,9 +14,12 @@ from hypothesis import strategies as st
 
 from tokenbox_core import CounterError, TokenizerUnavailable, count_message_tokens, get_counter
 from tokenbox_core.errors import InvalidTextError, UnknownModelWarning
-from tokenbox_core.tokens import COUNT_CACHE, CallableCounter, TiktokenCounter, encoding_for_model
+from tokenbox_core.tokens import COUNT_CACHE
 from tokenbox_core.tokens import _cache as cache_module
 from tokenbox_core.tokens import _encodings as encodings_module
+from tokenbox_core.tokens._counters import CallableCounter
+from tokenbox_core.tokens._registry import encoding_for_model
+from tokenbox_core.tokens._tiktoken_counter import TiktokenCounter
 
 TRICKY = st.lists(
     st.sampled_from(

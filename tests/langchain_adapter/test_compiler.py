@@ -18,7 +18,7 @@ from langchain_core.tracers.base import BaseTracer
 from langchain_core.tracers.schemas import Run
 
 from tokenbox_core import CompilationError, CompilerConfig
-from tokenbox_core.compiler import CompilerInputError
+from tokenbox_core.errors import CompilerInputError
 from tokenbox_langchain import COMPILE_EVENT, TokenBoxCompiler
 from tokenbox_langchain.compiler import documents_to_evidence
 

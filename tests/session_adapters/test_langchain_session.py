@@ -14,7 +14,8 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
 from langchain_core.runnables.history import RunnableWithMessageHistory
 
-from tokenbox_core.session import MemorySessionStore, SessionError, SQLiteSessionStore
+from tokenbox_core.errors import SessionError
+from tokenbox_core.session import MemorySessionStore, SQLiteSessionStore
 from tokenbox_langchain.graph import checkpoint_hook
 from tokenbox_langchain.history import SessionChatMessageHistory, from_neutral, to_neutral
 from tokenbox_langchain.tools import session_tools

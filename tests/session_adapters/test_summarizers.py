@@ -14,7 +14,9 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from llama_index.core.base.llms.types import CompletionResponse
 from llama_index.core.llms import MockLLM
 
-from tokenbox_core.session import Checkpointer, SessionError, SQLiteSessionStore
+from tokenbox_core.errors import SessionError
+from tokenbox_core.session import SQLiteSessionStore
+from tokenbox_core.session._checkpoints import Checkpointer
 from tokenbox_core.session._llm import PROMPT_VERSION, ModelSummarizer, seed_for
 from tokenbox_core.tokens import get_counter
 from tokenbox_langchain.summarizer import ChatModelSummarizer

@@ -15,8 +15,10 @@ from typing import Any
 from tokenbox_core._sections import Item, Section
 from tokenbox_core.errors import SectionError
 from tokenbox_core.lenses import LIST_LENSES
-from tokenbox_core.tokens import TOKENS_PER_MESSAGE, TiktokenCounter, TokenCounter
+from tokenbox_core.tokens import TokenCounter
 from tokenbox_core.tokens._cut import RULE_ENCODINGS, Ends
+from tokenbox_core.tokens._messages import TOKENS_PER_MESSAGE
+from tokenbox_core.tokens._tiktoken_counter import TiktokenCounter
 
 from ._state import (
     DEFAULT_OMISSION,

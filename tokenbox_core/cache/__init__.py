@@ -7,9 +7,8 @@ caching), but a sliding window that evicts one old message per turn changes the
 prompt right after the system message on every turn.  This package holds the
 pieces that keep the prefix stable and the tool that measures it:
 
-- :func:`plan_block_cut`: evict history in steps of a fixed number of tokens,
-  at boundaries fixed by the conversation itself (used by
-  ``fit_conversation(cache_aware=True)``);
+- ``fit_conversation(cache_aware=True)`` (or a :class:`CacheWindow`): evict history in steps
+  of a fixed number of tokens, at boundaries fixed by the conversation itself;
 - :func:`simulate_cache`: replay a transcript through any trimmer under a
   provider's published caching rules (:class:`CacheRules`, :func:`cache_rules`,
   :func:`rule_names`), and check a live session's reported usage against it
@@ -18,9 +17,8 @@ pieces that keep the prefix stable and the tool that measures it:
 
 from tokenbox_core.cache._breakpoints import cache_breakpoints, with_cache_control
 from tokenbox_core.cache._check import TurnCheck
-from tokenbox_core.cache._eviction import plain_cut, plan_block_cut
-from tokenbox_core.cache._rules import CacheRules, cache_rules, claude_min_prefix, rule_names
-from tokenbox_core.cache._simulate import CacheSimulation, TurnStats, simulate_cache
+from tokenbox_core.cache._rules import CacheRules, cache_rules, rule_names
+from tokenbox_core.cache._simulate import CacheSimulation, simulate_cache
 from tokenbox_core.cache._window import CacheAwareFit, CacheWindow
 
 __all__ = [
@@ -29,12 +27,8 @@ __all__ = [
     "CacheSimulation",
     "CacheWindow",
     "TurnCheck",
-    "TurnStats",
     "cache_breakpoints",
     "cache_rules",
-    "claude_min_prefix",
-    "plain_cut",
-    "plan_block_cut",
     "rule_names",
     "simulate_cache",
     "with_cache_control",

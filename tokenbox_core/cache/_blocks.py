@@ -16,7 +16,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from tokenbox_core.tokens import TokenCounter, canonical_json, message_token_count
+from tokenbox_core.tokens import TokenCounter, canonical_json
+from tokenbox_core.tokens._messages import message_token_count
 
 __all__ = ["Block", "Blocks", "Entry", "common_prefix", "has_marker", "leading_system", "shared_tokens"]
 

@@ -21,7 +21,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from tokenbox_core.tokens import TokenCounter, get_counter, message_token_count
+from tokenbox_core.tokens import TokenCounter, get_counter
+from tokenbox_core.tokens._messages import message_token_count
 
 __all__ = ["cache_breakpoints", "with_cache_control"]
 

@@ -11,7 +11,7 @@ through a summary the trimmer reports).  Given the usage the provider reported
 for the same requests (``reported=``), each turn is checked against it
 (:class:`~tokenbox_core.cache._check.TurnCheck`).
 
-Sizes are the core's exact chat counts (:func:`~tokenbox_core.tokens.message_token_count`);
+Sizes are the core's exact chat counts (:func:`~tokenbox_core.tokens._messages.message_token_count`);
 within the first message that differs from a cached prompt the common prefix is
 measured on the token ids of its canonical serialisation.  Messages are treated
 as the cache's blocks (:mod:`tokenbox_core.cache._blocks`), and one request's

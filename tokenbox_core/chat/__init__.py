@@ -15,61 +15,26 @@ boundary message.
   translation as Sections, for a caller laying them out with its own sections.
 """
 
-from tokenbox_core.chat._fit import ConversationFit, ConversationOverflow, fit_conversation, shift_budget
-from tokenbox_core.chat._fixups import partial_cut, place_markers, split_groups, start_on_fixup
-from tokenbox_core.chat._messages import (
-    OVERRIDE_KEY,
-    SYSTEM_ROLES,
-    ChatCounter,
-    Roles,
-    ToolGroups,
-    matcher,
-    tool_groups,
-)
+from tokenbox_core.chat._fit import ConversationFit, ConversationOverflow, fit_conversation
+from tokenbox_core.chat._messages import OVERRIDE_KEY, ChatCounter, ToolGroups, tool_groups
 from tokenbox_core.chat._read import ReadMessages, read_messages
-from tokenbox_core.chat._sections import (
-    MARKER_ID_PREFIX,
-    ConversationSections,
-    Marker,
-    RemovedMessage,
-    SystemRule,
-    conversation_sections,
-)
-from tokenbox_core.chat._validate import (
-    MESSAGE_ROLES,
-    Problem,
-    check_conversation,
-    conversation_problems,
-    sequence_problems,
-)
+from tokenbox_core.chat._sections import ConversationSections, Marker, RemovedMessage, conversation_sections
+from tokenbox_core.chat._validate import check_conversation, conversation_problems
 
 __all__ = [
-    "MARKER_ID_PREFIX",
-    "MESSAGE_ROLES",
-    "OVERRIDE_KEY",
-    "SYSTEM_ROLES",
     "ChatCounter",
     "ConversationFit",
     "ConversationOverflow",
     "ConversationSections",
     "Marker",
-    "Problem",
+    "OVERRIDE_KEY",
     "ReadMessages",
     "RemovedMessage",
-    "Roles",
-    "SystemRule",
     "ToolGroups",
     "check_conversation",
     "conversation_problems",
     "conversation_sections",
     "fit_conversation",
-    "matcher",
-    "partial_cut",
-    "place_markers",
     "read_messages",
-    "sequence_problems",
-    "shift_budget",
-    "split_groups",
-    "start_on_fixup",
     "tool_groups",
 ]

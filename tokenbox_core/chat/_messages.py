@@ -17,14 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from tokenbox_core.errors import CounterError, SectionError, TokenBoxError
-from tokenbox_core.tokens import (
-    PRIMING_TOKENS,
-    TOKENS_PER_MESSAGE,
-    TokenCounter,
-    content_text,
-    get_counter,
-    message_token_count,
-)
+from tokenbox_core.tokens import PRIMING_TOKENS, TokenCounter, content_text, get_counter
+from tokenbox_core.tokens._messages import TOKENS_PER_MESSAGE, message_token_count
 
 __all__ = [
     "OVERRIDE_KEY",
@@ -291,6 +285,6 @@ class ChatCounter:
         """
         if self.core is not None:
             return self.core
-        from tokenbox_core.tokens import CallableCounter
+        from tokenbox_core.tokens._counters import CallableCounter
 
         return CallableCounter(lambda text: self.size({"role": role, "content": text}), name=self.name)

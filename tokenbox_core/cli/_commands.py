@@ -204,7 +204,7 @@ def _load_messages(path: str) -> list[dict[str, Any]]:
 
 def cmd_budget(args: argparse.Namespace, out: TextIO) -> int:
     from tokenbox_core._budget import DEFAULT_CONTEXT_WINDOW, MODEL_CONTEXT_WINDOWS, TokenBudgetCalculator
-    from tokenbox_core.tokens import encoding_for_model
+    from tokenbox_core.tokens._registry import encoding_for_model
 
     messages = _load_messages(args.messages)
     result = TokenBudgetCalculator().calculate(args.model, messages, directive=args.directive)

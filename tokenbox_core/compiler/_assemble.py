@@ -47,7 +47,8 @@ from tokenbox_core.compiler._render import evidence_tag
 from tokenbox_core.compiler._stable import TURN_SECTIONS, anchor_index, segment_of, volatility_slots
 from tokenbox_core.layout import Layout
 from tokenbox_core.media._evidence import with_media_parts
-from tokenbox_core.tokens import PRIMING_TOKENS, TOKENS_PER_MESSAGE, TokenCounter, content_text, message_token_count
+from tokenbox_core.tokens import PRIMING_TOKENS, TokenCounter, content_text
+from tokenbox_core.tokens._messages import TOKENS_PER_MESSAGE, message_token_count
 
 __all__ = ["Assembled", "assemble", "scaffold_reserve"]
 

@@ -34,7 +34,8 @@ from tokenbox_core.compiler._config import CompilerConfig
 from tokenbox_core.compiler._filter import Exclusion
 from tokenbox_core.errors import CompilationError, Violation
 from tokenbox_core.lenses import get_lens
-from tokenbox_core.tokens import TokenCounter, message_token_count
+from tokenbox_core.tokens import TokenCounter
+from tokenbox_core.tokens._messages import message_token_count
 
 __all__ = ["OverflowEvent", "Resolution", "resolve_overflow"]
 

@@ -11,55 +11,29 @@ or around one layout with :func:`defensive_layout`.  Security events are
 logged to the ``tokenbox.security`` logger.
 """
 
-from tokenbox_core.defense._boundary import QUARANTINE_LABEL, BoundaryKey
-from tokenbox_core.defense._detector import (
-    CompositeDetector,
-    Detection,
-    Finding,
-    HeuristicDetector,
-    InjectionDetector,
-)
-from tokenbox_core.defense._html import defense_html
-from tokenbox_core.defense._obfuscate import obfuscate
+from tokenbox_core.defense._detector import CompositeDetector, Detection, HeuristicDetector, InjectionDetector
 from tokenbox_core.defense._output import OutputCheck, check_output
 from tokenbox_core.defense._pipeline import DefendedLayout, defensive_layout
-from tokenbox_core.defense._policy import SECRET_ENV, DefensePolicy, SourcePolicy, TrustLevel
-from tokenbox_core.defense._sanitize import Sanitized, detection_view, sanitize, sanitize_report
+from tokenbox_core.defense._policy import DefensePolicy, SourcePolicy, TrustLevel
+from tokenbox_core.defense._sanitize import sanitize
 from tokenbox_core.defense._spotlight import hierarchy_statement
-from tokenbox_core.defense._stage import DefendedSections, defend_sections
-from tokenbox_core.defense._trace import DefenseReport, InputEvent
-from tokenbox_core.defense._validate import finish, isolation_strength, surface
-from tokenbox_core.errors import SecurityError
+from tokenbox_core.defense._stage import defend_sections
+from tokenbox_core.defense._trace import DefenseReport
 
 __all__ = [
-    "QUARANTINE_LABEL",
-    "SECRET_ENV",
-    "BoundaryKey",
     "CompositeDetector",
     "DefendedLayout",
-    "DefendedSections",
     "DefensePolicy",
     "DefenseReport",
     "Detection",
-    "Finding",
     "HeuristicDetector",
     "InjectionDetector",
-    "InputEvent",
     "OutputCheck",
-    "Sanitized",
-    "SecurityError",
     "SourcePolicy",
     "TrustLevel",
     "check_output",
     "defend_sections",
-    "defense_html",
     "defensive_layout",
-    "detection_view",
-    "finish",
     "hierarchy_statement",
-    "isolation_strength",
-    "obfuscate",
     "sanitize",
-    "sanitize_report",
-    "surface",
 ]

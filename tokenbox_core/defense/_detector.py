@@ -169,7 +169,7 @@ class _Discounter:
 class HeuristicDetector:
     """The default deterministic injection detector (chapter §6.9.1-6.9.2).
 
-    Reads the detection view of :func:`~tokenbox_core.defense.detection_view`
+    Reads the detection view of :func:`~tokenbox_core.defense._sanitize.detection_view`
     (entities and escapes decoded, invisible characters removed, NFKC), case-
     folds it and folds homoglyphs inside mixed-script words, then collects
     findings from:

@@ -99,7 +99,7 @@ class DefenseReport:
     """Everything defensive compilation decided for one compile (goes into the trace).
 
     ``surface`` and ``surface_ratio`` (§6.9.4) and ``violations`` are filled in
-    by :func:`~tokenbox_core.defense.finish` after the layout.
+    by :func:`~tokenbox_core.defense._validate.finish` after the layout.
     """
 
     key: BoundaryKey

@@ -27,8 +27,9 @@ from tokenbox_core.models._registry import (
     register_profile,
     registered_names,
 )
-from tokenbox_core.tokens import PRIMING_TOKENS, TokenCounter, get_counter, message_token_count
-from tokenbox_core.tokens import register_model_encoding as _register_encoding
+from tokenbox_core.tokens import PRIMING_TOKENS, TokenCounter, get_counter
+from tokenbox_core.tokens._messages import message_token_count
+from tokenbox_core.tokens._registry import register_model_encoding as _register_encoding
 
 if TYPE_CHECKING:
     from tokenbox_core._budget import ContextBudget
@@ -54,7 +55,7 @@ class _ContextWindows(MutableMapping[str, int]):
     windows`` is False for models that would get the fallback; assigning
     ``windows[name] = n`` registers the model's window (as
     :func:`register_model` does); iteration lists the names registered by the
-    user (the built-in families are in ``tokenbox_core.models.builtin_profiles()``).
+    user (the built-in families are in ``tokenbox_core.models._registry.builtin_profiles()``).
     """
 
     def __getitem__(self, name: str) -> int:

@@ -7,7 +7,7 @@ collects (what was sent, what the provider counted) per model and derives a
 factor over a base estimate (o200k_base counts by default, or chars/4):
 
 - ``units``: the base count of the request's text parts (for messages, the
-  texts :func:`~tokenbox_core.tokens.message_token_count` counts), and
+  texts :func:`~tokenbox_core.tokens._messages.message_token_count` counts), and
   ``fixed``: the chat overhead it adds without the counter (per-message
   framing, media); a request needs the factor ``(reported - fixed) / units``;
 - the pooled ratio ``R = Σ(reported - fixed) / Σ units`` is the central

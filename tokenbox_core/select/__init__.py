@@ -19,11 +19,10 @@ section's ``selection`` carries the report.
 """
 
 from tokenbox_core.select._analysis import marginal_items, min_budget_for
-from tokenbox_core.select._decay import DecayCurve, DecayScorer, ExponentialDecay, StepDecay, WindowDecay
+from tokenbox_core.select._decay import DecayScorer, ExponentialDecay, StepDecay, WindowDecay
 from tokenbox_core.select._metadata import MetadataKeyScorer, MetadataTrustScorer
-from tokenbox_core.select._model import ScoredItem
-from tokenbox_core.select._pipeline import Overflow, Selection, SelectionPolicy
-from tokenbox_core.select._placers import ChronologicalPlacer, Placer, UShapedPlacer
+from tokenbox_core.select._pipeline import Selection, SelectionPolicy
+from tokenbox_core.select._placers import ChronologicalPlacer, UShapedPlacer
 from tokenbox_core.select._presets import agent_policy, chat_policy, code_review_policy, rag_policy, tool_use_policy
 from tokenbox_core.select._quota import (
     CountConstrainedKnapsackSlicer,
@@ -31,24 +30,19 @@ from tokenbox_core.select._quota import (
     CountQuotaSlicer,
     QuotaEntry,
     QuotaSlicer,
-    Shortfall,
-    SliceDetails,
 )
-from tokenbox_core.select._report import ExcludedItem, IncludedItem, OverflowEvent, SelectionReport
+from tokenbox_core.select._report import SelectionReport
 from tokenbox_core.select._scorers import (
-    DEFAULT_KIND_WEIGHTS,
     CompositeScorer,
     FrequencyScorer,
-    FunctionScorer,
     KindScorer,
     PriorityScorer,
     RecencyScorer,
     ReflexiveScorer,
     ScaledScorer,
-    Scorer,
     TagScorer,
 )
-from tokenbox_core.select._slicers import GreedySlicer, KnapsackSlicer, Slicer
+from tokenbox_core.select._slicers import GreedySlicer, KnapsackSlicer
 
 __all__ = [
     "ChronologicalPlacer",
@@ -56,36 +50,23 @@ __all__ = [
     "CountConstrainedKnapsackSlicer",
     "CountQuotaEntry",
     "CountQuotaSlicer",
-    "DEFAULT_KIND_WEIGHTS",
-    "DecayCurve",
     "DecayScorer",
-    "ExcludedItem",
     "ExponentialDecay",
     "FrequencyScorer",
-    "FunctionScorer",
     "GreedySlicer",
-    "IncludedItem",
     "KindScorer",
     "KnapsackSlicer",
     "MetadataKeyScorer",
     "MetadataTrustScorer",
-    "Overflow",
-    "OverflowEvent",
-    "Placer",
     "PriorityScorer",
     "QuotaEntry",
     "QuotaSlicer",
     "RecencyScorer",
     "ReflexiveScorer",
     "ScaledScorer",
-    "ScoredItem",
-    "Scorer",
     "Selection",
     "SelectionPolicy",
     "SelectionReport",
-    "Shortfall",
-    "SliceDetails",
-    "Slicer",
     "StepDecay",
     "TagScorer",
     "UShapedPlacer",

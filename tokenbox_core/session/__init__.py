@@ -7,71 +7,31 @@ a compile evicts stays in the store, and the omission marker says how to get it
 back.
 """
 
-from tokenbox_core.errors import SessionError, SessionStoreError, UnknownTurnError
-from tokenbox_core.session._checkpoints import SUMMARY_VERSION, CheckpointConfig, Checkpointer, Checkpoints
 from tokenbox_core.session._context import ContextSession
 from tokenbox_core.session._embeddings import MiniLMEmbedder
-from tokenbox_core.session._hygiene import (
-    Decay,
-    EvictionResult,
-    ExponentialDecay,
-    HygieneItem,
-    SigmoidDecay,
-    Staleness,
-    StepDecay,
-    evict,
-    staleness_signals,
-)
-from tokenbox_core.session._managed import REHYDRATED_HEADER, SUMMARY_HEADER, ManagedContext, ManagedHistory
-from tokenbox_core.session._model import EvictionEvent, Summary, Turn, block_hash
+from tokenbox_core.session._managed import ManagedContext, ManagedHistory
+from tokenbox_core.session._model import Turn
 from tokenbox_core.session._options import MaskingConfig, OffloadConfig, RecallConfig
-from tokenbox_core.session._recall import Embedder, RecallIndex
-from tokenbox_core.session._rehydrate import format_turns, rehydrate, rehydration_pointer, search_archive
+from tokenbox_core.session._rehydrate import format_turns, rehydrate, search_archive
 from tokenbox_core.session._sqlite import SQLiteSessionStore
 from tokenbox_core.session._store import MemorySessionStore, SessionStore
-from tokenbox_core.session._summarize import PREAMBLE, ExtractiveSummarizer, Summarizer, TurnScore
+from tokenbox_core.session._summarize import ExtractiveSummarizer, Summarizer
 
 __all__ = [
-    "CheckpointConfig",
-    "Checkpointer",
-    "Checkpoints",
     "ContextSession",
-    "Decay",
-    "Embedder",
-    "EvictionEvent",
-    "EvictionResult",
-    "ExponentialDecay",
     "ExtractiveSummarizer",
-    "HygieneItem",
     "ManagedContext",
     "ManagedHistory",
     "MaskingConfig",
     "MemorySessionStore",
     "MiniLMEmbedder",
     "OffloadConfig",
-    "PREAMBLE",
-    "REHYDRATED_HEADER",
     "RecallConfig",
-    "RecallIndex",
     "SQLiteSessionStore",
-    "SUMMARY_HEADER",
-    "SUMMARY_VERSION",
-    "SessionError",
     "SessionStore",
-    "SessionStoreError",
-    "SigmoidDecay",
-    "Staleness",
-    "StepDecay",
     "Summarizer",
-    "Summary",
     "Turn",
-    "TurnScore",
-    "UnknownTurnError",
-    "block_hash",
-    "evict",
     "format_turns",
     "rehydrate",
-    "rehydration_pointer",
     "search_archive",
-    "staleness_signals",
 ]

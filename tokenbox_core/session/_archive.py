@@ -22,7 +22,8 @@ from tokenbox_core.chat._messages import ToolGroups, _Grouper
 from tokenbox_core.session._model import Turn
 from tokenbox_core.session._recall import RecallIndex
 from tokenbox_core.session._store import SessionStore
-from tokenbox_core.tokens import TokenCounter, canonical_json, message_token_count
+from tokenbox_core.tokens import TokenCounter, canonical_json
+from tokenbox_core.tokens._messages import message_token_count
 
 __all__ = ["Archive", "message_key", "sync_new"]
 

@@ -29,7 +29,7 @@ from tokenbox_core.session._model import ROLES, Summary, Turn, block_hash
 from tokenbox_core.session._store import SessionStore
 from tokenbox_core.session._summarize import ExtractiveSummarizer, Summarizer
 from tokenbox_core.tokens import TokenCounter, get_counter
-from tokenbox_core.tokens import message_token_count as _message_tokens
+from tokenbox_core.tokens._messages import message_token_count as _message_tokens
 
 __all__ = ["CheckpointConfig", "Checkpointer", "Checkpoints", "SUMMARY_VERSION"]
 

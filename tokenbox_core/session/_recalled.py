@@ -28,7 +28,8 @@ from tokenbox_core.session._recall import RecallIndex
 from tokenbox_core.session._store import turn_seq
 from tokenbox_core.session._summarize import turn_line
 from tokenbox_core.session._window import id_ranges
-from tokenbox_core.tokens import TokenCounter, message_token_count
+from tokenbox_core.tokens import TokenCounter
+from tokenbox_core.tokens._messages import message_token_count
 
 __all__ = ["BLOCK_ROLE", "RECALL_HEADER", "SUMMARY_HEADER", "Recalled", "block_message", "pointer_line", "recall"]
 

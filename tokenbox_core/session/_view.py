@@ -26,7 +26,8 @@ from tokenbox_core.session._archive import Archive
 from tokenbox_core.session._options import MaskingConfig, OffloadConfig
 from tokenbox_core.session._recalled import Recalled
 from tokenbox_core.session._window import Unit, WindowPlan
-from tokenbox_core.tokens import TokenCounter, content_text, message_token_count
+from tokenbox_core.tokens import TokenCounter, content_text
+from tokenbox_core.tokens._messages import message_token_count
 
 __all__ = ["View", "build_view", "masked_message", "offload_preview", "plain_text", "preview_line", "tool_names"]
 

@@ -9,20 +9,18 @@ this package registers the ``structured`` lens.
 'kv'
 """
 
-from tokenbox_core.lenses import register_lens
-from tokenbox_core.structured._lens import structured_lens
+from tokenbox_core.lenses import register_lens as _register_lens
+from tokenbox_core.structured._lens import structured_lens as _structured_lens
 from tokenbox_core.structured._reduce import TableFit, aggregate, fit_table, sample_rows, select_columns, select_rows
-from tokenbox_core.structured._render import FORMATS, Format, Rendering, applicable_formats, cheapest, parse, render
+from tokenbox_core.structured._render import FORMATS, Rendering, cheapest, parse, render
 
-register_lens("structured", structured_lens, replace=True)
+_register_lens("structured", _structured_lens, replace=True)
 
 __all__ = [
     "FORMATS",
-    "Format",
     "Rendering",
     "TableFit",
     "aggregate",
-    "applicable_formats",
     "cheapest",
     "fit_table",
     "parse",
@@ -30,5 +28,4 @@ __all__ = [
     "sample_rows",
     "select_columns",
     "select_rows",
-    "structured_lens",
 ]

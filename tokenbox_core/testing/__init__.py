@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from tokenbox_core._sections import Item, Section
 from tokenbox_core.testing._openai_chat import assert_openai_chat, openai_chat_problems
-from tokenbox_core.tokens import CallableCounter, WhitespaceCounter
+from tokenbox_core.tokens._counters import CallableCounter, WhitespaceCounter
 
 __all__ = ["CharCounter", "WhitespaceCounter", "assert_openai_chat", "make_sections", "openai_chat_problems"]
 

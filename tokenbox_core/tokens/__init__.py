@@ -25,44 +25,18 @@ tokens of an encoding), ``fast`` (the ``fast`` extra's exact counter), ``guard``
 public name is importable from ``tokenbox_core.tokens``.
 """
 
-from tokenbox_core.tokens._base import Keep, TokenCounter, validate_text
+from tokenbox_core.tokens._base import Keep, TokenCounter
 from tokenbox_core.tokens._cache import COUNT_CACHE
-from tokenbox_core.tokens._counters import ApproximateCounter, BytesCounter, CallableCounter, WhitespaceCounter
-from tokenbox_core.tokens._fast import FastBpeCounter, count_up_to  # loads rs-bpe only when used
-from tokenbox_core.tokens._guard import GuardedCounter
-from tokenbox_core.tokens._messages import (
-    PRIMING_TOKENS,
-    TOKENS_PER_MESSAGE,
-    TOKENS_PER_NAME,
-    canonical_json,
-    content_text,
-    count_message_tokens,
-    message_token_count,
-)
-from tokenbox_core.tokens._registry import encoding_for_model, get_counter, register_model_encoding
-from tokenbox_core.tokens._tiktoken_counter import TiktokenCounter
+from tokenbox_core.tokens._messages import PRIMING_TOKENS, canonical_json, content_text, count_message_tokens
+from tokenbox_core.tokens._registry import get_counter
 
 __all__ = [
     "COUNT_CACHE",
-    "PRIMING_TOKENS",
-    "TOKENS_PER_MESSAGE",
-    "TOKENS_PER_NAME",
-    "ApproximateCounter",
-    "BytesCounter",
-    "CallableCounter",
-    "FastBpeCounter",
-    "GuardedCounter",
     "Keep",
-    "TiktokenCounter",
+    "PRIMING_TOKENS",
     "TokenCounter",
-    "WhitespaceCounter",
     "canonical_json",
     "content_text",
     "count_message_tokens",
-    "count_up_to",
-    "encoding_for_model",
     "get_counter",
-    "message_token_count",
-    "register_model_encoding",
-    "validate_text",
 ]

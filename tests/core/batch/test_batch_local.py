@@ -7,8 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from tokenbox_core.batch import BatchError, SpecCompiler, compile_batch, plan_workers, read_specs, run_tasks
+from tokenbox_core.batch import BatchError, compile_batch, run_tasks
 from tokenbox_core.batch import _local as batch_local
+from tokenbox_core.batch._files import read_specs
+from tokenbox_core.batch._local import plan_workers
+from tokenbox_core.batch._records import SpecCompiler
 from tokenbox_core.spec import SpecError
 
 from .batch_specs import spec_lines, write_specs

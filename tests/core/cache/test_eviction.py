@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tokenbox_core.cache import plain_cut, plan_block_cut
+from tokenbox_core.cache._eviction import plain_cut, plan_block_cut
 
 sizes_st = st.lists(st.integers(0, 400), max_size=60)
 

@@ -10,9 +10,10 @@ from dataclasses import replace
 
 import pytest
 
-from tokenbox_core.cache import CacheRules, cache_rules, claude_min_prefix, rule_names, simulate_cache
+from tokenbox_core.cache import CacheRules, cache_rules, rule_names, simulate_cache
+from tokenbox_core.cache._rules import claude_min_prefix
 from tokenbox_core.errors import BudgetError
-from tokenbox_core.models import builtin_profiles
+from tokenbox_core.models._registry import builtin_profiles
 from tokenbox_core.testing._transcripts import agent_session
 
 W = "whitespace"

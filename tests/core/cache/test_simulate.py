@@ -2,9 +2,11 @@ from __future__ import annotations
 
 import pytest
 
-from tokenbox_core.cache import CacheRules, cache_rules, plain_cut, plan_block_cut, simulate_cache
+from tokenbox_core.cache import CacheRules, cache_rules, simulate_cache
+from tokenbox_core.cache._eviction import plain_cut, plan_block_cut
 from tokenbox_core.testing._transcripts import agent_session
-from tokenbox_core.tokens import get_counter, message_token_count
+from tokenbox_core.tokens import get_counter
+from tokenbox_core.tokens._messages import message_token_count
 
 COUNTER = get_counter("o200k_base")
 

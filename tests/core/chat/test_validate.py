@@ -7,7 +7,8 @@ from typing import Any
 import pytest
 
 from tokenbox_core import ContextSession, Section, TokenBox, fit_conversation
-from tokenbox_core.chat import check_conversation, conversation_problems, sequence_problems
+from tokenbox_core.chat import check_conversation, conversation_problems
+from tokenbox_core.chat._validate import sequence_problems
 from tokenbox_core.errors import ConversationError
 
 W = "whitespace"

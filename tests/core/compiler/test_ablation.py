@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from tokenbox_core import CompiledContext, ContextCompiler, ablate
-from tokenbox_core.compiler import CompilationError, CompilerInputError
+from tokenbox_core.errors import CompilationError, CompilerInputError
 
 from .conftest import evidence
 

@@ -6,8 +6,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tokenbox_core.compiler import BoundedLogUtility, CompilerInputError, Demand, water_fill
-from tokenbox_core.compiler._utility import marginal_utility
+from tokenbox_core.compiler._allocate import Demand, water_fill
+from tokenbox_core.compiler._utility import BoundedLogUtility, marginal_utility
+from tokenbox_core.errors import CompilerInputError
 
 EPS = 1e-9
 

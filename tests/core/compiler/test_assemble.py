@@ -124,7 +124,7 @@ def test_tools_as_schemas_travel_beside_the_messages_and_are_counted_once() -> N
 
 def test_tools_as_is_checked_at_construction() -> None:
     """An unknown tools_as is a CompilerInputError naming both choices."""
-    from tokenbox_core.compiler import CompilerInputError
+    from tokenbox_core.errors import CompilerInputError
 
     with pytest.raises(CompilerInputError, match=r"tools_as must be 'text' .* or 'schemas' .*, got 'json'"):
         CompilerConfig(tools_as="json")  # type: ignore[arg-type]

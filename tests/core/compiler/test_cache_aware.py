@@ -11,10 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tokenbox_core.cache import CacheWindow, cache_breakpoints, simulate_cache, with_cache_control
-from tokenbox_core.compiler import CompiledContext, CompilerConfig, CompilerInputError, ContextCompiler, Memory, Tool
+from tokenbox_core.compiler import CompiledContext, CompilerConfig, ContextCompiler, Memory, Tool
 from tokenbox_core.compiler._build import LABELS
 from tokenbox_core.compiler._stable import SUMMARY_LABEL
-from tokenbox_core.errors import SectionError
+from tokenbox_core.errors import CompilerInputError, SectionError
 from tokenbox_core.testing._transcripts import agent_session
 
 from .conftest import NOW, evidence

@@ -7,8 +7,9 @@ from typing import Any
 
 import pytest
 
-from tokenbox_core.compiler import CompilerInputError, ContextCompiler, Policy, Tool
+from tokenbox_core.compiler import ContextCompiler, Policy, Tool
 from tokenbox_core.compiler._collect import collect, collect_async
+from tokenbox_core.errors import CompilerInputError
 
 from .conftest import evidence
 

@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 
 from tokenbox_core import CompilationError, CompilerConfig, ContextBudget, ContextCompiler
-from tokenbox_core.compiler import CompilerInputError
 from tokenbox_core.compiler._build import PRECEDENCE_STATEMENT
+from tokenbox_core.errors import CompilerInputError
 from tokenbox_core.tokens import count_message_tokens, get_counter
 
 
@@ -108,7 +108,7 @@ def test_compiler_package_exports() -> None:
     assert names == sorted(names) and len(names) == len(set(names))
     public = {n for n, v in vars(compiler).items() if not n.startswith("_") and not isinstance(v, types.ModuleType)}
     assert public == set(names)
-    for name in ("CompilationError", "CompiledContext", "CompilerConfig", "ContextCompiler", "Evidence", "ablate"):
+    for name in ("CompiledContext", "CompilerConfig", "ContextCompiler", "Evidence", "ablate"):
         assert getattr(tokenbox_core, name) is getattr(compiler, name)
 
 

@@ -9,8 +9,10 @@ from datetime import datetime, timezone
 import pytest
 
 from tokenbox_core import ContextCompiler
-from tokenbox_core.compiler import CompilerInputError, Evidence, Memory, TaskState, Tier, Tool, Trust
+from tokenbox_core.compiler import Evidence, Memory, TaskState, Tool
+from tokenbox_core.compiler._inputs import Tier, Trust
 from tokenbox_core.compiler._render import evidence_tag
+from tokenbox_core.errors import CompilerInputError
 
 from .conftest import evidence
 

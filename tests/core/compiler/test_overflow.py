@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 
-from tokenbox_core.compiler import CompilationError, CompilerConfig, ContextCompiler, Memory
+from tokenbox_core.compiler import CompilerConfig, ContextCompiler, Memory
+from tokenbox_core.errors import CompilationError
 
 from .conftest import evidence
 

@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tokenbox_core.compiler import PIIDetector, RegexPIIDetector
+from tokenbox_core.compiler import PIIDetector
 from tokenbox_core.compiler import _pii as pii
-from tokenbox_core.compiler._pii import iban_valid, luhn_valid
+from tokenbox_core.compiler._pii import RegexPIIDetector, iban_valid, luhn_valid
 
 
 @pytest.mark.parametrize(

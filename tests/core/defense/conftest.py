@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tokenbox_core.defense import obfuscate
+from tokenbox_core.defense._obfuscate import obfuscate
 
 CORPUS = Path(__file__).parent / "corpus"
 

@@ -6,13 +6,8 @@ import base64
 
 import pytest
 
-from tokenbox_core.defense import (
-    CompositeDetector,
-    Detection,
-    HeuristicDetector,
-    InjectionDetector,
-    obfuscate,
-)
+from tokenbox_core.defense import CompositeDetector, Detection, HeuristicDetector, InjectionDetector
+from tokenbox_core.defense._obfuscate import obfuscate
 
 D = HeuristicDetector()
 
@@ -119,9 +114,9 @@ def test_bad_detector_configuration() -> None:
 
 def test_gates_never_hide_a_match(attacks: list[dict[str, object]], benign: list[dict[str, object]]) -> None:
     """A rule's literal gate is a necessary condition: with or without it, the same matches on the corpus."""
-    from tokenbox_core.defense import detection_view
     from tokenbox_core.defense._homoglyphs import fold_mixed_words
     from tokenbox_core.defense._rules import CASED_RULES, RULES
+    from tokenbox_core.defense._sanitize import detection_view
 
     for row in attacks + benign:
         view = detection_view(str(row["text"]))

@@ -61,7 +61,8 @@ def test_check_output_errors(compiled) -> None:  # type: ignore[no-untyped-def]
 
 def test_html_fragment_shows_trust_and_quarantined_spans(compiled) -> None:  # type: ignore[no-untyped-def]
     """The HTML fragment lists each input with its trust level; a quarantined span is highlighted."""
-    from tokenbox_core.defense import DefensePolicy, defense_html, defensive_layout
+    from tokenbox_core.defense import DefensePolicy, defensive_layout
+    from tokenbox_core.defense._html import defense_html
 
     html = defense_html(compiled.defense)
     assert "trusted" in html and "untrusted" in html and html == compiled.defense._repr_html_()

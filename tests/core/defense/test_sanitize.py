@@ -6,8 +6,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tokenbox_core.defense import detection_view, sanitize, sanitize_report
+from tokenbox_core.defense import sanitize
 from tokenbox_core.defense._chars import CHAR_CLASSES, REMOVABLE
+from tokenbox_core.defense._sanitize import detection_view, sanitize_report
 
 _REMOVABLE_CHARS = sorted(chr(cp) for cps in CHAR_CLASSES.values() for cp in cps)
 _text = st.text(

@@ -7,15 +7,9 @@ import logging
 import pytest
 
 from tokenbox_core import Item, Section, SecurityError
-from tokenbox_core.defense import (
-    DefensePolicy,
-    SourcePolicy,
-    TrustLevel,
-    defend_sections,
-    defensive_layout,
-    finish,
-)
+from tokenbox_core.defense import DefensePolicy, SourcePolicy, TrustLevel, defend_sections, defensive_layout
 from tokenbox_core.defense._boundary import find_markers
+from tokenbox_core.defense._validate import finish
 from tokenbox_core.tokens import get_counter
 
 SECRET = "correct horse battery staple"

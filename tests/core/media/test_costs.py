@@ -6,7 +6,7 @@ import pytest
 
 from tokenbox_core.errors import MediaError
 from tokenbox_core.media import audio_tokens, image_tokens, max_image_tokens, video_tokens
-from tokenbox_core.models import AreaRule, PatchRule, TileRule
+from tokenbox_core.models._rules import AreaRule, PatchRule, TileRule
 
 
 @pytest.mark.parametrize(

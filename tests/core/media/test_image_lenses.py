@@ -9,16 +9,8 @@ import pytest
 
 from tokenbox_core import count_message_tokens
 from tokenbox_core.errors import MediaError
-from tokenbox_core.media import (
-    choose_detail,
-    choose_ocr,
-    crop_image,
-    downscale_to_fit,
-    fit_size,
-    image_size,
-    image_tokens,
-    substitute_ocr,
-)
+from tokenbox_core.media import choose_detail, crop_image, downscale_to_fit, image_size, image_tokens
+from tokenbox_core.media._image_lenses import choose_ocr, fit_size, substitute_ocr
 
 PIL = pytest.importorskip("PIL.Image")
 

@@ -20,16 +20,10 @@ from tokenbox_core import (
     register_model,
 )
 from tokenbox_core.errors import TokenBoxWarning, UnknownModelWarning
-from tokenbox_core.models import (
-    ModelProfile,
-    builtin_profiles,
-    fallback_message,
-    find_model_profile,
-    get_model_profile,
-    normalise_model_name,
-)
+from tokenbox_core.models import ModelProfile, find_model_profile, get_model_profile
 from tokenbox_core.models._counting import HFTokenizerCounter, MarginApproximateCounter
 from tokenbox_core.models._frameworks import profile_from_object
+from tokenbox_core.models._registry import builtin_profiles, fallback_message, normalise_model_name
 
 
 def _fresh(prefix: str) -> str:

@@ -12,7 +12,6 @@ from tokenbox_core import Section, TokenBox, get_counter
 from tokenbox_core.errors import LensError
 from tokenbox_core.structured import (
     aggregate,
-    applicable_formats,
     cheapest,
     fit_table,
     parse,
@@ -21,6 +20,7 @@ from tokenbox_core.structured import (
     select_columns,
     select_rows,
 )
+from tokenbox_core.structured._render import applicable_formats
 
 ORDERS = [
     {

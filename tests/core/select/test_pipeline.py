@@ -19,14 +19,14 @@ from tokenbox_core.select import (
     CountQuotaSlicer,
     GreedySlicer,
     KnapsackSlicer,
-    OverflowEvent,
     PriorityScorer,
     RecencyScorer,
     ReflexiveScorer,
-    ScoredItem,
     SelectionPolicy,
     UShapedPlacer,
 )
+from tokenbox_core.select._model import ScoredItem
+from tokenbox_core.select._report import OverflowEvent
 
 T0 = datetime(2024, 1, 1, tzinfo=timezone.utc)
 

@@ -12,10 +12,8 @@ from hypothesis import strategies as st
 from tokenbox_core import Item
 from tokenbox_core.errors import SelectionError
 from tokenbox_core.select import (
-    DEFAULT_KIND_WEIGHTS,
     CompositeScorer,
     FrequencyScorer,
-    FunctionScorer,
     KindScorer,
     PriorityScorer,
     RecencyScorer,
@@ -23,7 +21,7 @@ from tokenbox_core.select import (
     ScaledScorer,
     TagScorer,
 )
-from tokenbox_core.select._scorers import score_items
+from tokenbox_core.select._scorers import DEFAULT_KIND_WEIGHTS, FunctionScorer, score_items
 
 from .scorer_reference import reference_frequency, reference_priority, reference_recency
 

@@ -17,8 +17,8 @@ from tokenbox_core.select import (
     KnapsackSlicer,
     QuotaEntry,
     QuotaSlicer,
-    ScoredItem,
 )
+from tokenbox_core.select._model import ScoredItem
 
 
 def cands(*specs: tuple[str, int, float, str | None]) -> list[ScoredItem]:

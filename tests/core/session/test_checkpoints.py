@@ -7,14 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from tokenbox_core.session import (
-    Checkpointer,
-    ExtractiveSummarizer,
-    MemorySessionStore,
-    SessionError,
-    SessionStore,
-    SQLiteSessionStore,
-)
+from tokenbox_core.errors import SessionError
+from tokenbox_core.session import ExtractiveSummarizer, MemorySessionStore, SessionStore, SQLiteSessionStore
+from tokenbox_core.session._checkpoints import Checkpointer
 
 
 def _fill(store: SessionStore, n: int, start: int = 0) -> None:

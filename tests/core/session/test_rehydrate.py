@@ -4,16 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from tokenbox_core.session import (
-    Checkpointer,
-    SessionError,
-    SessionStore,
-    UnknownTurnError,
-    format_turns,
-    rehydrate,
-    rehydration_pointer,
-    search_archive,
-)
+from tokenbox_core.errors import SessionError, UnknownTurnError
+from tokenbox_core.session import SessionStore, format_turns, rehydrate, search_archive
+from tokenbox_core.session._checkpoints import Checkpointer
+from tokenbox_core.session._rehydrate import rehydration_pointer
 
 _CALL = {"id": "c1", "type": "function", "function": {"name": "validate", "arguments": '{"file": "customers.csv"}'}}
 

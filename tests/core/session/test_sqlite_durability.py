@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from tokenbox_core.session import SessionStoreError, SQLiteSessionStore
+from tokenbox_core.errors import SessionStoreError
+from tokenbox_core.session import SQLiteSessionStore
 from tokenbox_core.session._schema import MIGRATIONS, SCHEMA_VERSION
 
 _WRITER = textwrap.dedent(

@@ -6,8 +6,9 @@ import threading
 
 import pytest
 
-from tokenbox_core.errors import TokenBoxError
-from tokenbox_core.session import SessionError, SessionStore, Summary, UnknownTurnError
+from tokenbox_core.errors import SessionError, TokenBoxError, UnknownTurnError
+from tokenbox_core.session import SessionStore
+from tokenbox_core.session._model import Summary
 
 
 def _msg(i: int) -> dict[str, object]:

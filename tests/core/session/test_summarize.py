@@ -6,7 +6,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tokenbox_core.session import PREAMBLE, ExtractiveSummarizer, SessionError, Summarizer
+from tokenbox_core.errors import SessionError
+from tokenbox_core.session import ExtractiveSummarizer, Summarizer
+from tokenbox_core.session._summarize import PREAMBLE
 from tokenbox_core.tokens import get_counter
 
 WS = get_counter("whitespace")

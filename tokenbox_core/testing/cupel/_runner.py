@@ -10,7 +10,7 @@ from typing import Any
 
 from tokenbox_core._budget import ContextBudget, EffectiveBudget
 from tokenbox_core.errors import SelectionError
-from tokenbox_core.select import ScoredItem
+from tokenbox_core.select._model import ScoredItem
 from tokenbox_core.testing.cupel._vectors import (
     _item,
     _placer,

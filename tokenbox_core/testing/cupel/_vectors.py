@@ -17,7 +17,6 @@ from tokenbox_core.select import (
     CountConstrainedKnapsackSlicer,
     CountQuotaEntry,
     CountQuotaSlicer,
-    DecayCurve,
     DecayScorer,
     ExponentialDecay,
     FrequencyScorer,
@@ -26,21 +25,22 @@ from tokenbox_core.select import (
     KnapsackSlicer,
     MetadataKeyScorer,
     MetadataTrustScorer,
-    Placer,
     PriorityScorer,
     QuotaEntry,
     QuotaSlicer,
     RecencyScorer,
     ReflexiveScorer,
     ScaledScorer,
-    Scorer,
     SelectionPolicy,
-    Slicer,
     StepDecay,
     TagScorer,
     UShapedPlacer,
     WindowDecay,
 )
+from tokenbox_core.select._decay import DecayCurve
+from tokenbox_core.select._placers import Placer
+from tokenbox_core.select._scorers import Scorer
+from tokenbox_core.select._slicers import Slicer
 
 __all__ = ["load_vector", "toml11_to_toml10"]
 
