@@ -86,3 +86,13 @@ def test_errors_have_one_home() -> None:
     error_names = {n for n in vars(errors) if isinstance(getattr(errors, n), type) and n != "TokenBoxWarning"}
     for package in EXPECTED_ALL:
         assert not set(EXPECTED_ALL[package]) & error_names, package
+
+
+def test_the_testing_package_ships_only_what_has_no_other_home() -> None:
+    """``tokenbox_core.testing`` ships the example sections and the OpenAI checks; fake counters are ``get_counter``'s
+    (``"whitespace"``, a callable such as ``len``), not a second class."""
+    import tokenbox_core.testing as testing
+    from tokenbox_core.tokens import get_counter
+
+    assert testing.__all__ == ["assert_openai_chat", "make_sections", "openai_chat_problems"]
+    assert get_counter("whitespace").count("one two three") == 3 and get_counter(len).count("abc") == 3

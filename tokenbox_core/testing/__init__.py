@@ -1,8 +1,7 @@
 """Fakes that the tests, notebooks and users share.
 
-- :class:`WhitespaceCounter`: one unit per whitespace-separated word; exact,
-  fast and needs no tokenizer files (also ``get_counter("whitespace")``).
-- :class:`CharCounter`: one unit per character; handy for arithmetic-heavy tests.
+- a fake counter needs no class here: ``get_counter("whitespace")`` counts one unit per word (exact, fast,
+  no tokenizer files) and ``get_counter(len)`` one unit per character.
 - :func:`make_sections`: a reproducible set of sections for examples and benchmarks.
 - :func:`openai_chat_problems` / :func:`assert_openai_chat`: what OpenAI's chat API would reject in a message
   list, checked offline against the ``openai`` package's types (imported on first use; the ``dev`` extra).
@@ -12,14 +11,8 @@ from __future__ import annotations
 
 from tokenbox_core._sections import Item, Section
 from tokenbox_core.testing._openai_chat import assert_openai_chat, openai_chat_problems
-from tokenbox_core.tokens._counters import CallableCounter, WhitespaceCounter
 
-__all__ = ["CharCounter", "WhitespaceCounter", "assert_openai_chat", "make_sections", "openai_chat_problems"]
-
-
-def CharCounter() -> CallableCounter:  # noqa: N802 - reads like a class at call sites
-    """A counter where one character is one unit."""
-    return CallableCounter(len, name="chars")
+__all__ = ["assert_openai_chat", "make_sections", "openai_chat_problems"]
 
 
 def make_sections(n_docs: int = 5, n_turns: int = 6) -> list[Section]:
