@@ -16,10 +16,20 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from tokenbox_core.errors import BudgetError
 from tokenbox_core.tokens import TokenCounter, canonical_json
 from tokenbox_core.tokens._messages import message_token_count
 
-__all__ = ["Block", "Blocks", "Entry", "common_prefix", "has_marker", "leading_system", "shared_tokens"]
+__all__ = [
+    "Block",
+    "Blocks",
+    "Entry",
+    "common_prefix",
+    "has_marker",
+    "leading_system",
+    "marker_ttl",
+    "shared_tokens",
+]
 
 _CACHE_FIELDS = ("role", "content", "name", "tool_calls", "tool_call_id")
 _MARKERS = ("cache_control", "prompt_cache_breakpoint")
@@ -45,6 +55,8 @@ class Entry:
     created: float = 0.0
     route: str | None = None
     order: int = 0
+    ttl: float | None = None
+    """Seconds it lives unused, when its breakpoint set its own (``"ttl": "1h"``); else the rules' TTL."""
 
 
 def _wire(message: Mapping[str, Any]) -> dict[str, Any]:
@@ -119,6 +131,24 @@ def has_marker(message: Mapping[str, Any], marker: str) -> bool:
     if isinstance(content, list):
         return any(isinstance(p, Mapping) and p.get(marker) for p in content)
     return False
+
+
+_UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+def marker_ttl(message: Mapping[str, Any], marker: str) -> float | None:
+    """Seconds of the ``ttl`` the message's breakpoint marker sets (``"5m"``, ``"1h"``, ``"30m"``), or None."""
+    marks = [message.get(marker)]
+    content = message.get("content")
+    if isinstance(content, list):
+        marks += [p.get(marker) for p in content if isinstance(p, Mapping)]
+    ttls = [m.get("ttl") for m in marks if isinstance(m, Mapping) and m.get("ttl")]
+    if not ttls:
+        return None
+    ttl = str(ttls[-1])
+    if len(ttl) < 2 or ttl[-1] not in _UNITS or not ttl[:-1].isdigit():
+        raise BudgetError(f"a cache breakpoint's ttl must look like '5m' or '1h', got {ttl!r}")
+    return int(ttl[:-1]) * _UNITS[ttl[-1]]
 
 
 def leading_system(messages: Sequence[Mapping[str, Any]]) -> int:

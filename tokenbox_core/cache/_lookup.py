@@ -16,20 +16,41 @@ Two rule families (:class:`~tokenbox_core.cache._rules.CacheRules` ``mode``):
   the latest 80 breakpoints written in the conversation.  Writes are billed
   from the hit to the last breakpoint written.
 
+A breakpoint may set its own TTL (``"cache_control": {"type": "ephemeral",
+"ttl": "1h"}``): its entry lives that long, and Anthropic bills each stretch of
+the write at the rate of the breakpoint that ends it (1.25× for 5 minutes, 2×
+for an hour); a request whose 1-hour breakpoint follows a 5-minute one is an
+HTTP 400 ([ant-docs]: "You can mix both TTLs in the same request, but 1-hour
+entries must appear before 5-minute entries"; the per-TTL split is what the
+SDK's ``usage.cache_creation.ephemeral_5m_input_tokens`` /
+``ephemeral_1h_input_tokens`` report; read 2026-11-27).
+
 Entries live on a route: requests with different ``prompt_cache_key`` values
 never read each other's prefixes.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from tokenbox_core.cache._blocks import Block, Blocks, Entry, common_prefix, has_marker, leading_system, shared_tokens
+from tokenbox_core.cache._blocks import (
+    Block,
+    Blocks,
+    Entry,
+    common_prefix,
+    has_marker,
+    leading_system,
+    marker_ttl,
+    shared_tokens,
+)
 from tokenbox_core.cache._rules import CacheRules
 from tokenbox_core.errors import BudgetError
 
 __all__ = ["automatic_lookup", "breakpoint_lookup", "request_marks"]
+
+_ANTHROPIC_WRITE = {300.0: 1.25, 3600.0: 2.0}  # [ant-docs]: writes 1.25× (5 minutes) or 2× (1 hour) the input price
 
 
 def automatic_lookup(
@@ -40,8 +61,9 @@ def automatic_lookup(
     blocks_of: Blocks,
     now: float,
     route: str | None,
-) -> tuple[int, int]:
-    """(cached, written) tokens of one request under automatic prefix caching."""
+) -> tuple[int, int, float]:
+    """(cached, written, written × write price) tokens of one request under automatic prefix caching (writes are
+    free)."""
     best, best_entry = 0, None
     for entry in entries:
         if entry.route != route:
@@ -58,7 +80,7 @@ def automatic_lookup(
     if best_entry is not None and cached:
         best_entry.used = now
     entries.append(Entry(tuple(b.key for b in blocks), blocks, sent, now, now, route, _next(entries)))
-    return cached, 0
+    return cached, 0, 0.0
 
 
 def request_marks(rules: CacheRules, sent: Sequence[Mapping[str, Any]], default: str) -> list[int]:
@@ -102,9 +124,10 @@ def breakpoint_lookup(
     now: float,
     default: str,
     route: str | None,
-) -> tuple[int, int]:
-    """(cached, written) tokens of one request under breakpoint caching."""
+) -> tuple[int, int, float]:
+    """(cached, written, written × its write price) tokens of one request under breakpoint caching."""
     marks = request_marks(rules, sent, default)
+    ttls = _mark_ttls(rules, sent, marks)
     ends = [0]
     for b in blocks:
         ends.append(ends[-1] + b.tokens)
@@ -125,18 +148,35 @@ def breakpoint_lookup(
         if hit_at >= 0:
             break
     order = _next(entries)
-    for mark in marks:
+    written, priced, start = 0, 0.0, hit_tokens
+    for mark, ttl in zip(marks, ttls, strict=True):
         prefix = tuple(keys[: mark + 1])
         if ends[mark + 1] < rules.min_tokens:
             continue
         if prefix in live:
             live[prefix].used = now
         else:
-            entry = Entry(prefix, blocks[: mark + 1], sent[: mark + 1], now, now, route, order)
+            entry = Entry(prefix, blocks[: mark + 1], sent[: mark + 1], now, now, route, order, ttl)
             order += 1
             entries.append(entry)
             live[prefix] = entry
-    written = 0
-    if marks and ends[marks[-1] + 1] >= rules.min_tokens and marks[-1] > hit_at:
-        written = ends[marks[-1] + 1] - hit_tokens
-    return hit_tokens, written
+        if mark > hit_at and ends[mark + 1] > start:
+            stretch = ends[mark + 1] - start
+            rate = rules.write_multiplier
+            if ttl is not None and rules.marker == "cache_control":
+                rate = _ANTHROPIC_WRITE.get(ttl, rate)
+            written, priced, start = written + stretch, priced + stretch * rate, start + stretch
+    return hit_tokens, written, priced
+
+
+def _mark_ttls(rules: CacheRules, sent: Sequence[Mapping[str, Any]], marks: Sequence[int]) -> list[float | None]:
+    """Each breakpoint's own TTL in seconds (None: the rules' TTL); a longer one after a shorter one is refused."""
+    ttls = [marker_ttl(sent[i], rules.marker) for i in marks]
+    seconds = [rules.ttl_seconds if t is None else t for t in ttls]
+    for before, after in itertools.pairwise(seconds):
+        if after > before:
+            raise BudgetError(
+                f"a cache breakpoint with a {after:g} s TTL follows one with {before:g} s: the provider rejects "
+                f"this (HTTP 400: longer-lived entries must come first); put the 1h breakpoints before the 5m ones"
+            )
+    return ttls

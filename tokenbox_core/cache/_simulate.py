@@ -269,10 +269,10 @@ def simulate_cache(
         prompt = PRIMING_TOKENS + sum(b.tokens for b in blocks)
         entries = [e for e in entries if _alive(rules, e, now)]
         if rules.mode == "automatic":
-            cached, written = automatic_lookup(rules, blocks, sent, entries, blocks_of, now, route)
+            cached, written, priced = automatic_lookup(rules, blocks, sent, entries, blocks_of, now, route)
         else:
-            cached, written = breakpoint_lookup(rules, blocks, sent, entries, now, default, route)
-        cost = (prompt - cached - written + cached * rules.read_multiplier + written * rules.write_multiplier) * price
+            cached, written, priced = breakpoint_lookup(rules, blocks, sent, entries, now, default, route)
+        cost = (prompt - cached - written + cached * rules.read_multiplier + priced) * price
         direct = {turn_of[str(m["id"])] for m in sent if str(m.get("id")) in turn_of} - {turn}
         seen = (direct | {turn_of[i] for i in summarized if i in turn_of}) - {turn}
         reason = _miss_reason(previous, blocks, sent, seconds_between_turns > rules.ttl_seconds)
@@ -288,7 +288,7 @@ def simulate_cache(
 
 
 def _alive(rules: CacheRules, entry: Entry, now: float) -> bool:
-    if now - entry.used > rules.ttl_seconds:
+    if now - entry.used > (rules.ttl_seconds if entry.ttl is None else entry.ttl):
         return False
     return rules.max_age_seconds is None or now - entry.created <= rules.max_age_seconds
 

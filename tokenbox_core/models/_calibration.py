@@ -38,6 +38,12 @@ Persisted format (``save`` / ``load``, JSON, texts never stored)::
 what was sent (the text, or the canonical JSON of the messages); ``id`` is one
 of the model, the content and the reported count; observations are sorted by
 model and id.
+
+Kept with the session: ``UsageCalibrator(store=session.store, session_id=...)``
+reads the observations the session archive already holds (same ``base``) and
+writes each new one to it as it is observed, so a calibration survives
+restarts with the conversation it was learnt on (``SQLiteSessionStore`` and
+``MemorySessionStore`` keep them; ``clear`` deletes them with the session).
 """
 
 from __future__ import annotations
@@ -48,12 +54,13 @@ import math
 import os
 import tempfile
 import threading
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from fractions import Fraction
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
-from tokenbox_core.errors import CounterError, UsageReportError
+from tokenbox_core.errors import CounterError, TokenBoxWarning, UsageReportError
 from tokenbox_core.models._calibrated import CalibratedCounter, Calibration, Observation, _Measure, content_key
 from tokenbox_core.models._profile import DEFAULT_APPROXIMATION_ERROR, ModelProfile
 from tokenbox_core.models._registry import find_model_profile, normalise_model_name
@@ -66,6 +73,15 @@ VERSION = 1
 GRID = 10_000
 """Factors are rounded up to a multiple of 1/GRID."""
 _BASES = ("approximate", "bytes", "whitespace")
+
+
+@runtime_checkable
+class UsageStore(Protocol):
+    """A session store that keeps usage observations (both of TokenBox's stores do)."""
+
+    def record_usage(self, session_id: str, rows: Iterable[Mapping[str, Any]]) -> None: ...
+
+    def usage(self, session_id: str) -> list[dict[str, Any]]: ...
 
 
 def _quantile(values: list[Fraction], q: float) -> Fraction:
@@ -109,10 +125,20 @@ class UsageCalibrator:
             a calibrated chars/4 by +58.8 % (16.1 % under), because one factor
             over chars/4 cannot fit prose, code, JSON and CJK at once
             (``benchmarks/bench_calibration.py``).
+        store: a session store to keep the observations in (``session.store``);
+            the ones it already holds for ``session_id`` and ``base`` are loaded.
+        session_id: the session they belong to (required with ``store``).
     """
 
     def __init__(
-        self, *, prior_weight: int = 8, min_margin: float = 0.02, coverage: float = 0.9, base: str = "o200k_base"
+        self,
+        *,
+        prior_weight: int = 8,
+        min_margin: float = 0.02,
+        coverage: float = 0.9,
+        base: str = "o200k_base",
+        store: UsageStore | None = None,
+        session_id: str | None = None,
     ) -> None:
         _count_arg("prior_weight", prior_weight)
         _count_arg("min_margin", min_margin, fraction=True)
@@ -137,6 +163,20 @@ class UsageCalibrator:
         self._base = get_counter(base)
         self._observations: dict[tuple[str, str], Observation] = {}
         self._lock = threading.Lock()
+        self._store, self._session_id = _bind(store, session_id)
+        if self._store is not None:
+            rows = self._store.usage(self._session_id)
+            for n, row in enumerate(rows):
+                if row["base"] == base:
+                    self._add(_observation(n, row))
+            other = sorted({str(row["base"]) for row in rows} - {base})
+            if other:
+                warnings.warn(
+                    f"session {self._session_id!r} keeps usage observations measured with base {', '.join(other)}; "
+                    f"this calibrator counts with {base!r}, so they are not used (pass base={other[0]!r} to use them)",
+                    TokenBoxWarning,
+                    stacklevel=2,
+                )
 
     # -- feeding ------------------------------------------------------------------------------------------------------
 
@@ -178,9 +218,15 @@ class UsageCalibrator:
             )
         digest = hashlib.sha256(json.dumps([key, content, tokens]).encode()).hexdigest()[:32]
         observation = Observation(key, digest, units, fixed, tokens, content)
-        with self._lock:
-            self._observations.setdefault((key, digest), observation)
+        if self._store is not None and (key, digest) not in self._observations:
+            row = {"base": self.base, "model": key, "id": digest, "content": content}
+            self._store.record_usage(self._session_id, [{**row, "units": units, "fixed": fixed, "reported": tokens}])
+        self._add(observation)
         return observation
+
+    def _add(self, observation: Observation) -> None:
+        with self._lock:
+            self._observations.setdefault((observation.model, observation.id), observation)
 
     def _measure(self, sent: Any, profile: ModelProfile | None) -> tuple[int, int, str]:
         from tokenbox_core.tokens._messages import count_message_tokens
@@ -293,24 +339,7 @@ class UsageCalibrator:
             base=data.get("base", "approximate"),
         )
         for n, row in enumerate(data.get("observations") or []):
-            try:
-                o = Observation(
-                    str(row["model"]),
-                    str(row["id"]),
-                    row["units"],
-                    row["fixed"],
-                    row["reported"],
-                    str(row.get("content") or ""),
-                )
-            except (KeyError, TypeError) as exc:
-                raise UsageReportError(f"calibration observation {n} is malformed ({exc!r}): {row!r}") from exc
-            for name in ("units", "fixed", "reported"):
-                value = getattr(o, name)
-                if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                    raise UsageReportError(
-                        f"calibration observation {n}: {name} must be an integer >= 0, got {value!r}"
-                    )
-            cal._observations[(o.model, o.id)] = o
+            cal._add(_observation(n, row))
         return cal
 
     def save(self, path: str | os.PathLike[str]) -> None:
@@ -345,3 +374,32 @@ class UsageCalibrator:
 
     def __repr__(self) -> str:
         return f"UsageCalibrator({len(self)} observations of {len(self.models())} models, base={self.base!r})"
+
+
+def _bind(store: object, session_id: object) -> tuple[Any, str]:
+    if store is None:
+        if session_id is not None:
+            raise UsageReportError("session_id needs a store: pass store=session.store as well (or neither)")
+        return None, ""
+    if not isinstance(store, UsageStore):
+        raise UsageReportError(
+            f"{type(store).__name__} does not keep usage observations (it has no record_usage/usage); use "
+            f"SQLiteSessionStore or MemorySessionStore, or save the calibration to a file with save()"
+        )
+    if not isinstance(session_id, str) or not session_id:
+        raise UsageReportError(f"session_id must name the session the usage belongs to, got {session_id!r}")
+    return store, session_id
+
+
+def _observation(n: int, row: Mapping[str, Any]) -> Observation:
+    """A persisted observation, checked (``n`` is its position, for the message)."""
+    try:
+        fields = (row["units"], row["fixed"], row["reported"], str(row.get("content") or ""))
+        o = Observation(str(row["model"]), str(row["id"]), *fields)
+    except (KeyError, TypeError) as exc:
+        raise UsageReportError(f"calibration observation {n} is malformed ({exc!r}): {row!r}") from exc
+    for name in ("units", "fixed", "reported"):
+        value = getattr(o, name)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise UsageReportError(f"calibration observation {n}: {name} must be an integer >= 0, got {value!r}")
+    return o

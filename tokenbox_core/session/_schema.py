@@ -77,6 +77,21 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (session_id, turn_id)
     ) WITHOUT ROWID;
     """,
+    # version 3: provider-reported usage observations (the usage calibrator's, kept with the session)
+    """
+    CREATE TABLE usage (
+        session_id TEXT    NOT NULL,
+        base       TEXT    NOT NULL,           -- the counter the units were measured with
+        model      TEXT    NOT NULL,
+        id         TEXT    NOT NULL,           -- SHA-256 prefix of (model, content, reported)
+        content    TEXT    NOT NULL,           -- SHA-256 prefix of what was sent (never the text itself)
+        units      INTEGER NOT NULL,
+        fixed      INTEGER NOT NULL,
+        reported   INTEGER NOT NULL,
+        created_at REAL    NOT NULL,
+        PRIMARY KEY (session_id, base, model, id)
+    ) WITHOUT ROWID;
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

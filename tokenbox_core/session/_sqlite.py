@@ -27,7 +27,7 @@ from typing import Any
 from tokenbox_core.errors import SessionError, SessionStoreError, UnknownTurnError
 from tokenbox_core.session._model import EvictionEvent, Summary, Turn, check_message, message_text, turn_id_for
 from tokenbox_core.session._schema import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
-from tokenbox_core.session._store import missing_ids, sort_summaries, turn_seq
+from tokenbox_core.session._store import USAGE_FIELDS, missing_ids, sort_summaries, turn_seq
 from tokenbox_core.tokens import canonical_json
 
 __all__ = ["SQLiteSessionStore"]
@@ -219,7 +219,7 @@ class SQLiteSessionStore:
         now = time.time()
         with self._write() as conn:
             if replace:
-                for table in ("turns", "turn_tokens", "summaries", "evictions", "rehydrations"):
+                for table in ("turns", "turn_tokens", "summaries", "evictions", "rehydrations", "usage"):
                     conn.execute(f"DELETE FROM {table} WHERE session_id = ?", (session_id,))
             seq = conn.execute("SELECT COALESCE(MAX(seq), 0) FROM turns WHERE session_id = ?", (session_id,))
             last = int(seq.fetchone()[0])
@@ -278,7 +278,7 @@ class SQLiteSessionStore:
     def clear(self, session_id: str) -> None:
         """Delete everything the session holds, in one transaction."""
         with self._write() as conn:
-            for table in ("turns", "turn_tokens", "summaries", "evictions", "rehydrations"):
+            for table in ("turns", "turn_tokens", "summaries", "evictions", "rehydrations", "usage"):
                 conn.execute(f"DELETE FROM {table} WHERE session_id = ?", (session_id,))
 
     # -- token counts -----------------------------------------------------------------------------------------
@@ -345,6 +345,25 @@ class SQLiteSessionStore:
         """Cache ``text`` under ``key``; the first write wins so replays stay byte-identical."""
         with self._write() as conn:
             conn.execute("INSERT OR IGNORE INTO text_cache VALUES (?, ?, ?)", (key, text, time.time()))
+
+    # -- usage observations ---------------------------------------------------------------------------------------
+
+    def record_usage(self, session_id: str, rows: Iterable[Mapping[str, Any]]) -> None:
+        """Keep usage observations with the session (see :class:`~tokenbox_core.models.UsageCalibrator`); one
+        already kept (same base, model and id) is kept once."""
+        now = time.time()
+        with self._write() as conn:
+            conn.executemany(
+                "INSERT OR IGNORE INTO usage VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [(session_id, *(r[k] for k in USAGE_FIELDS), now) for r in rows],
+            )
+
+    def usage(self, session_id: str) -> list[dict[str, Any]]:
+        """The session's usage observations, sorted by base, model and id."""
+        rows = self._read(
+            f"SELECT {', '.join(USAGE_FIELDS)} FROM usage WHERE session_id = ? ORDER BY base, model, id", (session_id,)
+        )
+        return [dict(zip(USAGE_FIELDS, r, strict=True)) for r in rows]
 
     # -- evictions and rehydration ----------------------------------------------------------------------------
 

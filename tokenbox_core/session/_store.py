@@ -18,7 +18,10 @@ from typing import Any, Protocol, runtime_checkable
 from tokenbox_core.errors import UnknownTurnError
 from tokenbox_core.session._model import EvictionEvent, Summary, Turn, check_message, turn_id_for
 
-__all__ = ["MemorySessionStore", "SessionStore", "missing_ids"]
+__all__ = ["USAGE_FIELDS", "MemorySessionStore", "SessionStore", "missing_ids"]
+
+USAGE_FIELDS = ("base", "model", "id", "content", "units", "fixed", "reported")
+"""The fields of a usage observation a store keeps (``record_usage`` / ``usage``); texts are never stored."""
 
 
 @runtime_checkable
@@ -132,6 +135,7 @@ class MemorySessionStore:
         self._cache: dict[str, str] = {}
         self._evictions: dict[str, list[EvictionEvent]] = {}
         self._pending: dict[str, set[str]] = {}
+        self._usage: dict[str, dict[tuple[str, str, str], dict[str, Any]]] = {}
 
     def append(self, session_id: str, message: Mapping[str, Any]) -> str:
         return self.extend(session_id, [message])[0]
@@ -169,7 +173,7 @@ class MemorySessionStore:
 
     def clear(self, session_id: str) -> None:
         with self._lock:
-            for table in (self._turns, self._summaries, self._evictions, self._pending):
+            for table in (self._turns, self._summaries, self._evictions, self._pending, self._usage):
                 table.pop(session_id, None)
             for key in [k for k in self._tokens if k[0] == session_id]:
                 del self._tokens[key]
@@ -212,6 +216,18 @@ class MemorySessionStore:
     def cache_text(self, key: str, text: str) -> None:
         with self._lock:
             self._cache.setdefault(key, text)
+
+    def record_usage(self, session_id: str, rows: Iterable[Mapping[str, Any]]) -> None:
+        kept = [{k: r[k] for k in USAGE_FIELDS} for r in rows]
+        with self._lock:
+            table = self._usage.setdefault(session_id, {})
+            for row in kept:
+                table.setdefault((row["base"], row["model"], row["id"]), row)
+
+    def usage(self, session_id: str) -> list[dict[str, Any]]:
+        with self._lock:
+            table = self._usage.get(session_id, {})
+            return [dict(table[key]) for key in sorted(table)]
 
     def record_eviction(self, session_id: str, turn_ids: Sequence[str], reason: str) -> None:
         with self._lock:

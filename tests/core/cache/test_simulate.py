@@ -162,3 +162,48 @@ def test_breakpoint_choice_and_errors():
         cache_breakpoints(session, max_breakpoints=-1)
     with pytest.raises(ValueError, match="no content to carry"):
         with_cache_control([{"role": "assistant", "content": None}], [0])
+
+
+def _ttl_marked(first: str | None, last: str | None):
+    """A trimmer marking the system message and the last message with cache_control of the given TTLs."""
+
+    def mark(messages):
+        out = [dict(m) for m in messages]
+        for i, ttl in ((0, first), (len(out) - 1, last)):
+            out[i]["cache_control"] = {"type": "ephemeral", **({"ttl": ttl} if ttl else {})}
+        return out
+
+    return mark
+
+
+def test_a_one_hour_breakpoint_outlives_the_five_minute_ones():
+    """With ten idle minutes between turns, the 1-hour breakpoint on the system prompt is still read back while the
+    5-minute entries of the conversation have expired; with 5-minute breakpoints only, nothing is read back."""
+    system = message_token_count(agent_session(1)[0], COUNTER)
+    mixed = simulate_cache(agent_session(6), _ttl_marked("1h", None), rules="anthropic", seconds_between_turns=600)
+    assert [t.cached_tokens for t in mixed.turns] == [0] + [system] * 5
+    short = simulate_cache(agent_session(6), _ttl_marked(None, None), rules="anthropic", seconds_between_turns=600)
+    assert all(t.cached_tokens == 0 for t in short.turns)
+
+
+def test_mixed_ttl_writes_are_billed_per_stretch():
+    """A first request writes the system prompt at the 1-hour rate (2×) and the rest at the 5-minute rate (1.25×),
+    the split Anthropic reports as ephemeral_1h / ephemeral_5m input tokens."""
+    sim = simulate_cache(agent_session(1), _ttl_marked("1h", "5m"), rules="anthropic")
+    first = sim.turns[0]
+    system = message_token_count(agent_session(1)[0], COUNTER)
+    assert first.written_tokens == first.prompt_tokens - 3  # everything but the reply-priming tokens
+    price = sim.rules.input_price / 1_000_000
+    expected = (3 + system * 2.0 + (first.written_tokens - system) * 1.25) * price
+    assert first.cost == pytest.approx(expected)
+
+
+def test_a_one_hour_breakpoint_after_a_five_minute_one_is_refused():
+    """Anthropic answers HTTP 400 when a 1-hour entry follows a 5-minute one; the simulator says so and the fix,
+    and a malformed TTL is named."""
+    from tokenbox_core.errors import BudgetError
+
+    with pytest.raises(BudgetError, match="3600 s TTL follows one with 300 s.*1h breakpoints before the 5m ones"):
+        simulate_cache(agent_session(1), _ttl_marked("5m", "1h"), rules="anthropic")
+    with pytest.raises(BudgetError, match="ttl must look like '5m' or '1h', got 'soon'"):
+        simulate_cache(agent_session(1), _ttl_marked("soon", None), rules="anthropic")

@@ -221,3 +221,66 @@ def test_construction_and_file_errors(tmp_path) -> None:
     row["reported"] = -4
     with pytest.raises(UsageReportError, match="reported must be an integer >= 0, got -4"):
         UsageCalibrator.from_dict({"format": "tokenbox-usage-calibration", "version": 1, "observations": [row]})
+
+
+@pytest.fixture(params=["sqlite", "memory"])
+def usage_store(request: pytest.FixtureRequest, tmp_path):  # type: ignore[no-untyped-def]
+    """Both stores that keep usage observations; the SQLite one reopened from its file by ``reopen``."""
+    from tokenbox_core.session import MemorySessionStore, SQLiteSessionStore
+
+    if request.param == "memory":
+        store = MemorySessionStore()
+        yield store, lambda: store
+    else:
+        opened = [SQLiteSessionStore(tmp_path / "s.db")]
+        yield opened[0], lambda: opened.append(SQLiteSessionStore(tmp_path / "s.db")) or opened[-1]
+        for s in opened:
+            s.close()
+
+
+def test_kept_with_the_session(usage_store) -> None:  # type: ignore[no-untyped-def]
+    """Observations made with a store are written as they are observed, and a calibrator opened later on the same
+    session (a restarted process: a new store on the same file) calibrates exactly as the first one did."""
+    store, reopen = usage_store
+    first = UsageCalibrator(store=store, session_id="s1")
+    first.observe(MODEL, "a request that was sent. " * 30, 200)
+    first.observe(MODEL, [{"role": "user", "content": "hello there " * 40}], {"input_tokens": 130})
+    first.observe(MODEL, "a request that was sent. " * 30, 200)  # the same one again: kept once
+    again = UsageCalibrator(store=reopen(), session_id="s1")
+    assert len(again) == 2
+    assert again.to_dict() == first.to_dict()
+    assert again.counter(MODEL).count("unseen text " * 50) == first.counter(MODEL).count("unseen text " * 50)
+    assert len(UsageCalibrator(store=reopen(), session_id="other")) == 0  # per session
+    assert all("sent" not in str(row) for row in store.usage("s1"))  # hashes, never the texts
+
+
+def test_cleared_with_the_session(usage_store) -> None:  # type: ignore[no-untyped-def]
+    """Clearing a session deletes its usage observations too."""
+    store, _ = usage_store
+    UsageCalibrator(store=store, session_id="s1").observe(MODEL, "some text " * 20, 60)
+    store.clear("s1")
+    assert store.usage("s1") == []
+
+
+def test_another_base_is_not_mixed_in(usage_store) -> None:  # type: ignore[no-untyped-def]
+    """Observations measured with another base are not used, and the calibrator says so and how to use them."""
+    from tokenbox_core.errors import TokenBoxWarning
+
+    store, _ = usage_store
+    UsageCalibrator(store=store, session_id="s1", base="approximate").observe(MODEL, "some text " * 20, 60)
+    with pytest.warns(TokenBoxWarning, match="base approximate.*pass base='approximate'"):
+        cal = UsageCalibrator(store=store, session_id="s1")
+    assert len(cal) == 0
+    assert len(UsageCalibrator(store=store, session_id="s1", base="approximate")) == 1
+
+
+def test_binding_errors() -> None:
+    """A store that cannot keep usage, a session id without a store, or a store without a session id is refused."""
+    from tokenbox_core.session import MemorySessionStore
+
+    with pytest.raises(UsageReportError, match="object does not keep usage observations.*save\\(\\)"):
+        UsageCalibrator(store=object(), session_id="s1")  # type: ignore[arg-type]
+    with pytest.raises(UsageReportError, match="session_id needs a store"):
+        UsageCalibrator(session_id="s1")
+    with pytest.raises(UsageReportError, match="session_id must name the session"):
+        UsageCalibrator(store=MemorySessionStore())
