@@ -96,3 +96,22 @@ def test_the_testing_package_ships_only_what_has_no_other_home() -> None:
 
     assert testing.__all__ == ["assert_openai_chat", "make_sections", "openai_chat_problems"]
     assert get_counter("whitespace").count("one two three") == 3 and get_counter(len).count("abc") == 3
+
+
+DESIGN_NAMES = {
+    "defense": {"sanitize", "InjectionDetector", "HeuristicDetector", "DefensePolicy", "check_output"},
+    "session": {
+        "SessionStore", "SQLiteSessionStore", "MemorySessionStore", "Summarizer", "ExtractiveSummarizer", "rehydrate",
+        "ContextSession",
+    },
+    "media": {"image_tokens", "audio_tokens", "video_tokens", "ModelProfile", "get_model_profile"},
+    "cache": {"simulate_cache"},
+    "chat": {"fit_conversation"},
+    "compiler": {"ContextCompiler", "CompilerConfig", "CompiledContext", "Evidence", "ablate"},
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("package", sorted(DESIGN_NAMES))
+def test_the_names_design_promises_stay_public(package: str) -> None:
+    """Every name DESIGN.md lists for a subpackage is in its ``__all__``."""
+    assert DESIGN_NAMES[package] <= set(EXPECTED_ALL[package])
