@@ -1,0 +1,429 @@
+"""Run LangChain's and LlamaIndex's own tests for the classes TokenBox replaces against TokenBox's drop-ins.
+
+    python tools/run_upstream_suites.py CHECKOUT [CHECKOUT ...] [--only SUITE] [--keep]
+
+Each CHECKOUT is a source tree holding the upstream tests: a checkout of ``langchain-ai/langchain`` (its
+``libs/core`` and ``libs/langchain_v1``) or of ``run-llama/llama_index`` (its ``llama-index-core``), or one
+package's unpacked sdist (``pip download --no-deps --no-binary :all: langchain-core==1.8.3``; LangChain's sdists
+ship their tests, llama-index-core's do not).  Use the versions installed here (``pip show``).  Nothing fetched is
+committed: the checkouts stay outside the repository.
+
+For every suite below the chosen upstream test file (and the helpers it imports) is copied to a temporary
+directory and run twice with pytest: once as is (the *baseline*, against the installed upstream class: a test that
+fails there is version skew and is left out), and once with the upstream name replaced by TokenBox's drop-in (a
+conftest installs the shim below before the test module is imported).  Each test that passes on the baseline and
+fails on ours is classified:
+
+- ``a``: a real incompatibility in ours (a bug; fix it, with a regression test in our suite);
+- ``b``: a documented, deliberate difference (the reason names the docstring or README line);
+- ``c``: the test pins an internal of the upstream class (a private method or attribute, an upstream-only
+  option or metadata key) that a drop-in cannot share.
+
+An unclassified failure is printed as ``?`` and makes the exit status 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import textwrap
+import tomllib
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclass(frozen=True)
+class Suite:
+    """One upstream test file run against one drop-in."""
+
+    name: str
+    dist: str
+    test: str
+    shim: str
+    support: tuple[str, ...] = ()
+    select: str | None = None
+    classified: dict[str, tuple[str, str]] = field(default_factory=dict)
+
+
+# ----------------------------------------------------------------------------------------------------- verdicts
+# test name (without parameters) -> (class, reason).  Reasons for class b name the documenting line.
+
+_TRIM = {
+    "test_trim_messages_bad_token_counter": (
+        "b",
+        "ours raises TypeError at construction with the shapes it accepts, not ValueError at invoke "
+        "(tokenbox_langchain/counting.py: MessageCounter)",
+    ),
+}
+
+_CLEAR = {
+    "test_clear_tool_outputs_and_inputs": (
+        "c",
+        "clear_tool_inputs=True (blank the call's args) has no TokenBoxMaskingEdit counterpart: masking keeps the "
+        "call whole (context_edit.py: 'The message id, tool-call id and name are kept')",
+    ),
+    "test_clear_tool_outputs_and_inputs_async": (
+        "c",
+        "clear_tool_inputs=True has no TokenBoxMaskingEdit counterpart (see the sync test)",
+    ),
+}
+
+_SUMMARY: dict[str, tuple[str, str]] = {}
+
+_BUFFER: dict[str, tuple[str, str]] = {}
+
+_MEMORY: dict[str, tuple[str, str]] = {}
+
+_HELPER: dict[str, tuple[str, str]] = {}
+
+SUITES = (
+    Suite(
+        "trim_messages",
+        "langchain-core",
+        "tests/unit_tests/messages/test_utils.py",
+        "trim_messages",
+        select="trim_messages",
+        classified=_TRIM,
+    ),
+    Suite(
+        "ClearToolUsesEdit",
+        "langchain",
+        "tests/unit_tests/agents/middleware/implementations/test_context_editing.py",
+        "clear_tool_uses",
+        classified=_CLEAR,
+    ),
+    Suite(
+        "SummarizationMiddleware",
+        "langchain",
+        "tests/unit_tests/agents/middleware/implementations/test_summarization.py",
+        "summarization",
+        support=("tests/unit_tests/agents/model.py",),
+        classified=_SUMMARY,
+    ),
+    Suite(
+        "ChatMemoryBuffer",
+        "llama-index-core",
+        "tests/memory/test_chat_memory_buffer.py",
+        "chat_memory_buffer",
+        classified=_BUFFER,
+    ),
+    Suite("Memory", "llama-index-core", "tests/memory/test_memory_base.py", "memory", classified=_MEMORY),
+    Suite(
+        "PromptHelper",
+        "llama-index-core",
+        "tests/indices/test_prompt_helper.py",
+        "prompt_helper",
+        support=("tests/mock_utils/mock_utils.py",),
+        select="prompt_helper and not chat_prompt_helper",
+        classified=_HELPER,
+    ),
+)
+
+# ----------------------------------------------------------------------------------------------------- shims
+# Called in the pytest process (by the generated conftest) before the upstream test module is imported.
+
+
+def _patch(module: str, name: str, value: Any) -> None:
+    import importlib
+
+    setattr(importlib.import_module(module), name, value)
+
+
+def _shim_trim_messages() -> None:
+    from tokenbox_langchain import trim_messages
+
+    _patch("langchain_core.messages.utils", "trim_messages", trim_messages)
+    _patch("langchain_core.messages", "trim_messages", trim_messages)
+
+
+def _shim_clear_tool_uses() -> None:
+    from tokenbox_core.session import MaskingConfig
+    from tokenbox_langchain.context_edit import CLEARED_PLACEHOLDER, TokenBoxMaskingEdit
+
+    def clear_tool_uses_edit(
+        *,
+        trigger: int = 100_000,
+        clear_at_least: int = 0,
+        keep: int = 3,
+        clear_tool_inputs: bool = False,
+        exclude_tools: Any = (),
+        placeholder: str | None = None,
+    ) -> TokenBoxMaskingEdit:
+        if clear_tool_inputs:
+            raise NotImplementedError("TokenBoxMaskingEdit has no clear_tool_inputs")
+        shown = CLEARED_PLACEHOLDER if placeholder is None else placeholder
+        masking = MaskingConfig(keep_last=keep, exclude_tools=tuple(exclude_tools), placeholder=shown)
+        del clear_at_least  # masking clears every old result once triggered: at least as much
+        return TokenBoxMaskingEdit(trigger=trigger, masking=masking)
+
+    _patch("langchain.agents.middleware.context_editing", "ClearToolUsesEdit", clear_tool_uses_edit)
+    _patch("langchain.agents.middleware", "ClearToolUsesEdit", clear_tool_uses_edit)
+
+
+_SUMMARY_DEFAULT_KEEP = ("messages", 20)
+
+
+def _shim_summarization() -> None:
+    from langchain_core.messages.utils import count_tokens_approximately
+
+    from tokenbox_langchain import TokenBoxMiddleware
+
+    def summarization_middleware(
+        model: Any,
+        *,
+        trigger: Any = None,
+        keep: Any = _SUMMARY_DEFAULT_KEEP,
+        token_counter: Any = count_tokens_approximately,
+        summary_prompt: Any = None,
+        trim_tokens_to_summarize: Any = 4000,
+        **deprecated: Any,
+    ) -> TokenBoxMiddleware:
+        if deprecated:
+            raise NotImplementedError(f"TokenBoxMiddleware has no {sorted(deprecated)}")
+        if summary_prompt is not None:
+            raise NotImplementedError("TokenBoxMiddleware has no summary_prompt (summarizer= takes a callable)")
+        if isinstance(model, str):
+            from langchain.chat_models import init_chat_model
+
+            model = init_chat_model(model)
+        profile = getattr(model, "profile", None) or {}
+        window = profile.get("max_input_tokens") if isinstance(profile, dict) else None
+        return TokenBoxMiddleware(
+            budget=window if isinstance(window, int) and window > 0 else 10**9,
+            summarizer=model,
+            trigger=tuple(trigger) if isinstance(trigger, list) and len(trigger) == 2 else trigger,
+            keep=None if keep == _SUMMARY_DEFAULT_KEEP else keep,
+            token_counter=token_counter,
+            persistent=True,
+            name="SummarizationMiddleware",
+        )
+
+    _patch("langchain.agents.middleware.summarization", "SummarizationMiddleware", summarization_middleware)
+    _patch("langchain.agents.middleware", "SummarizationMiddleware", summarization_middleware)
+
+
+def _shim_chat_memory_buffer() -> None:
+    from tokenbox_llamaindex import TokenBoxMemory
+
+    _patch("llama_index.core.memory.chat_memory_buffer", "ChatMemoryBuffer", TokenBoxMemory)
+    _patch("llama_index.core.memory", "ChatMemoryBuffer", TokenBoxMemory)
+
+
+def _shim_memory() -> None:
+    from tokenbox_llamaindex import TokenBoxSessionMemory
+
+    _patch("llama_index.core.memory.memory", "Memory", TokenBoxSessionMemory)
+    _patch("llama_index.core.memory", "Memory", TokenBoxSessionMemory)
+
+
+def _shim_prompt_helper() -> None:
+    from tokenbox_llamaindex import TokenBoxPromptHelper
+
+    _patch("llama_index.core.indices.prompt_helper", "PromptHelper", TokenBoxPromptHelper)
+    _patch("llama_index.core.indices", "PromptHelper", TokenBoxPromptHelper)
+    _patch("llama_index.core", "PromptHelper", TokenBoxPromptHelper)
+
+
+def install(shim: str) -> None:
+    """Replace the upstream name of ``shim`` by TokenBox's drop-in (called by the generated conftest)."""
+    {
+        "trim_messages": _shim_trim_messages,
+        "clear_tool_uses": _shim_clear_tool_uses,
+        "summarization": _shim_summarization,
+        "chat_memory_buffer": _shim_chat_memory_buffer,
+        "memory": _shim_memory,
+        "prompt_helper": _shim_prompt_helper,
+    }[shim]()
+
+
+_CONFTEST = '''\
+"""Generated by tools/run_upstream_suites.py: the drop-in shim and an asyncio runner for async tests."""
+
+import asyncio
+import importlib.util
+import inspect
+import os
+import sys
+
+import pytest
+
+if os.environ.get("TOKENBOX_UPSTREAM_MODE") == "ours":
+    _spec = importlib.util.spec_from_file_location("_run_upstream_suites", {runner!r})
+    _runner = sys.modules[_spec.name] = importlib.util.module_from_spec(_spec)
+    _spec.loader.exec_module(_runner)
+    _runner.install({shim!r})
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pyfunc_call(pyfuncitem):
+    """Run ``async def`` tests in a fresh event loop (upstream uses pytest-asyncio's auto mode)."""
+    if not inspect.iscoroutinefunction(pyfuncitem.obj):
+        return None
+    names = pyfuncitem._fixtureinfo.argnames
+    asyncio.run(pyfuncitem.obj(**{{n: pyfuncitem.funcargs[n] for n in names}}))
+    return True
+'''
+
+_INI = """\
+[pytest]
+pythonpath = .
+markers =
+    asyncio: an async test
+    requires: needs a package
+    scheduled: scheduled run
+    compile: compile placeholder
+    benchmark: benchmark
+"""
+
+# ----------------------------------------------------------------------------------------------------- running
+
+
+def package_root(checkouts: list[Path], dist: str) -> Path | None:
+    """The directory (holding ``tests/`` and a ``pyproject.toml`` naming ``dist``) among ``checkouts``."""
+    for checkout in checkouts:
+        for candidate in (checkout, checkout / "libs/core", checkout / "libs/langchain_v1", checkout / dist):
+            project = candidate / "pyproject.toml"
+            if not project.is_file() or not (candidate / "tests").is_dir():
+                continue
+            name = tomllib.loads(project.read_text()).get("project", {}).get("name")
+            if name == dist:
+                return candidate
+    return None
+
+
+def _copy(root: Path, relative: str, into: Path) -> None:
+    target = into / relative
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(root / relative, target)
+    for parent in Path(relative).parents:
+        if parent == Path("."):
+            continue
+        init = into / parent / "__init__.py"
+        if not init.exists():
+            source = root / parent / "__init__.py"
+            init.write_text(source.read_text() if source.exists() else "")
+
+
+@dataclass
+class Outcome:
+    """One test's result in one run."""
+
+    passed: bool
+    message: str = ""
+
+
+def _run(directory: Path, suite: Suite, mode: str) -> dict[str, Outcome]:
+    report = directory / f"junit-{mode}.xml"
+    command = [sys.executable, "-m", "pytest", suite.test, "-q", "-p", "no:cacheprovider", "-p", "no:randomly"]
+    command += ["-c", "pytest.ini", "--rootdir", ".", f"--junitxml={report.name}", "-W", "ignore"]
+    if suite.select:
+        command += ["-k", suite.select]
+    env = {**os.environ, "TOKENBOX_UPSTREAM_MODE": mode, "PYTHONPATH": f"{directory}{os.pathsep}{ROOT}"}
+    done = subprocess.run(command, cwd=directory, env=env, capture_output=True, text=True, check=False)
+    outcomes: dict[str, Outcome] = {}
+    if not report.exists() or done.returncode not in (0, 1):
+        print(f"pytest ({mode}) exited {done.returncode}:\n{done.stdout[-3000:]}{done.stderr[-3000:]}")
+    if not report.exists():
+        return outcomes
+    for case in ET.parse(report).getroot().iter("testcase"):
+        problem = case.find("failure")
+        if problem is None:
+            problem = case.find("error")
+        if case.find("skipped") is not None:
+            continue
+        message = "" if problem is None else (problem.get("message") or problem.text or "").strip()
+        outcomes[case.get("name", "?")] = Outcome(problem is None, message)
+    return outcomes
+
+
+_PRIVATE = re.compile(r"has no attribute '(_\w+)'")
+
+
+def classify(suite: Suite, test: str, message: str) -> tuple[str, str]:
+    """The class and reason of ``test``'s failure on ours: the table above, else the rules, else ``?``."""
+    base = test.split("[", 1)[0]
+    if test in suite.classified:
+        return suite.classified[test]
+    if base in suite.classified:
+        return suite.classified[base]
+    private = _PRIVATE.search(message)
+    if private:
+        return "c", f"pins the upstream internal {private.group(1)}"
+    return "?", "unclassified: " + message.splitlines()[0][:160] if message else "unclassified"
+
+
+def run_suite(suite: Suite, root: Path, keep: bool) -> list[tuple[str, str, str, str]]:
+    """Rows (test, baseline, ours, class + reason) of one suite."""
+    directory = Path(tempfile.mkdtemp(prefix=f"upstream-{suite.name}-"))
+    try:
+        for relative in (suite.test, *suite.support):
+            _copy(root, relative, directory)
+        (directory / "pytest.ini").write_text(_INI)
+        (directory / "conftest.py").write_text(_CONFTEST.format(runner=str(Path(__file__).resolve()), shim=suite.shim))
+        baseline = _run(directory, suite, "upstream")
+        ours = _run(directory, suite, "ours")
+    finally:
+        if keep:
+            print(f"kept {directory}")
+        else:
+            shutil.rmtree(directory, ignore_errors=True)
+    rows = []
+    for test in sorted(set(baseline) | set(ours)):
+        up = baseline.get(test)
+        mine = ours.get(test)
+        if up is None or not up.passed:
+            rows.append((test, "fail" if up else "-", "-", "skew: fails against the installed upstream too"))
+        elif mine is not None and mine.passed:
+            rows.append((test, "pass", "pass", ""))
+        else:
+            kind, reason = classify(suite, test, mine.message if mine else "not run")
+            rows.append((test, "pass", "fail", f"{kind}: {reason}"))
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the suites and print the table; 1 when a failure is unclassified or a suite found no tests."""
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("checkouts", nargs="+", type=Path, help="upstream source trees (checkouts or sdists)")
+    parser.add_argument("--only", action="append", help="run only this suite (repeatable)")
+    parser.add_argument("--keep", action="store_true", help="keep the temporary directories")
+    parser.add_argument("--verbose", action="store_true", help="print passing tests too")
+    args = parser.parse_args(argv)
+    status = 0
+    summary = []
+    for suite in SUITES:
+        if args.only and suite.name not in args.only:
+            continue
+        root = package_root(args.checkouts, suite.dist)
+        if root is None or not (root / suite.test).is_file():
+            print(f"== {suite.name}: {suite.dist}'s {suite.test} not found in the checkouts given; skipped")
+            continue
+        rows = run_suite(suite, root, args.keep)
+        print(f"== {suite.name} ({suite.dist}: {suite.test})")
+        for test, up, mine, verdict in rows:
+            if args.verbose or verdict:
+                print(textwrap.shorten(f"  {test:<72} upstream={up:<4} ours={mine:<4} {verdict}", 400))
+        counted = [r for r in rows if r[1] == "pass"]
+        failed = [r[3][0] for r in counted if r[2] != "pass"]
+        counts = {k: failed.count(k) for k in "abc?"}
+        summary.append((suite.name, len(counted), len(counted) - len(failed), counts, len(rows) - len(counted)))
+        if counts["?"] or not counted:
+            status = 1
+    print()
+    print(f"{'suite':<26} {'run':>4} {'pass':>5} {'a':>3} {'b':>3} {'c':>3} {'?':>3} {'skew':>5}")
+    for name, run, passed, counts, skew in summary:
+        print(f"{name:<26} {run:>4} {passed:>5} {counts['a']:>3} {counts['b']:>3} {counts['c']:>3} {counts['?']:>3} {skew:>5}")
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
