@@ -294,8 +294,9 @@ def package_root(checkouts: list[Path], dist: str) -> Path | None:
             project = candidate / "pyproject.toml"
             if not project.is_file() or not (candidate / "tests").is_dir():
                 continue
-            name = tomllib.loads(project.read_text()).get("project", {}).get("name")
-            if name == dist:
+            data = tomllib.loads(project.read_text())
+            names = {data.get("project", {}).get("name"), data.get("tool", {}).get("poetry", {}).get("name")}
+            if dist in names:
                 return candidate
     return None
 
