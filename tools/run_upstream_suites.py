@@ -118,6 +118,17 @@ SUITES = (
     ),
     Suite("Memory", "llama-index-core", "tests/memory/test_memory_base.py", "memory", classified=_MEMORY),
     Suite(
+        "Memory (blocks)",
+        "llama-index-core",
+        "tests/memory/test_memory_blocks_base.py",
+        "memory",
+        classified=_MEMORY,
+    ),
+    *(
+        Suite(f"chat engine: {name}", "llama-index-core", f"tests/chat_engine/test_{name}.py", "engines")
+        for name in ("simple", "context", "condense_plus_context")
+    ),
+    Suite(
         "PromptHelper",
         "llama-index-core",
         "tests/indices/test_prompt_helper.py",
@@ -185,6 +196,7 @@ def _shim_summarization() -> None:
         token_counter: Any = count_tokens_approximately,
         summary_prompt: Any = None,
         trim_tokens_to_summarize: Any = 4000,
+        summarizer: Any = None,
         **deprecated: Any,
     ) -> TokenBoxMiddleware:
         if deprecated:
@@ -199,7 +211,7 @@ def _shim_summarization() -> None:
         window = profile.get("max_input_tokens") if isinstance(profile, dict) else None
         return TokenBoxMiddleware(
             budget=window if isinstance(window, int) and window > 0 else 10**9,
-            summarizer=model,
+            summarizer=model if summarizer is None else summarizer,
             trigger=tuple(trigger) if isinstance(trigger, list) and len(trigger) == 2 else trigger,
             keep=None if keep == _SUMMARY_DEFAULT_KEEP else keep,
             token_counter=token_counter,
@@ -225,6 +237,29 @@ def _shim_memory() -> None:
     _patch("llama_index.core.memory", "Memory", TokenBoxSessionMemory)
 
 
+def _replace_defaults(function: Any, old: Any, new: Any) -> None:
+    """Replace ``old`` among ``function``'s default argument values (bound when it was defined)."""
+    function = getattr(function, "__func__", function)
+    if function.__defaults__:
+        function.__defaults__ = tuple(new if value is old else value for value in function.__defaults__)
+
+
+def _shim_engines() -> None:
+    import importlib
+
+    from llama_index.core.memory import Memory
+
+    from tokenbox_llamaindex import TokenBoxSessionMemory
+
+    _shim_chat_memory_buffer()
+    for name in ("context", "simple", "condense_plus_context", "condense_question"):
+        module = importlib.import_module(f"llama_index.core.chat_engine.{name}")
+        module.Memory = TokenBoxSessionMemory  # type: ignore[attr-defined]
+        for engine in vars(module).values():
+            if isinstance(engine, type) and "from_defaults" in vars(engine):
+                _replace_defaults(vars(engine)["from_defaults"], Memory, TokenBoxSessionMemory)
+
+
 def _shim_prompt_helper() -> None:
     from tokenbox_llamaindex import TokenBoxPromptHelper
 
@@ -242,6 +277,7 @@ def install(shim: str) -> None:
         "chat_memory_buffer": _shim_chat_memory_buffer,
         "memory": _shim_memory,
         "prompt_helper": _shim_prompt_helper,
+        "engines": _shim_engines,
     }[shim]()
 
 
@@ -255,6 +291,8 @@ import os
 import sys
 
 import pytest
+
+os.environ["IS_TESTING"] = "1"  # as llama-index-core's tests/conftest.py: the "default" LLM is a MockLLM
 
 if os.environ.get("TOKENBOX_UPSTREAM_MODE") == "ours":
     _spec = importlib.util.spec_from_file_location("_run_upstream_suites", {runner!r})
@@ -364,7 +402,7 @@ def classify(suite: Suite, test: str, message: str) -> tuple[str, str]:
 
 def run_suite(suite: Suite, root: Path, keep: bool) -> list[tuple[str, str, str, str]]:
     """Rows (test, baseline, ours, class + reason) of one suite."""
-    directory = Path(tempfile.mkdtemp(prefix=f"upstream-{suite.name}-"))
+    directory = Path(tempfile.mkdtemp(prefix="upstream-" + re.sub(r"\W+", "-", suite.name) + "-"))
     try:
         for relative in (suite.test, *suite.support):
             _copy(root, relative, directory)
