@@ -32,7 +32,6 @@ import subprocess
 import sys
 import tempfile
 import textwrap
-import tomllib
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -52,38 +51,136 @@ class Suite:
     support: tuple[str, ...] = ()
     select: str | None = None
     classified: dict[str, tuple[str, str]] = field(default_factory=dict)
+    patterns: tuple[tuple[str, str, str], ...] = ()
 
 
 # ----------------------------------------------------------------------------------------------------- verdicts
 # test name (without parameters) -> (class, reason).  Reasons for class b name the documenting line.
 
-_TRIM = {
-    "test_trim_messages_bad_token_counter": (
-        "b",
-        "ours raises TypeError at construction with the shapes it accepts, not ValueError at invoke "
-        "(tokenbox_langchain/counting.py: MessageCounter)",
-    ),
-}
+_TRIM: dict[str, tuple[str, str]] = {}
 
 _CLEAR = {
     "test_clear_tool_outputs_and_inputs": (
         "c",
-        "clear_tool_inputs=True (blank the call's args) has no TokenBoxMaskingEdit counterpart: masking keeps the "
+        "clear_tool_inputs=True (blank the call's args) is ClearToolUsesEdit's option; TokenBoxMaskingEdit keeps the "
         "call whole (context_edit.py: 'The message id, tool-call id and name are kept')",
     ),
-    "test_clear_tool_outputs_and_inputs_async": (
-        "c",
-        "clear_tool_inputs=True has no TokenBoxMaskingEdit counterpart (see the sync test)",
-    ),
+    "test_clear_tool_outputs_and_inputs_async": ("c", "clear_tool_inputs=True: see the sync test"),
 }
 
-_SUMMARY: dict[str, tuple[str, str]] = {}
+_M1 = (
+    "persistent mode subtracts the summary's room (agent_summary.SUMMARY_TOKENS = 512) from keep: keep=('tokens', "
+    "400) or ('fraction', 0.5) of 1000 leaves target max(1, keep - 512) = 1 and CriticalMessagesOverflow "
+    "('max_tokens is 1'), where SummarizationMiddleware keeps `keep` beside the summary"
+)
+_SUMMARY = {
+    "test_summarization_middleware_profile_inference_triggers_summary": (
+        "a",
+        "expected RemoveMessage + summary + [Message 3, Message 4] at trigger ('fraction', 0.80) with 800 of 1000 "
+        "tokens; got None (ours fires above the trigger, '>' where upstream has '>=', documented 'exceed this'); "
+        "then keep=('tokens', 400): " + _M1,
+    ),
+    "test_summarization_middleware_token_retention_preserves_ai_tool_pairs": (
+        "a",
+        "expected the state compacted to messages[1:] (AI+tool pair kept); got " + _M1 + "; once fixed ours "
+        "would keep only the two human messages (a cut history restarts on a human message, b)",
+    ),
+    "test_string_summarizer_is_resolved_with_init_chat_model": (
+        "a",
+        "summarizer='provider:model' is resolved by upstream with init_chat_model; ours raises TypeError "
+        "(agent_summary.core_summarizer takes a model, Runnable or callable)",
+    ),
+    "test_summarization_middleware_missing_profile": (
+        "b",
+        "keep=('messages', 1) raises first (middleware.py: keep is ('tokens', n) or ('fraction', f)); ours needs "
+        "budget= in persistent mode (middleware.py: 'persistent ... needs budget'), so no profile error",
+    ),
+    "test_empty_and_condition": ("a", "dict/list trigger clauses (LangChain 1.5) unsupported: see compound triggers"),
+    "test_trigger_validation_errors": (
+        "a",
+        "dict/list trigger clauses unsupported (ours rejects them with its own message before upstream's checks)",
+    ),
+}
+_SUMMARY_PATTERNS = (
+    (
+        r"keep=\('messages'",
+        "b",
+        "keep=('messages', n) is not offered: TokenBoxMiddleware keeps whole tool groups within a token size "
+        "(middleware.py Args: 'keep: ... (\"tokens\", n) or (\"fraction\", f)')",
+    ),
+    (
+        r"is not a context size",
+        "a",
+        "compound triggers (a list = OR, a dict = AND clause, LangChain 1.5) are rejected: TokenBoxMiddleware's "
+        "trigger takes one ContextSize (agent_window.check_size)",
+    ),
+    (r"DID NOT WARN", "c", "pins upstream's deprecated parameters (max_tokens_before_summary, messages_to_keep)"),
+    (r"MagicMock", "c", "patches langchain's count_tokens_approximately with a MagicMock"),
+    (r"has no summary_prompt", "c", "upstream-only option summary_prompt (ours writes with the core's prompt)"),
+    (
+        r"has no attribute '(model|token_counter|summary_prompt|trim_tokens_to_summarize|trigger_conditions)'",
+        "c",
+        "pins an attribute of the SummarizationMiddleware object",
+    ),
+    (
+        r"Regex pattern did not match",
+        "c",
+        "pins upstream's error wording (ours raises BudgetError, a ValueError, with the numbers and the fix)",
+    ),
+)
 
-_BUFFER: dict[str, tuple[str, str]] = {}
+_BUFFER = {
+    "test_get_when_space_for_second_message_and_answer_removes_only_first_message_and_answer": (
+        "b",
+        "token_limit=5 holds upstream's text-only count; ours counts the chat overhead (memory.py: 'Sizes include "
+        "the chat format's overhead') and the latest user message (10 tokens) is critical ('if they alone exceed "
+        "token_limit, ContextCriticalOverflow')",
+    ),
+    "test_max_tokens": ("b", "token_limit=5: the same as the test above (MemoryOverflow, 10 tokens needed)"),
+}
 
-_MEMORY: dict[str, tuple[str, str]] = {}
+_SESSION_DOC = "session_memory.py, TokenBoxSessionMemory 'Differences from LlamaIndex's Memory': "
+_MEMORY = {
+    "test_manage_queue_first_message_must_be_user": (
+        "b",
+        _SESSION_DOC + "'nothing is returned over the memory's share: ... a latest user message that alone exceeds "
+        "it raises MemoryOverflow'",
+    ),
+    "test_manage_queue_over_limit": (
+        "b",
+        _SESSION_DOC + "'when history is left out, one user-role message names it' (expected 1 message, got the "
+        "pointer + 'z')",
+    ),
+    "test_manage_queue_preserves_conversation_turn": (
+        "b",
+        _SESSION_DOC + "'... right before the current user message, so two user messages follow each other there'",
+    ),
+    "test_manage_queue_with_tool_messages": (
+        "b",
+        _SESSION_DOC + "'messages a provider would reject (a tool result answering no call ...) raise "
+        "ConversationError' (the test's role='tool' messages carry no tool_call_id)",
+    ),
+    "test_manage_queue_only_tool_message_remaining": ("b", "as test_manage_queue_with_tool_messages"),
+    "test_memory_truncation_preserves_priority_zero": (
+        "b",
+        _SESSION_DOC + "'a priority-0 block ... that alone exceeds it raises MemoryOverflow (Memory returns it and "
+        "overshoots)'",
+    ),
+}
+for _kind in ("text", "image", "video", "audio", "document"):
+    _MEMORY[f"test_estimate_token_count_{_kind}"] = (
+        "c",
+        "pins Memory._estimate_token_count (" + _SESSION_DOC + "'_estimate_token_count does not exist')",
+    )
 
-_HELPER: dict[str, tuple[str, str]] = {}
+_HELPER = {
+    "test_prompt_helper_truncate": (
+        "b",
+        "expected ['This is a test', 'Hello world bar foo'] (each chunk cut to 18 // 2 - 5 = 4 tokens); ours keeps "
+        "both whole (10 tokens in 13): prompt_helper.py 'padding is reserved once, not once per chunk' and 'a short "
+        "chunk takes only what it needs'",
+    ),
+}
 
 SUITES = (
     Suite(
@@ -108,6 +205,7 @@ SUITES = (
         "summarization",
         support=("tests/unit_tests/agents/model.py",),
         classified=_SUMMARY,
+        patterns=_SUMMARY_PATTERNS,
     ),
     Suite(
         "ChatMemoryBuffer",
@@ -201,7 +299,7 @@ def _shim_summarization() -> None:
     ) -> TokenBoxMiddleware:
         if deprecated:
             raise NotImplementedError(f"TokenBoxMiddleware has no {sorted(deprecated)}")
-        if summary_prompt is not None:
+        if summary_prompt is not None and summarizer is None:  # upstream ignores it beside a summarizer
             raise NotImplementedError("TokenBoxMiddleware has no summary_prompt (summarizer= takes a callable)")
         if isinstance(model, str):
             from langchain.chat_models import init_chat_model
@@ -332,8 +430,7 @@ def package_root(checkouts: list[Path], dist: str) -> Path | None:
             project = candidate / "pyproject.toml"
             if not project.is_file() or not (candidate / "tests").is_dir():
                 continue
-            data = tomllib.loads(project.read_text())
-            names = {data.get("project", {}).get("name"), data.get("tool", {}).get("poetry", {}).get("name")}
+            names = re.findall(r'(?m)^name\s*=\s*"([^"]+)"', project.read_text())  # [project] or [tool.poetry]
             if dist in names:
                 return candidate
     return None
@@ -384,7 +481,7 @@ def _run(directory: Path, suite: Suite, mode: str) -> dict[str, Outcome]:
     return outcomes
 
 
-_PRIVATE = re.compile(r"has no attribute '(_\w+)'")
+_PRIVATE = re.compile(r"(?:has no attribute|does not have the attribute) '(_\w+)'")
 
 
 def classify(suite: Suite, test: str, message: str) -> tuple[str, str]:
@@ -394,6 +491,9 @@ def classify(suite: Suite, test: str, message: str) -> tuple[str, str]:
         return suite.classified[test]
     if base in suite.classified:
         return suite.classified[base]
+    for pattern, kind, reason in suite.patterns:
+        if re.search(pattern, message):
+            return kind, reason
     private = _PRIVATE.search(message)
     if private:
         return "c", f"pins the upstream internal {private.group(1)}"
@@ -460,7 +560,8 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print(f"{'suite':<26} {'run':>4} {'pass':>5} {'a':>3} {'b':>3} {'c':>3} {'?':>3} {'skew':>5}")
     for name, run, passed, counts, skew in summary:
-        print(f"{name:<26} {run:>4} {passed:>5} {counts['a']:>3} {counts['b']:>3} {counts['c']:>3} {counts['?']:>3} {skew:>5}")
+        classes = " ".join(f"{counts[k]:>3}" for k in "abc?")
+        print(f"{name:<26} {run:>4} {passed:>5} {classes} {skew:>5}")
     return status
 
 
