@@ -13,6 +13,10 @@ twice; results already cleared by either are left alone.  A result whose content
 is masked; one carrying media (an image part) is left as it is, as the core's session view shows it.  Without a
 session nothing is archived, so the default placeholder says the result was cleared rather than pointing at
 ``rehydrate``.
+
+Differences from ``ClearToolUsesEdit``, each deliberate: ``masking.keep_last`` counts tool groups (a call with all
+its results), not single results; the calls' arguments stay (no ``clear_tool_inputs``: the model still sees what it
+asked, so it does not ask again); every result past ``keep_last`` is masked once triggered (no ``clear_at_least``).
 """
 
 from __future__ import annotations

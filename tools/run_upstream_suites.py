@@ -61,11 +61,11 @@ _TRIM: dict[str, tuple[str, str]] = {}
 
 _CLEAR = {
     "test_clear_tool_outputs_and_inputs": (
-        "c",
-        "clear_tool_inputs=True (blank the call's args) is ClearToolUsesEdit's option; TokenBoxMaskingEdit keeps the "
-        "call whole (context_edit.py: 'The message id, tool-call id and name are kept')",
+        "b",
+        "clear_tool_inputs=True (blank the call's args): context_edit.py 'the calls' arguments stay (no "
+        "clear_tool_inputs: the model still sees what it asked, so it does not ask again)'",
     ),
-    "test_clear_tool_outputs_and_inputs_async": ("c", "clear_tool_inputs=True: see the sync test"),
+    "test_clear_tool_outputs_and_inputs_async": ("b", "clear_tool_inputs=True: see the sync test"),
 }
 
 _M1 = (
