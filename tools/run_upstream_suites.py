@@ -227,6 +227,12 @@ SUITES = (
         for name in ("simple", "context", "condense_plus_context")
     ),
     Suite(
+        "agents: ChatMemoryBuffer",
+        "llama-index-core",
+        "tests/agent/workflow/test_single_agent_workflow.py",
+        "agents",
+    ),
+    Suite(
         "PromptHelper",
         "llama-index-core",
         "tests/indices/test_prompt_helper.py",
@@ -358,6 +364,13 @@ def _shim_engines() -> None:
                 _replace_defaults(vars(engine)["from_defaults"], Memory, TokenBoxSessionMemory)
 
 
+def _shim_agents() -> None:
+    from tokenbox_llamaindex import TokenBoxMemory
+
+    _shim_chat_memory_buffer()
+    _patch("llama_index.core.agent.workflow.base_agent", "ChatMemoryBuffer", TokenBoxMemory)
+
+
 def _shim_prompt_helper() -> None:
     from tokenbox_llamaindex import TokenBoxPromptHelper
 
@@ -376,6 +389,7 @@ def install(shim: str) -> None:
         "memory": _shim_memory,
         "prompt_helper": _shim_prompt_helper,
         "engines": _shim_engines,
+        "agents": _shim_agents,
     }[shim]()
 
 
