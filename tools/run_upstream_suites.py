@@ -572,10 +572,10 @@ def main(argv: list[str] | None = None) -> int:
         if counts["?"] or not counted:
             status = 1
     print()
-    print(f"{'suite':<26} {'run':>4} {'pass':>5} {'a':>3} {'b':>3} {'c':>3} {'?':>3} {'skew':>5}")
+    print(f"{'suite':<34} {'run':>4} {'pass':>5} {'a':>3} {'b':>3} {'c':>3} {'?':>3} {'skew':>5}")
     for name, run, passed, counts, skew in summary:
         classes = " ".join(f"{counts[k]:>3}" for k in "abc?")
-        print(f"{name:<26} {run:>4} {passed:>5} {classes} {skew:>5}")
+        print(f"{name:<34} {run:>4} {passed:>5} {classes} {skew:>5}")
     return status
 
 
