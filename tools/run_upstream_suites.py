@@ -115,7 +115,7 @@ _SUMMARY_PATTERNS = (
         r"keep=\('messages'",
         "b",
         "keep=('messages', n) is not offered: TokenBoxMiddleware keeps whole tool groups within a token size "
-        "(middleware.py Args: 'keep: ... (\"tokens\", n) or (\"fraction\", f)')",
+        '(middleware.py Args: \'keep: ... ("tokens", n) or ("fraction", f)\')',
     ),
     (
         r"is not a context size",
