@@ -7,8 +7,16 @@
 Once the messages count more than ``trigger`` tokens, every tool result but those of the newest
 ``masking.keep_last`` tool groups (and of ``masking.exclude_tools``) is replaced in the request by the core's
 placeholder (:func:`tokenbox_core.session._view.masked_message`: tool name, size, first line).  The message id,
-tool-call id and name are kept; results already masked are left alone.  Without a session nothing is archived, so
-the default placeholder says the result was cleared rather than pointing at ``rehydrate``.
+tool-call id and name are kept.  A masked result is marked as LangChain's ``ClearToolUsesEdit`` marks the results it
+clears (``response_metadata["context_editing"]["cleared"]``), so the two edits never clear each other's results
+twice; results already cleared by either are left alone.  A result whose content is text (a string or text parts)
+is masked; one carrying media (an image part) is left as it is, as the core's session view shows it.  Without a
+session nothing is archived, so the default placeholder says the result was cleared rather than pointing at
+``rehydrate``.
+
+Differences from ``ClearToolUsesEdit``, each deliberate: ``masking.keep_last`` counts tool groups (a call with all
+its results), not single results; the calls' arguments stay (no ``clear_tool_inputs``: the model still sees what it
+asked, so it does not ask again); every result past ``keep_last`` is masked once triggered (no ``clear_at_least``).
 """
 
 from __future__ import annotations
@@ -20,12 +28,13 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
 from tokenbox_core.session import MaskingConfig
-from tokenbox_core.session._view import masked_message
+from tokenbox_core.session._view import masked_message, plain_text
 
 __all__ = ["CLEARED_PLACEHOLDER", "TokenBoxMaskingEdit"]
 
 CLEARED_PLACEHOLDER = "[tool result {id} ({tool}, {tokens} tokens) cleared to save room. First line: {preview}]"
-_MARK = "tokenbox_masked"
+_MARK = "context_editing"
+"""LangChain's ``ContextEditingMiddleware`` metadata key: ``{"cleared": True, "strategy": ...}`` on a cleared result."""
 
 
 @dataclass
@@ -54,17 +63,20 @@ class TokenBoxMaskingEdit:
             return
         names = {c["id"]: c["name"] for i in calls for c in messages[i].tool_calls}
         for i, m in enumerate(messages[:kept_from]):
-            if not isinstance(m, ToolMessage) or m.response_metadata.get(_MARK):
+            if not isinstance(m, ToolMessage) or _cleared(m):
                 continue
             tool = m.name or names.get(m.tool_call_id, "tool")
-            if tool in self.masking.exclude_tools or not isinstance(m.content, str):
+            row = {"role": "tool", "content": m.content, "id": m.id or m.tool_call_id}
+            if tool in self.masking.exclude_tools or plain_text(row) is None:
                 continue
-            shown = masked_message({"role": "tool", "content": m.content, "id": m.id or m.tool_call_id}, tool,
-                                   count_tokens([m]), self.masking)  # fmt: skip
+            shown = masked_message(row, tool, count_tokens([m]), self.masking)
+            marked = {**m.response_metadata, _MARK: {"cleared": True, "strategy": "tokenbox_masking"}}
             messages[i] = m.model_copy(
-                update={
-                    "content": shown["content"],
-                    "artifact": None,
-                    "response_metadata": {**m.response_metadata, _MARK: True},
-                }
+                update={"content": shown["content"], "artifact": None, "response_metadata": marked}
             )
+
+
+def _cleared(message: ToolMessage) -> bool:
+    """True when a context edit (this one or LangChain's ``ClearToolUsesEdit``) has cleared ``message``."""
+    entry = message.response_metadata.get(_MARK)
+    return isinstance(entry, dict) and bool(entry.get("cleared"))
