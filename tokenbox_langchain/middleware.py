@@ -130,6 +130,9 @@ class TokenBoxMiddleware(AgentMiddleware):
             )
         self.counter = MessageCounter(token_counter)
         self._text_counter = self.counter.text_counter()
+        from tokenbox_langchain.converted import ConvertedMessages
+
+        self.converted = ConvertedMessages(self.counter)
         from tokenbox_langchain.agent_summary import cache_window, core_summarizer
 
         self.summarizer = None if summarizer is None else core_summarizer(summarizer)
@@ -222,7 +225,7 @@ class TokenBoxMiddleware(AgentMiddleware):
         if thread is not None:
             return self._compiled(request, system, window, thread)
         head = [system] if system is not None else []
-        result = fit_messages([*head, *messages], self.counter, window.budget, self.options)
+        result = fit_messages([*head, *messages], self.counter, window.budget, self.options, self.converted)
         return self._fitted(request, system, result)
 
     def _compiled(
