@@ -16,7 +16,8 @@ the messages that are new (or changed) since the calls before it.
   tool calls, tool-call id, ``additional_kwargs`` — compared by value with a
   copy taken at conversion; a message edited under the same id (a masked tool
   result, a tool call edited by a human-in-the-loop step) is converted again.
-  Messages without an id are converted on every call.
+  A message without an id is keyed by its type and text (the agent's system
+  message); one with neither an id nor text content is converted on every call.
 - Bound: ``max_bytes`` (default 16 MiB), estimated from each entry's JSON
   length; the least recently used entries are dropped first.
 
@@ -38,6 +39,7 @@ from langchain_core.messages import BaseMessage
 
 from tokenbox_langchain.counting import MessageCounter
 from tokenbox_langchain.fit import neutral
+from tokenbox_langchain.prefix_reads import PrefixReads
 
 __all__ = ["DEFAULT_MAX_BYTES", "ConvertedMessages", "Entry"]
 
@@ -61,6 +63,15 @@ def _content(message: BaseMessage) -> tuple[Any, ...]:
         get("role"),
         get("additional_kwargs"),
     )
+
+
+def _key(message: BaseMessage) -> str | tuple[str, str] | None:
+    """The cache key of ``message``: its id, else its type and text content, else None (not cached)."""
+    mid = message.id
+    if mid:
+        return mid
+    content = message.content
+    return (message.type, content) if isinstance(content, str) else None
 
 
 class Entry:
@@ -94,8 +105,10 @@ class ConvertedMessages:
         self.counter = counter
         self.max_bytes = max_bytes
         self.nbytes = 0
-        self._entries: OrderedDict[str, Entry] = OrderedDict()
+        self._entries: OrderedDict[str | tuple[str, str], Entry] = OrderedDict()
         self._lock = threading.Lock()
+        self.reads = PrefixReads()
+        """The conversations read so far (checked and grouped), extended call after call."""
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -106,48 +119,48 @@ class ConvertedMessages:
         every position has its own."""
         out: list[Entry | None] = []
         missing: list[int] = []
-        seen: set[str] = set()
+        seen: set[str | tuple[str, str]] = set()
         with self._lock:
             found = self._entries
             for i, m in enumerate(messages):
-                mid = m.id
-                entry = found.get(mid) if mid else None
-                if entry is not None and mid not in seen and entry.content == _content(m):
-                    found.move_to_end(mid)  # type: ignore[arg-type]  # mid is a str here
+                key = _key(m)
+                entry = found.get(key) if key is not None else None
+                if entry is not None and key not in seen and entry.content == _content(m):
+                    found.move_to_end(key)  # type: ignore[arg-type]  # key is not None here
                     out.append(entry)
                 else:
                     out.append(None)
                     missing.append(i)
-                if mid:
-                    seen.add(mid)
+                if key is not None:
+                    seen.add(key)
         if not missing:
             return out  # type: ignore[return-value]  # no None left
         converted = neutral([messages[i] for i in missing])
-        added: list[tuple[str, Entry]] = []
-        owned: set[str] = set()
+        added: list[tuple[str | tuple[str, str], Entry]] = []
+        owned: set[str | tuple[str, str]] = set()
         for i, d in zip(missing, converted, strict=True):
             m = messages[i]
             entry = Entry(copy.deepcopy(_content(m)), d)
             out[i] = entry
-            mid = m.id
-            if mid and mid not in owned:
-                owned.add(mid)
-                added.append((mid, entry))
+            key = _key(m)
+            if key is not None and key not in owned:
+                owned.add(key)
+                added.append((key, entry))
         self._keep(added)
         return out  # type: ignore[return-value]  # every position filled
 
-    def _keep(self, added: list[tuple[str, Entry]]) -> None:
+    def _keep(self, added: list[tuple[str | tuple[str, str], Entry]]) -> None:
         """Store the new entries (an id listed twice in one call keeps its first), then drop the least recently
         used ones over the bound."""
         with self._lock:
             found = self._entries
-            for mid, entry in added:
-                old = found.pop(mid, None)
+            for key, entry in added:
+                old = found.pop(key, None)
                 if old is not None:
                     self.nbytes -= old.nbytes
                 if entry.nbytes > self.max_bytes:
                     continue
-                found[mid] = entry
+                found[key] = entry
                 self.nbytes += entry.nbytes
             while self.nbytes > self.max_bytes and found:
                 _, gone = found.popitem(last=False)

@@ -291,9 +291,13 @@ def fit_messages(
     """Fit ``messages`` into ``budget`` (in ``counter``'s units) with the core's conversation engine; with
     ``cache``, each message is converted and counted once per content across calls."""
     bridge = _Bridge(messages, cache)
+    conversation: Any = bridge.dicts
+    if cache is not None and not options.cache_aware:  # checked and grouped from where the last call stopped
+        read = cache.reads.read(bridge.entries)
+        conversation = conversation if read is None else read
     try:
         fit = fit_conversation(
-            bridge.dicts,
+            conversation,
             budget,
             counter=bridge.counter(counter),
             include_system=options.system,
