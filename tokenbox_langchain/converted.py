@@ -115,8 +115,8 @@ class ConvertedMessages:
 
     def entries(self, messages: Sequence[BaseMessage]) -> list[Entry]:
         """One entry per message, in order: cached ones reused, the others converted together (one
-        ``convert_to_openai_messages`` call) and kept.  A message listed twice gets a copy of its dict, so
-        every position has its own."""
+        ``convert_to_openai_messages`` call) and kept.  A message listed twice is converted again for its second
+        position, so every position has its own dict."""
         out: list[Entry | None] = []
         missing: list[int] = []
         seen: set[str | tuple[str, str]] = set()
