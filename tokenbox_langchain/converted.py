@@ -140,7 +140,12 @@ class ConvertedMessages:
         owned: set[str | tuple[str, str]] = set()
         for i, d in zip(missing, converted, strict=True):
             m = messages[i]
-            entry = Entry(copy.deepcopy(_content(m)), d)
+            try:
+                content = copy.deepcopy(_content(m))
+            except Exception:  # a field that cannot be copied (a provider object in additional_kwargs): not kept
+                out[i] = Entry(_content(m), d)
+                continue
+            entry = Entry(content, d)
             out[i] = entry
             key = _key(m)
             if key is not None and key not in owned:

@@ -108,3 +108,16 @@ def test_invalid_step_raises_the_core_error() -> None:
     bad = [*messages, HumanMessage("next", id="next"), ToolMessage("stray", tool_call_id="nobody", id="stray")]
     with pytest.raises(ConversationError, match=r"answers no earlier tool call \(tool_call_id 'nobody'\)"):
         fit_messages(bad, COUNT, ContextBudget(max_tokens=2_000), OPTIONS, cache)
+
+
+class _Uncopyable:
+    def __deepcopy__(self, memo: dict) -> _Uncopyable:
+        raise TypeError("cannot copy")
+
+
+def test_message_that_cannot_be_copied_is_converted_every_time() -> None:
+    """A message whose fields cannot be copied (a provider object in additional_kwargs) is not kept, still fitted."""
+    cache = ConvertedMessages(COUNT)
+    odd = AIMessage("hello", id="odd", additional_kwargs={"provider": _Uncopyable()})
+    first, second = cache.entries([odd]), cache.entries([odd])
+    assert first[0] is not second[0] and first[0].neutral["content"] == "hello" and len(cache) == 0
