@@ -39,7 +39,7 @@ from tokenbox_core.tokens import content_text
 from tokenbox_langchain.counting import MessageCounter, openai_role
 
 if TYPE_CHECKING:
-    from tokenbox_langchain.converted import ConvertedMessages
+    from tokenbox_langchain._converted import ConvertedMessages
 
 __all__ = [
     "MARKER_ID_PREFIX",

@@ -145,7 +145,7 @@ class TokenBoxMiddleware(AgentMiddleware):
             )
         self.counter = MessageCounter(token_counter)
         self._text_counter = self.counter.text_counter()
-        from tokenbox_langchain.converted import ConvertedMessages
+        from tokenbox_langchain._converted import ConvertedMessages
 
         self.converted = ConvertedMessages(self.counter)
         from tokenbox_langchain.agent_summary import cache_window, core_summarizer

@@ -6,8 +6,8 @@ without results, an unknown role — :func:`~tokenbox_core.chat.check_conversati
 and groups every tool call with its results.  In an agent loop each request
 is the previous one plus a step, so doing both over the whole history on
 every model call made the per-call overhead grow with the loop.  This keeps
-the conversations it has read (as the :class:`~tokenbox_langchain.converted.Entry`
-objects of :class:`~tokenbox_langchain.converted.ConvertedMessages`, in order,
+the conversations it has read (as the :class:`~tokenbox_langchain._converted.Entry`
+objects of :class:`~tokenbox_langchain._converted.ConvertedMessages`, in order,
 with their tool groups) and, for a request that extends one of them, checks
 and groups only the messages added since.
 
@@ -20,7 +20,7 @@ added messages have a problem, carry ``"tokenbox"`` overrides or an odd shape,
 :meth:`PrefixReads.read` returns ``None`` and the whole list goes to the core,
 which checks it and raises its own error.
 
-Owner: one per :class:`~tokenbox_langchain.converted.ConvertedMessages`
+Owner: one per :class:`~tokenbox_langchain._converted.ConvertedMessages`
 (hence per middleware).  Bound: at most ``keep`` conversations (a thread's
 newest request replaces the one it extends) and ``max_bytes``, estimated from
 the entries each conversation holds; the oldest go first.
@@ -38,7 +38,7 @@ from tokenbox_core.chat._messages import OVERRIDE_KEY, _Grouper
 from tokenbox_core.chat._validate import FRAMEWORK_ROLES
 
 if TYPE_CHECKING:
-    from tokenbox_langchain.converted import Entry
+    from tokenbox_langchain._converted import Entry
 
 __all__ = ["PrefixReads"]
 
