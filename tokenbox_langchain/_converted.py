@@ -177,3 +177,7 @@ class ConvertedMessages:
         if size is None:
             size = entry.size = self.counter.size(message)
         return size
+
+    def count(self, messages: Sequence[BaseMessage]) -> int:
+        """What ``messages`` cost in the counter's units (``counter.count``), each message counted once per content."""
+        return self.counter.base + sum(self.size(e, m) for e, m in zip(self.entries(messages), messages, strict=True))

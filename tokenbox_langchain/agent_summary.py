@@ -175,7 +175,7 @@ def compact_state(middleware: TokenBoxMiddleware, messages: Sequence[BaseMessage
         reached = len(messages) > trigger[1]
     else:
         line = limit if trigger is None else (trigger[1] if trigger[0] == "tokens" else math.floor(trigger[1] * limit))
-        reached = counter.count(messages) > line
+        reached = middleware.converted.count(messages) > line
     if not reached:
         return None
     keep = middleware.keep or _DEFAULT_KEEP
@@ -183,7 +183,7 @@ def compact_state(middleware: TokenBoxMiddleware, messages: Sequence[BaseMessage
     room = SUMMARY_TOKENS if middleware.summarizer is not None else 0
     target = max(1, min(kept_tokens, limit) - room)
     options = FitOptions(system="leading", anchor="human", start_on="human")
-    result = fit_messages(messages, counter, ContextBudget(max_tokens=target), options)
+    result = fit_messages(messages, counter, ContextBudget(max_tokens=target), options, middleware.converted)
     kept = set(result.kept)
     removed = [m for i, m in enumerate(messages) if i not in kept]
     if not removed:

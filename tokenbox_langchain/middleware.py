@@ -276,7 +276,7 @@ class TokenBoxMiddleware(AgentMiddleware):
             return True
         if window.trigger_messages is not None and len(messages) > window.trigger_messages:
             return True
-        size = self.counter.count([system, *messages] if system is not None else messages)
+        size = self.converted.count([system, *messages] if system is not None else messages)
         if window.trigger_tokens is not None and size > window.trigger_tokens:
             return True
         return size + window.budget.reserved_tokens > window.limit

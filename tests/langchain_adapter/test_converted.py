@@ -121,3 +121,11 @@ def test_message_that_cannot_be_copied_is_converted_every_time() -> None:
     odd = AIMessage("hello", id="odd", additional_kwargs={"provider": _Uncopyable()})
     first, second = cache.entries([odd]), cache.entries([odd])
     assert first[0] is not second[0] and first[0].neutral["content"] == "hello" and len(cache) == 0
+
+
+def test_count_is_the_counters_count() -> None:
+    """ConvertedMessages.count gives what the counter gives for the list, from sizes counted once."""
+    cache = ConvertedMessages(COUNT)
+    messages = loop(20)
+    assert cache.count(messages) == COUNT.count(messages) == cache.count(messages)
+    assert cache.count([]) == COUNT.count([])
