@@ -22,9 +22,15 @@ The ``before_model`` variants shrink the graph state itself, so every later step
 included) handles ~80 messages instead of up to 600: compare them with each other, and the view variants
 with each other.
 
-Each variant runs in a fresh process, ``TRIALS`` times (default 3); the table gives the median CPU time
-(``time.process_time``) of the whole run, the CPU each variant adds per model call against ``none``, and
-the largest request each sent (counted with the same counter, tool schemas included).
+Each variant runs in a fresh process, ``TRIALS`` times (default 3), the variants alternated; the table
+gives the median CPU time (``time.process_time``) of the whole run, the CPU each variant adds per model call
+against ``none`` (median, and the range over the trials: each trial against the ``none`` run of the same
+round), and the largest request each sent (counted with the same counter, tool schemas included).  The
+checkout the script is in is measured (its directory is put first on ``sys.path``), not an installed copy.
+Pass variant names after ``TRIALS`` to run only those (``none`` is always run).  ``--baseline PATH`` (another
+checkout of this repository) also runs the ``tokenbox`` variants against that tree, alternated with this one's
+in the same rounds, so "before" and "after" come from the same minutes on the same machine; they appear as
+``<variant>@baseline`` rows.
 """
 
 from __future__ import annotations
@@ -35,7 +41,10 @@ import statistics
 import subprocess
 import sys
 import time
+from pathlib import Path
 
+ROOT = str(Path(__file__).resolve().parents[1])
+sys.path.insert(0, os.environ.get("TOKENBOX_BENCH_TREE", ROOT))  # the measured checkout, not an installed copy
 os.environ.setdefault("TOKENBOX_OFFLINE", "1")
 
 STEPS = 300
@@ -118,27 +127,48 @@ def run_one(variant: str) -> dict:
     return {"variant": variant, "cpu": cpu, "calls": len(agent_calls), "largest": largest}
 
 
-def main(trials: int) -> None:
-    results: dict[str, list[dict]] = {v: [] for v in VARIANTS}
+def _run(tree: str, variant: str) -> dict:
+    """``run_one(variant)`` in a fresh process importing the packages of ``tree``."""
+    env = {**os.environ, "TOKENBOX_BENCH_TREE": tree}
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (tree, os.environ.get("PYTHONPATH")) if p)
+    out = subprocess.run(
+        [sys.executable, __file__, "--one", variant], capture_output=True, text=True, check=True, env=env, cwd=tree
+    ).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def main(trials: int, variants: tuple[str, ...] = VARIANTS, baseline: str | None = None) -> None:
+    variants = ("none", *(v for v in variants if v != "none"))
+    jobs = [(ROOT, v, v) for v in variants]
+    if baseline is not None:
+        jobs += [(baseline, v, f"{v}@baseline") for v in variants if v.startswith("tokenbox")]
+    results: dict[str, list[dict]] = {label: [] for _, _, label in jobs}
     for _ in range(trials):
-        for variant in VARIANTS:  # alternated, each in a fresh process: no warm cache crosses variants
-            out = subprocess.run(
-                [sys.executable, __file__, "--one", variant], capture_output=True, text=True, check=True
-            ).stdout
-            results[variant].append(json.loads(out.strip().splitlines()[-1]))
+        for tree, variant, label in jobs:  # alternated, each in a fresh process: no warm cache crosses variants
+            results[label].append(_run(tree, variant))
     base = statistics.median(r["cpu"] for r in results["none"])
     print(f"create_agent, one task, {STEPS} tool steps, window {WINDOW:,}, o200k chat counter; median of {trials}")
-    print(f"{'variant':<20}{'CPU s':>9}{'model calls':>13}{'added ms/call':>15}{'largest request':>17}")
-    for variant in VARIANTS:
-        rows = results[variant]
+    print(f"{'variant':<29}{'CPU s':>9}{'model calls':>13}{'added ms/call':>15}{'range':>15}{'largest request':>17}")
+    for label, rows in results.items():
         cpu = statistics.median(r["cpu"] for r in rows)
         calls = rows[0]["calls"]
-        added = (cpu - base) / calls * 1_000 if variant != "none" else 0.0
-        print(f"{variant:<20}{cpu:>9.2f}{calls:>13}{added:>15.2f}{rows[0]['largest']:>17,}")
+        if label == "none":
+            added, spread = 0.0, ""
+        else:
+            added = (cpu - base) / calls * 1_000
+            paired = [(r["cpu"] - b["cpu"]) / calls * 1_000 for r, b in zip(rows, results["none"], strict=True)]
+            spread = f"{min(paired):.2f}..{max(paired):.2f}"
+        print(f"{label:<29}{cpu:>9.2f}{calls:>13}{added:>15.2f}{spread:>15}{rows[0]['largest']:>17,}")
 
 
 if __name__ == "__main__":
     if len(sys.argv) > 2 and sys.argv[1] == "--one":
         print(json.dumps(run_one(sys.argv[2])))
     else:
-        main(int(sys.argv[1]) if len(sys.argv) > 1 else 3)
+        args = sys.argv[1:]
+        tree = None
+        if "--baseline" in args:
+            at = args.index("--baseline")
+            tree = str(Path(args[at + 1]).resolve())
+            del args[at : at + 2]
+        main(int(args[0]) if args else 3, tuple(args[1:]) or VARIANTS, tree)

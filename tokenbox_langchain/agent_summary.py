@@ -13,15 +13,22 @@ message).  A core :class:`~tokenbox_core.session.Summarizer` is taken as it is.
   compacted once the trigger is reached, to ``keep``: LangChain's idiom,
   ``RemoveMessage(id=REMOVE_ALL_MESSAGES)`` followed by the summary (a human
   message) and the kept messages.
+- On the async path (``awrap_model_call``, ``abefore_model``) a summarizer with
+  an async API is awaited — a chat model's or Runnable's ``ainvoke``, an
+  ``async def`` callable — never called synchronously inside the event loop
+  (:func:`run_awaiting`): the fit runs until it needs a summary it does not
+  have, the summary is awaited, and the fit runs again with it (once per cut).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
+import inspect
 import math
-from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from contextvars import ContextVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, RemoveMessage
@@ -30,19 +37,66 @@ from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
 from tokenbox_core import ContextBudget, TokenCounter
 from tokenbox_core.cache import CacheWindow
-from tokenbox_core.tokens import content_text
+from tokenbox_core.tokens import canonical_json, content_text
 from tokenbox_langchain.fit import FitOptions, fit_messages, neutral
 from tokenbox_langchain.history import from_neutral
 
 if TYPE_CHECKING:
     from tokenbox_langchain.middleware import TokenBoxMiddleware
 
-__all__ = ["SUMMARY_PREFIX", "SUMMARY_TOKENS", "cache_window", "compact_state", "core_summarizer", "summarize"]
+__all__ = [
+    "SUMMARY_PREFIX",
+    "SUMMARY_TOKENS",
+    "cache_window",
+    "compact_state",
+    "core_summarizer",
+    "deferred",
+    "run_awaiting",
+    "summarize",
+]
 
 SUMMARY_PREFIX = "Summary of the earlier conversation:\n"
 SUMMARY_TOKENS = 512
 """The room a summary may take in the persistent mode (it is cut to fit)."""
 _DEFAULT_KEEP = ("fraction", 0.5)
+_T = TypeVar("_T")
+
+_AWAITED: ContextVar[dict[Any, Any] | None] = ContextVar("tokenbox_awaited_summaries", default=None)
+"""Set by :func:`run_awaiting` for the fit it runs: the results awaited so far, by the call's input (none outside)."""
+
+
+class _Await(Exception):
+    """A fit run by :func:`run_awaiting` needs the result of an async call it does not have yet."""
+
+    def __init__(self, key: Any, call: Callable[[], Awaitable[Any]]) -> None:
+        super().__init__("a summary is awaited")
+        self.key = key
+        self.call = call
+
+
+def deferred(key: Any, sync: Callable[[], Any], call: Callable[[], Awaitable[Any]] | None) -> Any:
+    """``sync()``; inside :func:`run_awaiting` with an async ``call``, the result of ``await call()`` instead
+    (``key`` names the call by its input: the fit stops, the call is awaited, and the fit runs again)."""
+    awaited = _AWAITED.get()
+    if awaited is None or call is None:
+        return sync()
+    if key in awaited:
+        return awaited[key]
+    raise _Await(key, call)
+
+
+async def run_awaiting(fit: Callable[[], _T]) -> _T:
+    """``fit()``, the summaries it needs awaited through the summarizer's async API (see the module docstring)."""
+    awaited: dict[Any, Any] = {}
+    token = _AWAITED.set(awaited)
+    try:
+        while True:
+            try:
+                return fit()
+            except _Await as need:
+                awaited[need.key] = await need.call()
+    finally:
+        _AWAITED.reset(token)
 
 
 def core_summarizer(spec: Any) -> Any:
@@ -54,8 +108,13 @@ def core_summarizer(spec: Any) -> Any:
         from tokenbox_langchain.summarizer import ChatModelSummarizer
 
         return ChatModelSummarizer(spec)
+    acall: Callable[[list[BaseMessage]], Awaitable[Any]] | None = None
     if isinstance(spec, Runnable):
         call: Callable[[list[BaseMessage]], Any] = spec.invoke
+        acall = spec.ainvoke
+    elif inspect.iscoroutinefunction(spec) or inspect.iscoroutinefunction(getattr(spec, "__call__", None)):  # noqa: B004
+        call = _async_only(spec)
+        acall = spec
     elif callable(spec):
         call = spec
     else:
@@ -65,10 +124,22 @@ def core_summarizer(spec: Any) -> Any:
         )
 
     def written(messages: Sequence[Mapping[str, Any]], target_tokens: int) -> str:
-        value = call(from_neutral(messages))
+        rows = from_neutral(messages)
+        later = None if acall is None else (lambda: acall(rows))
+        value = deferred(("summary", canonical_json(list(messages))), lambda: call(rows), later)
         return content_text(value.content) if isinstance(value, BaseMessage) else str(value)
 
     return written
+
+
+def _async_only(spec: Any) -> Callable[[list[BaseMessage]], Any]:
+    def call(messages: list[BaseMessage]) -> Any:
+        raise TypeError(
+            f"the summarizer {getattr(spec, '__name__', type(spec).__name__)} is an async function: run the agent "
+            f"with ainvoke/astream, or pass a synchronous summarizer"
+        )
+
+    return call
 
 
 def cache_window(cache_aware: Any, summarizer: Any) -> Any:
@@ -104,7 +175,7 @@ def compact_state(middleware: TokenBoxMiddleware, messages: Sequence[BaseMessage
         reached = len(messages) > trigger[1]
     else:
         line = limit if trigger is None else (trigger[1] if trigger[0] == "tokens" else math.floor(trigger[1] * limit))
-        reached = counter.count(messages) > line
+        reached = middleware.converted.count(messages) > line
     if not reached:
         return None
     keep = middleware.keep or _DEFAULT_KEEP
@@ -112,7 +183,7 @@ def compact_state(middleware: TokenBoxMiddleware, messages: Sequence[BaseMessage
     room = SUMMARY_TOKENS if middleware.summarizer is not None else 0
     target = max(1, min(kept_tokens, limit) - room)
     options = FitOptions(system="leading", anchor="human", start_on="human")
-    result = fit_messages(messages, counter, ContextBudget(max_tokens=target), options)
+    result = fit_messages(messages, counter, ContextBudget(max_tokens=target), options, middleware.converted)
     kept = set(result.kept)
     removed = [m for i, m in enumerate(messages) if i not in kept]
     if not removed:

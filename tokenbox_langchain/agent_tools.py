@@ -10,21 +10,37 @@ scores at or above its policy's threshold is labelled ``QUARANTINED`` (policy
 hierarchy statement that tells the model what the boundaries mean joins the
 system message of every request.  The tool-call id, name and message id are
 kept; the decision is in ``response_metadata["tokenbox_defense"]``.
+
+The model's side (:class:`SystemDefense`): the statement joins the system
+message with the policy's canary (``DefensePolicy(canary=True)``, derived from
+the deployment secret and the system prompt), and every response is read by
+:func:`~tokenbox_core.defense.check_output` against the system prompt and the
+canary: the verdict is in the response message's
+``response_metadata["tokenbox_defense"]["output"]``, a leak (the canary, the
+system prompt, a secret) is logged to ``tokenbox.security``, and with
+``on_leak="raise"`` the model call raises
+:class:`~tokenbox_core.errors.SecurityError` instead of passing the answer on.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
 from typing import Any
 
-from langchain_core.messages import ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
 from tokenbox_core import TokenCounter
 from tokenbox_core._sections import Section
-from tokenbox_core.defense import DefensePolicy, defend_sections, hierarchy_statement
+from tokenbox_core.defense import DefensePolicy, DefenseReport, check_output, defend_sections, hierarchy_statement
+from tokenbox_core.defense._policy import security_log
 from tokenbox_core.errors import SecurityError
+from tokenbox_core.tokens import content_text
 
-__all__ = ["METADATA_KEY", "check_defense", "defense_statement", "screen_result"]
+__all__ = ["LEAK_ACTIONS", "METADATA_KEY", "SystemDefense", "check_defense", "defense_statement", "screen_result"]
+
+LEAK_ACTIONS = ("flag", "raise")
+"""What ``TokenBoxMiddleware(on_leak=...)`` does with a response that leaks: record it, or raise."""
 
 METADATA_KEY = "tokenbox_defense"
 """Where a screened tool result records the decision (``response_metadata``)."""
@@ -70,3 +86,49 @@ def screen_result(message: ToolMessage, policy: DefensePolicy, counter: TokenCou
     return message.model_copy(
         update={"content": text, "response_metadata": {**message.response_metadata, METADATA_KEY: note}}
     )
+
+
+class SystemDefense:
+    """The defended system prompt of an agent and the report its responses are checked against.
+
+    :meth:`statement` is the instruction-hierarchy statement with the canary for a system prompt
+    (:func:`~tokenbox_core.defense.defend_sections` on it, its source type ``"system"``, trusted).  It holds
+    the one system prompt it last defended (one entry, the prompt's text and its report): the canary is an
+    HMAC over the prompt, so an agent whose system prompt does not change derives it once rather than on every
+    model call, and every request carries the same system message (the provider's prompt cache keeps
+    serving it).  Owner: the middleware.
+    """
+
+    def __init__(self, policy: DefensePolicy, counter: TokenCounter, on_leak: str) -> None:
+        self.policy = policy
+        self.counter = counter
+        self.on_leak = on_leak
+        self._last: tuple[str, DefenseReport] | None = None
+
+    def report(self, system_text: str) -> DefenseReport:
+        """The defence report of ``system_text`` (its canary, statement and trusted text)."""
+        last = self._last
+        if last is not None and last[0] == system_text:
+            return last[1]
+        sections = [Section("system", system_text, role="system", metadata={"source_type": "system"})]
+        report = defend_sections(sections if system_text else [], self.policy, counter=self.counter).report
+        self._last = (system_text, report)
+        return report
+
+    def checked(self, messages: list[BaseMessage], report: DefenseReport) -> list[BaseMessage]:
+        """``messages`` (a model's response) with each answer's output check in its metadata; raises
+        :class:`~tokenbox_core.errors.SecurityError` for a leak when ``on_leak="raise"``."""
+        out: list[BaseMessage] = []
+        for m in messages:
+            if not isinstance(m, AIMessage):
+                out.append(m)
+                continue
+            calls = [json.dumps(c.get("args"), sort_keys=True, default=str) for c in m.tool_calls]
+            check = check_output("\n".join([content_text(m.content), *calls]), report)
+            if not check.ok:
+                security_log.warning("defense: model output %s leaks: %s", m.id, check.to_dict())
+                if self.on_leak == "raise":
+                    check.raise_if_leaked()
+            note = {**m.response_metadata.get(METADATA_KEY, {}), "output": check.to_dict()}
+            out.append(m.model_copy(update={"response_metadata": {**m.response_metadata, METADATA_KEY: note}}))
+        return out

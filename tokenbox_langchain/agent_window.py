@@ -11,7 +11,11 @@ reads it from the request before it hands the messages to the core:
 - the **tool schemas**, counted as the provider receives them — each tool
   through ``convert_to_openai_tool``, its canonical JSON counted — and
   reserved in the budget (``reserved_slots["tools"]``): they are sent as
-  tools, never as text;
+  tools, never as text.  With a ``response_format``, what ``create_agent``
+  adds after the middleware is counted too (:func:`request_schemas`): the
+  structured-output tools of a ``ToolStrategy`` (one per schema), or the
+  JSON schema of a ``ProviderStrategy`` (sent as ``response_format``); a raw
+  schema is resolved as ``create_agent`` resolves it for the request's model;
 - ``trigger`` and ``keep`` in :class:`~langchain.agents.middleware.SummarizationMiddleware`'s
   vocabulary, ``("tokens", n)``, ``("fraction", f)`` (of the window less the
   output reserve) or ``("messages", n)``: sizes of the system message and the
@@ -37,7 +41,15 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from tokenbox_core import BudgetError, ContextBudget, TokenCounter
 from tokenbox_core.tokens import canonical_json
 
-__all__ = ["ContextSize", "Window", "check_size", "output_reserve", "resolve_window", "tool_tokens"]
+__all__ = [
+    "ContextSize",
+    "Window",
+    "check_size",
+    "output_reserve",
+    "request_schemas",
+    "resolve_window",
+    "tool_tokens",
+]
 
 ContextSize = tuple[Literal["tokens", "fraction", "messages"], int | float]
 """``("tokens", n)``, ``("fraction", f)`` with ``0 < f <= 1`` of the window, or ``("messages", n)``:
@@ -164,5 +176,36 @@ def tool_schema(tool: Any) -> dict[str, Any]:
 
 
 def tool_tokens(tools: Sequence[Any], counter: TokenCounter) -> int:
-    """The tokens the tool schemas take: each schema's canonical JSON, counted."""
+    """The tokens the tool schemas take: each schema's canonical JSON, counted (a schema dict as it is)."""
     return sum(counter.count(canonical_json(tool_schema(t))) for t in tools)
+
+
+def _provider_strategy(model: Any, tools: Sequence[Any]) -> bool:
+    """Whether ``create_agent`` answers a raw schema with the provider's structured output for ``model`` (its own
+    test); a tool strategy when that test is not available."""
+    try:
+        from langchain.agents.factory import _supports_provider_strategy
+    except ImportError:  # pragma: no cover - an older or newer langchain without the test: count the tools
+        return False
+    return bool(_supports_provider_strategy(model, tools=list(tools)))
+
+
+def request_schemas(request: Any) -> list[dict[str, Any]]:
+    """What the provider receives for ``request``'s tools: its tools, then the structured-output tools (a
+    ``ToolStrategy``) or JSON schema (a ``ProviderStrategy``) ``create_agent`` adds for its ``response_format``."""
+    schemas = [tool_schema(t) for t in request.tools or ()]
+    fmt = getattr(request, "response_format", None)
+    if fmt is None:
+        return schemas
+    from langchain.agents.structured_output import AutoStrategy, OutputToolBinding, ProviderStrategy, ToolStrategy
+
+    if not isinstance(fmt, AutoStrategy | ToolStrategy | ProviderStrategy):
+        fmt = AutoStrategy(schema=fmt)  # a raw schema, as create_agent reads it
+    if isinstance(fmt, AutoStrategy):
+        provider = _provider_strategy(request.model, request.tools or ())
+        fmt = ProviderStrategy(schema=fmt.schema) if provider else ToolStrategy(schema=fmt.schema)
+    if isinstance(fmt, ToolStrategy):
+        schemas += [convert_to_openai_tool(OutputToolBinding.from_schema_spec(s).tool) for s in fmt.schema_specs]
+    else:
+        schemas.append(fmt.to_model_kwargs()["response_format"])
+    return schemas

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from langchain_core.messages import (
     AIMessage,
@@ -37,6 +37,9 @@ from tokenbox_core.chat import (
 from tokenbox_core.chat._sections import MARKER_ID_PREFIX
 from tokenbox_core.tokens import content_text
 from tokenbox_langchain.counting import MessageCounter, openai_role
+
+if TYPE_CHECKING:
+    from tokenbox_langchain._converted import ConvertedMessages
 
 __all__ = [
     "MARKER_ID_PREFIX",
@@ -136,9 +139,14 @@ def _one(message: BaseMessage) -> dict[str, Any]:
 class _Bridge:
     """The neutral dicts of one call and the way back to the original messages."""
 
-    def __init__(self, messages: Sequence[BaseMessage]) -> None:
+    def __init__(self, messages: Sequence[BaseMessage], cache: ConvertedMessages | None = None) -> None:
         self.messages = list(messages)
-        self.dicts = neutral(self.messages)
+        self.cache = cache
+        if cache is None:
+            self.dicts = neutral(self.messages)
+        else:  # converted once per message content (an agent loop's history, call after call)
+            self.entries = cache.entries(self.messages)
+            self.dicts = [e.neutral for e in self.entries]
         self._where = {id(d): i for i, d in enumerate(self.dicts)}  # a dict the engine was given -> its position
 
     def _position(self, d: Mapping[str, Any]) -> int | None:
@@ -181,10 +189,24 @@ class _Bridge:
         return test
 
     def counter(self, counter: MessageCounter) -> ChatCounter:
-        """Sizes in ``counter``'s units, of the original message a dict stands for."""
-        return ChatCounter(
-            lambda d, i: counter.size(self.original(d, i)), base=counter.base, name=counter.name, text=counter.core
-        )
+        """Sizes in ``counter``'s units, of the original message a dict stands for (counted once per content
+        with the cache of ``counter``)."""
+        cache = self.cache
+        if cache is None or cache.counter is not counter:
+            return ChatCounter(
+                lambda d, i: counter.size(self.original(d, i)), base=counter.base, name=counter.name, text=counter.core
+            )
+        dicts, entries, messages, original = self.dicts, self.entries, self.messages, self.original
+
+        def size(d: Mapping[str, Any], i: int | None) -> int:
+            if i is not None and dicts[i] is d:
+                return cache.size(entries[i], messages[i])
+            return counter.size(original(d, i))
+
+        def size_at(i: int) -> int:
+            return cache.size(entries[i], messages[i])
+
+        return ChatCounter(size, base=counter.base, name=counter.name, text=counter.core, size_at=size_at)
 
 
 @dataclass(frozen=True)
@@ -264,12 +286,18 @@ def fit_messages(
     counter: MessageCounter,
     budget: ContextBudget,
     options: FitOptions,
+    cache: ConvertedMessages | None = None,
 ) -> FitResult:
-    """Fit ``messages`` into ``budget`` (in ``counter``'s units) with the core's conversation engine."""
-    bridge = _Bridge(messages)
+    """Fit ``messages`` into ``budget`` (in ``counter``'s units) with the core's conversation engine; with
+    ``cache``, each message is converted and counted once per content across calls."""
+    bridge = _Bridge(messages, cache)
+    conversation: Any = bridge.dicts
+    if cache is not None and not options.cache_aware:  # checked and grouped from where the last call stopped
+        read = cache.reads.read(bridge.entries)
+        conversation = conversation if read is None else read
     try:
         fit = fit_conversation(
-            bridge.dicts,
+            conversation,
             budget,
             counter=bridge.counter(counter),
             include_system=options.system,

@@ -22,18 +22,26 @@ every message.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
-from langchain_core.messages import BaseMessage, SystemMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
 from tokenbox_core import ContextBudget
 from tokenbox_core._arguments import check_arguments, no_bool
 from tokenbox_core.errors import BudgetError
-from tokenbox_langchain.agent_window import ContextSize, Window, check_size, resolve_window, tool_tokens
+from tokenbox_langchain.agent_window import (
+    ContextSize,
+    Window,
+    check_size,
+    request_schemas,
+    resolve_window,
+    tool_tokens,
+)
 from tokenbox_langchain.counting import MessageCounter
 from tokenbox_langchain.fit import MARKER_ID_PREFIX, FitOptions, FitResult, fit_messages
 
@@ -41,7 +49,8 @@ __all__ = ["TokenBoxMiddleware"]
 
 _ARGUMENTS = (
     "budget", "token_counter", "output_reserve", "trigger", "keep", "cache_aware", "omission_marker",
-    "summarizer", "persistent", "defense", "name", "session", "session_id", "recall", "masking", "offload",
+    "summarizer", "persistent", "defense", "on_leak", "name", "session", "session_id", "recall", "masking",
+    "offload",
 )  # fmt: skip
 _PLACEHOLDER_WINDOW = 128_000
 """A thread's session is opened with this window when a tool call comes first; every compile passes its own."""
@@ -72,8 +81,13 @@ class TokenBoxMiddleware(AgentMiddleware):
             ``RemoveMessage(REMOVE_ALL_MESSAGES)`` and the kept messages, a summary first when a summarizer is
             given); needs ``budget``.
         defense: a :class:`~tokenbox_core.defense.DefensePolicy`: tool results are screened as they are
-            produced (injections quarantined in boundaries, or withheld under a ``reject`` policy) and the
-            instruction-hierarchy statement joins the system message.
+            produced (injections quarantined in boundaries, or withheld under a ``reject`` policy), the
+            instruction-hierarchy statement and the canary join the system message, and every response is
+            checked for leaks (:func:`~tokenbox_core.defense.check_output`; see
+            :mod:`tokenbox_langchain.agent_tools`).
+        on_leak: with ``defense``, what a response that leaks the canary, the system prompt or a secret does:
+            ``"flag"`` (the default: the verdict in ``response_metadata["tokenbox_defense"]["output"]``, a
+            warning on the ``tokenbox.security`` logger) or ``"raise"`` (:class:`~tokenbox_core.errors.SecurityError`).
         name: the middleware's name (``create_agent`` and deepagents match middleware by name).
         session: ``True`` (in memory), a path (a SQLite file) or a ``SessionStore``: one
             :class:`~tokenbox_core.ContextSession` per thread archives every message and compiles each request
@@ -104,6 +118,7 @@ class TokenBoxMiddleware(AgentMiddleware):
         summarizer: Any = None,
         persistent: bool = False,
         defense: Any = None,
+        on_leak: str = "flag",
         name: str = "TokenBoxMiddleware",
         session: Any = None,
         session_id: str | None = None,
@@ -130,6 +145,9 @@ class TokenBoxMiddleware(AgentMiddleware):
             )
         self.counter = MessageCounter(token_counter)
         self._text_counter = self.counter.text_counter()
+        from tokenbox_langchain._converted import ConvertedMessages
+
+        self.converted = ConvertedMessages(self.counter)
         from tokenbox_langchain.agent_summary import cache_window, core_summarizer
 
         self.summarizer = None if summarizer is None else core_summarizer(summarizer)
@@ -142,10 +160,15 @@ class TokenBoxMiddleware(AgentMiddleware):
             cache_aware=cache_window(cache_aware, self.summarizer),
         )
         self.defense = defense
-        if defense is not None:
-            from tokenbox_langchain.agent_tools import check_defense
+        self._defended: Any = None
+        from tokenbox_langchain.agent_tools import LEAK_ACTIONS, SystemDefense, check_defense
 
+        if on_leak not in LEAK_ACTIONS:
+            raise ValueError(f"on_leak must be one of {', '.join(map(repr, LEAK_ACTIONS))}, got {on_leak!r}")
+        if defense is not None:
             check_defense(defense)
+            self._defended = SystemDefense(defense, self._text_counter, on_leak)
+        self._joined_system: tuple[SystemMessage | None, str, SystemMessage] | None = None
         if persistent and self.budget is None:
             raise BudgetError(
                 "persistent=True compacts the graph state before the model call, where the model's profile is "
@@ -195,8 +218,10 @@ class TokenBoxMiddleware(AgentMiddleware):
     # ------------------------------------------------------------------ the model call
 
     def window(self, request: ModelRequest) -> Window:
-        """The window of ``request``: budget, output reserve, tool schemas' tokens, trigger and keep."""
-        tools = tool_tokens(request.tools, self._text_counter) if request.tools else 0
+        """The window of ``request``: budget, output reserve, the tokens of the tool schemas (with the structured-output
+        tools or schema ``create_agent`` adds for a ``response_format``), trigger and keep."""
+        sent = request.tools or request.response_format is not None
+        tools = tool_tokens(request_schemas(request), self._text_counter) if sent else 0
         return resolve_window(
             self.budget,
             model=request.model,
@@ -222,7 +247,7 @@ class TokenBoxMiddleware(AgentMiddleware):
         if thread is not None:
             return self._compiled(request, system, window, thread)
         head = [system] if system is not None else []
-        result = fit_messages([*head, *messages], self.counter, window.budget, self.options)
+        result = fit_messages([*head, *messages], self.counter, window.budget, self.options, self.converted)
         return self._fitted(request, system, result)
 
     def _compiled(
@@ -251,7 +276,7 @@ class TokenBoxMiddleware(AgentMiddleware):
             return True
         if window.trigger_messages is not None and len(messages) > window.trigger_messages:
             return True
-        size = self.counter.count([system, *messages] if system is not None else messages)
+        size = self.converted.count([system, *messages] if system is not None else messages)
         if window.trigger_tokens is not None and size > window.trigger_tokens:
             return True
         return size + window.budget.reserved_tokens > window.limit
@@ -274,22 +299,49 @@ class TokenBoxMiddleware(AgentMiddleware):
         return request.override(messages=messages, system_message=system)  # type: ignore[arg-type]
 
     def _system_message(self, system: SystemMessage | None) -> SystemMessage | None:
-        if self.defense is None:
+        """The system message with the defence statement and canary (the same object while neither changes)."""
+        if self._defended is None:
             return system
-        from tokenbox_langchain.agent_tools import defense_statement
+        statement = self._defended.report(system.text if system is not None else "").statement
+        if statement is None:
+            return system
+        last = self._joined_system
+        if last is not None and last[0] is system and last[1] == statement:
+            return last[2]
+        joined = _joined(system, [SystemMessage(statement)])
+        self._joined_system = (system, statement, joined)
+        return joined
 
-        statement = defense_statement(self.defense)
-        return system if statement is None else _joined(system, [SystemMessage(statement)])
+    def _checked(self, request: ModelRequest, response: Any) -> Any:
+        """``response`` with its output check (see :mod:`tokenbox_langchain.agent_tools`) when defence is on."""
+        if self._defended is None:
+            return response
+        system = request.system_message
+        report = self._defended.report(system.text if system is not None else "")
+        if isinstance(response, AIMessage):
+            return self._defended.checked([response], report)[0]
+        inner = getattr(response, "model_response", None)  # an ExtendedModelResponse
+        if isinstance(inner, ModelResponse):
+            return dataclasses.replace(response, model_response=self._checked(request, inner))
+        if isinstance(response, ModelResponse):
+            return dataclasses.replace(response, result=self._defended.checked(list(response.result), report))
+        return response
 
     def wrap_model_call(self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]) -> ModelResponse:
-        """Calls the model with the fitted request (see the module docstring)."""
-        return handler(self.fit(request))
+        """Calls the model with the fitted request (see the module docstring); with ``defense``, checks the
+        response for leaks."""
+        return self._checked(request, handler(self.fit(request)))  # type: ignore[no-any-return]
 
     async def awrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
     ) -> ModelResponse:
-        """The async twin of :meth:`wrap_model_call`."""
-        return await handler(self.fit(request))
+        """The async twin of :meth:`wrap_model_call`; a summarizer with an async API (``ainvoke``) is awaited."""
+        if self.summarizer is None:
+            return self._checked(request, await handler(self.fit(request)))  # type: ignore[no-any-return]
+        from tokenbox_langchain.agent_summary import run_awaiting
+
+        fitted = await run_awaiting(lambda: self.fit(request))
+        return self._checked(request, await handler(fitted))  # type: ignore[no-any-return]
 
     # ------------------------------------------------------------------ tool results
 
@@ -367,5 +419,7 @@ class _PersistentTokenBoxMiddleware(TokenBoxMiddleware):
         return compact_state(self, state["messages"])
 
     async def abefore_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
-        """The async twin of :meth:`before_model`."""
-        return self.before_model(state, runtime)
+        """The async twin of :meth:`before_model`; a summarizer with an async API (``ainvoke``) is awaited."""
+        from tokenbox_langchain.agent_summary import run_awaiting
+
+        return await run_awaiting(lambda: self.before_model(state, runtime))

@@ -16,6 +16,7 @@ from langchain_core.messages import HumanMessage
 from tokenbox_core.session import SessionStore
 from tokenbox_core.session._llm import PROMPT_VERSION, SUMMARY_PROMPT, ModelSummarizer
 from tokenbox_core.tokens import content_text
+from tokenbox_langchain.agent_summary import deferred
 
 __all__ = ["ChatModelSummarizer", "deterministic_model", "model_name"]
 
@@ -63,7 +64,10 @@ class ChatModelSummarizer(ModelSummarizer):
         self.chat_model = model
 
         def generate(prompt_text: str, seed: int) -> str:
-            reply = deterministic_model(model, seed).invoke([HumanMessage(prompt_text)])
+            bound = deterministic_model(model, seed)
+            prompt = [HumanMessage(prompt_text)]
+            # awaited through ainvoke when TokenBoxMiddleware fits on the async path (agent_summary.run_awaiting)
+            reply = deferred(("chat", prompt_text, seed), lambda: bound.invoke(prompt), lambda: bound.ainvoke(prompt))
             return content_text(reply.content)
 
         super().__init__(generate, model=model_name(model), store=store, prompt=prompt, prompt_version=prompt_version)
