@@ -1,7 +1,8 @@
 """Summaries for :class:`~tokenbox_langchain.middleware.TokenBoxMiddleware`, and its persistent mode.
 
 A ``summarizer`` is what LangChain's ``SummarizationMiddleware`` takes: a chat
-model (it then writes through :class:`~tokenbox_langchain.summarizer.ChatModelSummarizer`:
+model or a ``"provider:model"`` name (resolved by ``init_chat_model``; it then
+writes through :class:`~tokenbox_langchain.summarizer.ChatModelSummarizer`:
 the core's prompt, temperature 0, a seed from the block hash), a ``Runnable``
 or a callable over the removed messages returning the summary text (or a
 message).  A core :class:`~tokenbox_core.session.Summarizer` is taken as it is.
@@ -38,6 +39,7 @@ from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from tokenbox_core import ContextBudget, TokenCounter
 from tokenbox_core.cache import CacheWindow
 from tokenbox_core.tokens import canonical_json, content_text
+from tokenbox_langchain.agent_window import Window, thresholds
 from tokenbox_langchain.fit import FitOptions, fit_messages, neutral
 from tokenbox_langchain.history import from_neutral
 
@@ -104,6 +106,10 @@ def core_summarizer(spec: Any) -> Any:
     over neutral messages (see the module docstring)."""
     if hasattr(spec, "summarize"):
         return spec
+    if isinstance(spec, str):  # "provider:model", as SummarizationMiddleware resolves it
+        from langchain.chat_models import init_chat_model
+
+        spec = init_chat_model(spec)
     if isinstance(spec, BaseChatModel):
         from tokenbox_langchain.summarizer import ChatModelSummarizer
 
@@ -170,18 +176,18 @@ def compact_state(middleware: TokenBoxMiddleware, messages: Sequence[BaseMessage
     reserve = budget.output_reserve or middleware.output_reserve or 0
     limit = budget.max_tokens - reserve
     counter = middleware.counter
-    trigger = middleware.trigger
-    if trigger is not None and trigger[0] == "messages":
-        reached = len(messages) > trigger[1]
+    size = lambda: middleware.converted.count(messages)  # noqa: E731
+    if middleware.trigger is None:
+        reached = size() > limit
     else:
-        line = limit if trigger is None else (trigger[1] if trigger[0] == "tokens" else math.floor(trigger[1] * limit))
-        reached = middleware.converted.count(messages) > line
+        reached = Window(budget, thresholds(middleware.trigger, limit)).reached(len(messages), size)
     if not reached:
         return None
     keep = middleware.keep or _DEFAULT_KEEP
     kept_tokens = int(keep[1]) if keep[0] == "tokens" else math.floor(keep[1] * limit)
     room = SUMMARY_TOKENS if middleware.summarizer is not None else 0
-    target = max(1, min(kept_tokens, limit) - room)
+    # keep's tokens are the kept messages', the summary comes on top (as SummarizationMiddleware's); both in the limit
+    target = max(1, min(kept_tokens, limit - room))
     options = FitOptions(system="leading", anchor="human", start_on="human")
     result = fit_messages(messages, counter, ContextBudget(max_tokens=target), options, middleware.converted)
     kept = set(result.kept)

@@ -19,10 +19,15 @@ reads it from the request before it hands the messages to the core:
 - ``trigger`` and ``keep`` in :class:`~langchain.agents.middleware.SummarizationMiddleware`'s
   vocabulary, ``("tokens", n)``, ``("fraction", f)`` (of the window less the
   output reserve) or ``("messages", n)``: sizes of the system message and the
-  messages, the tool schemas aside (they are sent whatever happens).
+  messages, the tool schemas aside (they are sent whatever happens).  A trigger
+  is reached at its threshold (``>=``, as LangChain's); like LangChain's, it may
+  be a dict of conditions that must all hold (``{"tokens": 4000, "messages":
+  10}``) or a list of sizes and dicts of which any one suffices (:func:`check_trigger`).
 
 >>> check_size("keep", ("fraction", 0.5))
 ('fraction', 0.5)
+>>> check_trigger([("messages", 50), {"tokens": 4000, "fraction": 0.5}])
+((('messages', 50),), (('tokens', 4000), ('fraction', 0.5)))
 >>> check_size("keep", ("tokens", 0))
 Traceback (most recent call last):
 ...
@@ -32,7 +37,7 @@ tokenbox_core.errors.BudgetError: keep=('tokens', 0): a token count must be an i
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -44,16 +49,22 @@ from tokenbox_core.tokens import canonical_json
 __all__ = [
     "ContextSize",
     "Window",
+    "Trigger",
     "check_size",
+    "check_trigger",
     "output_reserve",
     "request_schemas",
     "resolve_window",
+    "thresholds",
     "tool_tokens",
 ]
 
 ContextSize = tuple[Literal["tokens", "fraction", "messages"], int | float]
 """``("tokens", n)``, ``("fraction", f)`` with ``0 < f <= 1`` of the window, or ``("messages", n)``:
 LangChain's ``SummarizationMiddleware`` vocabulary for ``trigger`` and ``keep``."""
+
+Trigger = tuple[tuple[ContextSize, ...], ...]
+"""A checked trigger: clauses of which any one suffices, each a tuple of sizes that must all be reached."""
 
 _KINDS = ("tokens", "fraction", "messages")
 _MAX_TOKEN_FIELDS = ("max_tokens", "max_completion_tokens", "max_output_tokens")
@@ -76,6 +87,31 @@ def check_size(name: str, value: Any) -> ContextSize:
         what = "token count" if kind == "tokens" else "message count"
         raise BudgetError(f"{name}={tuple(value)!r}: a {what} must be an integer >= 1, e.g. {example}")
     return (kind, amount)
+
+
+def check_trigger(value: Any) -> Trigger:
+    """``trigger`` as clauses (OR of ANDs): a :data:`ContextSize`, a dict of kinds to amounts (all must be reached)
+    or a list of those (any one suffices; an empty list never triggers); :class:`BudgetError` otherwise."""
+    if isinstance(value, tuple | list) and len(value) == 2 and isinstance(value[0], str):
+        return ((check_size("trigger", value),),)
+    if isinstance(value, Mapping):
+        return (_clause(value),)
+    if isinstance(value, list | tuple):
+        return tuple(_clause(v) if isinstance(v, Mapping) else (check_size("trigger", v),) for v in value)
+    raise BudgetError(
+        f"trigger={value!r} is not a trigger: use a size ('tokens', n) / ('fraction', f) / ('messages', n), a dict "
+        f"of them that must all be reached ({{'tokens': 4000, 'messages': 10}}), or a list of which any one suffices"
+    )
+
+
+def _clause(value: Mapping[Any, Any]) -> tuple[ContextSize, ...]:
+    unknown = [k for k in value if k not in _KINDS]
+    if not value or unknown:
+        raise BudgetError(
+            f"trigger clause {dict(value)!r}: its keys must be 'tokens', 'fraction' or 'messages' (at least one), "
+            f"e.g. {{'tokens': 4000, 'messages': 10}}"
+        )
+    return tuple(check_size("trigger", (kind, value[kind])) for kind in _KINDS if kind in value)
 
 
 def _int(value: Any) -> int | None:
@@ -101,11 +137,18 @@ def output_reserve(model: Any, settings: Mapping[str, Any]) -> int:
 @dataclass(frozen=True)
 class Window:
     """The budget of one model call: ``budget`` for the system message and the messages (the tools' tokens in
-    ``reserved_slots["tools"]``, ``keep`` as its target), and the ``trigger`` in tokens or messages."""
+    ``reserved_slots["tools"]``, ``keep`` as its target), and the ``trigger``: clauses of (tokens, messages)
+    thresholds (None: not part of the clause), any one of which suffices; None when no trigger was given."""
 
     budget: ContextBudget
-    trigger_tokens: int | None = None
-    trigger_messages: int | None = None
+    trigger: tuple[tuple[int | None, int | None], ...] | None = None
+
+    def reached(self, messages: int, size: Callable[[], int]) -> bool:
+        """Whether a trigger clause holds for ``messages`` messages of ``size()`` tokens (counted only if needed)."""
+        for tokens, count in self.trigger or ():
+            if (count is None or messages >= count) and (tokens is None or size() >= tokens):
+                return True
+        return False
 
     @property
     def limit(self) -> int:
@@ -120,7 +163,7 @@ def resolve_window(
     settings: Mapping[str, Any],
     reserve: int | None,
     tools: int,
-    trigger: ContextSize | None,
+    trigger: Trigger | None,
     keep: ContextSize | None,
 ) -> Window:
     """The :class:`Window` of one call (see the module docstring); ``tools`` is the tool schemas' tokens."""
@@ -145,18 +188,13 @@ def resolve_window(
             f"(output_reserve=...) or bind fewer tools"
         )
     target = None if base.target_tokens is None or base.target_tokens >= base.max_tokens else base.target_tokens
-    trigger_tokens = trigger_messages = None
     limit = base.max_tokens - out
     if keep is not None:  # ("tokens", n) or ("fraction", f): the middleware refuses ("messages", n) for keep
         wanted = tools + (int(keep[1]) if keep[0] == "tokens" else math.floor(keep[1] * limit))
         target = wanted if target is None else min(target, wanted)
     if target is not None:
         target = max(0, min(target, base.max_tokens))
-    if trigger is not None:
-        if trigger[0] == "messages":
-            trigger_messages = int(trigger[1])
-        else:
-            trigger_tokens = int(trigger[1]) if trigger[0] == "tokens" else math.floor(trigger[1] * limit)
+    clauses = None if trigger is None else thresholds(trigger, limit)
     slots = {**base.reserved_slots, "tools": tools} if tools else dict(base.reserved_slots)
     fitted = ContextBudget(
         max_tokens=base.max_tokens,
@@ -165,7 +203,17 @@ def resolve_window(
         reserved_slots=slots,
         estimation_safety_margin_percent=base.estimation_safety_margin_percent,
     )
-    return Window(fitted, trigger_tokens, trigger_messages)
+    return Window(fitted, clauses)
+
+
+def thresholds(trigger: Trigger, limit: int) -> tuple[tuple[int | None, int | None], ...]:
+    """Each clause's (tokens, messages) thresholds; a fraction of ``limit`` is a token threshold of at least 1."""
+    out = []
+    for clause in trigger:
+        tokens = [int(n) if k == "tokens" else max(1, math.floor(n * limit)) for k, n in clause if k != "messages"]
+        count = [int(n) for k, n in clause if k == "messages"]
+        out.append((max(tokens) if tokens else None, max(count) if count else None))
+    return tuple(out)
 
 
 def tool_schema(tool: Any) -> dict[str, Any]:

@@ -23,7 +23,7 @@ every message.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
@@ -38,6 +38,7 @@ from tokenbox_langchain.agent_window import (
     ContextSize,
     Window,
     check_size,
+    check_trigger,
     request_schemas,
     resolve_window,
     tool_tokens,
@@ -66,16 +67,18 @@ class TokenBoxMiddleware(AgentMiddleware):
             ``"approximate"``, a ``TokenCounter``, a chat model or a callable (as ``trim_messages`` takes).
         output_reserve: tokens kept for the answer; ``None`` reads the request's max tokens, else the profile's
             ``max_output_tokens``.
-        trigger: fit only once the system message and the messages exceed this (``("tokens", n)``,
-            ``("fraction", f)`` of the window, ``("messages", n)``); a request over the window is fitted
-            whatever the trigger.  ``None``: whenever over the window.
+        trigger: fit only once the system message and the messages reach this (``("tokens", n)``,
+            ``("fraction", f)`` of the window, ``("messages", n)``; a dict of these that must all be reached, or
+            a list of which any one suffices, as ``SummarizationMiddleware`` takes); a request over the window is
+            fitted whatever the trigger.  ``None``: whenever over the window.
         keep: what a fitted request keeps: ``("tokens", n)`` or ``("fraction", f)`` (the layout's target);
             ``None``: as much as fits.
         cache_aware: ``True`` or a :class:`~tokenbox_core.cache.CacheWindow`: evict in prefix-stable blocks so
             the provider's prompt cache keeps serving the request.
         omission_marker: leave a counted note where messages were removed (``True`` or a template with
             ``{count}`` and ``{ids}``); it joins the system message.
-        summarizer: a chat model, a Runnable or a callable over the removed messages returning their summary;
+        summarizer: a chat model (or a ``"provider:model"`` name for ``init_chat_model``), a Runnable or a
+            callable over the removed messages returning their summary;
             it stands where they were (with ``cache_aware`` so it is written once per cut).
         persistent: also compact the graph state itself before each model call (``before_model``:
             ``RemoveMessage(REMOVE_ALL_MESSAGES)`` and the kept messages, a summary first when a summarizer is
@@ -111,7 +114,7 @@ class TokenBoxMiddleware(AgentMiddleware):
         *,
         token_counter: Any = "o200k_base",
         output_reserve: int | None = None,
-        trigger: ContextSize | None = None,
+        trigger: ContextSize | Mapping[str, float] | list[ContextSize | Mapping[str, float]] | None = None,
         keep: ContextSize | None = None,
         cache_aware: Any = False,
         omission_marker: bool | str = False,
@@ -136,7 +139,7 @@ class TokenBoxMiddleware(AgentMiddleware):
         ):
             raise BudgetError(f"output_reserve must be an integer >= 0 or None, got {output_reserve!r}")
         self.output_reserve = output_reserve
-        self.trigger = None if trigger is None else check_size("trigger", trigger)
+        self.trigger = None if trigger is None else check_trigger(trigger)
         self.keep = None if keep is None else check_size("keep", keep)
         if self.keep is not None and self.keep[0] == "messages":
             raise BudgetError(
@@ -272,14 +275,16 @@ class TokenBoxMiddleware(AgentMiddleware):
     def _triggered(self, window: Window, system: SystemMessage | None, messages: Sequence[BaseMessage]) -> bool:
         """True when the messages must be fitted: a trigger is reached, or there is none (the core returns
         what fits unchanged), or the request is over the window."""
-        if window.trigger_tokens is None and window.trigger_messages is None:
+        if window.trigger is None:
             return True
-        if window.trigger_messages is not None and len(messages) > window.trigger_messages:
-            return True
-        size = self.converted.count([system, *messages] if system is not None else messages)
-        if window.trigger_tokens is not None and size > window.trigger_tokens:
-            return True
-        return size + window.budget.reserved_tokens > window.limit
+        sized: list[int] = []
+
+        def size() -> int:
+            if not sized:
+                sized.append(self.converted.count([system, *messages] if system is not None else messages))
+            return sized[0]
+
+        return window.reached(len(messages), size) or size() + window.budget.reserved_tokens > window.limit
 
     def _fitted(self, request: ModelRequest, system: SystemMessage | None, result: FitResult) -> ModelRequest:
         out = result.messages

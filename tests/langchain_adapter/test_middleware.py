@@ -150,7 +150,7 @@ def test_window_without_room_for_messages() -> None:
 
 
 def test_trigger_leaves_requests_untouched_until_reached() -> None:
-    """trigger=("messages", 40): requests pass unchanged until the state has more than 40 messages."""
+    """trigger=("messages", 40): requests pass unchanged until the state reaches 40 messages."""
     model, state = run_agent(TokenBoxMiddleware(20_000, trigger=("messages", 40), keep=("tokens", 1_500)), steps=60)
     for i, request in enumerate(model.requests[:20]):
         assert len(request) == 2 * i + 2  # system + all 2i+1 messages
@@ -232,6 +232,10 @@ def test_misspelt_argument_fails_with_a_suggestion() -> None:
     [
         ({"trigger": ("token", 5)}, r"trigger=\('token', 5\) is not a context size"),
         ({"trigger": ("fraction", 1.5)}, r"a fraction must be a number in \(0, 1\]"),
+        ({"trigger": {"tokens": 10, "turns": 3}}, r"trigger clause .*keys must be 'tokens', 'fraction' or 'messages'"),
+        ({"trigger": [{}]}, r"trigger clause \{\}: its keys must be"),
+        ({"trigger": 5}, r"trigger=5 is not a trigger: use a size"),
+        ({"trigger": [("messages", 0)]}, r"a message count must be an integer >= 1"),
         ({"keep": ("tokens", 0)}, r"a token count must be an integer >= 1"),
         ({"keep": ("messages", 20)}, r"keep=\('messages', 20\): TokenBox keeps whole tool groups"),
         ({"output_reserve": -1}, r"output_reserve must be an integer >= 0"),
@@ -289,3 +293,67 @@ def test_state_is_untouched_by_the_view() -> None:
     stored = agent.get_state(config).values["messages"]
     assert len(stored) == 102 and stored[0].id == "task"
     assert max(len(r) for r in model.requests) < 40
+
+
+def _messages(n: int, words: int = 20) -> list[BaseMessage]:
+    return [
+        (HumanMessage if i % 2 == 0 else AIMessage)(" ".join(f"w{i}x{j}" for j in range(words)), id=f"m{i}")
+        for i in range(n)
+    ]
+
+
+@pytest.mark.parametrize(
+    ("trigger", "messages", "fires"),
+    [
+        (("messages", 6), 6, True),  # reached at the threshold, as LangChain's
+        (("messages", 6), 5, False),
+        ({"messages": 6, "tokens": 10_000}, 8, False),  # a dict: every condition must hold
+        ({"messages": 6, "tokens": 100}, 8, True),
+        ([("messages", 50), ("tokens", 100)], 8, True),  # a list: any one clause suffices
+        ([("messages", 50), {"tokens": 100, "messages": 20}], 8, False),
+        ([], 8, False),  # an empty list never triggers (only the window itself does)
+    ],
+)
+def test_compound_triggers(trigger: Any, messages: int, fires: bool) -> None:
+    """Triggers take SummarizationMiddleware's forms: a size, a dict of sizes that must all hold, a list of which
+    any one suffices; an untriggered request passes unchanged, a triggered one is fitted to keep."""
+    mw = TokenBoxMiddleware(50_000, trigger=trigger, keep=("tokens", 60))
+    history = _messages(messages)
+    window = mw.window(_Request(history))  # type: ignore[arg-type]
+    assert mw._triggered(window, None, history) is fires
+
+
+class _Request:
+    """The parts of a ModelRequest the window reads."""
+
+    def __init__(self, messages: list[BaseMessage]) -> None:
+        self.messages, self.tools, self.model, self.model_settings, self.response_format = messages, [], None, {}, None
+
+
+def test_string_summarizer_is_resolved_with_init_chat_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    """summarizer="provider:model" is resolved with LangChain's init_chat_model, as SummarizationMiddleware does."""
+    import langchain.chat_models
+
+    seen: list[str] = []
+
+    def fake_init(name: str, **_: Any) -> FakeToolModel:
+        seen.append(name)
+        return FakeToolModel(steps=0)
+
+    monkeypatch.setattr(langchain.chat_models, "init_chat_model", fake_init)
+    mw = TokenBoxMiddleware(3_000, persistent=True, summarizer="openai:gpt-4o-mini")
+    assert seen == ["openai:gpt-4o-mini"] and mw.summarizer is not None
+
+
+def test_persistent_keep_below_the_summary_room() -> None:
+    """A small keep with a summarizer keeps that many tokens of messages and puts the summary on top (the
+    summary's room no longer eats keep down to nothing)."""
+    mw = TokenBoxMiddleware(
+        3_000, persistent=True, trigger=("tokens", 1_000), keep=("tokens", 300), summarizer=lambda ms: "earlier work"
+    )
+    history = _messages(40)
+    update = mw.before_model({"messages": history}, None)  # type: ignore[arg-type]
+    assert update is not None
+    kept = update["messages"][2:]
+    assert update["messages"][1].content.endswith("earlier work")
+    assert kept and COUNT.count(kept) <= 300 and kept[-1].id == "m39"
