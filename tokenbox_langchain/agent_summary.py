@@ -176,7 +176,10 @@ def compact_state(middleware: TokenBoxMiddleware, messages: Sequence[BaseMessage
     reserve = budget.output_reserve or middleware.output_reserve or 0
     limit = budget.max_tokens - reserve
     counter = middleware.counter
-    size = lambda: middleware.converted.count(messages)  # noqa: E731
+
+    def size() -> int:
+        return middleware.converted.count(messages)
+
     if middleware.trigger is None:
         reached = size() > limit
     else:
