@@ -108,8 +108,8 @@ def run_one(variant: str) -> dict:
     from langchain_core.messages import HumanMessage
 
     from tokenbox_core import get_counter
-    from tokenbox_langchain.agent_window import tool_tokens
-    from tokenbox_langchain.counting import MessageCounter
+    from tokenbox_langchain._agent_window import tool_tokens
+    from tokenbox_langchain._counting import MessageCounter
     from tokenbox_langchain.testing import lookup_tool
 
     counter = MessageCounter("o200k_base").count

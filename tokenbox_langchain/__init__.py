@@ -29,47 +29,62 @@ import importlib as _importlib
 import typing as _typing
 
 if _typing.TYPE_CHECKING:
-    from tokenbox_langchain.compiler import COMPILE_EVENT, TokenBoxCompiler
-    from tokenbox_langchain.compressor import TokenBoxCompressor
-    from tokenbox_langchain.context_edit import TokenBoxMaskingEdit
-    from tokenbox_langchain.fit import METADATA_KEY, CriticalMessagesOverflow, FitResult, RemovedMessage
-    from tokenbox_langchain.layout import TokenBoxLayout
-    from tokenbox_langchain.messages import LAYOUT_EVENT, TokenBoxMessages
-    from tokenbox_langchain.middleware import TokenBoxMiddleware
-    from tokenbox_langchain.trim import trim_messages
+    from tokenbox_langchain._compiler import COMPILE_EVENT, TokenBoxCompiler
+    from tokenbox_langchain._compressor import TokenBoxCompressor
+    from tokenbox_langchain._context_edit import TokenBoxMaskingEdit
+    from tokenbox_langchain._counting import MessageCounter
+    from tokenbox_langchain._fit import METADATA_KEY, CriticalMessagesOverflow, FitResult, RemovedMessage
+    from tokenbox_langchain._graph import checkpoint_hook
+    from tokenbox_langchain._history import SessionChatMessageHistory
+    from tokenbox_langchain._layout import TokenBoxLayout
+    from tokenbox_langchain._messages import LAYOUT_EVENT, TokenBoxMessages
+    from tokenbox_langchain._middleware import TokenBoxMiddleware
+    from tokenbox_langchain._summarizer import ChatModelSummarizer
+    from tokenbox_langchain._tools import session_tools
+    from tokenbox_langchain._trim import trim_messages
 
 __all__ = [
     "COMPILE_EVENT",
+    "ChatModelSummarizer",
     "CriticalMessagesOverflow",
     "FitResult",
     "LAYOUT_EVENT",
     "METADATA_KEY",
+    "MessageCounter",
     "RemovedMessage",
+    "SessionChatMessageHistory",
     "TokenBoxCompiler",
     "TokenBoxCompressor",
     "TokenBoxLayout",
     "TokenBoxMaskingEdit",
     "TokenBoxMessages",
     "TokenBoxMiddleware",
+    "checkpoint_hook",
+    "session_tools",
     "trim_messages",
 ]
 
 # Each public name is imported from its module on first use (PEP 562), so importing the package costs
 # almost nothing and a user pays only for the framework modules the names they use need (issue 16).
 _MODULES = {
-    "COMPILE_EVENT": "tokenbox_langchain.compiler",
-    "TokenBoxCompiler": "tokenbox_langchain.compiler",
-    "CriticalMessagesOverflow": "tokenbox_langchain.fit",
-    "FitResult": "tokenbox_langchain.fit",
-    "LAYOUT_EVENT": "tokenbox_langchain.messages",
-    "METADATA_KEY": "tokenbox_langchain.fit",
-    "RemovedMessage": "tokenbox_langchain.fit",
-    "TokenBoxCompressor": "tokenbox_langchain.compressor",
-    "TokenBoxLayout": "tokenbox_langchain.layout",
-    "TokenBoxMaskingEdit": "tokenbox_langchain.context_edit",
-    "TokenBoxMessages": "tokenbox_langchain.messages",
-    "TokenBoxMiddleware": "tokenbox_langchain.middleware",
-    "trim_messages": "tokenbox_langchain.trim",
+    "ChatModelSummarizer": "tokenbox_langchain._summarizer",
+    "MessageCounter": "tokenbox_langchain._counting",
+    "SessionChatMessageHistory": "tokenbox_langchain._history",
+    "checkpoint_hook": "tokenbox_langchain._graph",
+    "session_tools": "tokenbox_langchain._tools",
+    "COMPILE_EVENT": "tokenbox_langchain._compiler",
+    "TokenBoxCompiler": "tokenbox_langchain._compiler",
+    "CriticalMessagesOverflow": "tokenbox_langchain._fit",
+    "FitResult": "tokenbox_langchain._fit",
+    "LAYOUT_EVENT": "tokenbox_langchain._messages",
+    "METADATA_KEY": "tokenbox_langchain._fit",
+    "RemovedMessage": "tokenbox_langchain._fit",
+    "TokenBoxCompressor": "tokenbox_langchain._compressor",
+    "TokenBoxLayout": "tokenbox_langchain._layout",
+    "TokenBoxMaskingEdit": "tokenbox_langchain._context_edit",
+    "TokenBoxMessages": "tokenbox_langchain._messages",
+    "TokenBoxMiddleware": "tokenbox_langchain._middleware",
+    "trim_messages": "tokenbox_langchain._trim",
 }
 
 

@@ -37,9 +37,9 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage
 
+from tokenbox_langchain._counting import MessageCounter
+from tokenbox_langchain._fit import neutral
 from tokenbox_langchain._prefix_reads import PrefixReads
-from tokenbox_langchain.counting import MessageCounter
-from tokenbox_langchain.fit import neutral
 
 __all__ = ["DEFAULT_MAX_BYTES", "ConvertedMessages", "Entry"]
 

@@ -19,8 +19,8 @@ from tokenbox_core import ContextBudget, Item, Layout, Section, SectionError
 from tokenbox_core.chat import ToolGroups, tool_groups
 from tokenbox_core.chat._sections import MARKER_ID_PREFIX
 from tokenbox_core.lenses import LIST_LENSES, lens_name
-from tokenbox_langchain.counting import MessageCounter
-from tokenbox_langchain.fit import neutral
+from tokenbox_langchain._counting import MessageCounter
+from tokenbox_langchain._fit import neutral
 
 __all__ = ["Outcome", "Part", "as_text"]
 

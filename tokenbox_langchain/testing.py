@@ -2,13 +2,15 @@
 
 - :func:`agent_transcript`: a reproducible conversation with chat turns and
   agent steps (parallel tool calls included), the core's transcript as
-  LangChain messages (:func:`~tokenbox_langchain.history.from_neutral`);
+  LangChain messages (:func:`~tokenbox_langchain._history.from_neutral`);
 - :func:`sequence_problems`: what a provider would reject in a message list
   (orphan tool results, tool calls without results, misplaced system messages,
   a history that does not start on a human message);
 - :class:`FakeToolModel`: a tool-calling chat model for agents (``create_agent``)
   that follows a script and records every request it receives;
-- :func:`lookup_tool`: a deterministic tool whose results have a chosen length.
+- :func:`lookup_tool`: a deterministic tool whose results have a chosen length;
+- :func:`tool_tokens`: what tool schemas cost as the provider receives them (to measure a request the
+  fake model recorded: its messages, counted with ``MessageCounter``, plus its tools).
 """
 
 from __future__ import annotations
@@ -26,9 +28,10 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import PrivateAttr
 
 from tokenbox_core.chat import _transcripts as transcripts
-from tokenbox_langchain.history import from_neutral
+from tokenbox_langchain._agent_window import tool_tokens
+from tokenbox_langchain._history import from_neutral
 
-__all__ = ["FakeToolModel", "agent_transcript", "from_neutral", "lookup_tool", "sequence_problems"]
+__all__ = ["FakeToolModel", "agent_transcript", "from_neutral", "lookup_tool", "sequence_problems", "tool_tokens"]
 
 
 def agent_transcript(
@@ -49,7 +52,7 @@ def agent_transcript(
 def sequence_problems(messages: Sequence[BaseMessage], *, start_on_human: bool = True) -> list[str]:
     """Everything a chat provider would reject in ``messages`` (an empty list means valid): the core's check
     (:func:`tokenbox_core.chat._transcripts.sequence_problems`) on the messages' neutral form."""
-    from tokenbox_langchain.fit import neutral
+    from tokenbox_langchain._fit import neutral
 
     return transcripts.sequence_problems(neutral(messages), start_on_user=start_on_human)
 

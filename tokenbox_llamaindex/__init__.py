@@ -35,15 +35,21 @@ import importlib as _importlib
 import typing as _typing
 
 if _typing.TYPE_CHECKING:
-    from tokenbox_llamaindex.compiler import TokenBoxChatEngine, TokenBoxQueryEngine
-    from tokenbox_llamaindex.events import TokenBoxLayoutEvent
-    from tokenbox_llamaindex.memory import MemoryOverflow, TokenBoxMemory
-    from tokenbox_llamaindex.postprocessor import TokenBoxNodePostprocessor
-    from tokenbox_llamaindex.prompt_helper import TokenBoxPromptHelper
-    from tokenbox_llamaindex.session_memory import TokenBoxSessionMemory
+    from tokenbox_llamaindex._chat_store import SessionChatStore
+    from tokenbox_llamaindex._compiler import TokenBoxChatEngine, TokenBoxQueryEngine
+    from tokenbox_llamaindex._events import TokenBoxLayoutEvent
+    from tokenbox_llamaindex._memory import MemoryOverflow, TokenBoxMemory
+    from tokenbox_llamaindex._postprocessor import TokenBoxNodePostprocessor
+    from tokenbox_llamaindex._prompt_helper import PromptOverflow, TokenBoxPromptHelper
+    from tokenbox_llamaindex._session_memory import TokenBoxSessionMemory
+    from tokenbox_llamaindex._summarizer import LLMSummarizer
+    from tokenbox_llamaindex._tools import session_tools
 
 __all__ = [
+    "LLMSummarizer",
     "MemoryOverflow",
+    "PromptOverflow",
+    "SessionChatStore",
     "TokenBoxChatEngine",
     "TokenBoxLayoutEvent",
     "TokenBoxMemory",
@@ -51,19 +57,24 @@ __all__ = [
     "TokenBoxPromptHelper",
     "TokenBoxQueryEngine",
     "TokenBoxSessionMemory",
+    "session_tools",
 ]
 
 # Each public name is imported from its module on first use (PEP 562), so importing the package costs
 # almost nothing and a user pays only for the framework modules the names they use need (issue 16).
 _MODULES = {
-    "TokenBoxChatEngine": "tokenbox_llamaindex.compiler",
-    "TokenBoxQueryEngine": "tokenbox_llamaindex.compiler",
-    "MemoryOverflow": "tokenbox_llamaindex.memory",
-    "TokenBoxLayoutEvent": "tokenbox_llamaindex.events",
-    "TokenBoxMemory": "tokenbox_llamaindex.memory",
-    "TokenBoxNodePostprocessor": "tokenbox_llamaindex.postprocessor",
-    "TokenBoxPromptHelper": "tokenbox_llamaindex.prompt_helper",
-    "TokenBoxSessionMemory": "tokenbox_llamaindex.session_memory",
+    "LLMSummarizer": "tokenbox_llamaindex._summarizer",
+    "PromptOverflow": "tokenbox_llamaindex._prompt_helper",
+    "SessionChatStore": "tokenbox_llamaindex._chat_store",
+    "session_tools": "tokenbox_llamaindex._tools",
+    "TokenBoxChatEngine": "tokenbox_llamaindex._compiler",
+    "TokenBoxQueryEngine": "tokenbox_llamaindex._compiler",
+    "MemoryOverflow": "tokenbox_llamaindex._memory",
+    "TokenBoxLayoutEvent": "tokenbox_llamaindex._events",
+    "TokenBoxMemory": "tokenbox_llamaindex._memory",
+    "TokenBoxNodePostprocessor": "tokenbox_llamaindex._postprocessor",
+    "TokenBoxPromptHelper": "tokenbox_llamaindex._prompt_helper",
+    "TokenBoxSessionMemory": "tokenbox_llamaindex._session_memory",
 }
 
 

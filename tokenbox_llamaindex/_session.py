@@ -20,8 +20,8 @@ from tokenbox_core import CompilerConfig, ContextCriticalOverflow, ContextSessio
 from tokenbox_core.chat import ChatCounter, ConversationOverflow, fit_conversation
 from tokenbox_core.errors import CompilationError
 from tokenbox_core.session import MemorySessionStore, SessionStore, SQLiteSessionStore
+from tokenbox_llamaindex._memory import MemoryOverflow
 from tokenbox_llamaindex._messages import plain_message, restore
-from tokenbox_llamaindex.memory import MemoryOverflow
 
 __all__ = ["FLUSHED", "HistorySession", "ShareOverflow", "chat_store_of", "sqlite_path", "store_of"]
 

@@ -271,7 +271,7 @@ def _shim_trim_messages() -> None:
 
 def _shim_clear_tool_uses() -> None:
     from tokenbox_core.session import MaskingConfig
-    from tokenbox_langchain.context_edit import CLEARED_PLACEHOLDER, TokenBoxMaskingEdit
+    from tokenbox_langchain._context_edit import CLEARED_PLACEHOLDER, TokenBoxMaskingEdit
 
     def clear_tool_uses_edit(
         *,

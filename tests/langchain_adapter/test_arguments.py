@@ -11,7 +11,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 
 from tokenbox_core import CounterError
 from tokenbox_langchain import TokenBoxCompressor, TokenBoxLayout, TokenBoxMessages, trim_messages
-from tokenbox_langchain.counting import MessageCounter
+from tokenbox_langchain._counting import MessageCounter
 from tokenbox_langchain.testing import agent_transcript, sequence_problems
 
 

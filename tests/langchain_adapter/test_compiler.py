@@ -20,7 +20,7 @@ from langchain_core.tracers.schemas import Run
 from tokenbox_core import CompilationError, CompilerConfig
 from tokenbox_core.errors import CompilerInputError
 from tokenbox_langchain import COMPILE_EVENT, TokenBoxCompiler
-from tokenbox_langchain.compiler import documents_to_evidence
+from tokenbox_langchain._compiler import documents_to_evidence
 
 NOW = datetime(2025, 6, 1, tzinfo=timezone.utc)
 

@@ -8,8 +8,8 @@ from langchain.agents.middleware import ClearToolUsesEdit, ContextEditingMiddlew
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 from tokenbox_core.session import MaskingConfig
-from tokenbox_langchain.context_edit import CLEARED_PLACEHOLDER, TokenBoxMaskingEdit
-from tokenbox_langchain.counting import MessageCounter
+from tokenbox_langchain._context_edit import CLEARED_PLACEHOLDER, TokenBoxMaskingEdit
+from tokenbox_langchain._counting import MessageCounter
 from tokenbox_langchain.testing import FakeToolModel, lookup_tool
 
 COUNT = MessageCounter("o200k_base")

@@ -13,8 +13,8 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from tokenbox_core import ContextBudget
 from tokenbox_core.errors import ConversationError
 from tokenbox_langchain._converted import ConvertedMessages
-from tokenbox_langchain.counting import MessageCounter
-from tokenbox_langchain.fit import FitOptions, fit_messages
+from tokenbox_langchain._counting import MessageCounter
+from tokenbox_langchain._fit import FitOptions, fit_messages
 from tokenbox_langchain.testing import agent_transcript
 
 COUNT = MessageCounter("o200k_base")

@@ -10,7 +10,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langchain_core.messages.utils import count_tokens_approximately
 
 from tokenbox_core import CounterError, count_message_tokens, get_counter
-from tokenbox_langchain.counting import MessageCounter, openai_role, takes_one_message
+from tokenbox_langchain._counting import MessageCounter, openai_role, takes_one_message
 
 
 def per_message_annotated(message: BaseMessage) -> int:

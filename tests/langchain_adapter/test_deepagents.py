@@ -11,8 +11,8 @@ from langchain_core.messages import HumanMessage, SystemMessage
 
 from tokenbox_core import get_counter
 from tokenbox_langchain import TokenBoxMiddleware
-from tokenbox_langchain.agent_window import tool_tokens
-from tokenbox_langchain.counting import MessageCounter
+from tokenbox_langchain._agent_window import tool_tokens
+from tokenbox_langchain._counting import MessageCounter
 from tokenbox_langchain.testing import FakeToolModel, lookup_tool, sequence_problems
 
 COUNT = MessageCounter("o200k_base")

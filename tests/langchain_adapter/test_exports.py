@@ -10,17 +10,22 @@ import tokenbox_langchain
 
 EXPECTED_ALL = [
     "COMPILE_EVENT",
+    "ChatModelSummarizer",
     "CriticalMessagesOverflow",
     "FitResult",
     "LAYOUT_EVENT",
     "METADATA_KEY",
+    "MessageCounter",
     "RemovedMessage",
+    "SessionChatMessageHistory",
     "TokenBoxCompiler",
     "TokenBoxCompressor",
     "TokenBoxLayout",
     "TokenBoxMaskingEdit",
     "TokenBoxMessages",
     "TokenBoxMiddleware",
+    "checkpoint_hook",
+    "session_tools",
     "trim_messages",
 ]
 
@@ -56,8 +61,9 @@ def test_names_load_lazily() -> None:
         "import sys, tokenbox_langchain; "
         "assert not [m for m in sys.modules if m.startswith(('langchain', 'tokenbox_langchain.'))]; "
         "from tokenbox_langchain import trim_messages; "
-        "assert 'tokenbox_langchain.trim' in sys.modules; "
-        "assert 'tokenbox_langchain.compressor' not in sys.modules and 'tokenbox_langchain.layout' not in sys.modules; "
+        "assert 'tokenbox_langchain._trim' in sys.modules; "
+        "assert 'tokenbox_langchain._compressor' not in sys.modules; "
+        "assert 'tokenbox_langchain._layout' not in sys.modules; "
         "assert tokenbox_langchain.TokenBoxCompressor.__name__ == 'TokenBoxCompressor'; print('ok')"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False, timeout=120)
@@ -71,3 +77,13 @@ def test_unknown_name_is_an_attribute_error() -> None:
 
     with pytest.raises(AttributeError, match="no_such_name"):
         tokenbox_langchain.no_such_name  # noqa: B018
+
+
+def test_implementation_modules_are_private() -> None:
+    """Each module of both adapters is its package's ``__init__``, ``testing`` or private (a leading underscore)."""
+    from pathlib import Path
+
+    for package in ("tokenbox_langchain", "tokenbox_llamaindex"):
+        root = Path(__file__).parents[2] / package
+        public = sorted(p.name for p in root.glob("*.py") if not p.name.startswith("_"))
+        assert public == ["testing.py"], package

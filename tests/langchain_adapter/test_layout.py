@@ -30,8 +30,8 @@ from langchain_core.runnables import RunnableLambda, RunnablePassthrough
 from tokenbox_core import ContextBudget, ContextCriticalOverflow, Layout, SectionError, TokenBox, get_counter
 from tokenbox_core.chat import tool_groups
 from tokenbox_langchain import LAYOUT_EVENT, TokenBoxLayout, TokenBoxMessages
-from tokenbox_langchain.counting import MessageCounter
-from tokenbox_langchain.fit import neutral
+from tokenbox_langchain._counting import MessageCounter
+from tokenbox_langchain._fit import neutral
 from tokenbox_langchain.testing import agent_transcript, sequence_problems
 
 W = "whitespace"
@@ -204,7 +204,7 @@ def test_marker_overhead_is_caught_by_the_safety_check() -> None:
 
 def test_template_that_cannot_fit_raises(monkeypatch: pytest.MonkeyPatch) -> None:
     """When the rendered prompt still exceeds the budget after the allowed layouts, the error says how to fix it."""
-    import tokenbox_langchain.layout as module
+    import tokenbox_langchain._layout as module
 
     monkeypatch.setattr(module, "_MAX_ATTEMPTS", 1)
     sections = {"history": {"shrink": 1, "omission_marker": True}}

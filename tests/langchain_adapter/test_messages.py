@@ -17,7 +17,7 @@ from langchain_core.runnables import ConfigurableField, RunnableLambda
 
 from tokenbox_core import BudgetError, ContextBudget, SectionError
 from tokenbox_langchain import LAYOUT_EVENT, METADATA_KEY, CriticalMessagesOverflow, TokenBoxMessages
-from tokenbox_langchain.counting import MessageCounter
+from tokenbox_langchain._counting import MessageCounter
 from tokenbox_langchain.testing import agent_transcript, sequence_problems
 
 W = "whitespace"

@@ -15,11 +15,11 @@ from tokenbox_core._arguments import UnknownArgumentError
 from tokenbox_core.cache import CacheWindow, simulate_cache
 from tokenbox_core.errors import BudgetError
 from tokenbox_core.testing._transcripts import agent_session
-from tokenbox_langchain.agent_window import tool_tokens
-from tokenbox_langchain.counting import MessageCounter
-from tokenbox_langchain.fit import neutral
-from tokenbox_langchain.history import from_neutral
-from tokenbox_langchain.middleware import TokenBoxMiddleware
+from tokenbox_langchain._agent_window import tool_tokens
+from tokenbox_langchain._counting import MessageCounter
+from tokenbox_langchain._fit import neutral
+from tokenbox_langchain._history import from_neutral
+from tokenbox_langchain._middleware import TokenBoxMiddleware
 from tokenbox_langchain.testing import FakeToolModel, lookup_tool, sequence_problems
 
 COUNT = MessageCounter("o200k_base")

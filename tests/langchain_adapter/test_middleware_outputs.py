@@ -20,9 +20,9 @@ from tokenbox_core import get_counter
 from tokenbox_core.defense import DefensePolicy
 from tokenbox_core.errors import SecurityError
 from tokenbox_core.tokens import canonical_json
-from tokenbox_langchain.agent_window import tool_tokens
-from tokenbox_langchain.counting import MessageCounter
-from tokenbox_langchain.middleware import TokenBoxMiddleware
+from tokenbox_langchain._agent_window import tool_tokens
+from tokenbox_langchain._counting import MessageCounter
+from tokenbox_langchain._middleware import TokenBoxMiddleware
 from tokenbox_langchain.testing import FakeToolModel, lookup_tool, sequence_problems
 
 COUNT = MessageCounter("o200k_base")

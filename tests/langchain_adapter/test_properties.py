@@ -6,7 +6,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from tokenbox_langchain import CriticalMessagesOverflow, TokenBoxMessages, trim_messages
-from tokenbox_langchain.counting import MessageCounter
+from tokenbox_langchain._counting import MessageCounter
 from tokenbox_langchain.testing import agent_transcript, sequence_problems
 
 W = MessageCounter("whitespace")

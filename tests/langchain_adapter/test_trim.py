@@ -13,7 +13,7 @@ from langchain_core.prompt_values import ChatPromptValue
 from langchain_core.runnables import Runnable
 
 from tokenbox_langchain import CriticalMessagesOverflow, trim_messages
-from tokenbox_langchain.counting import MessageCounter
+from tokenbox_langchain._counting import MessageCounter
 from tokenbox_langchain.testing import agent_transcript, sequence_problems
 
 _SIZE = MessageCounter("whitespace")

@@ -12,7 +12,7 @@ from llama_index.core.schema import NodeWithScore, TextNode
 
 from tokenbox_core import CompiledContext, ContextBudget, ContextCompiler
 from tokenbox_core.errors import CompilerInputError
-from tokenbox_llamaindex.compiler import TokenBoxChatEngine, TokenBoxQueryEngine, nodes_to_evidence
+from tokenbox_llamaindex._compiler import TokenBoxChatEngine, TokenBoxQueryEngine, nodes_to_evidence
 
 NOW = datetime(2025, 6, 1, tzinfo=timezone.utc)
 

@@ -14,7 +14,7 @@ from llama_index.core.prompts import PromptTemplate
 from llama_index.core.schema import NodeWithScore, TextNode
 
 from tokenbox_llamaindex import TokenBoxMemory, TokenBoxNodePostprocessor, TokenBoxPromptHelper
-from tokenbox_llamaindex.events import TokenBoxLayoutEvent
+from tokenbox_llamaindex._events import TokenBoxLayoutEvent
 
 
 class Collect(BaseEventHandler):

@@ -8,7 +8,10 @@ import sys
 import tokenbox_llamaindex
 
 EXPECTED_ALL = [
+    "LLMSummarizer",
     "MemoryOverflow",
+    "PromptOverflow",
+    "SessionChatStore",
     "TokenBoxChatEngine",
     "TokenBoxLayoutEvent",
     "TokenBoxMemory",
@@ -16,6 +19,7 @@ EXPECTED_ALL = [
     "TokenBoxPromptHelper",
     "TokenBoxQueryEngine",
     "TokenBoxSessionMemory",
+    "session_tools",
 ]
 COMPONENTS = [
     "TokenBoxLayoutEvent",

@@ -18,7 +18,7 @@ from llama_index.core.tools import FunctionTool
 
 from tokenbox_core import BudgetError, ContextCriticalOverflow, get_counter
 from tokenbox_llamaindex import TokenBoxPromptHelper
-from tokenbox_llamaindex.prompt_helper import PromptOverflow
+from tokenbox_llamaindex._prompt_helper import PromptOverflow
 
 QA = DEFAULT_TEXT_QA_PROMPT.partial_format(query_str="Which fact?")
 

@@ -16,9 +16,9 @@ from langchain_core.runnables.history import RunnableWithMessageHistory
 
 from tokenbox_core.errors import SessionError
 from tokenbox_core.session import MemorySessionStore, SQLiteSessionStore
-from tokenbox_langchain.graph import checkpoint_hook
-from tokenbox_langchain.history import SessionChatMessageHistory, from_neutral, to_neutral
-from tokenbox_langchain.tools import session_tools
+from tokenbox_langchain._graph import checkpoint_hook
+from tokenbox_langchain._history import SessionChatMessageHistory, from_neutral, to_neutral
+from tokenbox_langchain._tools import session_tools
 
 
 def test_history_round_trips_every_message_kind(tmp_path: Path) -> None:

@@ -10,8 +10,8 @@ from llama_index.core.llms import ChatMessage
 from llama_index.core.memory import ChatMemoryBuffer
 
 from tokenbox_core.session import MemorySessionStore, SQLiteSessionStore
-from tokenbox_llamaindex.chat_store import SessionChatStore
-from tokenbox_llamaindex.tools import session_tools
+from tokenbox_llamaindex._chat_store import SessionChatStore
+from tokenbox_llamaindex._tools import session_tools
 
 
 def _turns(n: int) -> list[ChatMessage]:

@@ -19,8 +19,8 @@ from tokenbox_core.session import SQLiteSessionStore
 from tokenbox_core.session._checkpoints import Checkpointer
 from tokenbox_core.session._llm import PROMPT_VERSION, ModelSummarizer, seed_for
 from tokenbox_core.tokens import get_counter
-from tokenbox_langchain.summarizer import ChatModelSummarizer
-from tokenbox_llamaindex.summarizer import LLMSummarizer
+from tokenbox_langchain._summarizer import ChatModelSummarizer
+from tokenbox_llamaindex._summarizer import LLMSummarizer
 
 WS = get_counter("whitespace")
 BLOCK = [{"role": "user", "content": "Let's use SQLite for the cache", "id": "t_4"},

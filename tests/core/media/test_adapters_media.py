@@ -10,7 +10,7 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
 from tokenbox_core import count_message_tokens
 from tokenbox_langchain import trim_messages
-from tokenbox_langchain.counting import MessageCounter
+from tokenbox_langchain._counting import MessageCounter
 
 PIL = pytest.importorskip("PIL.Image")
 

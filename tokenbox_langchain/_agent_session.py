@@ -1,4 +1,4 @@
-"""The session behind :class:`~tokenbox_langchain.middleware.TokenBoxMiddleware` (``session=...``).
+"""The session behind :class:`~tokenbox_langchain._middleware.TokenBoxMiddleware` (``session=...``).
 
 One :class:`~tokenbox_core.ContextSession` per thread id (the run's
 ``thread_id``; or the ``session_id`` given), on the store the user names — a
@@ -32,8 +32,8 @@ from tokenbox_core import ContextBudget, ContextSession, TokenCounter
 from tokenbox_core.errors import SessionError
 from tokenbox_core.session import MemorySessionStore, OffloadConfig, SessionStore, SQLiteSessionStore
 from tokenbox_core.session._view import offload_preview
-from tokenbox_langchain.fit import neutral
-from tokenbox_langchain.history import from_neutral
+from tokenbox_langchain._fit import neutral
+from tokenbox_langchain._history import from_neutral
 
 __all__ = ["REHYDRATE_TOOL", "Thread", "ThreadSessions", "rehydrate_tool"]
 

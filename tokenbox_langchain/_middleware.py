@@ -34,7 +34,7 @@ from langgraph.types import Command
 from tokenbox_core import ContextBudget
 from tokenbox_core._arguments import check_arguments, no_bool
 from tokenbox_core.errors import BudgetError
-from tokenbox_langchain.agent_window import (
+from tokenbox_langchain._agent_window import (
     ContextSize,
     Window,
     check_size,
@@ -43,8 +43,8 @@ from tokenbox_langchain.agent_window import (
     resolve_window,
     tool_tokens,
 )
-from tokenbox_langchain.counting import MessageCounter
-from tokenbox_langchain.fit import MARKER_ID_PREFIX, FitOptions, FitResult, fit_messages
+from tokenbox_langchain._counting import MessageCounter
+from tokenbox_langchain._fit import MARKER_ID_PREFIX, FitOptions, FitResult, fit_messages
 
 __all__ = ["TokenBoxMiddleware"]
 
@@ -87,14 +87,14 @@ class TokenBoxMiddleware(AgentMiddleware):
             produced (injections quarantined in boundaries, or withheld under a ``reject`` policy), the
             instruction-hierarchy statement and the canary join the system message, and every response is
             checked for leaks (:func:`~tokenbox_core.defense.check_output`; see
-            :mod:`tokenbox_langchain.agent_tools`).
+            :mod:`tokenbox_langchain._agent_tools`).
         on_leak: with ``defense``, what a response that leaks the canary, the system prompt or a secret does:
             ``"flag"`` (the default: the verdict in ``response_metadata["tokenbox_defense"]["output"]``, a
             warning on the ``tokenbox.security`` logger) or ``"raise"`` (:class:`~tokenbox_core.errors.SecurityError`).
         name: the middleware's name (``create_agent`` and deepagents match middleware by name).
         session: ``True`` (in memory), a path (a SQLite file) or a ``SessionStore``: one
             :class:`~tokenbox_core.ContextSession` per thread archives every message and compiles each request
-            (recall, masking, offload; see :mod:`tokenbox_langchain.agent_session`), and the ``rehydrate`` tool
+            (recall, masking, offload; see :mod:`tokenbox_langchain._agent_session`), and the ``rehydrate`` tool
             is offered to the model.  ``None``: no session, the conversation engine fits the request.
         session_id: one fixed session id instead of the run's thread id.
         recall, masking, offload: the session's options (``True``/``False``, a ``RecallConfig``/``MaskingConfig``/
@@ -151,7 +151,7 @@ class TokenBoxMiddleware(AgentMiddleware):
         from tokenbox_langchain._converted import ConvertedMessages
 
         self.converted = ConvertedMessages(self.counter)
-        from tokenbox_langchain.agent_summary import cache_window, core_summarizer
+        from tokenbox_langchain._agent_summary import cache_window, core_summarizer
 
         self.summarizer = None if summarizer is None else core_summarizer(summarizer)
         self.options = FitOptions(
@@ -164,7 +164,7 @@ class TokenBoxMiddleware(AgentMiddleware):
         )
         self.defense = defense
         self._defended: Any = None
-        from tokenbox_langchain.agent_tools import LEAK_ACTIONS, SystemDefense, check_defense
+        from tokenbox_langchain._agent_tools import LEAK_ACTIONS, SystemDefense, check_defense
 
         if on_leak not in LEAK_ACTIONS:
             raise ValueError(f"on_leak must be one of {', '.join(map(repr, LEAK_ACTIONS))}, got {on_leak!r}")
@@ -187,7 +187,7 @@ class TokenBoxMiddleware(AgentMiddleware):
             self._open_sessions(session, session_id, recall=recall, masking=masking, offload=offload)
 
     def _open_sessions(self, store: Any, session_id: str | None, **options: Any) -> None:
-        from tokenbox_langchain.agent_session import ThreadSessions, rehydrate_tool
+        from tokenbox_langchain._agent_session import ThreadSessions, rehydrate_tool
 
         if self.counter.core is None:
             raise TypeError(
@@ -318,7 +318,7 @@ class TokenBoxMiddleware(AgentMiddleware):
         return joined
 
     def _checked(self, request: ModelRequest, response: Any) -> Any:
-        """``response`` with its output check (see :mod:`tokenbox_langchain.agent_tools`) when defence is on."""
+        """``response`` with its output check (see :mod:`tokenbox_langchain._agent_tools`) when defence is on."""
         if self._defended is None:
             return response
         system = request.system_message
@@ -343,7 +343,7 @@ class TokenBoxMiddleware(AgentMiddleware):
         """The async twin of :meth:`wrap_model_call`; a summarizer with an async API (``ainvoke``) is awaited."""
         if self.summarizer is None:
             return self._checked(request, await handler(self.fit(request)))  # type: ignore[no-any-return]
-        from tokenbox_langchain.agent_summary import run_awaiting
+        from tokenbox_langchain._agent_summary import run_awaiting
 
         fitted = await run_awaiting(lambda: self.fit(request))
         return self._checked(request, await handler(fitted))  # type: ignore[no-any-return]
@@ -354,13 +354,13 @@ class TokenBoxMiddleware(AgentMiddleware):
         self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]]
     ) -> ToolMessage | Command[Any]:
         """Runs the tool (answers ``rehydrate`` from the session); with ``defense``, screens its result (see
-        :mod:`tokenbox_langchain.agent_tools`); with a session and offload, offloads an oversized result."""
+        :mod:`tokenbox_langchain._agent_tools`); with a session and offload, offloads an oversized result."""
         answered = self._rehydrated(request)
         return answered if answered is not None else self._after_tool(request, handler(request))
 
     def _rehydrated(self, request: ToolCallRequest) -> ToolMessage | None:
         """The answer to a ``rehydrate`` call, read from the thread's session (None for any other tool)."""
-        from tokenbox_langchain.agent_session import REHYDRATE_TOOL
+        from tokenbox_langchain._agent_session import REHYDRATE_TOOL
 
         call = request.tool_call
         if self.sessions is None or call.get("name") != REHYDRATE_TOOL:
@@ -381,7 +381,7 @@ class TokenBoxMiddleware(AgentMiddleware):
         if not isinstance(result, ToolMessage):
             return result
         if self.defense is not None:
-            from tokenbox_langchain.agent_tools import screen_result
+            from tokenbox_langchain._agent_tools import screen_result
 
             result = screen_result(result, self.defense, self._text_counter)
         if self.sessions is not None:
@@ -419,12 +419,12 @@ class _PersistentTokenBoxMiddleware(TokenBoxMiddleware):
     def before_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
         """Compacts ``state["messages"]`` once the trigger (or the budget) is reached: LangChain's idiom,
         ``RemoveMessage(id=REMOVE_ALL_MESSAGES)`` then the kept messages (a summary first with a summarizer)."""
-        from tokenbox_langchain.agent_summary import compact_state
+        from tokenbox_langchain._agent_summary import compact_state
 
         return compact_state(self, state["messages"])
 
     async def abefore_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
         """The async twin of :meth:`before_model`; a summarizer with an async API (``ainvoke``) is awaited."""
-        from tokenbox_langchain.agent_summary import run_awaiting
+        from tokenbox_langchain._agent_summary import run_awaiting
 
         return await run_awaiting(lambda: self.before_model(state, runtime))

@@ -37,7 +37,7 @@ from tokenbox_core import BudgetError, ContextBudget, Item, Layout, Section, Tok
 from tokenbox_core._arguments import StrictArguments, no_bool
 from tokenbox_core.lenses import get_lens
 from tokenbox_llamaindex._counting import counter_name, resolve_counter
-from tokenbox_llamaindex.events import emit_layout
+from tokenbox_llamaindex._events import emit_layout
 
 __all__ = ["TokenBoxNodePostprocessor"]
 
@@ -120,7 +120,7 @@ class TokenBoxNodePostprocessor(StrictArguments, BaseNodePostprocessor):
 
         A convenience for single-threaded use: concurrent requests overwrite it.
         Each call also sends its layout to LlamaIndex's instrumentation
-        dispatcher (:class:`~tokenbox_llamaindex.events.TokenBoxLayoutEvent`)."""
+        dispatcher (:class:`~tokenbox_llamaindex._events.TokenBoxLayoutEvent`)."""
         return self._last_layout
 
     def _llm(self) -> LLM | None:

@@ -11,9 +11,9 @@ from langchain_core.runnables import Runnable, RunnableLambda
 
 from tokenbox_core import ContextBudget
 from tokenbox_core.chat import tool_groups
-from tokenbox_langchain.counting import CounterSpec, MessageCounter
-from tokenbox_langchain.fit import FitOptions, MessageTypes, fit_messages, matches, neutral
-from tokenbox_langchain.messages import to_messages
+from tokenbox_langchain._counting import CounterSpec, MessageCounter
+from tokenbox_langchain._fit import FitOptions, MessageTypes, fit_messages, matches, neutral
+from tokenbox_langchain._messages import to_messages
 
 __all__ = ["trim_messages"]
 
@@ -72,7 +72,7 @@ def trim_messages(
        call, never a call without its results.
     2. **Never over ``max_tokens``.** A system message (``include_system``)
        that alone exceeds the budget raises
-       :class:`~tokenbox_langchain.fit.CriticalMessagesOverflow` instead of
+       :class:`~tokenbox_langchain._fit.CriticalMessagesOverflow` instead of
        being returned over budget.
     3. **``start_on`` never empties the history.** The latest message of a
        ``start_on`` type is kept (the start of the turn), so an agent loop

@@ -1,6 +1,6 @@
 """The window of one agent model call: how many tokens the messages may use, and when to fit them.
 
-:class:`TokenBoxMiddleware <tokenbox_langchain.middleware.TokenBoxMiddleware>`
+:class:`TokenBoxMiddleware <tokenbox_langchain._middleware.TokenBoxMiddleware>`
 reads it from the request before it hands the messages to the core:
 
 - the **window**: the ``budget`` given, else the model profile's

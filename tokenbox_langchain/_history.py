@@ -18,7 +18,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 
 from tokenbox_core._budget import ContextBudget
 from tokenbox_core.session import ManagedContext, ManagedHistory, SessionStore
-from tokenbox_langchain.fit import neutral
+from tokenbox_langchain._fit import neutral
 
 __all__ = ["SessionChatMessageHistory", "from_neutral", "to_neutral"]
 

@@ -24,9 +24,9 @@ from pydantic import ConfigDict, PrivateAttr, ValidationInfo, field_validator
 from tokenbox_core import BudgetError, ContextBudget
 from tokenbox_core._arguments import StrictArguments, no_bool
 from tokenbox_core.models._registry import find_model_profile
+from tokenbox_langchain._counting import MessageCounter
+from tokenbox_langchain._fit import FitOptions, FitResult, MessageTypes, fit_messages
 from tokenbox_langchain._runs import LAYOUT_EVENT, TracedFit
-from tokenbox_langchain.counting import MessageCounter
-from tokenbox_langchain.fit import FitOptions, FitResult, MessageTypes, fit_messages
 
 __all__ = ["LAYOUT_EVENT", "TokenBoxMessages", "budget_from", "to_messages"]
 
@@ -109,7 +109,7 @@ class TokenBoxMessages(StrictArguments, TracedFit, RunnableSerializable[Any, Any
 
     - the leading system message(s) and the latest human message are critical:
       never evicted (if they alone exceed the budget,
-      :class:`~tokenbox_langchain.fit.CriticalMessagesOverflow` says so);
+      :class:`~tokenbox_langchain._fit.CriticalMessagesOverflow` says so);
     - the rest is history, evicted oldest first by the core;
     - an ``AIMessage`` with ``tool_calls`` and all its ``ToolMessage`` results
       are one atomic group: never an orphan result, never a call without its
@@ -121,7 +121,7 @@ class TokenBoxMessages(StrictArguments, TracedFit, RunnableSerializable[Any, Any
       (lower is evicted first) or ``{"critical": True/False}``.
 
     Sizes are exact, one count per message (see
-    :mod:`tokenbox_langchain.counting`).  The layout report is sent to the
+    :mod:`tokenbox_langchain._counting`).  The layout report is sent to the
     callbacks as the custom event ``"tokenbox_layout"``, and its headline
     numbers are in the run's metadata (``tokenbox_budget``,
     ``tokenbox_total_tokens``, ``tokenbox_kept``, ``tokenbox_removed``,

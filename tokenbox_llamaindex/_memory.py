@@ -82,9 +82,9 @@ from tokenbox_core.chat import ChatCounter, ConversationOverflow, fit_conversati
 from tokenbox_core.layout import RemovedItem
 from tokenbox_core.tokens import content_text
 from tokenbox_llamaindex._counting import counter_name, resolve_counter
+from tokenbox_llamaindex._events import emit_layout
 from tokenbox_llamaindex._messages import DEFAULT_MEDIA_TOKENS, neutral
 from tokenbox_llamaindex._sync import run_sync
-from tokenbox_llamaindex.events import emit_layout
 
 __all__ = ["DEFAULT_TOKEN_LIMIT", "DEFAULT_TOKEN_LIMIT_RATIO", "MemoryOverflow", "TokenBoxMemory"]
 
@@ -327,7 +327,7 @@ class TokenBoxMemory(StrictArguments, BaseChatStoreMemory):
 
         A convenience for single-threaded use: concurrent calls overwrite it.
         Each call also sends its layout to LlamaIndex's instrumentation
-        dispatcher (:class:`~tokenbox_llamaindex.events.TokenBoxLayoutEvent`).
+        dispatcher (:class:`~tokenbox_llamaindex._events.TokenBoxLayoutEvent`).
 
         With ``start_on_user`` the messages in :attr:`last_start_on_removed`
         were removed after it; :attr:`last_total_tokens` is what was returned.

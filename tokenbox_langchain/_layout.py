@@ -28,11 +28,11 @@ from tokenbox_core import ContextBudget, Layout, Section, SectionError, TokenBox
 from tokenbox_core._arguments import StrictArguments, no_bool
 from tokenbox_core.chat._fixups import place_markers, start_on_fixup
 from tokenbox_core.chat._sections import MARKER_ID_PREFIX
+from tokenbox_langchain._counting import MessageCounter
+from tokenbox_langchain._fit import MessageTypes, matches, omission_message
+from tokenbox_langchain._messages import budget_from
 from tokenbox_langchain._parts import Outcome, Part, as_text
 from tokenbox_langchain._runs import TracedFit
-from tokenbox_langchain.counting import MessageCounter
-from tokenbox_langchain.fit import MessageTypes, matches, omission_message
-from tokenbox_langchain.messages import budget_from
 
 __all__ = ["OMITTED_KEY", "SECTION_OPTIONS", "TokenBoxLayout"]
 

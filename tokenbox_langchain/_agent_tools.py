@@ -1,4 +1,4 @@
-"""Tool results in an agent under :class:`~tokenbox_langchain.middleware.TokenBoxMiddleware`.
+"""Tool results in an agent under :class:`~tokenbox_langchain._middleware.TokenBoxMiddleware`.
 
 With a :class:`~tokenbox_core.defense.DefensePolicy`, every tool result is
 screened as it is produced (``wrap_tool_call``), by the core's defensive stage

@@ -1,8 +1,8 @@
-"""Summaries for :class:`~tokenbox_langchain.middleware.TokenBoxMiddleware`, and its persistent mode.
+"""Summaries for :class:`~tokenbox_langchain._middleware.TokenBoxMiddleware`, and its persistent mode.
 
 A ``summarizer`` is what LangChain's ``SummarizationMiddleware`` takes: a chat
 model or a ``"provider:model"`` name (resolved by ``init_chat_model``; it then
-writes through :class:`~tokenbox_langchain.summarizer.ChatModelSummarizer`:
+writes through :class:`~tokenbox_langchain._summarizer.ChatModelSummarizer`:
 the core's prompt, temperature 0, a seed from the block hash), a ``Runnable``
 or a callable over the removed messages returning the summary text (or a
 message).  A core :class:`~tokenbox_core.session.Summarizer` is taken as it is.
@@ -39,12 +39,12 @@ from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from tokenbox_core import ContextBudget, TokenCounter
 from tokenbox_core.cache import CacheWindow
 from tokenbox_core.tokens import canonical_json, content_text
-from tokenbox_langchain.agent_window import Window, thresholds
-from tokenbox_langchain.fit import FitOptions, fit_messages, neutral
-from tokenbox_langchain.history import from_neutral
+from tokenbox_langchain._agent_window import Window, thresholds
+from tokenbox_langchain._fit import FitOptions, fit_messages, neutral
+from tokenbox_langchain._history import from_neutral
 
 if TYPE_CHECKING:
-    from tokenbox_langchain.middleware import TokenBoxMiddleware
+    from tokenbox_langchain._middleware import TokenBoxMiddleware
 
 __all__ = [
     "SUMMARY_PREFIX",
@@ -111,7 +111,7 @@ def core_summarizer(spec: Any) -> Any:
 
         spec = init_chat_model(spec)
     if isinstance(spec, BaseChatModel):
-        from tokenbox_langchain.summarizer import ChatModelSummarizer
+        from tokenbox_langchain._summarizer import ChatModelSummarizer
 
         return ChatModelSummarizer(spec)
     acall: Callable[[list[BaseMessage]], Awaitable[Any]] | None = None

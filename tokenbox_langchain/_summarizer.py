@@ -16,7 +16,7 @@ from langchain_core.messages import HumanMessage
 from tokenbox_core.session import SessionStore
 from tokenbox_core.session._llm import PROMPT_VERSION, SUMMARY_PROMPT, ModelSummarizer
 from tokenbox_core.tokens import content_text
-from tokenbox_langchain.agent_summary import deferred
+from tokenbox_langchain._agent_summary import deferred
 
 __all__ = ["ChatModelSummarizer", "deterministic_model", "model_name"]
 

@@ -4,7 +4,7 @@ The adapter only translates (the core decides): each message becomes the neutral
 OpenAI-shaped dict (``langchain_core.messages.convert_to_openai_messages``,
 plus its ``id`` and the per-message overrides of
 ``additional_kwargs["tokenbox"]``), sizes come from a
-:class:`~tokenbox_langchain.counting.MessageCounter` over the *original*
+:class:`~tokenbox_langchain._counting.MessageCounter` over the *original*
 message, and :func:`tokenbox_core.chat.fit_conversation` decides, once.  The
 kept indices are mapped back to the original message objects (lossless); an
 omission marker becomes a message of ``marker_type``, a partial cut a copy of
@@ -36,7 +36,7 @@ from tokenbox_core.chat import (
 )
 from tokenbox_core.chat._sections import MARKER_ID_PREFIX
 from tokenbox_core.tokens import content_text
-from tokenbox_langchain.counting import MessageCounter, openai_role
+from tokenbox_langchain._counting import MessageCounter, openai_role
 
 if TYPE_CHECKING:
     from tokenbox_langchain._converted import ConvertedMessages

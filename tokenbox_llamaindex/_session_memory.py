@@ -23,11 +23,11 @@ from tokenbox_core.errors import BudgetError
 from tokenbox_core.session import SessionStore
 from tokenbox_llamaindex._blocks import block_contents, format_blocks, insert_blocks, place_blocks
 from tokenbox_llamaindex._counting import resolve_counter
+from tokenbox_llamaindex._memory import unique_block_names
 from tokenbox_llamaindex._messages import archived, restore
 from tokenbox_llamaindex._reserve import agent_tokens, run_steps_tokens
 from tokenbox_llamaindex._session import HistorySession, ShareOverflow, chat_store_of, store_of
 from tokenbox_llamaindex._sync import run_sync
-from tokenbox_llamaindex.memory import unique_block_names
 
 __all__ = ["DEFAULT_IN_FLIGHT_RATIO", "DEFAULT_TOKEN_LIMIT", "TokenBoxSessionMemory"]
 

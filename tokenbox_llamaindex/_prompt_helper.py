@@ -77,8 +77,8 @@ from tokenbox_core._arguments import check_arguments
 from tokenbox_core.layout import RemovedItem
 from tokenbox_core.tokens import Keep, canonical_json, count_message_tokens
 from tokenbox_llamaindex._counting import resolve_counter
+from tokenbox_llamaindex._events import emit_layout
 from tokenbox_llamaindex._messages import message_role
-from tokenbox_llamaindex.events import emit_layout
 
 if TYPE_CHECKING:
     from llama_index.core.tools import BaseTool
@@ -195,7 +195,7 @@ class TokenBoxPromptHelper(PromptHelper):
 
         A convenience for single-threaded use: concurrent calls overwrite it.
         Each layout is also sent to LlamaIndex's instrumentation dispatcher
-        (:class:`~tokenbox_llamaindex.events.TokenBoxLayoutEvent`)."""
+        (:class:`~tokenbox_llamaindex._events.TokenBoxLayoutEvent`)."""
         return self._last_layouts[-1] if self._last_layouts else None
 
     @property

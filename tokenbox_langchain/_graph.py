@@ -3,7 +3,7 @@
 Legacy route: ``langgraph.prebuilt.create_react_agent`` and its ``pre_model_hook`` are deprecated since
 LangGraph 1.0 (``LangGraphDeprecatedSinceV10``, to be removed in 2.0).  New agents are built with
 ``langchain.agents.create_agent`` (or deepagents) and get TokenBox through
-:class:`~tokenbox_langchain.middleware.TokenBoxMiddleware`.  This hook stays for existing
+:class:`~tokenbox_langchain._middleware.TokenBoxMiddleware`.  This hook stays for existing
 ``create_react_agent`` code.
 
 >>> from tokenbox_core.session import MemorySessionStore
@@ -30,7 +30,7 @@ from langchain_core.runnables import RunnableConfig
 from tokenbox_core._budget import ContextBudget
 from tokenbox_core.errors import SessionError
 from tokenbox_core.session import ManagedHistory, SessionStore
-from tokenbox_langchain.history import from_neutral, to_neutral
+from tokenbox_langchain._history import from_neutral, to_neutral
 
 __all__ = ["checkpoint_hook"]
 
