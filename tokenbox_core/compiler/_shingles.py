@@ -26,6 +26,7 @@ from __future__ import annotations
 import hashlib
 import heapq
 import math
+import re
 import string
 import threading
 import zlib
@@ -37,6 +38,11 @@ __all__ = ["SketchCache", "find_duplicates", "find_exact_duplicates", "jaccard",
 
 # punctuation (except %) and the separators \x1c-\x1f, which str.split takes for whitespace, become spaces
 _PUNCTUATION = str.maketrans({c: " " for c in string.punctuation.replace("%", "") + "\x1c\x1d\x1e\x1f"})
+_PUNCTUATION_BYTES = bytes(range(256)).translate(
+    bytes.maketrans(bytes(sorted(_PUNCTUATION)), b" " * len(_PUNCTUATION))
+)
+# what str.split() takes for whitespace beyond ASCII (every c with c.isspace(), c > "\x7f"; a test checks)
+_UNICODE_SPACE = re.compile("[\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]")
 _SKETCH = 16
 
 
@@ -46,12 +52,19 @@ def normalise(text: str) -> list[str]:
 
 
 def _word_ids(text: str) -> tuple[int, ...]:
-    """The text's normalised words as stable integers: the CRC32 of each word's UTF-8 bytes."""
-    normalised = text.lower().translate(_PUNCTUATION)
-    if normalised.isascii():  # the common case: bytes.split() splits where str.split() does, at C speed
-        words = normalised.encode("ascii").split()
+    """The text's normalised words as stable integers: the CRC32 of each word's UTF-8 bytes.
+
+    The words are :func:`normalise`'s, found with bytes operations (C speed, about 4x faster than
+    ``str.translate``): the punctuation is ASCII, so it can be blanked in the UTF-8 bytes, and ``bytes.split``
+    splits where ``str.split`` does unless the text holds non-ASCII whitespace (then ``str`` does the split).
+    """
+    lowered = text.lower()
+    if lowered.isascii():
+        words = lowered.encode("ascii").translate(_PUNCTUATION_BYTES).split()
+    elif _UNICODE_SPACE.search(lowered) is None:
+        words = lowered.encode("utf-8", "surrogatepass").translate(_PUNCTUATION_BYTES).split()
     else:
-        words = [word.encode("utf-8", "surrogatepass") for word in normalised.split()]
+        words = [word.encode("utf-8", "surrogatepass") for word in lowered.translate(_PUNCTUATION).split()]
     return tuple(map(zlib.crc32, words))
 
 

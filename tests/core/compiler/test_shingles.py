@@ -70,13 +70,28 @@ def test_words_are_their_crc32_and_shingles_are_consecutive_words() -> None:
     assert shingles(" ,. ", 3) == frozenset()
 
 
-@given(st.text(st.sampled_from([*"aZ %.,!-'\t\n", "\x1c", "\x1f", "\x85", "\u00a0", "\u212a", "É", "ß", "\ud800"])))
+@given(
+    st.text(
+        st.sampled_from(
+            [*"aZ %.,!-'\t\n", "\x1c", "\x1f", "\x85", "\u00a0", "\u2009", "\u3000", "\u212a", "É", "ß", "\ud800", "—"]
+        )
+    )
+)
 def test_word_ids_are_the_crc32_of_normalised_words_for_any_text(text: str) -> None:
     """ASCII or not (separators, no-break spaces, a Kelvin sign that lower-cases to ASCII, lone surrogates), a
     text's word ids are the CRC32 of the UTF-8 bytes of :func:`normalise`'s words."""
     from tokenbox_core.compiler._shingles import _word_ids
 
     assert _word_ids(text) == tuple(zlib.crc32(w.encode("utf-8", "surrogatepass")) for w in normalise(text))
+
+
+def test_the_bytes_split_knows_every_non_ascii_space() -> None:
+    """The word splitter's list of non-ASCII whitespace is exactly what ``str.split`` splits at beyond ASCII."""
+    from tokenbox_core.compiler._shingles import _UNICODE_SPACE
+
+    spaces = "".join(c for c in map(chr, range(0x80, 0x110000)) if c.isspace())
+    assert "".join(_UNICODE_SPACE.findall(spaces)) == spaces
+    assert _UNICODE_SPACE.search("".join(c for c in map(chr, range(0x80, 0x3100)) if not c.isspace())) is None
 
 
 @given(corpora(), st.sampled_from([0.3, 0.5, 0.75, 0.9, 1.0]), st.integers(1, 4))
