@@ -150,5 +150,5 @@ def test_pieces_and_joins_never_built_count_what_the_whole_text_does(
             enc = counter.encoding
             COUNT_CACHE.clear()
             assert counter.count(text) == len(enc.encode_ordinary(text))
-            assert _cut.count_joined(counter, text, suffix) == len(enc.encode_ordinary(text + suffix))
+            assert _cut.count_joined(counter, text, suffix, True) == len(enc.encode_ordinary(text + suffix))
             assert [int(i) for i in _cut.encode(counter, text, start, stop)] == enc.encode_ordinary(text[start:stop])

@@ -209,7 +209,7 @@ def _cut_boundary(ruler: Ruler, slot: Slot, unit: Unit, alloc: int) -> bool:
 
     def size_with(text: str) -> int:
         unit.text = text
-        new = count_joined(counter, text, isep) if text else 0
+        new = count_joined(counter, text, isep, ruler.rule) if text else 0
         slot.kept_total += new - unit.size
         unit.size = new
         if text and i > slot.last_kept:  # the last-kept cursor only walks back: re-arm it

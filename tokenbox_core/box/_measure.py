@@ -62,7 +62,7 @@ class Ruler:
             return 0
         if self.mode == "messages":
             return self.counter.count(text) + self.message_overhead(self.role(slot))
-        return count_joined(self.counter, text, self.separator)
+        return count_joined(self.counter, text, self.separator, self.rule)
 
     def unit_size(self, slot: Slot, unit: Unit) -> int:
         """A unit's size after its text changed (a vouched size only holds for the original text)."""
@@ -73,7 +73,7 @@ class Ruler:
             return 0
         if self.mode == "messages":
             return self.counter.count(unit.text) + self.message_overhead(self.role(slot, unit.item))
-        return count_joined(self.counter, unit.text, slot.section.item_separator)
+        return count_joined(self.counter, unit.text, slot.section.item_separator, self.rule)
 
     def last_kept(self, slot: Slot) -> int:
         i = slot.last_kept
@@ -93,8 +93,8 @@ class Ruler:
         total = slot.kept_total + slot.marker_size
         if self.text_mode and not slot.units[last].vouched:
             text = slot.units[last].text
-            total += count_joined(self.counter, text, self.separator) - count_joined(
-                self.counter, text, slot.section.item_separator
+            total += count_joined(self.counter, text, self.separator, self.rule) - count_joined(
+                self.counter, text, slot.section.item_separator, self.rule
             )
         return max(0, total)
 
@@ -107,7 +107,7 @@ class Ruler:
         elif self.mode == "messages":
             slot.marker_size = self.counter.count(slot.marker) + self.message_overhead(slot.section.role or "user")
         else:
-            slot.marker_size = count_joined(self.counter, slot.marker, slot.section.item_separator)
+            slot.marker_size = count_joined(self.counter, slot.marker, slot.section.item_separator, self.rule)
 
     def fit_marker(self, slot: Slot, alloc: int) -> None:
         """Set the omission marker, unless it alone would push the list over ``alloc`` (a marker is an aid)."""
@@ -141,8 +141,8 @@ class Ruler:
         strings: list[tuple[str, str]] = []
         for slot in slots:
             strings.extend(self._strings(slot.section))
-        counter = self.counter
-        counts = iter([count_joined(counter, text, suffix) for text, suffix in strings])
+        counter, rule = self.counter, self.rule
+        counts = iter([count_joined(counter, text, suffix, rule) for text, suffix in strings])
         for slot in slots:
             content = slot.section.content
             if isinstance(content, str):

@@ -48,8 +48,8 @@ _SPLIT = re.compile(r"[\nA-Za-z](?:(?<=\n)(?=[^\s/])|(?<=[A-Za-z])(?=[\x00-\x26\
 """Matches the character before a position no token spans (``match.end()`` is the position)."""
 _PIECE = 1 << 14
 """About how many characters :func:`pieces` hands a tokenizer at a time."""
-_JOIN_AT_MOST = 256
-"""Texts up to this long are joined to their suffix and counted (a copy that costs less than two small counts)."""
+_JOIN_AT_MOST = 1 << 16
+"""Texts up to this long whose count is not known are joined to their suffix and counted (one count, not three)."""
 _DECODE_CHUNK = 8_192
 _ENDS_AT_MOST = 0.8
 """A cut keeping more than this share of a text's tokens encodes the whole text."""
@@ -207,11 +207,16 @@ def pieces(text: str, start: int = 0, stop: int | None = None) -> Iterator[str]:
     yield text if start == 0 and stop == len(text) else text[start:stop]
 
 
-def count_joined(counter: Any, text: str, suffix: str) -> int:
-    """``counter.count(text + suffix)``; for a rule encoding and a long ``text``, without building the joined
-    text: ``count(text)`` (often known: the count cache) plus the suffix's cost counted after ``text``'s last
-    position no token spans (the rule above)."""
-    if suffix and len(text) > _JOIN_AT_MOST and getattr(counter, "name", None) in RULE_ENCODINGS:
+def count_joined(counter: Any, text: str, suffix: str, rule: bool) -> int:
+    """``counter.count(text + suffix)``.  With ``rule`` (a tiktoken counter of a rule encoding) and a long
+    ``text``, or one whose count the count cache knows (a compile counted it to rank it), without building the
+    joined text: ``count(text)`` plus the suffix's cost counted after ``text``'s last position no token spans
+    (the rule above)."""
+    if (
+        rule
+        and suffix
+        and (len(text) > _JOIN_AT_MOST or COUNT_CACHE.get(COUNT_CACHE.key(counter._cache_key, text)) is not None)
+    ):
         p = _last_split(text)
         if p is not None:
             end = text[p:]
