@@ -212,15 +212,14 @@ def count_joined(counter: Any, text: str, suffix: str, rule: bool) -> int:
     ``text``, or one whose count the count cache knows (a compile counted it to rank it), without building the
     joined text: ``count(text)`` plus the suffix's cost counted after ``text``'s last position no token spans
     (the rule above)."""
-    if (
-        rule
-        and suffix
-        and (len(text) > _JOIN_AT_MOST or COUNT_CACHE.get(COUNT_CACHE.key(counter._cache_key, text)) is not None)
-    ):
-        p = _last_split(text)
-        if p is not None:
-            end = text[p:]
-            return int(counter.count(text)) + int(counter.count(end + suffix)) - int(counter.count(end))
+    if rule and suffix:
+        known = COUNT_CACHE.get(COUNT_CACHE.key(counter._cache_key, text))
+        if known is not None or len(text) > _JOIN_AT_MOST:
+            p = _last_split(text)
+            if p is not None:
+                size = int(counter.count(text)) if known is None else known
+                end = text[p:]
+                return size + int(counter.count(end + suffix)) - int(counter.count(end))
     return int(counter.count(text + suffix))
 
 
