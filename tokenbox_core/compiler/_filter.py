@@ -112,7 +112,10 @@ def _evidence_gate(
         return None
     if cache is not None and type(detector) is RegexPIIDetector:  # ours: its findings depend on text and kinds only
         text = e.text
-        return _pii_gate(e, cache.get("pii", text, detector.kinds, lambda: tuple(detector.find(text)), _pii_bytes))
+        found: tuple[PIIMatch, ...] = cache.get(
+            "pii", text, detector.kinds, lambda: tuple(detector.find(text)), _pii_bytes
+        )
+        return _pii_gate(e, found)
     return _pii_gate(e, detector.find(e.text))
 
 

@@ -32,8 +32,9 @@ class TurnCache:
     memories and history are mostly the same texts.  Scanning them for personal data and sketching their words
     for near-duplicates is most of what a compile costs beyond the layout: on the benchmark's agent context
     (30 tools, 200 passages, 50 memories, 400 messages) the next turn's duplicate check costs about 70 ms of CPU
-    without it and 18 with it, its PII gate about 20 ms without it and 2 with it (a loaded 2-core machine).  A result depends only on the text, what is derived and its parameters, so the key is
-    ``(kind, a BLAKE2b digest of the text's UTF-8 bytes, parameters)``; the texts themselves are not held.
+    without it and 18 with it, its PII gate about 20 ms without it and 2 with it (a loaded 2-core machine).  A
+    result depends only on the text, what is derived and its parameters, so the key is ``(kind, a BLAKE2b
+    digest of the text's UTF-8 bytes, parameters)``; the texts themselves are not held.
     Bounded by ``max_bytes`` (an estimate of what the entries take in memory, given by each caller's ``size``);
     the least recently used entries go first.  The owner is the compiler: it lives and dies with it.
     """
