@@ -142,15 +142,20 @@ def test_pieces_and_joins_never_built_count_what_the_whole_text_does(
     start, stop = sorted(int(b * len(text)) for b in bounds)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(_cut, "_PIECE", 8)
-        patch.setattr(_cut, "_JOIN_AT_MOST", 0)
         patch.setattr(_fast, "_PIECES_ABOVE", 16)
         patch.setattr(_tiktoken_counter, "_IDS_ARRAY_ABOVE", 16)
         assert "".join(_cut.pieces(text)) == text and "".join(_cut.pieces(text, start, stop)) == text[start:stop]
         for counter in COUNTERS:
             enc = counter.encoding
-            COUNT_CACHE.clear()
             joined = len(enc.encode_ordinary(text + suffix))
-            assert _cut.count_joined(counter, text, suffix, True) == joined  # the text's count not known
+            COUNT_CACHE.clear()
+            assert _cut.count_joined(counter, text, suffix, True) == joined  # neither count known: one count
+            COUNT_CACHE.clear()
             assert counter.count(text) == len(enc.encode_ordinary(text))
-            assert _cut.count_joined(counter, text, suffix, True) == joined  # known: taken from the count cache
+            assert _cut.count_joined(counter, text, suffix, True) == joined  # the text's known: its end counted
+            assert _cut.count_joined(counter, text, suffix, True) == joined  # the joined count known
+            patch.setattr(_cut, "_JOIN_AT_MOST", 0)  # every text long: never joined
+            COUNT_CACHE.clear()
+            assert _cut.count_joined(counter, text, suffix, True) == joined
+            patch.setattr(_cut, "_JOIN_AT_MOST", 1 << 16)
             assert [int(i) for i in _cut.encode(counter, text, start, stop)] == enc.encode_ordinary(text[start:stop])

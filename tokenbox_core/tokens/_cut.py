@@ -32,7 +32,7 @@ import re
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from tokenbox_core.tokens._base import Keep
+from tokenbox_core.tokens._base import Keep, _checked
 from tokenbox_core.tokens._cache import COUNT_CACHE
 
 if TYPE_CHECKING:
@@ -208,19 +208,32 @@ def pieces(text: str, start: int = 0, stop: int | None = None) -> Iterator[str]:
 
 
 def count_joined(counter: Any, text: str, suffix: str, rule: bool) -> int:
-    """``counter.count(text + suffix)``.  With ``rule`` (a tiktoken counter of a rule encoding) and a long
-    ``text``, or one whose count the count cache knows (a compile counted it to rank it), without building the
-    joined text: ``count(text)`` plus the suffix's cost counted after ``text``'s last position no token spans
-    (the rule above)."""
-    if rule and suffix:
-        known = COUNT_CACHE.get(COUNT_CACHE.key(counter._cache_key, text))
-        if known is not None or len(text) > _JOIN_AT_MOST:
-            p = _last_split(text)
-            if p is not None:
-                size = int(counter.count(text)) if known is None else known
-                end = text[p:]
-                return size + int(counter.count(end + suffix)) - int(counter.count(end))
-    return int(counter.count(text + suffix))
+    """``counter.count(text + suffix)``.  With ``rule`` (a tiktoken counter of a rule encoding): a long ``text``
+    is never joined (its count plus the suffix's cost counted after its last position no token spans, the rule
+    above), and a short one whose joined count is not known but whose own count is (a compile counted it to rank
+    it) is not tokenized again."""
+    if not (rule and suffix):
+        return int(counter.count(text + suffix))
+    if len(text) > _JOIN_AT_MOST:
+        p = _last_split(text)
+        if p is None:
+            return int(counter.count(text + suffix))
+        end = text[p:]
+        return int(counter.count(text)) + int(counter.count(end + suffix)) - int(counter.count(end))
+    joined = text + suffix
+    key = COUNT_CACHE.key(counter._cache_key, joined)
+    value = COUNT_CACHE.get(key)
+    if value is not None:
+        return value
+    known = COUNT_CACHE.get(COUNT_CACHE.key(counter._cache_key, text))
+    p = _last_split(text) if known is not None else None
+    if known is not None and p is not None:
+        end = text[p:]
+        value = known + int(counter.count(end + suffix)) - int(counter.count(end))
+    else:
+        value = _checked(counter._raw_count(joined), counter.name)
+    COUNT_CACHE.put(key, value)
+    return value
 
 
 def encode(counter: TiktokenCounter, text: str, start: int = 0, stop: int | None = None) -> Any:
