@@ -126,3 +126,37 @@ def test_fit_is_the_largest_cut_whose_text_and_suffix_fit_and_says_its_count(
         for grown in (alloc, alloc + 1, alloc - 1):
             want = fit_by_definition(counter, text, suffix, grown, keep)
             assert fit(counter, text, suffix, grown, keep, ends) == want  # type: ignore[arg-type]
+
+
+@given(
+    text=texts,
+    suffix=st.sampled_from(["\n\n", "\n", " ", "x", "'s", "日本", "/"]),
+    bounds=st.tuples(st.floats(0, 1), st.floats(0, 1)),
+)
+def test_pieces_and_joins_never_built_count_what_the_whole_text_does(
+    text: str, suffix: str, bounds: tuple[float, float]
+) -> None:
+    """A long text counted or encoded piece by piece, and a text's count with a suffix taken at its end, equal
+    tiktoken's count and ids of the whole (pieces shrunk to a few characters so short texts are cut too)."""
+    from tokenbox_core.tokens import _cut, _fast, _tiktoken_counter
+
+    start, stop = sorted(int(b * len(text)) for b in bounds)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_cut, "_PIECE", 8)
+        patch.setattr(_fast, "_PIECES_ABOVE", 16)
+        patch.setattr(_tiktoken_counter, "_IDS_ARRAY_ABOVE", 16)
+        assert "".join(_cut.pieces(text)) == text and "".join(_cut.pieces(text, start, stop)) == text[start:stop]
+        for counter in COUNTERS:
+            enc = counter.encoding
+            joined = len(enc.encode_ordinary(text + suffix))
+            COUNT_CACHE.clear()
+            assert _cut.count_joined(counter, text, suffix, True) == joined  # neither count known: one count
+            COUNT_CACHE.clear()
+            assert counter.count(text) == len(enc.encode_ordinary(text))
+            assert _cut.count_joined(counter, text, suffix, True) == joined  # the text's known: its end counted
+            assert _cut.count_joined(counter, text, suffix, True) == joined  # the joined count known
+            patch.setattr(_cut, "_JOIN_AT_MOST", 0)  # every text long: never joined
+            COUNT_CACHE.clear()
+            assert _cut.count_joined(counter, text, suffix, True) == joined
+            patch.setattr(_cut, "_JOIN_AT_MOST", 1 << 16)
+            assert [int(i) for i in _cut.encode(counter, text, start, stop)] == enc.encode_ordinary(text[start:stop])

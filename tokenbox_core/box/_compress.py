@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from tokenbox_core.errors import SectionError
 from tokenbox_core.layout import Action
 from tokenbox_core.lenses import LIST_LENSES, apply_lens, lens_name
-from tokenbox_core.tokens._cut import fit
+from tokenbox_core.tokens._cut import count_joined, fit
 
 from ._measure import Ruler
 from ._selector import fill_with_selector
@@ -209,7 +209,7 @@ def _cut_boundary(ruler: Ruler, slot: Slot, unit: Unit, alloc: int) -> bool:
 
     def size_with(text: str) -> int:
         unit.text = text
-        new = counter.count(text + isep) if text else 0
+        new = count_joined(counter, text, isep, ruler.rule) if text else 0
         slot.kept_total += new - unit.size
         unit.size = new
         if text and i > slot.last_kept:  # the last-kept cursor only walks back: re-arm it

@@ -16,7 +16,7 @@ from tokenbox_core._sections import Item, Section
 from tokenbox_core.errors import SectionError
 from tokenbox_core.lenses import LIST_LENSES
 from tokenbox_core.tokens import TokenCounter
-from tokenbox_core.tokens._cut import RULE_ENCODINGS, Ends
+from tokenbox_core.tokens._cut import RULE_ENCODINGS, Ends, count_joined
 from tokenbox_core.tokens._messages import TOKENS_PER_MESSAGE
 from tokenbox_core.tokens._tiktoken_counter import TiktokenCounter
 
@@ -64,7 +64,7 @@ class Ruler:
             return 0
         if self.mode == "messages":
             return self.counter.count(text) + self.message_overhead(self.role(slot))
-        return self.counter.count(text + self.separator)
+        return count_joined(self.counter, text, self.separator, self.rule)
 
     def unit_size(self, slot: Slot, unit: Unit) -> int:
         """A unit's size after its text changed (a vouched size only holds for the original text)."""
@@ -75,7 +75,7 @@ class Ruler:
             return 0
         if self.mode == "messages":
             return self.counter.count(unit.text) + self.message_overhead(self.role(slot, unit.item))
-        return self.counter.count(unit.text + slot.section.item_separator)
+        return count_joined(self.counter, unit.text, slot.section.item_separator, self.rule)
 
     def last_kept(self, slot: Slot) -> int:
         i = slot.last_kept
@@ -95,7 +95,9 @@ class Ruler:
         total = slot.kept_total + slot.marker_size
         if self.text_mode and not slot.units[last].vouched:
             text = slot.units[last].text
-            total += self.counter.count(text + self.separator) - self.counter.count(text + slot.section.item_separator)
+            total += count_joined(self.counter, text, self.separator, self.rule) - count_joined(
+                self.counter, text, slot.section.item_separator, self.rule
+            )
         return max(0, total)
 
     # ------------------------------------------------------------------ omission markers
@@ -107,7 +109,7 @@ class Ruler:
         elif self.mode == "messages":
             slot.marker_size = self.counter.count(slot.marker) + self.message_overhead(slot.section.role or "user")
         else:
-            slot.marker_size = self.counter.count(slot.marker + slot.section.item_separator)
+            slot.marker_size = count_joined(self.counter, slot.marker, slot.section.item_separator, self.rule)
 
     def fit_marker(self, slot: Slot, alloc: int) -> None:
         """Set the omission marker, unless it alone would push the list over ``alloc`` (a marker is an aid)."""
@@ -138,11 +140,11 @@ class Ruler:
 
     def measure(self, slots: Sequence[Slot]) -> None:
         """Measure ``slots`` (each set to its section's whole content), every string counted in one pass."""
-        strings: list[str] = []
+        strings: list[tuple[str, str]] = []
         for slot in slots:
             strings.extend(self._strings(slot.section))
-        count = self.counter.count
-        counts = iter([count(s) for s in strings])
+        counter, rule = self.counter, self.rule
+        counts = iter([count_joined(counter, text, suffix, rule) for text, suffix in strings])
         for slot in slots:
             content = slot.section.content
             if isinstance(content, str):
@@ -154,14 +156,16 @@ class Ruler:
             else:
                 self._fill_list(slot, counts)
 
-    def _strings(self, section: Section) -> list[str]:
-        """The strings ``section``'s size is made of: its text with its separator, or its unvouched items."""
+    def _strings(self, section: Section) -> list[tuple[str, str]]:
+        """The strings ``section``'s size is made of, each with what follows it: its text with its separator, or
+        its unvouched items (with the item separator in text mode)."""
         content = section.content
         if isinstance(content, str):
-            return [content + self.separator if self.text_mode else content] if content else []
+            return [(content, self.separator if self.text_mode else "")] if content else []
         if self.text_mode:
-            return [it.content + section.item_separator for it in section.items if it.tokens is None and it.content]
-        return [it.content for it in section.items if it.tokens is None]
+            sep = section.item_separator
+            return [(it.content, sep) for it in section.items if it.tokens is None and it.content]
+        return [(it.content, "") for it in section.items if it.tokens is None]
 
     def _fill_list(self, slot: Slot, counts: Iterator[int]) -> None:
         """Set a list slot's units from their counts (``_strings``' order); every unit kept."""

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from itertools import pairwise
 
 from tokenbox_core.tokens import PRIMING_TOKENS
-from tokenbox_core.tokens._cut import splits
+from tokenbox_core.tokens._cut import count_joined, splits
 
 from ._measure import Ruler
 from ._state import Slot
@@ -45,7 +45,7 @@ def emitted(ruler: Ruler, slot: Slot) -> list[Emitted]:
             out.append((unit.text, isep, unit.size, unit.vouched))
     if out and not out[-1][3]:
         text = out[-1][0]
-        out[-1] = (text, ruler.separator, ruler.counter.count(text + ruler.separator), False)
+        out[-1] = (text, ruler.separator, count_joined(ruler.counter, text, ruler.separator, ruler.rule), False)
     return out
 
 

@@ -44,9 +44,9 @@ from tokenbox_core.compiler._metrics import compute_metrics
 from tokenbox_core.compiler._overflow import OverflowEvent
 from tokenbox_core.compiler._rank import Ranked, rank_candidates
 from tokenbox_core.compiler._refs import Reference, compress_references, dangling_references, restore_references
-from tokenbox_core.compiler._shingles import SketchCache
 from tokenbox_core.compiler._stable import cache_aware_plans
 from tokenbox_core.compiler._trace import CompilationTrace, input_hash, output_hash
+from tokenbox_core.compiler._turn_cache import TurnCache
 from tokenbox_core.compiler._validate import check_invariants, run_checks
 from tokenbox_core.errors import CompilationError, CompilerInputError, Violation
 from tokenbox_core.tokens import TokenCounter, canonical_json, get_counter
@@ -76,7 +76,7 @@ class ContextCompiler:
         if not isinstance(config, CompilerConfig):
             raise CompilerInputError(f"config must be a CompilerConfig, got {type(config).__name__}")
         self.config = config
-        self._sketches = SketchCache()  # duplicate detection's per-text sketches, for the next turn
+        self._cache = TurnCache()  # per-text work (PII findings, sketches) kept for the next turn: docs/caches.md
 
     def __repr__(self) -> str:
         budget, counter = self.budget.max_tokens, self.counter.name
@@ -133,7 +133,7 @@ class ContextCompiler:
             failed = exc.rules
             config = replace(self.config, precedence_statement=False)
             plain = ContextCompiler(self.budget, counter=self.counter, config=config)
-            plain._sketches = self._sketches
+            plain._cache = self._cache
             result = plain._compile_candidates(candidates, started)  # raises the user's material's own problem
         event = OverflowEvent(
             self.config.overflow_policy,
@@ -151,7 +151,7 @@ class ContextCompiler:
         clock = _Stopwatch(stages)
         now = reference_time(candidates, config)
         digest = input_hash(candidates, config, self.budget, self.counter.name, now)
-        filtered, excluded = filter_candidates(candidates, config, now)
+        filtered, excluded = filter_candidates(candidates, config, now, self._cache)
         defense = config.defense
         if defense is not None and hasattr(defense, "begin"):  # a per-compile session (tokenbox_core.defense)
             defense = defense.begin(digest, self.counter)
@@ -180,7 +180,7 @@ class ContextCompiler:
                 excluded += tuple(Exclusion(i, "history", "cache_block", None) for i in cut.removed_ids)
         base_plans = plans
         clock.lap("build")
-        dedup = compress_references(plans, config, self.counter, self._sketches)
+        dedup = compress_references(plans, config, self.counter, self._cache)
         clock.lap("references")
         compressed, assembled, total, refs = self._fit(dedup.plans, dedup.references, base_plans)
         clock.lap("compress+assemble")
@@ -208,7 +208,7 @@ class ContextCompiler:
 
     def _history_allocation(self, plans: tuple[SectionPlan, ...]) -> int:
         """The history tier's tokens when ``plans`` are laid out (the block cut's capacity)."""
-        dedup = compress_references(plans, self.config, self.counter, self._sketches)
+        dedup = compress_references(plans, self.config, self.counter, self._cache)
         compressed, _assembled, _total, _refs = self._fit(dedup.plans, dedup.references, plans)
         return int(compressed.allocations.get("history", 0))
 
@@ -362,7 +362,7 @@ class ContextCompiler:
         single = ContextCompiler(
             self.budget, counter=self.counter, config=replace(self.config, overflow="truncate_lowest")
         )
-        single._sketches = self._sketches
+        single._cache = self._cache
         page = single.compile_candidates(candidates)
         return replace(page, trace=replace(page.trace, overflow_policy="paginate"))
 

@@ -31,6 +31,8 @@ from typing import Any
 from tokenbox_core.compiler._collect import Candidates
 from tokenbox_core.compiler._config import CompilerConfig
 from tokenbox_core.compiler._inputs import Evidence, Memory, Tool
+from tokenbox_core.compiler._pii import PIIMatch, RegexPIIDetector
+from tokenbox_core.compiler._turn_cache import TurnCache
 from tokenbox_core.errors import CompilerInputError
 
 __all__ = ["Exclusion", "filter_candidates", "freshness", "reference_time", "tool_relevance"]
@@ -93,7 +95,9 @@ def tool_relevance(tool: Tool, step: str | None) -> float:
     return len(wanted & have) / len(wanted)
 
 
-def _evidence_gate(e: Evidence, config: CompilerConfig, now: datetime | None, pii_ok: bool) -> Exclusion | None:
+def _evidence_gate(
+    e: Evidence, config: CompilerConfig, now: datetime | None, pii_ok: bool, cache: TurnCache | None
+) -> Exclusion | None:
     if e.relevance < config.evidence_threshold:
         return Exclusion(
             e.id, "evidence", "relevance", e.relevance, f"below evidence_threshold {config.evidence_threshold}"
@@ -103,9 +107,20 @@ def _evidence_gate(e: Evidence, config: CompilerConfig, now: datetime | None, pi
         return Exclusion(e.id, "evidence", "freshness", fresh, f"below freshness_floor {config.freshness_floor}")
     if e.authority < config.authority_floor:
         return Exclusion(e.id, "evidence", "authority", e.authority, f"below authority_floor {config.authority_floor}")
-    if not pii_ok and config.pii_detector is not None:
-        return _pii_gate(e, config.pii_detector.find(e.text))
-    return None
+    detector = config.pii_detector
+    if pii_ok or detector is None:
+        return None
+    if cache is not None and type(detector) is RegexPIIDetector:  # ours: its findings depend on text and kinds only
+        text = e.text
+        found: tuple[PIIMatch, ...] = cache.get(
+            "pii", text, detector.kinds, lambda: tuple(detector.find(text)), _pii_bytes
+        )
+        return _pii_gate(e, found)
+    return _pii_gate(e, detector.find(e.text))
+
+
+def _pii_bytes(found: tuple[PIIMatch, ...]) -> int:
+    return 56 + 120 * len(found)  # the tuple, and each finding (a frozen dataclass with its kind and offsets)
 
 
 def _pii_gate(e: Evidence, found: Sequence[Any]) -> Exclusion | None:
@@ -126,9 +141,12 @@ def _memory_gate(m: Memory, config: CompilerConfig, now: datetime | None) -> Exc
 
 
 def filter_candidates(
-    candidates: Candidates, config: CompilerConfig, now: datetime | None
+    candidates: Candidates, config: CompilerConfig, now: datetime | None, cache: TurnCache | None = None
 ) -> tuple[Candidates, tuple[Exclusion, ...]]:
-    """Apply every gate; return the survivors (order preserved) and the exclusions (in input order)."""
+    """Apply every gate; return the survivors (order preserved) and the exclusions (in input order).
+
+    ``cache`` (the compiler's) keeps the default PII detector's findings for texts seen again next turn.
+    """
     excluded: list[Exclusion] = []
     pii_ok = candidates.task is not None and candidates.task.pii_authorized
     evidence: list[Evidence] = []
@@ -138,7 +156,7 @@ def filter_candidates(
             excluded.append(Exclusion(e.id, "evidence", "duplicate_id", e.relevance, "an earlier evidence has this id"))
             continue
         seen.add(e.id)
-        gate = _evidence_gate(e, config, now, pii_ok)
+        gate = _evidence_gate(e, config, now, pii_ok, cache)
         if gate is None:
             evidence.append(e)
         else:

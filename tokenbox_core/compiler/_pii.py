@@ -32,6 +32,7 @@ identifiers of other countries; plug in a detector of your own
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
@@ -103,12 +104,72 @@ def _may_hold_pii(text: str) -> bool:
     return "@" in text or any(d in text for d in "0123456789") or any(mark in text for mark in _KEY_MARKS)
 
 
+_DIGIT_RUN = re.compile(r"\d+")
+_DIGIT_PATTERNS = (_IBAN, _SSN, _NINO, _SIN, _CARD, _PHONE)
+
+
+def _upper_pair(pair: str) -> bool:
+    """Two ASCII capital letters (what ``[A-Z]{2}`` needs)."""
+    return len(pair) == 2 and pair.isascii() and pair.isalpha() and pair.isupper()
+
+
+def _starts(text: str) -> dict[re.Pattern[str], list[int]]:
+    """Every position where each digit pattern can start a match, ascending, from one pass over the digit runs.
+
+    Each digit pattern's match starts at a fixed offset from the first digit of a run of digits (its look-behind
+    or its letters or ``+``/``(`` make that digit a run's first): the run's start (SSN, SIN, card, a North American
+    phone number), one before it (``+`` or ``(``), two or three before it (an IBAN's or a NINO's letters).  The
+    conditions below are necessary for a match there, so no position where one starts is left out.
+    """
+    starts: dict[re.Pattern[str], list[int]] = {pattern: [] for pattern in _DIGIT_PATTERNS}
+    iban, ssn, nino, sin, card, phone = (starts[pattern] for pattern in _DIGIT_PATTERNS)
+    for run in _DIGIT_RUN.finditer(text):
+        start, stop = run.span()
+        length, after = stop - start, text[stop : stop + 1]
+        before = text[start - 1 : start]
+        if length == 3 and after in ("-", " "):
+            ssn.append(start)
+            sin.append(start)
+        if length >= 13 or after in (" ", "-"):  # 13 digits, or separators between them
+            card.append(start)
+        if before == "+" or (before == "(" and length == 3):
+            phone.append(start - 1)
+        if length == 3 and after in ("-", ".", " "):
+            phone.append(start)
+        if length >= 2 and start >= 2:
+            if _upper_pair(text[start - 2 : start]):
+                iban.append(start - 2)
+                nino.append(start - 2)
+            elif before == " " and start >= 3 and _upper_pair(text[start - 3 : start - 1]):
+                nino.append(start - 3)
+    return starts
+
+
+def _matches(pattern: re.Pattern[str], text: str, starts: list[int]) -> Iterator[re.Match[str]]:
+    """What ``pattern.finditer(text)`` yields, given (ascending) every position where a match can start.
+
+    ``finditer`` takes the leftmost match, then searches again from its end; positions outside ``starts``
+    cannot match, so trying only those (at or after the previous match's end) finds the same matches.
+    """
+    end = 0
+    for start in starts:
+        if start >= end:
+            found = pattern.match(text, start)
+            if found is not None:
+                end = found.end()
+                yield found
+
+
 @dataclass(frozen=True)
 class RegexPIIDetector:
     """The default detector: e-mail, phone, Luhn-valid cards, mod-97-valid IBANs, national identifiers (US SSN,
     UK NINO, Luhn-valid Canadian SIN), API and private keys.
 
     ``kinds`` restricts what is reported (all by default).
+
+    The scan finds what running each pattern over the whole text would, in about one pass: the literal a
+    pattern needs (``-----BEGIN``, a key prefix, ``@``) is looked for first, and the digit patterns are tried
+    only where a run of digits lets one start (:func:`_starts`) rather than at every character.
     """
 
     kinds: tuple[str, ...] = ("email", "phone", "card", "iban", "national_id", "api_key", "private_key")
@@ -121,32 +182,43 @@ class RegexPIIDetector:
         taken: list[tuple[int, int]] = []
 
         def add(kind: str, start: int, end: int) -> None:
-            if kind in self.kinds and not any(s < end and start < e for s, e in taken):
+            if not any(s < end and start < e for s, e in taken):
                 found.append(PIIMatch(kind, start, end))
                 taken.append((start, end))
 
-        for m in _PRIVATE_KEY.finditer(text):
-            add("private_key", m.start(), m.end())
-        for m in _API_KEY.finditer(text):
-            add("api_key", m.start(), m.end())
-        for m in _EMAIL.finditer(text):
-            add("email", m.start(), m.end())
-        for m in _IBAN.finditer(text):
-            if iban_valid(m.group()):
-                add("iban", m.start(), m.end())
-        for m in _SSN.finditer(text):
-            add("national_id", m.start(), m.end())
-        for m in _NINO.finditer(text):
-            add("national_id", m.start(), m.end())
-        for m in _SIN.finditer(text):
-            if luhn_valid(re.sub(r"\D", "", m.group())):
+        kinds = self.kinds
+        if "private_key" in kinds and "-----BEGIN" in text:
+            for m in _PRIVATE_KEY.finditer(text):
+                add("private_key", m.start(), m.end())
+        if "api_key" in kinds and any(mark in text for mark in _KEY_MARKS[1:]):
+            for m in _API_KEY.finditer(text):
+                add("api_key", m.start(), m.end())
+        if "email" in kinds and "@" in text:
+            for m in _EMAIL.finditer(text):
+                add("email", m.start(), m.end())
+        if not {"iban", "national_id", "card", "phone"} & set(kinds):
+            return sorted(found, key=lambda x: (x.start, x.end, x.kind))
+        starts = _starts(text)
+        if "iban" in kinds:
+            for m in _matches(_IBAN, text, starts[_IBAN]):
+                if iban_valid(m.group()):
+                    add("iban", m.start(), m.end())
+        if "national_id" in kinds:
+            for m in _matches(_SSN, text, starts[_SSN]):
                 add("national_id", m.start(), m.end())
-        for m in _CARD.finditer(text):
-            digits = re.sub(r"[ -]", "", m.group())
-            if 13 <= len(digits) <= 19 and luhn_valid(digits):
-                add("card", m.start(), m.end())
-        for m in _PHONE.finditer(text):
-            digits = re.sub(r"\D", "", m.group())
-            if 8 <= len(digits) <= 15:
-                add("phone", m.start(), m.end())
+            for m in _matches(_NINO, text, starts[_NINO]):
+                add("national_id", m.start(), m.end())
+            for m in _matches(_SIN, text, starts[_SIN]):
+                if luhn_valid(re.sub(r"\D", "", m.group())):
+                    add("national_id", m.start(), m.end())
+        if "card" in kinds:
+            for m in _matches(_CARD, text, starts[_CARD]):
+                digits = re.sub(r"[ -]", "", m.group())
+                if 13 <= len(digits) <= 19 and luhn_valid(digits):
+                    add("card", m.start(), m.end())
+        if "phone" in kinds:
+            for m in _matches(_PHONE, text, starts[_PHONE]):
+                digits = re.sub(r"\D", "", m.group())
+                if 8 <= len(digits) <= 15:
+                    add("phone", m.start(), m.end())
         return sorted(found, key=lambda x: (x.start, x.end, x.kind))

@@ -39,13 +39,13 @@ from tokenbox_core.compiler._config import CompilerConfig
 from tokenbox_core.compiler._inputs import Evidence, Memory
 from tokenbox_core.compiler._render import evidence_tag
 from tokenbox_core.compiler._shingles import (
-    SketchCache,
     find_duplicates,
     find_exact_duplicates,
     jaccard,
     normalise,
     shingles,
 )
+from tokenbox_core.compiler._turn_cache import TurnCache
 from tokenbox_core.tokens import TokenCounter, content_text
 
 if TYPE_CHECKING:
@@ -140,7 +140,7 @@ def _segments(plans: Sequence[SectionPlan]) -> list[_Segment]:
 
 
 def _clusters(
-    segments: list[_Segment], config: CompilerConfig, cache: SketchCache | None
+    segments: list[_Segment], config: CompilerConfig, cache: TurnCache | None
 ) -> list[tuple[int, int, float]]:
     texts = [s.text for s in segments]
     if config.near_duplicates:
@@ -196,7 +196,7 @@ class Deduplication:
 
 
 def compress_references(
-    plans: tuple[SectionPlan, ...], config: CompilerConfig, counter: TokenCounter, cache: SketchCache | None = None
+    plans: tuple[SectionPlan, ...], config: CompilerConfig, counter: TokenCounter, cache: TurnCache | None = None
 ) -> Deduplication:
     """Replace later duplicates with pointers to their canonical instance (see the module docstring); ``cache``
     keeps the texts' sketches for the next compile."""

@@ -29,16 +29,16 @@ other encodings, the cut is counted in full.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from tokenbox_core.tokens._base import Keep
+from tokenbox_core.tokens._base import Keep, _checked
 from tokenbox_core.tokens._cache import COUNT_CACHE
 
 if TYPE_CHECKING:
     from tokenbox_core.tokens._tiktoken_counter import TiktokenCounter
 
-__all__ = ["RULE_ENCODINGS", "WINDOW", "Ends", "cut", "fit", "splits"]
+__all__ = ["RULE_ENCODINGS", "WINDOW", "Ends", "count_joined", "cut", "fit", "pieces", "splits"]
 
 WINDOW = 4_096
 """How many characters next to a cut are searched for a position no token spans."""
@@ -46,6 +46,10 @@ RULE_ENCODINGS = frozenset({"cl100k_base", "o200k_base", "o200k_harmony"})
 """The encodings the rule in this module's docstring holds for."""
 _SPLIT = re.compile(r"[\nA-Za-z](?:(?<=\n)(?=[^\s/])|(?<=[A-Za-z])(?=[\x00-\x26\x28-\x40\x5b-\x60\x7b-\x7f]))")
 """Matches the character before a position no token spans (``match.end()`` is the position)."""
+_PIECE = 1 << 14
+"""About how many characters :func:`pieces` hands a tokenizer at a time."""
+_JOIN_AT_MOST = 1 << 16
+"""Texts up to this long whose count is not known are joined to their suffix and counted (one count, not three)."""
 _DECODE_CHUNK = 8_192
 _ENDS_AT_MOST = 0.8
 """A cut keeping more than this share of a text's tokens encodes the whole text."""
@@ -151,8 +155,8 @@ def _ends(counter: TiktokenCounter, text: str, n: int, head: int, tail: int) -> 
         p = _split_after(text, int(head * per_token) + _ENDS_SLACK) if head else 0
         q = _split_after(text, len(text) - int(tail * per_token) - _ENDS_SLACK) if tail else len(text)
         if p is not None and q is not None and p <= q:
-            first = encode(counter, text[:p]) if head else []
-            last = encode(counter, text[q:]) if tail else []
+            first = encode(counter, text, 0, p) if head else []
+            last = encode(counter, text, q) if tail else []
             if len(first) >= head and len(last) >= tail:
                 return first, last
     ids = encode(counter, text)
@@ -184,8 +188,71 @@ def splits(left: str, right: str) -> bool:
     return bool(left) and bool(right) and _SPLIT.match(left[-1] + right[0]) is not None
 
 
-def encode(counter: TiktokenCounter, text: str) -> Any:
-    """The ids of ``text`` (special tokens as plain text): a numpy array, 4 bytes a token, when numpy is there."""
+def pieces(text: str, start: int = 0, stop: int | None = None) -> Iterator[str]:
+    """``text[start:stop]`` in pieces of about :data:`_PIECE` characters, each ending where no token spans (the
+    rule above), so that a rule encoding's ids of the text are its pieces' ids one after the other.
+
+    Why: a native tokenizer is handed UTF-8, and CPython builds (and keeps on the string) the UTF-8 copy of a
+    text that is not ASCII, with transient copies on the way; piece by piece, one piece alive at a time, those
+    copies are a piece's size, not the text's.  One piece when the text is short or holds no such position near
+    a piece's end.
+    """
+    stop = len(text) if stop is None else stop
+    while stop - start > 2 * _PIECE:
+        p = _split_after(text, start + _PIECE)
+        if p is None or p >= stop:
+            break
+        yield text[start:p]
+        start = p
+    yield text if start == 0 and stop == len(text) else text[start:stop]
+
+
+def count_joined(counter: Any, text: str, suffix: str, rule: bool) -> int:
+    """``counter.count(text + suffix)``.  With ``rule`` (a tiktoken counter of a rule encoding): a long ``text``
+    is never joined (its count plus the suffix's cost counted after its last position no token spans, the rule
+    above), and a short one whose joined count is not known but whose own count is (a compile counted it to rank
+    it) is not tokenized again."""
+    if not (rule and suffix):
+        return int(counter.count(text + suffix))
+    if len(text) > _JOIN_AT_MOST:
+        p = _last_split(text)
+        if p is None:
+            return int(counter.count(text + suffix))
+        end = text[p:]
+        return int(counter.count(text)) + int(counter.count(end + suffix)) - int(counter.count(end))
+    joined = text + suffix
+    key = COUNT_CACHE.key(counter._cache_key, joined)
+    value = COUNT_CACHE.get(key)
+    if value is not None:
+        return value
+    known = COUNT_CACHE.get(COUNT_CACHE.key(counter._cache_key, text))
+    p = _last_split(text) if known is not None else None
+    if known is not None and p is not None:
+        end = text[p:]
+        value = known + int(counter.count(end + suffix)) - int(counter.count(end))
+    else:
+        value = _checked(counter._raw_count(joined), counter.name)
+    COUNT_CACHE.put(key, value)
+    return value
+
+
+def encode(counter: TiktokenCounter, text: str, start: int = 0, stop: int | None = None) -> Any:
+    """The ids of ``text[start:stop]`` (special tokens as plain text): a numpy array, 4 bytes a token, when numpy
+    is there.  A long text of a rule encoding is encoded :func:`pieces` at a time, never copied whole."""
+    stop = len(text) if stop is None else stop
+    if counter.name not in RULE_ENCODINGS or stop - start <= 2 * _PIECE:
+        return _encode(counter, text if start == 0 and stop == len(text) else text[start:stop])
+    parts = [_encode(counter, piece) for piece in pieces(text, start, stop)]
+    if len(parts) == 1:
+        return parts[0]
+    if isinstance(parts[0], list):
+        return [token for part in parts for token in part]
+    import numpy  # the parts are numpy arrays: numpy is there
+
+    return numpy.concatenate(parts)
+
+
+def _encode(counter: TiktokenCounter, text: str) -> Any:
     try:
         return counter.encoding.encode_to_numpy(text, allowed_special=set(), disallowed_special=())
     except ImportError:
@@ -205,8 +272,9 @@ def _kept(
     h = _head_share(k, keep)
     t = k - h
     head_ids, tail_ids = head[:h], tail[len(tail) - t :] if t else tail[:0]
-    first, trim1 = _head(head_bytes[: len(head_bytes) - _nbytes(counter, head[h:])]) if h else ("", 0)
-    second, trim2 = _tail(tail_bytes[_nbytes(counter, tail[: len(tail) - t]) :]) if t else ("", 0)
+    head_view, tail_view = memoryview(head_bytes), memoryview(tail_bytes)  # slices of a view copy no bytes
+    first, trim1 = _head(head_view[: len(head_bytes) - _nbytes(counter, head[h:])]) if h else ("", 0)
+    second, trim2 = _tail(tail_view[_nbytes(counter, tail[: len(tail) - t]) :]) if t else ("", 0)
     out = first + second
     split_head = _split_head(counter, head_ids, first, trim1) if h else (0, "")
     split_tail = _split_tail(counter, tail_ids, second, trim2) if t else ("", 0)
@@ -275,21 +343,21 @@ def _as_list(ids: Any) -> list[int]:
     return list(tolist()) if tolist is not None else list(ids)
 
 
-def _head(data: bytes) -> tuple[str, int]:
+def _head(data: memoryview) -> tuple[str, int]:
     """The text of ``data`` less 0-3 trailing bytes of a split character, and how many (-1: not known)."""
     for trim in range(4):
         try:
-            return data[: len(data) - trim].decode("utf-8"), trim
+            return str(data[: len(data) - trim], "utf-8"), trim
         except UnicodeDecodeError:
             continue
-    return data.decode("utf-8", "ignore"), -1
+    return str(data, "utf-8", "ignore"), -1
 
 
-def _tail(data: bytes) -> tuple[str, int]:
+def _tail(data: memoryview) -> tuple[str, int]:
     """The text of ``data`` less 0-3 leading bytes of a split character, and how many (-1: not known)."""
     for trim in range(4):
         try:
-            return data[trim:].decode("utf-8"), trim
+            return str(data[trim:], "utf-8"), trim
         except UnicodeDecodeError:
             continue
-    return data.decode("utf-8", "ignore"), -1
+    return str(data, "utf-8", "ignore"), -1

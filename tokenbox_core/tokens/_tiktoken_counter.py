@@ -31,7 +31,7 @@ class TiktokenCounter(_CachedCounter):
 
     def _raw_count(self, text: str) -> int:
         if len(text) > _IDS_ARRAY_ABOVE:
-            return len(encode(self, text))
+            return len(encode(self, text))  # a rule encoding's long text: piece by piece
         return len(self.encoding.encode_ordinary(text))
 
     def encode(self, text: str) -> list[int]:

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import timedelta
 
-from tokenbox_core.compiler import CompilerConfig, Memory, TaskState, Tool
+import pytest
+
+from tokenbox_core.compiler import CompilerConfig, Memory, PIIMatch, RegexPIIDetector, TaskState, Tool
 from tokenbox_core.compiler._collect import Candidates
 from tokenbox_core.compiler._filter import filter_candidates, freshness, reference_time, tool_relevance
+from tokenbox_core.compiler._turn_cache import TurnCache
 
 from .conftest import NOW, evidence
 
@@ -45,6 +49,34 @@ def test_pii_allowed_when_the_task_authorises_it() -> None:
     c2 = Candidates(evidence=(evidence("pii", "call +44 20 7946 0958"),))
     assert len(filter_candidates(c2, CompilerConfig(pii_detector=None), NOW)[0].evidence) == 1
     assert filter_candidates(c2, CompilerConfig(), NOW)[1][0].detail.startswith("found phone")
+
+
+@dataclass
+class _CountingDetector:
+    calls: int = 0
+
+    def find(self, text: str) -> list[PIIMatch]:
+        self.calls += 1
+        return RegexPIIDetector().find(text)
+
+
+def test_the_pii_scan_of_a_text_seen_before_comes_from_the_compilers_cache(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The default detector scans a text once per cache (same exclusions after); its kinds are part of the key;
+    a user's detector is asked every time."""
+    scans: list[str] = []
+    find = RegexPIIDetector.find
+    monkeypatch.setattr(RegexPIIDetector, "find", lambda self, text: scans.append(text) or find(self, text))
+    c = Candidates(evidence=(evidence("pii", "mail jane@example.com"), evidence("ok", "fine")))
+    cache, config = TurnCache(), CompilerConfig()
+    first = filter_candidates(c, config, NOW, cache)
+    again = Candidates(evidence=(evidence("pii", "mail " + "jane@example.com"), evidence("ok", "fine")))
+    assert filter_candidates(again, config, NOW, cache) == first and len(scans) == 2
+    only_phones = CompilerConfig(pii_detector=RegexPIIDetector(kinds=("phone",)))
+    assert filter_candidates(c, only_phones, NOW, cache)[1] == () and len(scans) == 4
+    mine = _CountingDetector()
+    for _ in range(2):
+        assert filter_candidates(c, CompilerConfig(pii_detector=mine), NOW, cache)[1] == first[1]
+    assert mine.calls == 4
 
 
 def test_tools_filtered_by_relevance_to_the_step() -> None:

@@ -111,3 +111,76 @@ def test_national_identifiers_are_found(text: str) -> None:
 def test_shapes_that_are_not_national_identifiers_pass(text: str) -> None:
     """Never-issued SSN ranges, invalid NINO prefixes, Luhn-invalid SINs and dates are not flagged."""
     assert RegexPIIDetector().find(text) == []
+
+
+def _plain_find(text: str, kinds: tuple[str, ...] = RegexPIIDetector().kinds) -> list[pii.PIIMatch]:
+    """The detector as each pattern run over the whole text (what the one-pass scan must equal)."""
+    found: list[pii.PIIMatch] = []
+    taken: list[tuple[int, int]] = []
+
+    def add(kind: str, start: int, end: int) -> None:
+        if kind in kinds and not any(s < end and start < e for s, e in taken):
+            found.append(pii.PIIMatch(kind, start, end))
+            taken.append((start, end))
+
+    for m in pii._PRIVATE_KEY.finditer(text):
+        add("private_key", m.start(), m.end())
+    for m in pii._API_KEY.finditer(text):
+        add("api_key", m.start(), m.end())
+    for m in pii._EMAIL.finditer(text):
+        add("email", m.start(), m.end())
+    for m in pii._IBAN.finditer(text):
+        if iban_valid(m.group()):
+            add("iban", m.start(), m.end())
+    for pattern in (pii._SSN, pii._NINO):
+        for m in pattern.finditer(text):
+            add("national_id", m.start(), m.end())
+    for m in pii._SIN.finditer(text):
+        if luhn_valid("".join(ch for ch in m.group() if ch.isdigit())):
+            add("national_id", m.start(), m.end())
+    for m in pii._CARD.finditer(text):
+        digits = m.group().replace(" ", "").replace("-", "")
+        if 13 <= len(digits) <= 19 and luhn_valid(digits):
+            add("card", m.start(), m.end())
+    for m in pii._PHONE.finditer(text):
+        if 8 <= sum(ch.isdigit() for ch in m.group()) <= 15:
+            add("phone", m.start(), m.end())
+    return sorted(found, key=lambda x: (x.start, x.end, x.kind))
+
+
+_SHAPES = [
+    "4111 1111 1111 1111",
+    "4111-1111-1111-1111",
+    "4111111111111111",
+    "4222222222222",  # 13 digits, Luhn-valid
+    "4111 1111 1111 1111 7",
+    "+44 20 7946 0958",
+    "+1 (555) 123-4567",
+    "(555) 123-4567",
+    "555.123.4567",
+    "123-45-6789",
+    "123 45 6789",
+    "046 454 286",
+    "AB 12 34 56 C",
+    "AB123456C",
+    "DE89 3704 0044 0532 0130 00",
+    "GB82WEST12345698765432",
+    "bob@example.com",
+    "sk-" + "a" * 22,
+    "AKIAIOSFODNN7EXAMPLE",
+    "-----BEGIN RSA PRIVATE KEY-----",
+    "\u0664\u0661\u0661\u0661",  # Arabic-Indic digits: \d matches them
+]
+_digit_texts = st.lists(
+    st.tuples(
+        st.one_of(st.sampled_from(_SHAPES), st.text(alphabet="0123456789 -.()+@ABCDGWZaé\u0663\n", max_size=14)),
+        st.sampled_from(["", " ", " ", "\n", "-", "a"]),  # what follows: often a space, sometimes adjacent
+    ),
+    max_size=20,
+).map(lambda parts: "".join(piece + sep for piece, sep in parts))
+
+
+@given(_digit_texts, st.sampled_from([RegexPIIDetector().kinds, ("card",), ("national_id", "phone"), ("email",)]))
+def test_the_one_pass_scan_equals_each_pattern_over_the_whole_text(text: str, kinds: tuple[str, ...]) -> None:
+    """Trying the digit patterns only where a digit run lets them start finds exactly what whole-text scans find."""
+    assert RegexPIIDetector(kinds=kinds).find(text) == _plain_find(text, kinds)

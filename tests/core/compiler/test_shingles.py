@@ -11,13 +11,14 @@ from hypothesis import strategies as st
 from tokenbox_core import CompilerConfig, ContextCompiler
 from tokenbox_core.compiler import Memory
 from tokenbox_core.compiler._shingles import (
-    SketchCache,
     find_duplicates,
     find_exact_duplicates,
     jaccard,
     normalise,
     shingles,
+    text_sketch,
 )
+from tokenbox_core.compiler._turn_cache import ENTRY_BYTES, TurnCache
 from tokenbox_core.errors import TokenBoxError
 
 from .conftest import evidence
@@ -70,13 +71,28 @@ def test_words_are_their_crc32_and_shingles_are_consecutive_words() -> None:
     assert shingles(" ,. ", 3) == frozenset()
 
 
-@given(st.text(st.sampled_from([*"aZ %.,!-'\t\n", "\x1c", "\x1f", "\x85", "\u00a0", "\u212a", "É", "ß", "\ud800"])))
+@given(
+    st.text(
+        st.sampled_from(
+            [*"aZ %.,!-'\t\n", "\x1c", "\x1f", "\x85", "\u00a0", "\u2009", "\u3000", "\u212a", "É", "ß", "\ud800", "—"]
+        )
+    )
+)
 def test_word_ids_are_the_crc32_of_normalised_words_for_any_text(text: str) -> None:
     """ASCII or not (separators, no-break spaces, a Kelvin sign that lower-cases to ASCII, lone surrogates), a
     text's word ids are the CRC32 of the UTF-8 bytes of :func:`normalise`'s words."""
     from tokenbox_core.compiler._shingles import _word_ids
 
     assert _word_ids(text) == tuple(zlib.crc32(w.encode("utf-8", "surrogatepass")) for w in normalise(text))
+
+
+def test_the_bytes_split_knows_every_non_ascii_space() -> None:
+    """The word splitter's list of non-ASCII whitespace is exactly what ``str.split`` splits at beyond ASCII."""
+    from tokenbox_core.compiler._shingles import _UNICODE_SPACE
+
+    spaces = "".join(c for c in map(chr, range(0x80, 0x110000)) if c.isspace())
+    assert "".join(_UNICODE_SPACE.findall(spaces)) == spaces
+    assert _UNICODE_SPACE.search("".join(c for c in map(chr, range(0x80, 0x3100)) if not c.isspace())) is None
 
 
 @given(corpora(), st.sampled_from([0.3, 0.5, 0.75, 0.9, 1.0]), st.integers(1, 4))
@@ -155,7 +171,7 @@ def test_near_duplicates_setting_is_validated_and_hashed_only_when_off() -> None
 @given(corpora(), corpora(), st.sampled_from([0.3, 0.75, 1.0]), st.integers(1, 4))
 def test_a_sketch_cache_changes_no_pair(corpus: list[str], other: list[str], threshold: float, size: int) -> None:
     """With a cache (cold, then warm, then over texts it partly holds) the pairs are those found without one."""
-    cache = SketchCache()
+    cache = TurnCache()
     expected = find_duplicates(corpus, threshold, size)
     assert find_duplicates(corpus, threshold, size, cache) == expected
     assert find_duplicates(corpus, threshold, size, cache) == expected
@@ -163,7 +179,7 @@ def test_a_sketch_cache_changes_no_pair(corpus: list[str], other: list[str], thr
     assert find_duplicates(mixed, threshold, size, cache) == find_duplicates(mixed, threshold, size)
 
 
-def test_the_sketch_cache_is_keyed_by_content_and_bounded_in_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_turn_cache_is_keyed_by_content_and_bounded_in_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
     """Equal texts share an entry whatever the object, the shingle size is part of the key, and the least
     recently used entries go once the estimated bytes pass the bound."""
     from tokenbox_core.compiler import _shingles as module
@@ -171,23 +187,23 @@ def test_the_sketch_cache_is_keyed_by_content_and_bounded_in_bytes(monkeypatch: 
     made: list[tuple[int, ...]] = []
     sketch = module._sketch
     monkeypatch.setattr(module, "_sketch", lambda ids, size: made.append(ids) or sketch(ids, size))
-    cache = SketchCache()
+    cache = TurnCache()
     text = "alpha beta gamma delta epsilon"
-    first = cache.sketch(text, 3)
-    assert cache.sketch("".join(list(text)), 3) is first and len(made) == 1  # another object, the same content
-    assert cache.sketch(text, 2) != first and len(cache) == 2
+    first = text_sketch(text, 3, cache)
+    assert text_sketch("".join(list(text)), 3, cache) is first and len(made) == 1  # another object, same content
+    assert text_sketch(text, 2, cache) != first and len(cache) == 2
     texts = [f"text number {n} " + " ".join(f"word{i}" for i in range(20)) for n in range(3)]  # 16-value sketches
-    two = SketchCache(max_bytes=2 * (module._ENTRY_BYTES + 16 * module._VALUE_BYTES))
-    two.sketch(texts[0], 3)
-    two.sketch(texts[1], 3)
-    two.sketch(texts[0], 3)  # used again: texts[1] is now the least recently used
-    two.sketch(texts[2], 3)
+    two = TurnCache(max_bytes=2 * (ENTRY_BYTES + 16 * module._VALUE_BYTES))
+    text_sketch(texts[0], 3, two)
+    text_sketch(texts[1], 3, two)
+    text_sketch(texts[0], 3, two)  # used again: texts[1] is now the least recently used
+    text_sketch(texts[2], 3, two)
     assert len(two) == 2 and two.held_bytes <= two.max_bytes
     made.clear()
-    two.sketch(texts[0], 3)
-    two.sketch(texts[2], 3)
+    text_sketch(texts[0], 3, two)
+    text_sketch(texts[2], 3, two)
     assert made == []  # both kept
-    two.sketch(texts[1], 3)
+    text_sketch(texts[1], 3, two)
     assert len(made) == 1  # evicted, sketched again
-    tiny = SketchCache(max_bytes=10)
-    assert tiny.sketch(text, 3) == first and len(tiny) == 0  # an entry larger than the whole bound is not kept
+    tiny = TurnCache(max_bytes=10)
+    assert text_sketch(text, 3, tiny) == first and len(tiny) == 0  # an entry larger than the whole bound is not kept
