@@ -7,9 +7,10 @@ from datetime import timedelta
 
 import pytest
 
-from tokenbox_core.compiler import CompilerConfig, Memory, PIIMatch, RegexPIIDetector, TaskState, Tool
+from tokenbox_core.compiler import CompilerConfig, Memory, TaskState, Tool
 from tokenbox_core.compiler._collect import Candidates
 from tokenbox_core.compiler._filter import filter_candidates, freshness, reference_time, tool_relevance
+from tokenbox_core.compiler._pii import PIIMatch, RegexPIIDetector
 from tokenbox_core.compiler._turn_cache import TurnCache
 
 from .conftest import NOW, evidence
