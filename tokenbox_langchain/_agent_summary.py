@@ -24,6 +24,7 @@ message).  A core :class:`~tokenbox_core.session.Summarizer` is taken as it is.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import inspect
 import math
@@ -33,7 +34,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, RemoveMessage
-from langchain_core.runnables import Runnable
+from langchain_core.runnables import Runnable, RunnableConfig
+from langgraph.constants import TAG_NOSTREAM
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
 from tokenbox_core import ContextBudget, TokenCounter
@@ -47,6 +49,7 @@ if TYPE_CHECKING:
     from tokenbox_langchain._middleware import TokenBoxMiddleware
 
 __all__ = [
+    "SUMMARY_CONFIG",
     "SUMMARY_PREFIX",
     "SUMMARY_TOKENS",
     "cache_window",
@@ -58,6 +61,9 @@ __all__ = [
 ]
 
 SUMMARY_PREFIX = "Summary of the earlier conversation:\n"
+SUMMARY_CONFIG: RunnableConfig = {"metadata": {"lc_source": "tokenbox_summarization"}, "tags": [TAG_NOSTREAM]}
+"""The config of every summary call: LangGraph's no-stream tag keeps the summary model's tokens out of an agent's
+``stream_mode="messages"`` (as ``SummarizationMiddleware`` does); the metadata names the call in traces."""
 SUMMARY_TOKENS = 512
 """The room a summary may take in the persistent mode (it is cut to fit)."""
 _DEFAULT_KEEP = ("fraction", 0.5)
@@ -115,9 +121,12 @@ def core_summarizer(spec: Any) -> Any:
 
         return ChatModelSummarizer(spec)
     acall: Callable[[list[BaseMessage]], Awaitable[Any]] | None = None
+    call: Callable[[list[BaseMessage]], Any]
     if isinstance(spec, Runnable):
-        call: Callable[[list[BaseMessage]], Any] = spec.invoke
-        acall = spec.ainvoke
+        runnable = spec
+        call = functools.partial(runnable.invoke, config=SUMMARY_CONFIG)
+        acall = functools.partial(runnable.ainvoke, config=SUMMARY_CONFIG)
+
     elif inspect.iscoroutinefunction(spec) or inspect.iscoroutinefunction(getattr(spec, "__call__", None)):  # noqa: B004
         call = _async_only(spec)
         acall = spec
@@ -160,12 +169,14 @@ def cache_window(cache_aware: Any, summarizer: Any) -> Any:
 
 
 def summarize(summarizer: Any, messages: Sequence[BaseMessage], target: int, counter: TokenCounter) -> str:
-    """The summary of ``messages`` in at most ``target`` tokens (cut to it when the summarizer writes more)."""
+    """The summary of ``messages`` in at most ``target`` tokens (cut to it when the summarizer writes more), without
+    the whitespace around it."""
     rows = neutral(messages)
     if hasattr(summarizer, "summarize"):
         text = summarizer.summarize(rows, target, counter=counter)
     else:
         text = summarizer(rows, target)
+    text = text.strip()
     return counter.truncate(text, target) if counter.count(text) > target else text
 
 
@@ -186,7 +197,7 @@ def compact_state(middleware: TokenBoxMiddleware, messages: Sequence[BaseMessage
         reached = Window(budget, thresholds(middleware.trigger, limit)).reached(len(messages), size)
     if not reached:
         return None
-    keep = middleware.keep or _DEFAULT_KEEP
+    keep = middleware._keep(None, messages) or _DEFAULT_KEEP
     kept_tokens = int(keep[1]) if keep[0] == "tokens" else math.floor(keep[1] * limit)
     room = SUMMARY_TOKENS if middleware.summarizer is not None else 0
     # keep's tokens are the kept messages', the summary comes on top (as SummarizationMiddleware's); both in the limit

@@ -189,7 +189,7 @@ def resolve_window(
         )
     target = None if base.target_tokens is None or base.target_tokens >= base.max_tokens else base.target_tokens
     limit = base.max_tokens - out
-    if keep is not None:  # ("tokens", n) or ("fraction", f): the middleware refuses ("messages", n) for keep
+    if keep is not None:  # ("tokens", n) or ("fraction", f): the middleware turns ("messages", n) into tokens
         wanted = tools + (int(keep[1]) if keep[0] == "tokens" else math.floor(keep[1] * limit))
         target = wanted if target is None else min(target, wanted)
     if target is not None:

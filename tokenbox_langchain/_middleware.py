@@ -71,7 +71,8 @@ class TokenBoxMiddleware(AgentMiddleware):
             ``("fraction", f)`` of the window, ``("messages", n)``; a dict of these that must all be reached, or
             a list of which any one suffices, as ``SummarizationMiddleware`` takes); a request over the window is
             fitted whatever the trigger.  ``None``: whenever over the window.
-        keep: what a fitted request keeps: ``("tokens", n)`` or ``("fraction", f)`` (the layout's target);
+        keep: what a fitted request keeps: ``("tokens", n)``, ``("fraction", f)`` (the layout's target) or
+            ``("messages", n)`` (the newest ``n``, fewer when that would split a tool group);
             ``None``: as much as fits.
         cache_aware: ``True`` or a :class:`~tokenbox_core.cache.CacheWindow`: evict in prefix-stable blocks so
             the provider's prompt cache keeps serving the request.
@@ -141,11 +142,6 @@ class TokenBoxMiddleware(AgentMiddleware):
         self.output_reserve = output_reserve
         self.trigger = None if trigger is None else check_trigger(trigger)
         self.keep = None if keep is None else check_size("keep", keep)
-        if self.keep is not None and self.keep[0] == "messages":
-            raise BudgetError(
-                f"keep={keep!r}: TokenBox keeps whole tool groups within a token size; use ('tokens', n) or "
-                f"('fraction', f), e.g. keep=('fraction', 0.5)"
-            )
         self.counter = MessageCounter(token_counter)
         self._text_counter = self.counter.text_counter()
         from tokenbox_langchain._converted import ConvertedMessages
@@ -232,8 +228,16 @@ class TokenBoxMiddleware(AgentMiddleware):
             reserve=self.output_reserve,
             tools=tools,
             trigger=self.trigger,
-            keep=self.keep,
+            keep=self._keep(request.system_message, request.messages),
         )
+
+    def _keep(self, system: SystemMessage | None, messages: Sequence[BaseMessage]) -> ContextSize | None:
+        """``keep`` in tokens: ``("messages", n)`` is what the newest ``n`` messages (and the system message) count
+        now, so the core keeps them, fewer when the oldest of them opens a tool group it cannot keep whole."""
+        if self.keep is None or self.keep[0] != "messages":
+            return self.keep
+        tail = list(messages[-int(self.keep[1]) :])
+        return ("tokens", max(1, self.converted.count([system, *tail] if system is not None else tail)))
 
     def fit(self, request: ModelRequest) -> ModelRequest:
         """``request`` with its messages (and, for a marker, summary or defence statement, its system message)

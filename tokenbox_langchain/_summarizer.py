@@ -16,7 +16,7 @@ from langchain_core.messages import HumanMessage
 from tokenbox_core.session import SessionStore
 from tokenbox_core.session._llm import PROMPT_VERSION, SUMMARY_PROMPT, ModelSummarizer
 from tokenbox_core.tokens import content_text
-from tokenbox_langchain._agent_summary import deferred
+from tokenbox_langchain._agent_summary import SUMMARY_CONFIG, deferred
 
 __all__ = ["ChatModelSummarizer", "deterministic_model", "model_name"]
 
@@ -67,7 +67,11 @@ class ChatModelSummarizer(ModelSummarizer):
             bound = deterministic_model(model, seed)
             prompt = [HumanMessage(prompt_text)]
             # awaited through ainvoke when TokenBoxMiddleware fits on the async path (agent_summary.run_awaiting)
-            reply = deferred(("chat", prompt_text, seed), lambda: bound.invoke(prompt), lambda: bound.ainvoke(prompt))
+            reply = deferred(
+                ("chat", prompt_text, seed),
+                lambda: bound.invoke(prompt, config=SUMMARY_CONFIG),
+                lambda: bound.ainvoke(prompt, config=SUMMARY_CONFIG),
+            )
             return content_text(reply.content)
 
         super().__init__(generate, model=model_name(model), store=store, prompt=prompt, prompt_version=prompt_version)

@@ -71,6 +71,24 @@ _CLEAR = {
 }
 
 _SUMMARY = {
+    **{
+        name: ("c", "assigns middleware.token_counter after construction (ours counts with the counter it was given)")
+        for name in (
+            "test_and_trigger_conditions",
+            "test_and_trigger_conditions_async",
+            "test_backward_compatibility_tuple_trigger",
+            "test_fraction_in_and_trigger",
+            "test_mixed_and_or_conditions",
+            "test_or_trigger_conditions_with_and_clauses",
+            "test_or_trigger_conditions_with_and_clauses_async",
+            "test_summarization_middleware_full_workflow_async",
+            "test_summarization_middleware_multiple_triggers",
+        )
+    },
+    "test_trigger_copies_mutable_inputs": (
+        "c",
+        "pins the trigger attribute's form (ours keeps the checked clauses as a tuple, out of callers' reach)",
+    ),
     "test_summarization_middleware_profile_inference_triggers_summary": (
         "b",
         "compacts at the threshold now (>=, as upstream) and keeps [Message 3, Message 4]; the summary message starts "

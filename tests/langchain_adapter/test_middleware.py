@@ -237,7 +237,6 @@ def test_misspelt_argument_fails_with_a_suggestion() -> None:
         ({"trigger": 5}, r"trigger=5 is not a trigger: use a size"),
         ({"trigger": [("messages", 0)]}, r"a message count must be an integer >= 1"),
         ({"keep": ("tokens", 0)}, r"a token count must be an integer >= 1"),
-        ({"keep": ("messages", 20)}, r"keep=\('messages', 20\): TokenBox keeps whole tool groups"),
         ({"output_reserve": -1}, r"output_reserve must be an integer >= 0"),
         ({"budget": True}, r"budget must be a number of tokens"),
     ],
@@ -328,6 +327,7 @@ class _Request:
 
     def __init__(self, messages: list[BaseMessage]) -> None:
         self.messages, self.tools, self.model, self.model_settings, self.response_format = messages, [], None, {}, None
+        self.system_message = None
 
 
 def test_string_summarizer_is_resolved_with_init_chat_model(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -357,3 +357,40 @@ def test_persistent_keep_below_the_summary_room() -> None:
     kept = update["messages"][2:]
     assert update["messages"][1].content.endswith("earlier work")
     assert kept and COUNT.count(kept) <= 300 and kept[-1].id == "m39"
+
+
+def test_keep_messages_keeps_the_newest_n() -> None:
+    """keep=("messages", n), SummarizationMiddleware's default form: a fitted request keeps the newest n messages
+    (fewer when the oldest of them would split a tool group), in view and persistent mode."""
+    model, _ = run_agent(TokenBoxMiddleware(20_000, trigger=("messages", 30), keep=("messages", 6)), steps=40)
+    for i, request in enumerate(model.requests):
+        history = request[1:]  # after the system message
+        if 2 * i + 1 >= 30:
+            assert 1 <= len(history) <= 6 and sequence_problems(history, start_on_human=False) == []
+        else:
+            assert len(history) == 2 * i + 1
+    mw = TokenBoxMiddleware(3_000, persistent=True, trigger=("messages", 10), keep=("messages", 4))
+    update = mw.before_model({"messages": _messages(40)}, None)  # type: ignore[arg-type]
+    assert update is not None
+    assert [m.id for m in update["messages"][1:]] == ["m36", "m37", "m38", "m39"]
+    padded = TokenBoxMiddleware(
+        3_000, persistent=True, trigger=("messages", 3), keep=("messages", 1), summarizer=lambda ms: "  in short  "
+    )
+    update = padded.before_model({"messages": _messages(3)}, None)  # type: ignore[arg-type]
+    assert update is not None and update["messages"][1].content.endswith(":\nin short")  # stripped, as upstream
+
+
+def test_summary_calls_stay_off_the_messages_stream() -> None:
+    """The summarizer's model call is tagged no-stream: an agent streamed with stream_mode="messages" shows the
+    agent model's answer only, never the summary being written (as SummarizationMiddleware)."""
+    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+
+    summarizer = GenericFakeChatModel(messages=iter([AIMessage("SUMMARY-TEXT")]))
+    mw = TokenBoxMiddleware(
+        2_000, persistent=True, trigger=("messages", 3), keep=("messages", 1), summarizer=summarizer
+    )
+    agent = create_agent(model=GenericFakeChatModel(messages=iter([AIMessage("Final answer.")])), middleware=[mw])
+    task = {"messages": [HumanMessage("hi"), AIMessage("hello"), HumanMessage("again")]}
+    parts = [part for part, _ in agent.stream(task, stream_mode="messages")]
+    assert "".join(p.text for p in parts if isinstance(p, AIMessage)) == "Final answer."
+    assert any("SUMMARY-TEXT" in p.text for p in parts if isinstance(p, HumanMessage))
