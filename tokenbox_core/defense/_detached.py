@@ -30,6 +30,8 @@ _STEM = 5
 _MIN_REST = 10
 """Content words the rest of the text needs before a line can be told apart from it."""
 _MIN_LINE = 1
+_WRAPPED = 50
+"""A line before this long that ends mid-sentence makes the next line the rest of its sentence."""
 _FUNCTION = frozenset(
     "about above after again against also although always another anyone anything around because been before being "
     "below best better between both came cannot come could does doing done down during each either else enough "
@@ -58,6 +60,12 @@ def content_stems(text: str) -> set[str]:
     return {w[:_STEM] for w in _WORD.findall(text) if w not in _FUNCTION}
 
 
+def _continues(text: str, start: int) -> bool:
+    """True when the line at ``start`` carries on a wrapped sentence: the line before is long and unfinished."""
+    before = text[text.rfind("\n", 0, max(0, start - 1)) + 1 : max(0, start - 1)].rstrip()
+    return len(before) >= _WRAPPED and (before[-1].isalnum() or before[-1] in ",;-(")
+
+
 def detached(text: str, start: int, end: int) -> bool:
     """True when ``text[start:end]`` shares no content word with the rest of ``text``, which holds enough of them.
 
@@ -69,6 +77,8 @@ def detached(text: str, start: int, end: int) -> bool:
     >>> detached(text, text.index("when"), len(text))
     False
     """
+    if _continues(text, start):
+        return False
     line = {w[:_STEM] for w in _WORD.findall(text, start, end) if w not in _FUNCTION and w not in _FRAME}
     if len(line) < _MIN_LINE:
         return False
@@ -136,7 +146,8 @@ _TASK = (
     r"^[ \t]*(?:please |kindly )?(?:provide|determine|translate|write|list|name|give|create|generate|suggest|"
     r"recommend|explain|describe|summari[sz]e|compose|identify|classify|calculate|compare|analy[sz]e|outline|"
     r"define|convert|draft|rewrite|paraphrase|evaluate|assess|predict|propose|brainstorm|plan|design|craft|"
-    r"find out|tell me|help me)\b[^\n]{10,200}(?:[.!?]|" + _QUOTE + r")[ \t]*$"
+    r"find out|tell me|help me)\b(?! (?:is|are|was|were|of|has|have|can|will|would|should|must|and|or)\b)"
+    r"[^\n]{10,200}(?:[.!?]|" + _QUOTE + r")[ \t]*$"
 )
 """An imperative on a line of its own: a task for whoever reads it."""
 

@@ -111,3 +111,15 @@ def test_a_line_made_of_the_documents_words_is_never_detached(words: list[str], 
     text = doc[:cut] + "\n" + line + "\n" + doc[cut:]
     start = cut + 1
     assert not detached(text, start, start + len(line))
+
+
+def test_the_tail_of_a_wrapped_sentence_is_not_a_request() -> None:
+    """A wrapped docstring line that starts with a verb-like word ("list is always empty.") continues a sentence."""
+    text = _ANSWER * 3 + (
+        "  largs : [string]\n"
+        "    the leftover arguments that we have skipped while parsing options.  If it is false, this\n"
+        "    list is always empty.\n"
+    )
+    assert "detached_task" not in _rules(text)
+    wrapped = _EMAIL + "The courier says the parcel is small enough to leave with the building concierge, and\n"
+    assert "detached_task" not in _rules(wrapped + "write a limerick about a sleepy penguin.\n")
