@@ -126,8 +126,8 @@ def code_detached(text: str, start: int, end: int) -> bool:
     return len(names & rest) <= _SHARED * len(names)
 
 
-def _rule(name: str, pattern: str, gate: tuple[str, ...]) -> Rule:
-    return Rule(name, "new_task", 0.5, re.compile(pattern, re.MULTILINE), True, (gate,), None, detached)
+def _rule(name: str, pattern: str, *gate: tuple[str, ...]) -> Rule:
+    return Rule(name, "new_task", 0.5, re.compile(pattern, re.MULTILINE), True, gate, None, detached)
 
 
 _QUOTE = r"(?:'[^\n]{3,200}'|\"[^\"\n]{3,200}\"|“[^”\n]{3,200}”)[.!?]?"
@@ -163,7 +163,7 @@ fence."""
 DETACHED_RULES: tuple[Rule, ...] = (
     _rule("detached_question", _QUESTION,
           ("\\bhow ", "\\bwhat", "\\bwhy ", "\\bwhich\\b", "\\bwhere ", "\\bwhen ", "\\bwho ", "\\bis ", "\\bare ",
-           "\\bcan ", "\\bcould you", "\\btell me", "\\bshow me", "\\bteach me")),
+           "\\bcan ", "\\bcould you", "\\btell me", "\\bshow me", "\\bteach me"), ("?",)),
     _rule("detached_task", _TASK,
           ("\\bprovide", "\\bdetermine", "\\btranslate", "\\bwrite", "\\blist", "\\bname", "\\bgive", "\\bcreate",
            "\\bgenerate", "\\bsuggest", "\\brecommend", "\\bexplain", "\\bdescribe", "\\bsummaris", "\\bsummariz",
