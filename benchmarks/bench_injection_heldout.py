@@ -29,8 +29,14 @@ Corpora (public, not written by this project; data files are not committed: they
 - ``issue-27`` (in the repository, ``benchmarks/injection_heldout_set.jsonl``): paraphrased attacks and risky benign
   texts written for issue 27 from its list of misses, never tuned on; all of it counts as held out.
 
-``--detector module:factory`` measures another :class:`~tokenbox_core.defense.InjectionDetector` (for instance a
-classifier extra) on the same items.
+``--detector module:factory`` measures another :class:`~tokenbox_core.defense.InjectionDetector` on the same items,
+for instance the classifier extra: ``--detector tokenbox_core.defense:NanoGuardDetector`` (slow: a 16.8M-parameter
+model on the CPU, about half a second per 512-token window).
+
+Rebuilding the public data: clone (or fetch) github.com/microsoft/BIPIA, github.com/yunwei37/satml-llmail-injection
+and github.com/OWASP/www-project-top-10-for-large-language-model-applications, then run a script that writes
+``public.jsonl`` as described above (BIPIA's insertion: the attack on a line of its own at the start, at a sentence
+start in the middle, or at the end of a context, joined by newlines; its context chosen by the attack's hash).
 """
 
 from __future__ import annotations

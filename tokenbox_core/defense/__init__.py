@@ -3,7 +3,8 @@
 Algorithm 6.6 as stages: :func:`sanitize` (phase 1: invisible and smuggling
 characters, normalisation), an :class:`InjectionDetector` (the default
 :class:`HeuristicDetector`) and per-source policies in :class:`DefensePolicy`
-(reject, quarantine, allow), :class:`TrustLevel` (phase 2), HMAC-derived
+(reject, quarantine, allow), :class:`NanoGuardDetector` (a local classifier
+model, the optional ``classifier`` extra), :class:`TrustLevel` (phase 2), HMAC-derived
 boundaries and spotlighting (phase 3), validation and the injection
 vulnerability surface (phase 4, §6.9.4), and :func:`check_output` (Layer 4).
 Turn it on in the compiler with ``CompilerConfig(defense=DefensePolicy(...))``
@@ -12,6 +13,7 @@ logged to the ``tokenbox.security`` logger.
 """
 
 from tokenbox_core.defense._boundary import QUARANTINE_LABEL, BoundaryKey
+from tokenbox_core.defense._classifier import NanoGuardDetector
 from tokenbox_core.defense._detector import (
     CompositeDetector,
     Detection,
@@ -45,6 +47,7 @@ __all__ = [
     "HeuristicDetector",
     "InjectionDetector",
     "InputEvent",
+    "NanoGuardDetector",
     "OutputCheck",
     "Sanitized",
     "SecurityError",
