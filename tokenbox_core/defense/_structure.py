@@ -122,21 +122,28 @@ STRUCTURE_RULES: tuple[Rule, ...] = (
           _starts("forget", "ignore", "disregard", "discard", "erase", "drop", "skip"),
           _starts("above", "before", "previously", "so far", "prior to", "up to")),
     # The reader is spoken to as the model that reads it.
+    # (Three rules of one name, one per form, each gated on its own literals: one pattern for all three opened on
+    # most prose about models.)
     _rule("reader_as_model", "address", 0.5,
           r"\b(?:whoever|anyone|anybody|whatever|whichever (?:\w+ )?(?:model|ai|assistant|agent|llm|bot)) (?:is )?"
           r"(?:reading|processing|summari[sz]ing|parsing|reviewing|analy[sz]ing|screening)\b[^.!?\n]{0,40}?"
-          r"\b(?:ai|model|assistant|agent|llm|bot|language model)\b|\bwhen(?:ever)? (?:an?|the|any|this) (?:ai|model|"
-          r"assistant|agent|llm|bot|language model|chatbot) (?:reads|processes|summari[sz]es|sees|parses|reviews|"
-          r"analy[sz]es|gets)\b|\b(?:ai|model|assistant|agent|llm|bot|language model)s? (?:that |who |which )?"
-          r"(?:is |are )"
-          r"(?:reading|processing|summari[sz]ing|parsing|reviewing|analy[sz]ing) (?:this|these|the following)\b|"
-          r"^\s*(?:ai|assistant|model|agent|llm|chatbot)\s*,\s*(?:this is|i am|here is|listen|attention|important)\b",
-          _starts("whoever", "anyone", "anybody", "whatever", "whichever", "when", "ai", "model", "assistant", "agent",
-                  "llm", "bot", "language model", "chatbot"),
+          r"\b(?:ai|model|assistant|agent|llm|bot|language model)\b|\b(?:ai|model|assistant|agent|llm|bot|"
+          r"language model)s? (?:that |who |which )?(?:is |are )"
+          r"(?:reading|processing|summari[sz]ing|parsing|reviewing|analy[sz]ing) (?:this|these|the following)\b",
           _starts("reading", "processing", "summaris", "summariz", "parsing", "reviewing", "analys", "analyz",
-                  "screening", "reads", "processes", "sees", "parses", "reviews", "gets", "this is", "i am",
-                  "here is", "listen", "attention", "important"),
+                  "screening"),
           _starts("ai", "model", "assistant", "agent", "llm", "bot", "language model", "chatbot")),
+    _rule("reader_as_model", "address", 0.5,
+          r"\bwhen(?:ever)? (?:an?|the|any|this) (?:ai|model|assistant|agent|llm|bot|language model|chatbot) "
+          r"(?:reads|processes|summari[sz]es|sees|parses|reviews|analy[sz]es|gets)\b",
+          _starts("when"),
+          _starts("reads", "processes", "summaris", "summariz", "sees", "parses", "reviews", "analys", "analyz",
+                  "gets"),
+          _starts("ai", "model", "assistant", "agent", "llm", "bot", "language model", "chatbot")),
+    _rule("reader_as_model", "address", 0.5,
+          r"^\s*(?:ai|assistant|model|agent|llm|chatbot)\s*,\s*(?:this is|i am|here is|listen|attention|important)\b",
+          _starts("this is", "i am", "here is", "listen", "attention", "important"),
+          _starts("ai", "model", "assistant", "agent", "llm", "chatbot")),
     # Requests for the system prompt in other words, and for tools.
     _rule("prompt_request", "leak", 0.55,
           r"\b(?:respond|reply|answer|start|begin)(?: only)? with (?:the (?:full |exact |complete )?(?:contents|text) "
