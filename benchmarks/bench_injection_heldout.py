@@ -54,6 +54,9 @@ held-out 86.9 % is what generalised, short of the issue's 95 %.  Other languages
 0-2.7 % flagged; the one or two LLMail attacks per other language are mostly missed (they are multilingual
 paraphrases of the English ones, without the structures the rules read).
 
+The classifier extra on issue 27's in-repo set (default retrieval policy): ``NanoGuardDetector`` keeps out 18/30
+attacks and flags 9/20 benign texts; the heuristic 27/30 and 2/20; both (a max) 29/30 and 10/20.
+
 ``--detector module:factory`` measures another :class:`~tokenbox_core.defense.InjectionDetector` on the same items,
 for instance the classifier extra: ``--detector tokenbox_core.defense:NanoGuardDetector`` (slow: a 16.8M-parameter
 model on the CPU, about half a second per 512-token window).
