@@ -12,6 +12,12 @@ nonce, so nothing is served from a memo.
 The number of inputs the detector flags (score >= 0.5) is reported too: on clean prose, each one is a false
 positive.
 
+Spotlighting's token cost (``DefensePolicy(spotlight=...)``, Hines et al. 2024, arXiv 2403.14720) is reported on
+the same MB, in o200k tokens: the inputs as they are (``"delimit"``: boundaries only, which cost the same per block
+whatever the mode), datamarked (``"datamark"``: every run of blanks becomes the marker ``ˆ``) and base64-encoded
+(``"encode"``), each as a percentage over plain; plus the tokens of the system-tier hierarchy statement per mode
+(paid once per prompt).
+
 Run: ``python benchmarks/bench_defense.py [--baseline PATH] [--rounds N] [--trials N]``.
 """
 
@@ -24,7 +30,8 @@ from typing import Any
 from _prose import paragraphs
 from _timing import Measured, Row, main, tiktoken_encoding, trials
 
-from tokenbox_core.defense import HeuristicDetector, sanitize
+from tokenbox_core.defense import HeuristicDetector, hierarchy_statement, sanitize
+from tokenbox_core.defense._spotlight import spotlight
 
 SIZE = 1_000_000
 INPUT = 2_000
@@ -81,8 +88,21 @@ def measure(n: int) -> Measured:
             "inputs": len(texts),
             "bytes": sum(len(t.encode("utf-8")) for t in texts),
             "inputs flagged (score >= 0.5)": sum(detector.detect(t, "tool").score >= 0.5 for t in texts),
+            **spotlight_cost(texts, lambda text: len(encoding.encode_ordinary(text))),
         },
     )
+
+
+def spotlight_cost(texts: list[str], count: Callable[[str], int]) -> dict[str, str]:
+    """Tokens of ``texts`` per spotlighting mode, and of the hierarchy statement each mode adds to the system tier."""
+    plain = sum(count(t) for t in texts)
+    out = {"spotlight tokens, delimit (plain)": f"{plain:,}"}
+    for mode in ("datamark", "encode"):
+        marked = sum(count(spotlight(t, mode)) for t in texts)
+        out[f"spotlight tokens, {mode}"] = f"{marked:,} (+{100 * (marked - plain) / plain:.1f} %)"
+    statements = ", ".join(f"{mode} {count(hierarchy_statement(mode))}" for mode in ("delimit", "datamark", "encode"))
+    out["hierarchy statement tokens (once per prompt)"] = statements
+    return out
 
 
 ROWS = (Row("sanitize + detect", "tiktoken pass"), Row("sanitize", "tiktoken pass"), Row("tiktoken pass"))

@@ -29,8 +29,42 @@ Corpora (public, not written by this project; data files are not committed: they
 - ``issue-27`` (in the repository, ``benchmarks/injection_heldout_set.jsonl``): paraphrased attacks and risky benign
   texts written for issue 27 from its list of misses, never tuned on; all of it counts as held out.
 
-``--detector module:factory`` measures another :class:`~tokenbox_core.defense.InjectionDetector` (for instance a
-classifier extra) on the same items.
+Figures (held-out split, ``DefensePolicy()`` defaults; "before" is the detector before the detached-request rules of
+:mod:`tokenbox_core.defense._detached`, "after" with them):
+
+=====================  ==================  ==================
+corpus (en)            before              after
+=====================  ==================  ==================
+bipia-text-attack      144/222 (64.9 %)    189/222 (85.1 %)
+bipia-code-attack      73/138 (52.9 %)     130/138 (94.2 %)
+llmail-satml           6/14 (42.9 %)       6/14 (42.9 %)
+issue-27 attacks       20/23 (87.0 %)      20/23 (87.0 %)
+all English attacks    243/397 (61.2 %)    345/397 (86.9 %)
+bipia-email (benign)   0/39                0/39
+bipia-table (benign)   0/90                0/90
+bipia-code (benign)    0/46                1/46 (2.2 %)
+docs-python (benign)   0/121               0/121
+owasp-llm-top10 en     1/33 (3.0 %)        1/33 (3.0 %)
+issue-27 benign        2/13                2/13
+all English benign     3/342 (0.9 %)       4/342 (1.2 %)
+=====================  ==================  ==================
+
+The tune split went from 325/397 (81.9 %) to 385/397 (97.0 %) of English attacks at 0/351 English benign: the
+held-out 86.9 % is what generalised, short of the issue's 95 %.  Other languages: the OWASP translations stay at
+0-2.7 % flagged; the one or two LLMail attacks per other language are mostly missed (they are multilingual
+paraphrases of the English ones, without the structures the rules read).
+
+The classifier extra on issue 27's in-repo set (default retrieval policy): ``NanoGuardDetector`` keeps out 18/30
+attacks and flags 9/20 benign texts; the heuristic 27/30 and 2/20; both (a max) 29/30 and 10/20.
+
+``--detector module:factory`` measures another :class:`~tokenbox_core.defense.InjectionDetector` on the same items,
+for instance the classifier extra: ``--detector tokenbox_core.defense:NanoGuardDetector`` (slow: a 16.8M-parameter
+model on the CPU, about half a second per 512-token window).
+
+Rebuilding the public data: clone (or fetch) github.com/microsoft/BIPIA, github.com/yunwei37/satml-llmail-injection
+and github.com/OWASP/www-project-top-10-for-large-language-model-applications, then run a script that writes
+``public.jsonl`` as described above (BIPIA's insertion: the attack on a line of its own at the start, at a sentence
+start in the middle, or at the end of a context, joined by newlines; its context chosen by the attack's hash).
 """
 
 from __future__ import annotations

@@ -29,7 +29,8 @@ EXPECTED_ALL: dict[str, list[str]] = {
     ],
     "defense": [
         "CompositeDetector", "DefendedLayout", "DefensePolicy", "DefenseReport", "Detection", "HeuristicDetector",
-        "InjectionDetector", "OutputCheck", "SourcePolicy", "TrustLevel", "check_output", "defend_sections",
+        "InjectionDetector", "NanoGuardDetector", "OutputCheck", "SourcePolicy", "TrustLevel", "check_output",
+        "defend_sections",
         "defensive_layout", "hierarchy_statement", "sanitize",
     ],
     "media": [

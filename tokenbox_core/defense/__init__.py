@@ -3,7 +3,8 @@
 Algorithm 6.6 as stages: :func:`sanitize` (phase 1: invisible and smuggling
 characters, normalisation), an :class:`InjectionDetector` (the default
 :class:`HeuristicDetector`) and per-source policies in :class:`DefensePolicy`
-(reject, quarantine, allow), :class:`TrustLevel` (phase 2), HMAC-derived
+(reject, quarantine, allow), :class:`NanoGuardDetector` (a local classifier
+model, the optional ``classifier`` extra), :class:`TrustLevel` (phase 2), HMAC-derived
 boundaries and spotlighting (phase 3), validation and the injection
 vulnerability surface (phase 4, §6.9.4), and :func:`check_output` (Layer 4).
 Turn it on in the compiler with ``CompilerConfig(defense=DefensePolicy(...))``
@@ -11,6 +12,7 @@ or around one layout with :func:`defensive_layout`.  Security events are
 logged to the ``tokenbox.security`` logger.
 """
 
+from tokenbox_core.defense._classifier import NanoGuardDetector
 from tokenbox_core.defense._detector import CompositeDetector, Detection, HeuristicDetector, InjectionDetector
 from tokenbox_core.defense._output import OutputCheck, check_output
 from tokenbox_core.defense._pipeline import DefendedLayout, defensive_layout
@@ -28,6 +30,7 @@ __all__ = [
     "Detection",
     "HeuristicDetector",
     "InjectionDetector",
+    "NanoGuardDetector",
     "OutputCheck",
     "SourcePolicy",
     "TrustLevel",

@@ -24,6 +24,7 @@ from tokenbox_core.defense._analyzers import (
     reversed_candidate,
     rot13_candidate,
 )
+from tokenbox_core.defense._detached import DETACHED_RULES
 from tokenbox_core.defense._homoglyphs import fold_mixed_words
 from tokenbox_core.defense._leet import leet_candidate
 from tokenbox_core.defense._lexicon import VERBS, find_overrides
@@ -49,10 +50,13 @@ _SMUGGLING = re.compile(f"[{_IN_WORD}\u202a-\u202e\u2066-\u2069\U000e0000-\U000e
 """Any character one of the three smuggling findings needs (one search: most text holds none)."""
 _NEGATED = re.compile(r"(?:\bdo not|\bdon't|\bnever|\bnot to|\bshould not|\bshouldn't|\bmust not)\s+$")
 _NEGATABLE = frozenset({"leak", "exfil_action"})
-DETECTOR_RULES: tuple[Rule, ...] = RULES + STRUCTURE_RULES + MULTILINGUAL_RULES
-"""Every rule over the case-folded view: stock phrases and forged markup, structures, other languages."""
+DETECTOR_RULES: tuple[Rule, ...] = RULES + STRUCTURE_RULES + DETACHED_RULES + MULTILINGUAL_RULES
+"""Every rule over the case-folded view: stock phrases and forged markup, structures, requests detached from their
+document, other languages."""
 _ENCODED_PROBES = frozenset(ROT13_KEYWORDS + REVERSED_KEYWORDS)
-_REQUESTS = frozenset({"output_directive", "output_format", "reply_language", "assistant_task"})
+_REQUESTS = frozenset(
+    {"output_directive", "output_format", "reply_language", "assistant_task", "detached_question", "detached_task"}
+)
 """Rules that read a request to the assistant ("translate your answer into French"): what a user asks in their
 own message, and an injection only inside data (any other source)."""
 
@@ -302,6 +306,8 @@ class HeuristicDetector:
             for m in rule.pattern.finditer(text):
                 start = m.start()
                 if rule.lead is not None and rule.lead.search(text, max(0, start - 12), start) is None:
+                    continue
+                if rule.context is not None and not rule.context(text, start, m.end()):
                     continue
                 k += 1
                 weight = discounted(rule.linguistic, start, rule.weight)

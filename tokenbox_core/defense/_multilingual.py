@@ -24,7 +24,8 @@ _TABLE: dict[str, dict[str, tuple[Any, ...]]] = {
     "es": {
         "address": (r"(?:^|[.!?:] )(?:atención,? )?(?:asistente|ia|modelo|agente|chatbot)\s*[,:]\s*(?:a partir de ahora|"
                     r"ahora|ignora|olvida|tu |eres |debes |no )|\b(?:la ia|el asistente|el modelo) que (?:lea|lee|está "
-                    r"leyendo|procese|resuma) est", ("asistente", "ia", "modelo", "agente", "chatbot")),
+                    r"leyendo|procese|resuma) est", (r"\basistente\b", r"\bia\b", r"\bmodelo\b", r"\bagente\b", r"\bchatbot\b"),
+                   ("ahora", "ignora", "olvida", r"\btu ", "eres ", "debes ", r"\bno ", " que ")),
         "role": (r"\bya no eres\b|\ba partir de ahora (?:eres|serás|actúas como|vas a ser)\b|\bahora eres (?:un|una)\b",
                  ("ya no eres", "a partir de ahora", "ahora eres")),
         "task": (r"\btu (?:única|nueva|verdadera|real) (?:tarea|misión|función|instrucción)(?: ahora)? (?:es|será|:)",
@@ -35,7 +36,8 @@ _TABLE: dict[str, dict[str, tuple[Any, ...]]] = {
     "pt": {
         "address": (r"(?:^|[.!?:] )(?:atenção,? )?(?:assistente|ia|modelo|agente|chatbot)\s*[,:]\s*(?:a partir de agora|"
                     r"agora|ignore|esqueça|você |seu |sua |não )|\b(?:a ia|o assistente|o modelo) que (?:ler|lê|está "
-                    r"lendo|processar|resumir) est", ("assistente", "ia", "modelo", "agente", "chatbot")),
+                    r"lendo|processar|resumir) est", (r"\bassistente\b", r"\bia\b", r"\bmodelo\b", r"\bagente\b", r"\bchatbot\b"),
+                   ("agora", "ignore", "esqueça", "você ", r"\bseu ", r"\bsua ", "não ", " que ")),
         "role": (r"\b(?:você|tu) não é mais\b|\ba partir de agora (?:você é|és|você será|você vai ser)\b",
                  ("não é mais", "a partir de agora")),
         "task": (r"\bsua (?:única|nova|verdadeira) (?:tarefa|missão|função|instrução)(?: agora)? (?:é|será|:)",
@@ -46,7 +48,9 @@ _TABLE: dict[str, dict[str, tuple[Any, ...]]] = {
     "fr": {
         "address": (r"(?:^|[.!?:] )(?:attention,? )?(?:assistant|ia|modèle|agent|chatbot)\s*[,:]\s*(?:à partir de "
                     r"maintenant|désormais|maintenant|ignore|oublie|tu |ta |ton |vous |envoie |ne )|\b(?:l'ia|l'assistant|"
-                    r"le modèle) qui (?:lit|lira|traite|résume) ce", ("assistant", "ia", "modèle", "agent", "chatbot")),
+                    r"le modèle) qui (?:lit|lira|traite|résume) ce", (r"\bassistant\b", r"\bia\b", r"\bmodèle\b", r"\bagent\b", r"\bchatbot\b"),
+                   ("maintenant", "désormais", "ignore", "oublie", r"\btu ", r"\bta ", r"\bton ", "vous ", "envoie ",
+                    r"\bne ", " qui ")),
         "role": (r"\btu n'es plus\b|\bvous n'êtes plus\b|\b(?:à partir de maintenant|désormais),? (?:tu es|vous êtes|tu "
                  r"seras|tu ne réponds plus)\b", ("n'es plus", "n'êtes plus", "à partir de maintenant", "désormais")),
         "task": (r"\b(?:ta|votre) (?:seule|unique|nouvelle|vraie|véritable) (?:tâche|mission|instruction)(?: maintenant)? "
@@ -57,8 +61,9 @@ _TABLE: dict[str, dict[str, tuple[Any, ...]]] = {
     "de": {
         "address": (r"(?:^|[.!?:] )(?:achtung,? )?(?:assistent|ki|modell|agent|chatbot)\s*[,:]\s*(?:ab jetzt|ab sofort|"
                     r"ignoriere|vergiss|du |deine |gib |sende |nicht )|\b(?:die ki|der assistent|das modell),? (?:die|der|"
-                    r"das) (?:dies|diesen|diese) (?:liest|verarbeitet|zusammenfasst)", ("assistent", "ki", "modell",
-                                                                                      "agent", "chatbot")),
+                    r"das) (?:dies|diesen|diese) (?:liest|verarbeitet|zusammenfasst)", (r"\bassistent\b", r"\bki\b",
+                    r"\bmodell\b", r"\bagent\b", r"\bchatbot\b"), ("ab jetzt", "ab sofort", "ignoriere", "vergiss", r"\bdu ",
+                                                                "deine ", r"\bgib ", "sende ", "nicht ", r"\bdie", r"\bder", r"\bdas")),
         "role": (r"\bdu bist (?:ab jetzt |ab sofort |nun |jetzt )?(?:kein|keine)\b[^.!?\n]{0,40}\bmehr\b|\b(?:ab jetzt|ab "
                  r"sofort|von nun an) bist du\b", ("du bist", "bist du")),
         "task": (r"\bdeine (?:einzige|neue|eigentliche|wahre) aufgabe(?: ist)?(?: jetzt| ab jetzt| nun)? (?:ist|:|lautet)",

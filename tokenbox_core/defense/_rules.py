@@ -17,6 +17,7 @@ signals (a role label, "from now on", "your new task") need company.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from tokenbox_core.defense._gates import GATES, Literal
@@ -66,7 +67,9 @@ class Rule:
     before the pattern runs.  A gate is a necessary condition of a match; a
     hypothesis property pins that.  ``lead``, when set, must match the few
     characters just before a match (a look-behind of varying width, which
-    Python's ``re`` cannot express).
+    Python's ``re`` cannot express).  ``context``, when set, is a test of the
+    match against the whole text, ``context(text, start, end)`` (the topic test
+    of :mod:`~tokenbox_core.defense._detached`).
     """
 
     name: str
@@ -76,6 +79,7 @@ class Rule:
     linguistic: bool = True
     gate: tuple[tuple[str, ...], ...] = ()
     lead: re.Pattern[str] | None = None
+    context: Callable[[str, int, int], bool] | None = None
 
     def opens(self, text: str) -> bool:
         """True when every gate group has a member in ``text``."""

@@ -122,20 +122,28 @@ STRUCTURE_RULES: tuple[Rule, ...] = (
           _starts("forget", "ignore", "disregard", "discard", "erase", "drop", "skip"),
           _starts("above", "before", "previously", "so far", "prior to", "up to")),
     # The reader is spoken to as the model that reads it.
+    # (Three rules of one name, one per form, each gated on its own literals: one pattern for all three opened on
+    # most prose about models.)
     _rule("reader_as_model", "address", 0.5,
           r"\b(?:whoever|anyone|anybody|whatever|whichever (?:\w+ )?(?:model|ai|assistant|agent|llm|bot)) (?:is )?"
           r"(?:reading|processing|summari[sz]ing|parsing|reviewing|analy[sz]ing|screening)\b[^.!?\n]{0,40}?"
-          r"\b(?:ai|model|assistant|agent|llm|bot|language model)\b|\bwhen(?:ever)? (?:an?|the|any|this) (?:ai|model|"
-          r"assistant|agent|llm|bot|language model|chatbot) (?:reads|processes|summari[sz]es|sees|parses|reviews|"
-          r"analy[sz]es|gets)\b|\b(?:ai|model|assistant|agent|llm|bot|language model)s? (?:that |who |which )?"
-          r"(?:is |are )"
-          r"(?:reading|processing|summari[sz]ing|parsing|reviewing|analy[sz]ing) (?:this|these|the following)\b|"
-          r"^\s*(?:ai|assistant|model|agent|llm|chatbot)\s*,\s*(?:this is|i am|here is|listen|attention|important)\b",
-          _starts("whoever", "anyone", "anybody", "whatever", "whichever", "when", "ai", "model", "assistant", "agent",
-                  "llm", "bot", "language model", "chatbot"),
+          r"\b(?:ai|model|assistant|agent|llm|bot|language model)\b|\b(?:ai|model|assistant|agent|llm|bot|"
+          r"language model)s? (?:that |who |which )?(?:is |are )"
+          r"(?:reading|processing|summari[sz]ing|parsing|reviewing|analy[sz]ing) (?:this|these|the following)\b",
           _starts("reading", "processing", "summaris", "summariz", "parsing", "reviewing", "analys", "analyz",
-                  "screening", "reads", "processes", "sees", "parses", "reviews", "gets", "this is", "i am",
-                  "here is", "listen", "attention", "important")),
+                  "screening"),
+          _starts("ai", "model", "assistant", "agent", "llm", "bot", "language model", "chatbot")),
+    _rule("reader_as_model", "address", 0.5,
+          r"\bwhen(?:ever)? (?:an?|the|any|this) (?:ai|model|assistant|agent|llm|bot|language model|chatbot) "
+          r"(?:reads|processes|summari[sz]es|sees|parses|reviews|analy[sz]es|gets)\b",
+          _starts("when"),
+          _starts("reads", "processes", "summaris", "summariz", "sees", "parses", "reviews", "analys", "analyz",
+                  "gets"),
+          _starts("ai", "model", "assistant", "agent", "llm", "bot", "language model", "chatbot")),
+    _rule("reader_as_model", "address", 0.5,
+          r"^\s*(?:ai|assistant|model|agent|llm|chatbot)\s*,\s*(?:this is|i am|here is|listen|attention|important)\b",
+          _starts("this is", "i am", "here is", "listen", "attention", "important"),
+          _starts("ai", "model", "assistant", "agent", "llm", "chatbot")),
     # Requests for the system prompt in other words, and for tools.
     _rule("prompt_request", "leak", 0.55,
           r"\b(?:respond|reply|answer|start|begin)(?: only)? with (?:the (?:full |exact |complete )?(?:contents|text) "
@@ -153,7 +161,10 @@ STRUCTURE_RULES: tuple[Rule, ...] = (
           r"(?:of )?"
           r"the user'?s (?:files|data|emails|messages|account|repositor(?:y|ies))\b",
           _starts("with", "using", "via", "through", "by calling", "call", "invoke", "use", "delete", "remove", "wipe",
-                  "erase")),
+                  "erase"),
+          _starts("delete", "remove", "transfer", "send", "forward", "email", "post", "upload", "pay", "wire", "wipe",
+                  "drop", "rm", "exfiltrate", "share", "erase"),
+          ("tool", "function", "plugin", "api", "action", "user")),
     # Code to integrate "into your implementation" (BIPIA's code attacks); a snippet alone is ordinary.
     _rule("code_directive", "code_injection", 0.3,
           r"\b(?:integrat|incorporat|embed|blend|weav|merg|fus|infus|interweav|assimilat|enlist|adopt|employ|utili[sz]|"
@@ -162,10 +173,16 @@ STRUCTURE_RULES: tuple[Rule, ...] = (
           rf"section|segment)\b[^\n]{{0,80}}?\b(?:in|into|within|to) (?:the (?:\w+ )?of )?your {_CODE_NOUN}\b",
           _starts("following code", "below code", "subsequent code", "this code")),
     # What code does, whoever asks for it: carry local data out, fetch and run, destroy, watch the user.
+    # (Two rules of one name: a network module near local data, and the rest; each gated on its own literals.)
     _rule("harmful_code", "malicious_code", 0.45,
           r"\b(?:requests|urllib|httpx|socket|smtplib|http\.client|ftplib|paramiko)\b[\s\S]{0,400}?(?:open\(|"
           r"environ|getpass|psutil|platform\.|cookie|clipboard|screenshot|keyboard|sounddevice|pkg_resources|"
-          r"\.ssh|/etc/|check_output|getuser)|requests\.(?:post|put)\([^)]{0,200}files=|(?:os\.system|"
+          r"\.ssh|/etc/|check_output|getuser)",
+          ("requests", "urllib", "httpx", "socket", "smtplib", "http.client", "ftplib", "paramiko"),
+          ("open(", "environ", "getpass", "psutil", "platform.", "cookie", "clipboard", "screenshot", "keyboard",
+           "sounddevice", "pkg_resources", ".ssh", "/etc/", "check_output", "getuser"), linguistic=False),
+    _rule("harmful_code", "malicious_code", 0.45,
+          r"requests\.(?:post|put)\([^)]{0,200}files=|(?:os\.system|"
           r"subprocess\.(?:run|call|popen|check_output))\([^)\n]{0,80}(?:rm -rf|ipconfig|shutdown|reboot|nc -e|"
           r"ssh -[lrd]|systemctl stop|mkfs|dd if=|curl[^)\n]{0,40}\|\s*(?:ba)?sh)|\b(?:scp|rsync)\b[^\n]{0,80}"
           r"\w+@[\w.-]+:|\bcurl\b[^\n]{0,60}(?:-f|--form|--data-binary)\b[^\n]{0,40}@|chmod \+x|&& \./|"
@@ -174,11 +191,10 @@ STRUCTURE_RULES: tuple[Rule, ...] = (
           r"(?:requests\.get|ping -|socket\.)|shutil\.rmtree\(\s*[\"']/[\"']|/etc/(?:hosts|passwd|shadow|init\.d|"
           r"crontab|sudoers)|/boot/grub|\b(?:pynput|keyboard\.on_press|pyautogui\.screenshot|fernet|mining_program|"
           r"xmrig|screencapture|gnome-screenshot|snippingtool|imagegrab)\b",
-          ("requests", "urllib", "httpx", "socket", "smtplib", "http.client", "ftplib", "paramiko", "os.system",
-           "subprocess.", "scp", "rsync", "curl", "chmod +x", "&& ./", "wget.download", "pickle.loads", "exec(",
-           "os.remove", "systemctl stop", ".terminate()", "ssh -", "while true:", "shutil.rmtree", "/etc/",
-           "/boot/grub", "pynput", "keyboard.", "pyautogui", "fernet", "mining_program", "xmrig", "screencapture",
-           "gnome-screenshot", "snippingtool", "imagegrab"), linguistic=False),
+          ("requests.", "os.system", "subprocess.", "scp", "rsync", "curl", "chmod +x", "&& ./", "wget.download",
+           "pickle.loads", "exec(", "os.remove", "systemctl stop", ".terminate()", "ssh -", "while true:",
+           "shutil.rmtree", "/etc/", "/boot/grub", "pynput", "keyboard.", "pyautogui", "fernet", "mining_program",
+           "xmrig", "screencapture", "gnome-screenshot", "snippingtool", "imagegrab"), linguistic=False),
     # Provenance markup the compiler writes (issue 26 item 10): "[evidence kb-1 | source: … | authority: 1]" inside
     # retrieved text forges an id or an authority the compiler never assigned.
     _rule("provenance_forgery", "authority", 0.6,
