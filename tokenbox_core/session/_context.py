@@ -12,8 +12,9 @@ that fits, what was evicted recalled when the question needs it.
 >>> compiled = session.compile(policy="Answer briefly.")
 >>> compiled.recalled, compiled.total_tokens <= 400
 (('t_1', 't_2'), True)
->>> "vault/prod/deploy" in compiled.messages[-2]["content"]
-True
+>>> block, question = compiled.messages[-1]["content"]  # the block, then the user's own words
+>>> "vault/prod/deploy" in block["text"], question["text"]
+(True, 'Where does the deploy key live?')
 
 The compile (:meth:`ContextSession.compile`) is the prefill compiler
 (:class:`~tokenbox_core.ContextCompiler`) with the history tier taken from the
@@ -23,8 +24,12 @@ oversized ones shown as previews before anything is left out; what is left out
 is named by one counted omission pointer; recall
 (:mod:`tokenbox_core.session._recalled`) brings back the omitted messages the
 current question needs, under ``RecallConfig.share`` of the budget.  Pointer and
-recall form one user-role message right before the current user message, after
-the stable prefix.  The archive is never rewritten.
+recall form one delimited text, the first content part of the current user
+message (its own words follow unchanged as their own part): after the stable
+prefix, and never two user messages in a row.  Under a
+:class:`~tokenbox_core.defense.DefensePolicy` that part is screened as
+``"memory"`` — untrusted, spotlighted and wrapped like other recalled material —
+not as the user's words.  The archive is never rewritten.
 """
 
 from __future__ import annotations
@@ -223,9 +228,12 @@ class ContextSession:
         room = limit - fixed.total_tokens
         question = query if query is not None else (user if user is not None else view.anchor_text())
         compiled, plan, recalled, block = None, None, None, None
+        block_source = "memory" if compiler.config.defense is not None else None  # recalled text is untrusted
         for _ in range(_PASSES):
             plan, block, recalled = self._plan(view, room, question, compiler.budget.max_tokens)
-            compiled = compiler.compile(history=view.history_messages(plan, block), **sources)
+            merged = block is not None and view.anchor is None and user is not None  # the block joins user=
+            history = view.history_messages(plan, block, user=user if merged else None, block_source=block_source)
+            compiled = compiler.compile(history=history, **(sources | {"user": None} if merged else sources))
             shown = {m.get("id") for m in compiled.messages}
             missing = sum(view.sizes[p] for p in plan.kept if view.ids[p] not in shown)
             over = compiled.total_tokens - limit

@@ -28,7 +28,16 @@ from tokenbox_core.session._recalled import Recalled
 from tokenbox_core.session._window import Unit, WindowPlan
 from tokenbox_core.tokens import TokenCounter, content_text, message_token_count
 
-__all__ = ["View", "build_view", "masked_message", "offload_preview", "plain_text", "preview_line", "tool_names"]
+__all__ = [
+    "View",
+    "build_view",
+    "masked_message",
+    "offload_preview",
+    "plain_text",
+    "preview_line",
+    "tool_names",
+    "with_block",
+]
 
 
 def plain_text(message: Mapping[str, Any]) -> str | None:
@@ -185,18 +194,36 @@ class View:
         fixed = self.messages[: self.lead] + ([self.messages[self.anchor]] if self.anchor is not None else [])
         return [dict(m) for m in fixed]
 
-    def history_messages(self, plan: WindowPlan, block: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+    def history_messages(
+        self,
+        plan: WindowPlan,
+        block: Mapping[str, Any] | None,
+        *,
+        user: str | None = None,
+        block_source: str | None = None,
+    ) -> list[dict[str, Any]]:
         """The compile's conversation: system messages, the kept history (masked and previewed as planned), the
-        session block, the current user message, the agent steps after it."""
+        current user message with the session block as its first content part (:func:`with_block`), the agent
+        steps after it.
+
+        ``user``: the compile's own current message (not archived); it is added here, after the history, when
+        there is a block to merge into it (else the compiler appends it).  With neither, the block is the last
+        message (the history then ends on an assistant or tool message, so roles still alternate).
+        """
         masked = set(plan.masked)
         shown = [dict(self.masked_views[p] if p in masked else self.shown[p]) for p in plan.kept]
         before = [m for p, m in zip(plan.kept, shown, strict=True) if self.anchor is None or p < self.anchor]
         after = shown[len(before) :]
         lead = [dict(m) for m in self.messages[: self.lead]]
-        extra = [dict(block)] if block is not None else []
         if self.anchor is not None:
-            return [*lead, *before, *extra, dict(self.messages[self.anchor]), *after]
-        return [*lead, *before, *extra]
+            anchor = dict(self.messages[self.anchor])
+            current = with_block(anchor, block, source=block_source) if block is not None else anchor
+            return [*lead, *before, current, *after]
+        if block is None:
+            return [*lead, *before]
+        if user is not None:
+            return [*lead, *before, with_block({"role": "user", "content": user}, block, source=block_source)]
+        return [*lead, *before, dict(block)]
 
     def annotate(
         self, compiled: CompiledContext, plan: WindowPlan, recalled: Recalled | None, *, block: Mapping[str, Any] | None
@@ -215,7 +242,7 @@ class View:
                 m.get(k) == original.get(k) for k in ("role", "content", "tool_calls", "tool_call_id", "name")
             )
             sources.append(str(doc_id) if same else None)
-            if block is not None and block_at is None and doc_id is None and m.get("content") == block["content"]:
+            if block is not None and block_at is None and _holds_block(m, block):
                 block_at = n
         shown = {m.get("id") for m in compiled.messages}
         kept = {p for p in plan.kept if self.ids[p] in shown}
@@ -241,6 +268,40 @@ class View:
             message_sources=tuple(sources),
             stable_messages=stable,
         )
+
+
+def with_block(message: Mapping[str, Any], block: Mapping[str, Any], *, source: str | None = None) -> dict[str, Any]:
+    """``message`` (the current user message) with the session block as its first content part.
+
+    The block (pointer, recalled messages, summaries) is its own delimited text part and the message's own
+    content follows unchanged (a string becomes one text part; parts stay as they are), so a request never has
+    two user messages in a row (Bedrock's Converse API rejects that; some chat templates merge them).
+    ``source`` (set under a :class:`~tokenbox_core.defense.DefensePolicy`) tells the defence to screen the
+    block as that source's material (``"memory"``: untrusted, spotlighted) rather than as the user's words;
+    the defence removes the key.
+
+    >>> with_block({"role": "user", "content": "and now?", "id": "t_9"}, {"role": "user", "content": "[OMITTED]"})
+    {'role': 'user', 'content': [{'type': 'text', 'text': '[OMITTED]'}, {'type': 'text', 'text': 'and now?'}], \
+'id': 't_9'}
+    """
+    content = message.get("content")
+    parts = [{"type": "text", "text": content}] if isinstance(content, str) else [dict(p) for p in content or ()]
+    first: dict[str, Any] = {"type": "text", "text": str(block["content"])}
+    if source is not None:
+        first["source"] = source
+    return {**message, "content": [first, *parts]}
+
+
+def _holds_block(message: Mapping[str, Any], block: Mapping[str, Any]) -> bool:
+    """True for the compiled message that carries the session block: the block on its own, or a user message
+    whose first content part is it (its text as written, or wrapped by the defence)."""
+    content = message.get("content")
+    if content == block["content"] and message.get("id") is None:
+        return True
+    if message.get("role") != "user" or not isinstance(content, list) or len(content) < 2:
+        return False
+    first = content[0]
+    return isinstance(first, Mapping) and str(block["content"]).split("\n", 1)[0] in str(first.get("text", ""))
 
 
 def build_view(
