@@ -110,7 +110,9 @@ def recall(
     allowed = {ids[p]: p for p in omitted}
     if not allowed or not query.strip():
         return Recalled((), ())
-    hits = [allowed[h.id] for h in index.search(query, limit=config.limit, allowed=allowed)]
+    gate = {"min_relevance": config.min_relevance, "min_terms": config.min_terms}
+    found = index.search(query, limit=config.limit, allowed=allowed, max_term_share=config.max_term_share, **gate)
+    hits = [allowed[h.id] for h in found]
     if not hits:
         return Recalled((), ())
     chosen: dict[int, str] = {}

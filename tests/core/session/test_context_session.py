@@ -185,6 +185,46 @@ def test_query_overrides_what_recall_searches_for() -> None:
     assert session.compile(query="launch code").recalled[:1] == ("t_1",)
 
 
+def _service_log(session: ContextSession) -> None:
+    """A conversation where every turn mentions the worker service, and one turn holds a port."""
+    session.add([user("The staging database listens on port 5433."), reply("Noted.")])
+    for i in range(30):
+        session.add([user(f"the worker service restarted again, run {i}"), reply(f"worker service log {i} looks fine")])
+
+
+def test_the_relevance_gate_recalls_nothing_for_words_the_whole_conversation_uses() -> None:
+    """A question sharing only common words (each in most of the messages) with the archive recalls nothing,
+    where the ungated ranking would fill recall's share with whatever matched."""
+    gated = ContextSession(None, "s", budget=300, counter=W, recall=RecallConfig(share=0.4))
+    _service_log(gated)
+    gated.add(user("is the worker service healthy?"))
+    assert gated.compile().recalled == ()
+    ungate = RecallConfig(share=0.4, min_terms=0, min_relevance=0)
+    assert len(ContextSession(gated.store, "s", budget=300, counter=W, recall=ungate).compile().recalled) >= 4
+
+
+def test_the_relevance_gate_keeps_a_turn_holding_a_distinctive_word() -> None:
+    """A question naming a rare word of an evicted turn still recalls it, and the weak hits under the score
+    floor are left out."""
+    session = ContextSession(None, "s", budget=300, counter=W, recall=RecallConfig(share=0.4, neighbours=0))
+    _service_log(session)
+    session.add(user("which port does the staging database of the worker service use?"))
+    assert session.compile().recalled == ("t_1",)
+    floor = RecallConfig(share=0.4, neighbours=0, min_relevance=0.0, max_term_share=1.0)
+    loose = ContextSession(session.store, "s", budget=300, counter=W, recall=floor).compile().recalled
+    assert "t_1" in loose and len(loose) > 1
+
+
+def test_relevance_gate_options_are_validated() -> None:
+    """A score floor outside 0..1 or a negative term count is refused with the range."""
+    with pytest.raises(SessionError, match="min_relevance must be a number between 0 and 1, got 2"):
+        RecallConfig(min_relevance=2)
+    with pytest.raises(SessionError, match="min_terms must be an integer >= 0, got -1"):
+        RecallConfig(min_terms=-1)
+    with pytest.raises(SessionError, match="max_term_share must be a number between 0 and 1, got 1.5"):
+        RecallConfig(max_term_share=1.5)
+
+
 def test_a_single_task_agent_loop_keeps_the_task_and_the_newest_steps() -> None:
     """One task followed by 60 tool steps: the task and the newest steps are kept, cache-aware or not."""
     store = MemorySessionStore()
@@ -452,3 +492,18 @@ def test_under_a_defense_policy_recalled_tool_output_is_untrusted_and_wrapped() 
     assert (events["history/t_85/0"].source, events["history/t_85/0"].trust) == ("memory", "untrusted")
     assert events["history/t_85/0"].action == "quarantined"
     assert (events["history/t_85/1"].source, events["history/t_85/1"].trust) == ("user", "semi_trusted")
+
+
+def test_the_score_floor_drops_hits_far_below_the_best() -> None:
+    """A hit matching one of three rare query words scores well under the hit matching all three: the floor
+    (a share of the best score) leaves it out; without the floor it is ranked second."""
+    from tokenbox_core.session import RecallIndex
+
+    index = RecallIndex()
+    index.add("t_1", "the quartz falcon ledger is in drawer nine")
+    index.add("t_2", "a falcon flew past")
+    for i in range(3, 40):
+        index.add(f"t_{i}", f"filler line {i} about the weather")
+    query = "where is the quartz falcon ledger?"
+    assert [h.id for h in index.search(query)] == ["t_1", "t_2"]
+    assert [h.id for h in index.search(query, min_relevance=0.5)] == ["t_1"]
