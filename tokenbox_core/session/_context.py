@@ -53,7 +53,7 @@ from tokenbox_core.session._recall import Hit
 from tokenbox_core.session._recalled import Recalled, block_message, pointer_line, recall
 from tokenbox_core.session._sqlite import SQLiteSessionStore
 from tokenbox_core.session._store import MemorySessionStore, SessionStore
-from tokenbox_core.session._view import View, build_view
+from tokenbox_core.session._view import Rows, View, build_view
 from tokenbox_core.session._window import STEP_GRAIN, WindowPlan, plan_window
 
 __all__ = ["ContextSession"]
@@ -127,6 +127,7 @@ class ContextSession:
         embedder = self.recall_config.embedder if self.recall_config else None
         rrf_k = self.recall_config.rrf_k if self.recall_config else 60
         self._checkpointer: Checkpointer | None = None
+        self._rows = Rows(self.masking, self.offload)  # each archived message as shown, kept between compiles
         self.archive = Archive(store, session_id, self.compiler.counter, embedder=embedder, rrf_k=rrf_k)
 
     def __repr__(self) -> str:
@@ -222,7 +223,9 @@ class ContextSession:
             compiler = ContextCompiler(budget, counter=compiler.counter, config=compiler.config)
         sources = {"policy": policy, "developer": developer, "task": task, "tools": tools}
         sources |= {"evidence": evidence, "memory": memory, "user": user}
-        view = build_view(self.archive, self.masking, self.offload, self.on_invalid, has_user=user is not None)
+        view = build_view(
+            self.archive, self.masking, self.offload, self.on_invalid, has_user=user is not None, rows=self._rows
+        )
         fixed = compiler.compile(history=view.fixed_messages(), **sources)
         limit = compiler.budget.effective().max_tokens
         room = limit - fixed.total_tokens

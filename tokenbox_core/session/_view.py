@@ -14,6 +14,7 @@ result whose content holds non-text parts is never masked or offloaded.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from functools import partial
@@ -29,6 +30,7 @@ from tokenbox_core.session._window import Unit, WindowPlan
 from tokenbox_core.tokens import TokenCounter, content_text, message_token_count
 
 __all__ = [
+    "Rows",
     "View",
     "build_view",
     "masked_message",
@@ -102,6 +104,66 @@ def offload_preview(
     return _with_content(message, head + note + tail)
 
 
+class Rows:
+    """Each archived message as a compile shows it: verbatim or as an offload preview, its size, and its masking
+    placeholder with that one's size (results that may be masked).
+
+    Owned by one :class:`~tokenbox_core.ContextSession` and kept from one compile to the next, because a long
+    session would otherwise derive every row again at every turn (the CPU of a 500-turn agent loop's compile):
+    archived messages never change and a session's options are fixed, so :meth:`extend` derives the rows of the
+    messages added since only.  Keyed by the archived ids (it starts over when they are not the ones it holds);
+    its size is a few references per archived message, released with the session.
+    """
+
+    def __init__(self, masking: MaskingConfig | None, offload: OffloadConfig | None) -> None:
+        self.masking = masking
+        self.offload = offload
+        self._lock = threading.Lock()
+        self._clear()
+
+    def _clear(self) -> None:
+        self.messages: list[Mapping[str, Any]] = []  # the archive's own message objects the rows were derived from
+        self.names: dict[str, str] = {}
+        self.shown: list[Mapping[str, Any]] = []
+        self.sizes: list[int] = []
+        self.offloaded: set[int] = set()
+        self.masked_views: dict[int, Mapping[str, Any]] = {}
+        self.masked_sizes: dict[int, int] = {}
+
+    def extend(self, archive: Archive, messages: Sequence[Mapping[str, Any]], ids: Sequence[str]) -> None:
+        """Derive the rows of ``messages`` (with their archived ``ids``) not derived yet (the archive hands out the
+        same message objects until it reads the session again from the start; other objects: start over)."""
+        with self._lock:
+            held = len(self.messages)
+            if held > len(messages) or (held and messages[held - 1] is not self.messages[-1]):
+                self._clear()
+                held = 0
+            for p in range(held, len(messages)):
+                self._add(archive, p, messages[p], ids[p])
+
+    def _add(self, archive: Archive, p: int, m: Mapping[str, Any], doc_id: str) -> None:
+        masking, offload = self.masking, self.offload
+        self.names.update(tool_names([m]))
+        self.messages.append(m)
+        size = archive.size(doc_id, "verbatim", m)
+        shown: Mapping[str, Any] = m
+        text = plain_text(m) if m.get("role") == "tool" else None
+        shown_size = size
+        if text is not None and offload is not None and size > offload.threshold_tokens:
+            preview = partial(offload_preview, m, size, archive.counter, offload)
+            shown, shown_size = archive.view(doc_id, "preview", preview)
+            self.offloaded.add(p)
+        self.shown.append(shown)
+        self.sizes.append(shown_size)
+        if text is None or masking is None:
+            return
+        tool = self.names.get(str(m.get("tool_call_id")), "?")
+        if tool not in masking.exclude_tools:
+            masked, masked_size = archive.view(doc_id, "masked", partial(masked_message, m, tool, size, masking))
+            if masked_size < shown_size:
+                self.masked_views[p], self.masked_sizes[p] = masked, masked_size
+
+
 class View:
     """One compile's view of the archive: each message as shown, its size, the history's units and groups.
 
@@ -118,6 +180,7 @@ class View:
         on_invalid: str,
         *,
         has_user: bool,
+        rows: Rows | None = None,
     ) -> None:
         archived, groups, valid = archive.messages()
         if not valid:  # what cannot be sent is raised or repaired here (in the view only)
@@ -131,31 +194,14 @@ class View:
         users = [p for p in range(self.lead, n) if self.messages[p].get("role") == "user"]
         self.anchor: int | None = None if has_user or not users else users[-1]
         self._call = groups.group_of
-        names = tool_names(self.messages)
-        self.shown: list[Mapping[str, Any]] = []
-        self.sizes: list[int] = []
-        self.offloaded: set[int] = set()
-        self.masked_views: dict[int, Mapping[str, Any]] = {}
-        self.masked_sizes: dict[int, int] = {}
-        for p, m in enumerate(self.messages):
-            doc_id = self.ids[p]
-            size = archive.size(doc_id, "verbatim", m)
-            shown: Mapping[str, Any] = m
-            text = plain_text(m) if m.get("role") == "tool" else None
-            if text is not None and offload is not None and size > offload.threshold_tokens:
-                shown, shown_size = archive.view(
-                    doc_id, "preview", partial(offload_preview, m, size, archive.counter, offload)
-                )
-                self.offloaded.add(p)
-            self.shown.append(shown)
-            self.sizes.append(shown_size if shown is not m else size)
-            if text is None or masking is None:
-                continue
-            tool = names.get(str(m.get("tool_call_id")), "?")
-            if tool not in masking.exclude_tools:
-                masked, masked_size = archive.view(doc_id, "masked", partial(masked_message, m, tool, size, masking))
-                if masked_size < self.sizes[p]:
-                    self.masked_views[p], self.masked_sizes[p] = masked, masked_size
+        # a valid archive is shown as archived: its rows are the session's, derived once per message
+        table = rows if valid and rows is not None else Rows(masking, offload)
+        table.extend(archive, self.messages, self.ids)
+        self.shown: Sequence[Mapping[str, Any]] = table.shown
+        self.sizes: Sequence[int] = table.sizes
+        self.offloaded: set[int] = table.offloaded
+        self.masked_views: Mapping[int, Mapping[str, Any]] = table.masked_views
+        self.masked_sizes: Mapping[int, int] = table.masked_sizes
         history = [p for p in range(self.lead, n) if p != self.anchor]
         in_history = set(history)
         self.units: list[Unit] = []
@@ -305,7 +351,13 @@ def _holds_block(message: Mapping[str, Any], block: Mapping[str, Any]) -> bool:
 
 
 def build_view(
-    archive: Archive, masking: MaskingConfig | None, offload: OffloadConfig | None, on_invalid: str, *, has_user: bool
+    archive: Archive,
+    masking: MaskingConfig | None,
+    offload: OffloadConfig | None,
+    on_invalid: str,
+    *,
+    has_user: bool,
+    rows: Rows | None = None,
 ) -> View:
-    """The archive as this compile shows it (see :class:`View`)."""
-    return View(archive, masking, offload, on_invalid, has_user=has_user)
+    """The archive as this compile shows it (see :class:`View`); ``rows``: the session's :class:`Rows`."""
+    return View(archive, masking, offload, on_invalid, has_user=has_user, rows=rows)
