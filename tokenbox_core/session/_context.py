@@ -271,25 +271,29 @@ class ContextSession:
             )
 
         plan = window(room)
-        if not plan.omitted:
+        if not plan.omitted and not (plan.masked and self.recall_config is not None):
             return plan, None, None
         cfg = self.recall_config
         share = int(cfg.share * max_tokens) if cfg is not None else 0
         recall_room = share if cfg is not None and share >= cfg.min_share * max_tokens else 0
-        reserve = view.size_of(block_message(pointer_line(*view.omitted_ids(plan.omitted)), None))
+        first_pointer = pointer_line(*view.omitted_ids(plan.omitted)) if plan.omitted else None
+        reserve = view.size_of(block_message(first_pointer, None))
         recall_room = max(0, min(recall_room, room - reserve))
         for _ in range(_PASSES):
             plan = window(room - recall_room - reserve)
             pointer = pointer_line(*view.omitted_ids(plan.omitted)) if plan.omitted else None
             recalled = None
-            if cfg is not None and recall_room and plan.omitted:
-                index = self.archive.index() if step is None else self.archive.prefix_index(max(plan.omitted) + 1)
+            # a masked result is shown as its placeholder: recall may bring its text back too (the window keeps
+            # the placeholder, so the prefix does not change); its call is in the window
+            candidates = sorted({*plan.omitted, *plan.masked})
+            if cfg is not None and recall_room and candidates:
+                index = self.archive.index() if step is None else self.archive.prefix_index(max(candidates) + 1)
                 recalled = recall(
                     index,
                     question,
                     messages=view.messages,
                     ids=view.ids,
-                    omitted=plan.omitted,
+                    omitted=candidates,
                     call_of=view.call_of,
                     config=cfg,
                     room=recall_room + view.size_of(block_message(pointer, None)),  # recall_room for the lines
@@ -324,7 +328,7 @@ class ContextSession:
         out of the block, when it keeps more than ``plan`` and still fits."""
         if len(grown.kept) <= len(plan.kept):
             return plan, block, recalled
-        kept = set(grown.kept)
+        kept = set(grown.kept) - set(grown.masked)  # a masked result's recalled text stays in the block
         if recalled is not None:
             pairs = [(p, line) for p, line in zip(recalled.positions, recalled.lines, strict=True) if p not in kept]
             recalled = Recalled(tuple(p for p, _ in pairs), tuple(line for _, line in pairs))

@@ -7,7 +7,8 @@ question), never a message of its own before it: two user messages in a row are
 rejected by some providers (Bedrock's Converse API) and merged by some chat
 templates.  Only a compile without any user message sends it as a message.
 
-Recall ranks the omitted messages for the query
+Recall ranks the omitted messages (and the masked tool results, whose text the
+window does not show) for the query
 (:class:`~tokenbox_core.session._recall.RecallIndex`) and places them, best
 first, while they fit ``room`` tokens: a recalled tool result brings its call,
 and when every hit is placed the hits' neighbours (``neighbours`` messages either
@@ -106,7 +107,10 @@ def recall(
     pointer: str | None,
     counter: TokenCounter,
 ) -> Recalled:
-    """Recall omitted messages for ``query`` into what is left of ``room`` once the pointer is in the block."""
+    """Recall messages for ``query`` into what is left of ``room`` once the pointer is in the block.
+
+    ``omitted``: the positions recall may bring back — those the window leaves out, and the tool results it shows
+    masked (their placeholder stays in the window; their call is in it)."""
     allowed = {ids[p]: p for p in omitted}
     if not allowed or not query.strip():
         return Recalled((), ())

@@ -507,3 +507,20 @@ def test_the_score_floor_drops_hits_far_below_the_best() -> None:
     query = "where is the quartz falcon ledger?"
     assert [h.id for h in index.search(query)] == ["t_1", "t_2"]
     assert [h.id for h in index.search(query, min_relevance=0.5)] == ["t_1"]
+
+
+def test_a_masked_tool_result_the_question_needs_is_recalled_beside_its_placeholder() -> None:
+    """When the window keeps an old tool group with its result masked, the question about that output still gets
+    the text: recall brings the masked result back in the block while the window keeps its placeholder (the
+    prefix does not change).  Before, recall looked only at omitted messages, so a larger budget lost the fact."""
+    session = ContextSession(None, "s", budget=650, counter=W, masking=MaskingConfig(keep_last=2))
+    for i in range(10):
+        fact = "volume zircon mounted at /mnt/zircon-7 " if i == 3 else ""
+        session.add([user(f"step {i}"), call(f"c{i}", "ls"), result(f"c{i}", f"listing {i} {fact}" + "file " * 50)])
+        session.add(reply(f"ok {i}"))
+    session.add(user("where is volume zircon mounted?"))
+    compiled = session.compile()
+    assert "t_15" in compiled.masked and "t_15" in compiled.recalled and "t_15" not in compiled.trace.session["omitted"]
+    assert "t_15 tool: listing 3 volume zircon mounted at /mnt/zircon-7" in block(compiled)
+    placeholder = next(m for m in compiled.messages if m.get("id") == "t_15")
+    assert placeholder["content"].startswith("[tool result t_15 (ls,")
