@@ -59,6 +59,12 @@ from tokenbox_core.session._window import STEP_GRAIN, WindowPlan, plan_window
 __all__ = ["ContextSession"]
 
 _PASSES = 4
+_LOW_WATER = 0.85
+"""A session's window without ``cache_aware``: after its cut moves it holds about 85 % of its room, so it moves in
+steps of 15 % of the budget and the request's prefix (system, tools, history) stays byte-identical between moves —
+what prompt caching needs (a window sliding by one message every turn changes its first message every turn; no
+provider can then serve anything past the system prompt from cache).  Retention is unchanged on the agent-loop
+benchmark (recall covers what the step leaves out)."""
 _MIN_SUMMARY_ROOM = 64  # tokens below which no summary is looked for
 _ARGUMENTS = (
     "budget",
@@ -254,10 +260,10 @@ class ContextSession:
         """The window, the session block (pointer + recall) and what was recalled, within ``room`` tokens."""
         counter = self.compiler.counter
         keep_last = self.masking.keep_last if self.masking is not None else 0
-        step = None
-        if self.cache_window is not None:  # from the budget, not the room: the cut's candidates stay put
-            raw = int(max_tokens * (1 - self.cache_window.low_water))
-            step = max(STEP_GRAIN, raw // STEP_GRAIN * STEP_GRAIN)
+        # the window's cut moves in blocks (prompt caching: the prefix stays put between moves); the step comes
+        # from the budget, not the room, so the cut's candidates stay put too
+        low_water = self.cache_window.low_water if self.cache_window is not None else _LOW_WATER
+        step = max(STEP_GRAIN, int(max_tokens * (1 - low_water)) // STEP_GRAIN * STEP_GRAIN)
 
         def window(space: int) -> WindowPlan:
             return plan_window(
@@ -287,9 +293,8 @@ class ContextSession:
             # the placeholder, so the prefix does not change); its call is in the window
             candidates = sorted({*plan.omitted, *plan.masked})
             if cfg is not None and recall_room and candidates:
-                index = self.archive.index() if step is None else self.archive.prefix_index(max(candidates) + 1)
                 recalled = recall(
-                    index,
+                    self.archive.prefix_index(max(candidates) + 1),  # statistics that change only with the cut
                     question,
                     messages=view.messages,
                     ids=view.ids,
@@ -303,8 +308,6 @@ class ContextSession:
             block = block_message(pointer, recalled)
             cost = view.size_of(block)
             if plan.tokens + cost <= room:
-                if step is None:  # what recall left unused goes to verbatim turns: the window grows into it
-                    return self._regrow(view, window(room - cost), plan, block, recalled, room)
                 if cfg is not None and cfg.summaries and recalled is not None:
                     # what recall left of its share (a function of the cut), not the window's slack (it shrinks)
                     share_left = recall_room + view.size_of(block_message(pointer, None))
@@ -314,29 +317,6 @@ class ContextSession:
                 return plan, block, recalled
             reserve += plan.tokens + cost - room  # the pointer grew with what it names: plan with less
         return window(room), None, None  # not even the pointer fits the room: the window alone
-
-    @staticmethod
-    def _regrow(
-        view: View,
-        grown: WindowPlan,
-        plan: WindowPlan,
-        block: dict[str, Any] | None,
-        recalled: Recalled | None,
-        room: int,
-    ) -> tuple[WindowPlan, dict[str, Any] | None, Recalled | None]:
-        """``grown`` (the window planned into what the block left) with the recalled messages it now shows taken
-        out of the block, when it keeps more than ``plan`` and still fits."""
-        if len(grown.kept) <= len(plan.kept):
-            return plan, block, recalled
-        kept = set(grown.kept) - set(grown.masked)  # a masked result's recalled text stays in the block
-        if recalled is not None:
-            pairs = [(p, line) for p, line in zip(recalled.positions, recalled.lines, strict=True) if p not in kept]
-            recalled = Recalled(tuple(p for p, _ in pairs), tuple(line for _, line in pairs))
-        pointer = pointer_line(*view.omitted_ids(grown.omitted)) if grown.omitted else None
-        shrunk = block_message(pointer, recalled)
-        if grown.tokens + view.size_of(shrunk) > room:
-            return plan, block, recalled
-        return grown, shrunk, recalled
 
     def _summarised(
         self, view: View, plan: WindowPlan, recalled: Recalled, room: int, pointer: str | None

@@ -370,29 +370,23 @@ def test_option_errors_name_the_field(make: Any, message: str) -> None:
         make()
 
 
-def test_room_recall_leaves_unused_goes_to_verbatim_turns() -> None:
-    """When the question matches nothing, the window grows into recall's share: the same window as without
-    recall."""
-    with_recall = ContextSession(None, "s", budget=300, counter=W)
-    without = ContextSession(with_recall.store, "s", budget=300, counter=W, recall=False)
-    chat(with_recall, 30)
-    with_recall.add(user("xyzzy"))
-    assert ids(with_recall.compile()) == ids(without.compile())
-
-
-def test_summaries_fill_what_recall_leaves_only_in_a_cache_aware_window() -> None:
-    """A cache-aware window cannot grow into recall's unused room: checkpoint summaries of omitted turns go there,
-    each covering at least min_coverage times its size; a higher bar leaves them out."""
-    session = ContextSession(None, "s", budget=600, counter=W, cache_aware=True)
-    chat(session, 80)
-    session.add(user("xyzzy"))
-    text = block(session.compile())
-    assert "SUMMARIES of omitted turns" in text and "t_81–t_120] [Extracted" in text  # newest first
-    summarized = session.compile().trace.session["summarized"]
-    assert summarized and all(f"[{s}: " in text for s in summarized)
-    strict = ContextSession(session.store, "s", budget=600, counter=W, cache_aware=True, recall={"min_coverage": 50})
-    assert "SUMMARIES" not in block(strict.compile())
-    assert "SUMMARIES" not in block(ContextSession(session.store, "s", budget=600, counter=W).compile())
+def test_room_recall_leaves_unused_holds_checkpoint_summaries() -> None:
+    """When the question matches nothing, recall's share holds checkpoint summaries of omitted turns: the window
+    moves in blocks (prompt caching) and cannot grow into that room without moving its cut.  Each summary covers
+    at least min_coverage times its size; a higher bar, or summaries=False, leaves them out.  (Before the default
+    window moved in blocks, only a cache_aware one did this and a default window grew into the room.)"""
+    for cache_aware in (False, True):
+        session = ContextSession(None, "s", budget=600, counter=W, cache_aware=cache_aware)
+        chat(session, 80)
+        session.add(user("xyzzy"))
+        text = block(session.compile())
+        assert "SUMMARIES of omitted turns" in text and "t_81–t_120] [Extracted" in text  # newest first
+        summarized = session.compile().trace.session["summarized"]
+        assert summarized and all(f"[{s}: " in text for s in summarized)
+        strict = ContextSession(session.store, "s", budget=600, counter=W, recall={"min_coverage": 50})
+        assert "SUMMARIES" not in block(strict.compile())
+        off = ContextSession(session.store, "s", budget=600, counter=W, recall={"summaries": False})
+        assert "SUMMARIES" not in block(off.compile())
 
 
 def test_recall_changes_every_turn_after_a_stable_prefix() -> None:
@@ -513,7 +507,7 @@ def test_a_masked_tool_result_the_question_needs_is_recalled_beside_its_placehol
     """When the window keeps an old tool group with its result masked, the question about that output still gets
     the text: recall brings the masked result back in the block while the window keeps its placeholder (the
     prefix does not change).  Before, recall looked only at omitted messages, so a larger budget lost the fact."""
-    session = ContextSession(None, "s", budget=650, counter=W, masking=MaskingConfig(keep_last=2))
+    session = ContextSession(None, "s", budget=725, counter=W, masking=MaskingConfig(keep_last=2))
     for i in range(10):
         fact = "volume zircon mounted at /mnt/zircon-7 " if i == 3 else ""
         session.add([user(f"step {i}"), call(f"c{i}", "ls"), result(f"c{i}", f"listing {i} {fact}" + "file " * 50)])
