@@ -15,12 +15,12 @@ result whose content holds non-text parts is never masked or offloaded.
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from functools import partial
 from typing import Any
 
-from tokenbox_core.chat._messages import SYSTEM_ROLES, tool_groups
+from tokenbox_core.chat._messages import SYSTEM_ROLES, ToolGroups, tool_groups
 from tokenbox_core.chat._validate import check_conversation
 from tokenbox_core.compiler import CompiledContext
 from tokenbox_core.session._archive import Archive
@@ -129,6 +129,9 @@ class Rows:
         self.offloaded: set[int] = set()
         self.masked_views: dict[int, Mapping[str, Any]] = {}
         self.masked_sizes: dict[int, int] = {}
+        self._units_from, self._units_to = -1, -1
+        self._units: list[Unit] = []
+        self._unit_groups: list[list[int]] = []
 
     def extend(self, archive: Archive, messages: Sequence[Mapping[str, Any]], ids: Sequence[str]) -> None:
         """Derive the rows of ``messages`` (with their archived ``ids``) not derived yet (the archive hands out the
@@ -140,6 +143,21 @@ class Rows:
                 held = 0
             for p in range(held, len(messages)):
                 self._add(archive, p, messages[p], ids[p])
+
+    def units_before(
+        self, lead: int, anchor: int, build: Callable[[int, int], tuple[list[Unit], list[list[int]]]]
+    ) -> tuple[list[Unit], list[list[int]]]:
+        """The history units (and maskable results per tool group) of positions ``lead``..``anchor``: those
+        before the current user message, which no later message changes — kept, and extended when the current
+        user message moves on (``build(start, end)`` makes the units of a range)."""
+        with self._lock:
+            if self._units_from != lead or self._units_to > anchor:
+                self._units_from, self._units_to, self._units, self._unit_groups = lead, lead, [], []
+            if self._units_to < anchor:
+                units, unit_groups = build(self._units_to, anchor)
+                self._units, self._unit_groups = self._units + units, self._unit_groups + unit_groups
+                self._units_to = anchor
+            return list(self._units), list(self._unit_groups)
 
     def _add(self, archive: Archive, p: int, m: Mapping[str, Any], doc_id: str) -> None:
         masking, offload = self.masking, self.offload
@@ -191,8 +209,8 @@ class View:
         self.archive = archive
         n = len(self.messages)
         self.lead = next((p for p, m in enumerate(self.messages) if m.get("role") not in SYSTEM_ROLES), n)
-        users = [p for p in range(self.lead, n) if self.messages[p].get("role") == "user"]
-        self.anchor: int | None = None if has_user or not users else users[-1]
+        last_user = next((p for p in range(n - 1, self.lead - 1, -1) if self.messages[p].get("role") == "user"), None)
+        self.anchor: int | None = None if has_user else last_user
         self._call = groups.group_of
         # a valid archive is shown as archived: its rows are the session's, derived once per message
         table = rows if valid and rows is not None else Rows(masking, offload)
@@ -202,21 +220,31 @@ class View:
         self.offloaded: set[int] = table.offloaded
         self.masked_views: Mapping[int, Mapping[str, Any]] = table.masked_views
         self.masked_sizes: Mapping[int, int] = table.masked_sizes
-        history = [p for p in range(self.lead, n) if p != self.anchor]
-        in_history = set(history)
-        self.units: list[Unit] = []
-        self.groups: list[list[int]] = []
+        if self.anchor is None:
+            self.units, self.groups = self._units(groups, self.lead, n, after=False)
+        else:  # the units before the current user message are final: the session's table keeps them
+            before, before_groups = table.units_before(self.lead, self.anchor, lambda a, b: self._units(groups, a, b))
+            later, later_groups = self._units(groups, self.anchor + 1, n, after=True)
+            self.units, self.groups = before + later, before_groups + later_groups
+
+    def _units(
+        self, groups: ToolGroups, start: int, end: int, *, after: bool = False
+    ) -> tuple[list[Unit], list[list[int]]]:
+        """The history units of positions ``start``..``end`` (the current user message is not among them) and
+        each tool group's results that may be masked; ``after``: agent steps after the current user message."""
+        units: list[Unit] = []
+        maskable: list[list[int]] = []
         placed: set[int] = set()
-        for p in history:
+        for p in range(start, end):
             if p in placed:
                 continue
             head = groups.group_of.get(p)
-            members = [q for q in groups.members[head] if q in in_history] if head == p else [p]
+            members = [q for q in groups.members[head] if start <= q < end] if head == p else [p]
             placed.update(members)
-            after = self.anchor is not None and p > self.anchor
-            self.units.append(Unit(tuple(members), self.messages[p].get("role") == "user", after))
+            units.append(Unit(tuple(members), self.messages[p].get("role") == "user", after))
             if head == p:
-                self.groups.append([q for q in members if q in self.masked_sizes])
+                maskable.append([q for q in members if q in self.masked_sizes])
+        return units, maskable
 
     def call_of(self, position: int) -> int | None:
         """The position of the call a tool result answers (``None`` for any other message)."""

@@ -138,3 +138,33 @@ def test_no_two_consecutive_messages_share_a_role(
     roles = [m["role"] for m in compiled.messages if m["role"] not in ("system", "developer")]
     for before, after in pairwise(roles):
         assert before != after or before == "tool", roles
+
+
+@given(messages=sessions, budget=st.integers(80, 900), opts=options)
+def test_what_a_session_keeps_between_compiles_changes_nothing(
+    messages: list[dict[str, Any]], budget: int, opts: dict[str, Any]
+) -> None:
+    """A session compiled after every message (keeping its rows and units between compiles) compiles the final
+    archive to the same bytes as a new session over the same archive."""
+    store = MemorySessionStore()
+    session = ContextSession(store, "s", budget=budget, counter=W, config=CONFIG, **opts)
+    chunks: list[list[dict[str, Any]]] = []
+    for message in _strip(messages):  # a call comes with its results (a compile needs them)
+        if message["role"] == "tool":
+            chunks[-1].append(message)
+        else:
+            chunks.append([message])
+    compiled = None
+    for chunk in chunks:
+        session.add(chunk)
+        try:
+            compiled = session.compile(policy="Be brief.")
+        except (ContextCriticalOverflow, CompilationError):
+            compiled = None
+    fresh = ContextSession(store, "s", budget=budget, counter=W, config=CONFIG, **opts)
+    try:
+        again = fresh.compile(policy="Be brief.")
+    except (ContextCriticalOverflow, CompilationError):
+        assert compiled is None
+        return
+    assert compiled is not None and again.messages == compiled.messages
