@@ -28,7 +28,8 @@ from tokenbox_core.session._model import Turn
 from tokenbox_core.session._rehydrate import rehydration_pointer
 from tokenbox_core.session._store import SessionStore
 from tokenbox_core.session._summarize import Summarizer, turn_line
-from tokenbox_core.tokens import TokenCounter, get_counter, message_token_count
+from tokenbox_core.tokens import TokenCounter, get_counter
+from tokenbox_core.tokens._messages import message_token_count
 
 __all__ = ["ManagedContext", "ManagedHistory", "SUMMARY_HEADER", "REHYDRATED_HEADER"]
 

@@ -91,8 +91,9 @@ class RecallConfig:
         min_relevance: the relevance gate's score floor: a hit is recalled only when it scores at least this
             share of the best hit's score (BM25's, or the fused score with an embedder).
         min_terms: the relevance gate's evidence: a BM25 hit must hold at least this many *distinctive* query
-            terms — words found in at most ``max_term_share`` of the session's messages — so a question whose only
-            shared words are ones the whole conversation uses recalls nothing (``0``: no term gate).
+            terms — words found in at most ``max_term_share`` of the session's messages (or in at most 10) — so a
+            question whose only shared words are ones the whole conversation uses recalls nothing (``0``: no term
+            gate).
         max_term_share: see ``min_terms``.
     """
 

@@ -38,6 +38,8 @@ from tokenbox_core.session._lexical import content_words, words
 
 __all__ = ["Embedder", "Hit", "RecallIndex", "fts_query"]
 
+_MIN_COMMON = 10  # a term in at most this many messages is distinctive, whatever the session's length
+
 
 @runtime_checkable
 class Embedder(Protocol):
@@ -165,10 +167,11 @@ class RecallIndex:
 
     def distinctive_matches(self, query: str, *, max_share: float) -> dict[str, int]:
         """Indexed id → how many of the query's *distinctive* terms it holds: terms found in at most
-        ``max_share`` of the indexed messages (and in at least 2 messages' worth of room: ``max(2, ...)``), so a
-        word most of the conversation uses ("service", "error") never makes a message relevant on its own."""
+        ``max_share`` of the indexed messages, or in at most 10 (a short session's own echoes of a fact — the
+        question, its answer, a tool call repeating it — do not make its words common), so a word most of the
+        conversation uses ("service", "error") never makes a message relevant on its own."""
         terms = list(dict.fromkeys(content_words(query) or words(query)))[:64]
-        most = max(2, int(max_share * len(self._ids)))
+        most = max(_MIN_COMMON, int(max_share * len(self._ids)))
         counts: dict[str, int] = {}
         with self._lock:
             for term in terms:

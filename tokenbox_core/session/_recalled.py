@@ -114,8 +114,14 @@ def recall(
     allowed = {ids[p]: p for p in omitted}
     if not allowed or not query.strip():
         return Recalled((), ())
-    gate = {"min_relevance": config.min_relevance, "min_terms": config.min_terms}
-    found = index.search(query, limit=config.limit, allowed=allowed, max_term_share=config.max_term_share, **gate)
+    found = index.search(
+        query,
+        limit=config.limit,
+        allowed=allowed,
+        min_relevance=config.min_relevance,
+        min_terms=config.min_terms,
+        max_term_share=config.max_term_share,
+    )
     hits = [allowed[h.id] for h in found]
     if not hits:
         return Recalled((), ())
