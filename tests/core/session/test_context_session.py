@@ -491,7 +491,7 @@ def test_under_a_defense_policy_recalled_tool_output_is_untrusted_and_wrapped() 
 def test_the_score_floor_drops_hits_far_below_the_best() -> None:
     """A hit matching one of three rare query words scores well under the hit matching all three: the floor
     (a share of the best score) leaves it out; without the floor it is ranked second."""
-    from tokenbox_core.session import RecallIndex
+    from tokenbox_core.session._recall import RecallIndex
 
     index = RecallIndex()
     index.add("t_1", "the quartz falcon ledger is in drawer nine")
