@@ -24,7 +24,9 @@ Peers:
   (its default chat-history ratio and flush size), fed with ``put_messages``.
 - ``full history``: every message, unmanaged (a reference row, not a manager).
 - ``ContextSession``: TokenBox's session, default options, archiving to a SQLite file in a
-  temporary directory: ``add`` the new messages, ``compile()``.
+  temporary directory: ``add`` the new messages, ``compile()``, Anthropic breakpoints placed from
+  ``stable_messages`` (:func:`anthropic_breakpoints`; the other managers get the simulator's default
+  placement, after the system prompt and on the last message).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from tokenbox_core.cache import with_cache_control
 from tokenbox_core.tokens import PRIMING_TOKENS, get_counter
 from tokenbox_core.tokens._messages import message_token_count
 
@@ -272,6 +275,21 @@ class LlamaIndexMemory:
         return ([self.system] if self.system else []) + kept
 
 
+def anthropic_breakpoints(compiled: Any) -> list[Message]:
+    """The compiled messages with Anthropic ``cache_control`` breakpoints where the library says to put them:
+    after the leading system messages, at the end of the stable prefix (``stable_messages - 1``: the message
+    before the one carrying the session block) and on the last message — as a user sending to Claude would
+    (``tokenbox_core.cache.with_cache_control``).  Without the middle one Anthropic never reads past the
+    system prompt: it reads only prefixes that end at a breakpoint written by an earlier request, and the
+    previous request's last message carried that turn's recall, which the next request does not repeat.
+    OpenAI's simulation ignores the marker (it keys on the content without it)."""
+    messages = list(compiled.messages)
+    lead = next((i for i, m in enumerate(messages) if m.get("role") not in ("system", "developer")), len(messages))
+    stable = compiled.stable_messages
+    marks = {lead - 1, len(messages) - 1} | ({stable - 1} if stable else set())
+    return with_cache_control(messages, sorted(m for m in marks if m >= 0))
+
+
 class TokenBoxSession:
     """ContextSession(a SQLite file, budget=budget, counter="gpt-4o"), default options: add(new), compile()."""
 
@@ -286,7 +304,7 @@ class TokenBoxSession:
 
     def __call__(self, new: list[Message]) -> list[Message]:
         self.session.add(new)
-        return list(self.session.compile().messages)
+        return anthropic_breakpoints(self.session.compile())
 
     def close(self) -> None:
         self.session.close()

@@ -45,6 +45,11 @@ _LIST_SOURCES = {"tools": "tools", "evidence": "evidence", "memory": "memory"}
 _MESSAGE_SOURCES = {"tool": "tool", "user": "user", "assistant": "history", "function": "tool"}
 
 
+def _text_part(part: object) -> bool:
+    """A content part holding only text (``{"type": "text", "text": ...}``, perhaps with a ``"source"``)."""
+    return isinstance(part, Mapping) and part.get("type") == "text" and isinstance(part.get("text"), str)
+
+
 def begin(policy: DefensePolicy, input_hash: str, counter: TokenCounter) -> DefenseSession:
     """A session for one compile (what ``DefensePolicy.begin`` returns)."""
     return DefenseSession(policy, input_hash, counter)
@@ -102,6 +107,8 @@ class DefenseSession:
         source = _MESSAGE_SOURCES.get(role, role)
         uid = f"history/{message.get('id', index)}"
         content = message.get("content")
+        if isinstance(content, list) and content and all(_text_part(p) for p in content):
+            return {**message, "content": [self._screen_part(f"{uid}/{k}", source, p) for k, p in enumerate(content)]}
         if self.policy.trust_of(source) == TrustLevel.TRUSTED or not isinstance(content, str) or not content:
             trust = self.policy.trust_of(source).value
             note = "trusted" if trust == TrustLevel.TRUSTED.value else "skipped"
@@ -110,6 +117,19 @@ class DefenseSession:
                 security_log.info("defense: %s message %r has non-text content; not scored", source, uid)
             return message
         return {**message, "content": self._screen_text(uid, source, content, wrap_untrusted=True)}
+
+    def _screen_part(self, uid: str, source: str, part: Mapping[str, Any]) -> dict[str, Any]:
+        """One text part of a message, screened as the message's source, or as the part's own ``"source"`` when
+        that names an untrusted one (a part may lower its trust, never raise it: a ContextSession marks the
+        recalled material it merges into the current user message ``"memory"``); the key is not emitted."""
+        own = part.get("source")
+        if isinstance(own, str) and self.policy.trust_of(own) == TrustLevel.UNTRUSTED:
+            source = own
+        out = {k: v for k, v in part.items() if k != "source"}
+        if self.policy.trust_of(source) == TrustLevel.TRUSTED or not part["text"]:
+            self.report.events.append(InputEvent(uid, source, self.policy.trust_of(source).value, "trusted"))
+            return out
+        return {**out, "text": self._screen_text(uid, source, part["text"], wrap_untrusted=True)}
 
     def _screen_text(self, uid: str, source: str, text: str, *, wrap_untrusted: bool) -> str:
         body, event = self.defender.process(uid, source, text)

@@ -12,8 +12,9 @@ that fits, what was evicted recalled when the question needs it.
 >>> compiled = session.compile(policy="Answer briefly.")
 >>> compiled.recalled, compiled.total_tokens <= 400
 (('t_1', 't_2'), True)
->>> "vault/prod/deploy" in compiled.messages[-2]["content"]
-True
+>>> block, question = compiled.messages[-1]["content"]  # the block, then the user's own words
+>>> "vault/prod/deploy" in block["text"], question["text"]
+(True, 'Where does the deploy key live?')
 
 The compile (:meth:`ContextSession.compile`) is the prefill compiler
 (:class:`~tokenbox_core.ContextCompiler`) with the history tier taken from the
@@ -23,8 +24,12 @@ oversized ones shown as previews before anything is left out; what is left out
 is named by one counted omission pointer; recall
 (:mod:`tokenbox_core.session._recalled`) brings back the omitted messages the
 current question needs, under ``RecallConfig.share`` of the budget.  Pointer and
-recall form one user-role message right before the current user message, after
-the stable prefix.  The archive is never rewritten.
+recall form one delimited text, the first content part of the current user
+message (its own words follow unchanged as their own part): after the stable
+prefix, and never two user messages in a row.  Under a
+:class:`~tokenbox_core.defense.DefensePolicy` that part is screened as
+``"memory"`` — untrusted, spotlighted and wrapped like other recalled material —
+not as the user's words.  The archive is never rewritten.
 """
 
 from __future__ import annotations
@@ -48,12 +53,18 @@ from tokenbox_core.session._recall import Hit
 from tokenbox_core.session._recalled import Recalled, block_message, pointer_line, recall
 from tokenbox_core.session._sqlite import SQLiteSessionStore
 from tokenbox_core.session._store import MemorySessionStore, SessionStore
-from tokenbox_core.session._view import View, build_view
+from tokenbox_core.session._view import Rows, View, build_view
 from tokenbox_core.session._window import STEP_GRAIN, WindowPlan, plan_window
 
 __all__ = ["ContextSession"]
 
 _PASSES = 4
+_LOW_WATER = 0.85
+"""A session's window without ``cache_aware``: after its cut moves it holds about 85 % of its room, so it moves in
+steps of 15 % of the budget and the request's prefix (system, tools, history) stays byte-identical between moves —
+what prompt caching needs (a window sliding by one message every turn changes its first message every turn; no
+provider can then serve anything past the system prompt from cache).  Retention is unchanged on the agent-loop
+benchmark (recall covers what the step leaves out)."""
 _MIN_SUMMARY_ROOM = 64  # tokens below which no summary is looked for
 _ARGUMENTS = (
     "budget",
@@ -122,6 +133,7 @@ class ContextSession:
         embedder = self.recall_config.embedder if self.recall_config else None
         rrf_k = self.recall_config.rrf_k if self.recall_config else 60
         self._checkpointer: Checkpointer | None = None
+        self._rows = Rows(self.masking, self.offload)  # each archived message as shown, kept between compiles
         self.archive = Archive(store, session_id, self.compiler.counter, embedder=embedder, rrf_k=rrf_k)
 
     def __repr__(self) -> str:
@@ -217,15 +229,20 @@ class ContextSession:
             compiler = ContextCompiler(budget, counter=compiler.counter, config=compiler.config)
         sources = {"policy": policy, "developer": developer, "task": task, "tools": tools}
         sources |= {"evidence": evidence, "memory": memory, "user": user}
-        view = build_view(self.archive, self.masking, self.offload, self.on_invalid, has_user=user is not None)
+        view = build_view(
+            self.archive, self.masking, self.offload, self.on_invalid, has_user=user is not None, rows=self._rows
+        )
         fixed = compiler.compile(history=view.fixed_messages(), **sources)
         limit = compiler.budget.effective().max_tokens
         room = limit - fixed.total_tokens
         question = query if query is not None else (user if user is not None else view.anchor_text())
         compiled, plan, recalled, block = None, None, None, None
+        block_source = "memory" if compiler.config.defense is not None else None  # recalled text is untrusted
         for _ in range(_PASSES):
             plan, block, recalled = self._plan(view, room, question, compiler.budget.max_tokens)
-            compiled = compiler.compile(history=view.history_messages(plan, block), **sources)
+            merged = block is not None and view.anchor is None and user is not None  # the block joins user=
+            history = view.history_messages(plan, block, user=user if merged else None, block_source=block_source)
+            compiled = compiler.compile(history=history, **(sources | {"user": None} if merged else sources))
             shown = {m.get("id") for m in compiled.messages}
             missing = sum(view.sizes[p] for p in plan.kept if view.ids[p] not in shown)
             over = compiled.total_tokens - limit
@@ -243,10 +260,10 @@ class ContextSession:
         """The window, the session block (pointer + recall) and what was recalled, within ``room`` tokens."""
         counter = self.compiler.counter
         keep_last = self.masking.keep_last if self.masking is not None else 0
-        step = None
-        if self.cache_window is not None:  # from the budget, not the room: the cut's candidates stay put
-            raw = int(max_tokens * (1 - self.cache_window.low_water))
-            step = max(STEP_GRAIN, raw // STEP_GRAIN * STEP_GRAIN)
+        # the window's cut moves in blocks (prompt caching: the prefix stays put between moves); the step comes
+        # from the budget, not the room, so the cut's candidates stay put too
+        low_water = self.cache_window.low_water if self.cache_window is not None else _LOW_WATER
+        step = max(STEP_GRAIN, int(max_tokens * (1 - low_water)) // STEP_GRAIN * STEP_GRAIN)
 
         def window(space: int) -> WindowPlan:
             return plan_window(
@@ -260,25 +277,28 @@ class ContextSession:
             )
 
         plan = window(room)
-        if not plan.omitted:
+        if not plan.omitted and not (plan.masked and self.recall_config is not None):
             return plan, None, None
         cfg = self.recall_config
         share = int(cfg.share * max_tokens) if cfg is not None else 0
         recall_room = share if cfg is not None and share >= cfg.min_share * max_tokens else 0
-        reserve = view.size_of(block_message(pointer_line(*view.omitted_ids(plan.omitted)), None))
+        first_pointer = pointer_line(*view.omitted_ids(plan.omitted)) if plan.omitted else None
+        reserve = view.size_of(block_message(first_pointer, None))
         recall_room = max(0, min(recall_room, room - reserve))
         for _ in range(_PASSES):
             plan = window(room - recall_room - reserve)
             pointer = pointer_line(*view.omitted_ids(plan.omitted)) if plan.omitted else None
             recalled = None
-            if cfg is not None and recall_room and plan.omitted:
-                index = self.archive.index() if step is None else self.archive.prefix_index(max(plan.omitted) + 1)
+            # a masked result is shown as its placeholder: recall may bring its text back too (the window keeps
+            # the placeholder, so the prefix does not change); its call is in the window
+            candidates = sorted({*plan.omitted, *plan.masked})
+            if cfg is not None and recall_room and candidates:
                 recalled = recall(
-                    index,
+                    self.archive.prefix_index(max(candidates) + 1),  # statistics that change only with the cut
                     question,
                     messages=view.messages,
                     ids=view.ids,
-                    omitted=plan.omitted,
+                    omitted=candidates,
                     call_of=view.call_of,
                     config=cfg,
                     room=recall_room + view.size_of(block_message(pointer, None)),  # recall_room for the lines
@@ -288,8 +308,6 @@ class ContextSession:
             block = block_message(pointer, recalled)
             cost = view.size_of(block)
             if plan.tokens + cost <= room:
-                if step is None:  # what recall left unused goes to verbatim turns: the window grows into it
-                    return self._regrow(view, window(room - cost), plan, block, recalled, room)
                 if cfg is not None and cfg.summaries and recalled is not None:
                     # what recall left of its share (a function of the cut), not the window's slack (it shrinks)
                     share_left = recall_room + view.size_of(block_message(pointer, None))
@@ -299,29 +317,6 @@ class ContextSession:
                 return plan, block, recalled
             reserve += plan.tokens + cost - room  # the pointer grew with what it names: plan with less
         return window(room), None, None  # not even the pointer fits the room: the window alone
-
-    @staticmethod
-    def _regrow(
-        view: View,
-        grown: WindowPlan,
-        plan: WindowPlan,
-        block: dict[str, Any] | None,
-        recalled: Recalled | None,
-        room: int,
-    ) -> tuple[WindowPlan, dict[str, Any] | None, Recalled | None]:
-        """``grown`` (the window planned into what the block left) with the recalled messages it now shows taken
-        out of the block, when it keeps more than ``plan`` and still fits."""
-        if len(grown.kept) <= len(plan.kept):
-            return plan, block, recalled
-        kept = set(grown.kept)
-        if recalled is not None:
-            pairs = [(p, line) for p, line in zip(recalled.positions, recalled.lines, strict=True) if p not in kept]
-            recalled = Recalled(tuple(p for p, _ in pairs), tuple(line for _, line in pairs))
-        pointer = pointer_line(*view.omitted_ids(grown.omitted)) if grown.omitted else None
-        shrunk = block_message(pointer, recalled)
-        if grown.tokens + view.size_of(shrunk) > room:
-            return plan, block, recalled
-        return grown, shrunk, recalled
 
     def _summarised(
         self, view: View, plan: WindowPlan, recalled: Recalled, room: int, pointer: str | None

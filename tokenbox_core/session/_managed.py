@@ -28,7 +28,8 @@ from tokenbox_core.session._model import Turn
 from tokenbox_core.session._rehydrate import rehydration_pointer
 from tokenbox_core.session._store import SessionStore
 from tokenbox_core.session._summarize import Summarizer, turn_line
-from tokenbox_core.tokens import TokenCounter
+from tokenbox_core.tokens import TokenCounter, get_counter
+from tokenbox_core.tokens._messages import message_token_count
 
 __all__ = ["ManagedContext", "ManagedHistory", "SUMMARY_HEADER", "REHYDRATED_HEADER"]
 
@@ -39,6 +40,7 @@ REHYDRATED_HEADER = "REHYDRATED"
 _RECENT = "RECENT_CONVERSATION follows."
 _SUMMARY_PRIORITY = 10  # the history window (priority 0) is lost before the summaries
 _MAX_ROUNDS = 8
+_POINTER_SHARE = 20  # a 20th of the budget is left for the pointer naming what the fit evicts
 
 
 @dataclass(frozen=True)
@@ -98,9 +100,9 @@ class ManagedHistory:
             given, the window is evicted in Algorithm 6.5's order — highest ``(1 − relevance) × tokens`` first,
             relevance decayed by turns since the last reference (§6.8.2) and halved for superseded or
             invalidated turns (§6.8.4) — instead of oldest first.  Tool groups stay whole.
-        window: ``"budget"`` (the default): the recent window is as many of the newest turns as fill three
-            quarters of the budget, so it grows with the budget (the rest holds the summaries and the pointer);
-            or a number of turns (:class:`CheckpointConfig`'s ``window``).
+        window: ``"budget"`` (the default): the recent window is as many of the newest turns as fill what the
+            summary section leaves of the budget (less a 20th for the pointer), so it grows with the budget and
+            the whole budget is used; or a number of turns (:class:`CheckpointConfig`'s ``window``).
         checkpoint options (``interval``, ...): see :class:`CheckpointConfig`.
     """
 
@@ -145,7 +147,18 @@ class ManagedHistory:
             budget: overrides the budget's maximum for this compile.
         """
         limit = self.budget if budget is None else ContextBudget.coerce(budget)
-        cp = self.checkpointer.update(window=self._budget_window(limit) if self.window == "budget" else None)
+        if self.window == "budget":
+            first = self._budget_window(limit, limit.effective().max_tokens * 3 // 4)
+            cp = self.checkpointer.update(window=first)
+            # the whole budget, as a session's history tier uses it: the window takes what the summaries leave
+            section = summary_section(cp)
+            used = self._size({"role": self.summary_role, "content": section}) if section is not None else 0
+            room = limit.effective().max_tokens - used - limit.effective().max_tokens // _POINTER_SHARE
+            grown = self._budget_window(limit, room)
+            if grown > first:
+                cp = self.checkpointer.update(window=grown)
+        else:
+            cp = self.checkpointer.update(window=None)
         pinned_ids = self.store.take_rehydration(self.session_id)
         window_ids = {t.turn_id for t in cp.window}
         pinned = [t for t in self.store.get_turns(self.session_id, pinned_ids) if t.turn_id not in window_ids]
@@ -167,12 +180,16 @@ class ManagedHistory:
         self._record(cp, evicted)
         return ManagedContext(messages, fit, cp, evicted, tuple(t.turn_id for t in pinned), pointer, total)
 
-    def _budget_window(self, budget: ContextBudget) -> int:
-        """``window="budget"``: the most recent turns that fill the budget less a quarter kept for the summaries
-        and the pointer (the window grows with the budget, as a session's history tier does)."""
+    def _size(self, message: Mapping[str, Any]) -> int:
+        return message_token_count(message, get_counter(self.counter))
+
+    def _budget_window(self, budget: ContextBudget, room: int) -> int:
+        """``window="budget"``: the most recent turns that fill ``room`` tokens (first three quarters of the
+        budget, to see what the summaries take; then what they leave, less a pointer's reserve), so the window
+        grows with the budget and the whole budget is used, as a session's history tier does."""
         turns = self.checkpointer.turns()  # read once and counted by the checkpointer
         lead = next((n for n, t in enumerate(turns) if t.role not in ("system", "developer")), len(turns))
-        room = budget.effective().max_tokens * 3 // 4 - sum(self.checkpointer.tokens(t) for t in turns[:lead])
+        room -= sum(self.checkpointer.tokens(t) for t in turns[:lead])
         count = 0
         for turn in reversed(turns[lead:]):
             room -= self.checkpointer.tokens(turn)

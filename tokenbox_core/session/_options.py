@@ -10,7 +10,8 @@ with a did-you-mean); the session takes ``True`` (the defaults), ``False``
 Traceback (most recent call last):
 ...
 tokenbox_core._arguments.UnknownArgumentError: RecallConfig got unknown argument 'shrae' (did you mean 'share'?); \
-its arguments are embedder, limit, min_coverage, min_share, neighbours, rrf_k, share, summaries
+its arguments are embedder, limit, max_term_share, min_coverage, min_relevance, min_share, min_terms, \
+neighbours, rrf_k, share, summaries
 """
 
 from __future__ import annotations
@@ -87,6 +88,13 @@ class RecallConfig:
             each covering at least ``min_coverage`` times its own size in omitted turns none of which is recalled
             (the same tokens spent verbatim would show at most ``1 / min_coverage`` of what it covers).
         min_coverage: see ``summaries``.
+        min_relevance: the relevance gate's score floor: a hit is recalled only when it scores at least this
+            share of the best hit's score (BM25's, or the fused score with an embedder).
+        min_terms: the relevance gate's evidence: a BM25 hit must hold at least this many *distinctive* query
+            terms — words found in at most ``max_term_share`` of the session's messages (or in at most 10) — so a
+            question whose only shared words are ones the whole conversation uses recalls nothing (``0``: no term
+            gate).
+        max_term_share: see ``min_terms``.
     """
 
     share: float = 0.15
@@ -97,6 +105,9 @@ class RecallConfig:
     rrf_k: int = 60
     summaries: bool = True
     min_coverage: float = 4.0
+    min_relevance: float = 0.25
+    min_terms: int = 1
+    max_term_share: float = 0.05
 
     def __post_init__(self) -> None:
         if (
@@ -110,6 +121,9 @@ class RecallConfig:
         _int("RecallConfig", "limit", self.limit, 1)
         _int("RecallConfig", "neighbours", self.neighbours, 0)
         _int("RecallConfig", "rrf_k", self.rrf_k, 1)
+        _share("RecallConfig", "min_relevance", self.min_relevance)
+        _int("RecallConfig", "min_terms", self.min_terms, 0)
+        _share("RecallConfig", "max_term_share", self.max_term_share)
         if self.embedder is not None and not callable(self.embedder):
             raise SessionError(f"RecallConfig: embedder must be callable text -> vector, got {self.embedder!r}")
 

@@ -38,6 +38,8 @@ from tokenbox_core.session._lexical import content_words, words
 
 __all__ = ["Embedder", "Hit", "RecallIndex", "fts_query"]
 
+_MIN_COMMON = 10  # a term in at most this many messages is distinctive, whatever the session's length
+
 
 @runtime_checkable
 class Embedder(Protocol):
@@ -163,17 +165,63 @@ class RecallIndex:
         scored.sort(key=lambda s: (-s[0], -s[1]))
         return [Hit(doc_id, score) for score, _row, doc_id in scored[:depth]]
 
-    def search(self, query: str, *, limit: int = 8, allowed: Collection[str] | None = None) -> list[Hit]:
-        """The best ``limit`` messages for ``query``: BM25, or BM25 and embeddings fused by reciprocal rank."""
+    def distinctive_matches(self, query: str, *, max_share: float) -> dict[str, int]:
+        """Indexed id → how many of the query's *distinctive* terms it holds: terms found in at most
+        ``max_share`` of the indexed messages, or in at most 10 (a short session's own echoes of a fact — the
+        question, its answer, a tool call repeating it — do not make its words common), so a word most of the
+        conversation uses ("service", "error") never makes a message relevant on its own."""
+        terms = list(dict.fromkeys(content_words(query) or words(query)))[:64]
+        most = max(_MIN_COMMON, int(max_share * len(self._ids)))
+        counts: dict[str, int] = {}
+        with self._lock:
+            for term in terms:
+                match = '"' + term.replace('"', '""') + '"'
+                rows = self._db.execute("SELECT rowid FROM docs WHERE docs MATCH ? LIMIT ?", (match, most + 1))
+                found = [int(r[0]) for r in rows]
+                if len(found) > most:
+                    continue
+                for rowid in found:
+                    doc_id = self._ids[rowid - 1]
+                    counts[doc_id] = counts.get(doc_id, 0) + 1
+        return counts
+
+    def search(
+        self,
+        query: str,
+        *,
+        limit: int = 8,
+        allowed: Collection[str] | None = None,
+        min_relevance: float = 0.0,
+        min_terms: int = 0,
+        max_term_share: float = 1.0,
+    ) -> list[Hit]:
+        """The best ``limit`` messages for ``query``: BM25, or BM25 and embeddings fused by reciprocal rank.
+
+        The relevance gate (recall's; off by default): a BM25 hit must hold at least ``min_terms`` distinctive
+        query terms (:meth:`distinctive_matches` with ``max_term_share``), and every hit must score at least
+        ``min_relevance`` times the best hit's score (BM25's, or the fused one's).  With an embedder the term
+        gate applies to the BM25 ranking only: a message the embeddings rank high is fused without it.
+        """
         if limit < 1:
             raise SessionError(f"limit must be >= 1, got {limit}")
         lexical = self.bm25(query, allowed=allowed)
+        if min_terms and lexical:
+            held = self.distinctive_matches(query, max_share=max_term_share)
+            lexical = [h for h in lexical if held.get(h.id, 0) >= min_terms]
         if self.embedder is None:
-            return lexical[:limit]
+            return _relevant(lexical, min_relevance)[:limit]
         dense = self.dense(query, allowed=allowed, depth=max(limit * 4, 20))
         fused: dict[str, float] = {}
         for ranking in (lexical, dense):
             for rank, hit in enumerate(ranking, start=1):
                 fused[hit.id] = fused.get(hit.id, 0.0) + 1.0 / (self.rrf_k + rank)
         order = sorted(fused.items(), key=lambda kv: (-kv[1], -self._row[kv[0]]))
-        return [Hit(doc_id, score) for doc_id, score in order[:limit]]
+        return _relevant([Hit(doc_id, score) for doc_id, score in order], min_relevance)[:limit]
+
+
+def _relevant(hits: list[Hit], min_relevance: float) -> list[Hit]:
+    """The hits scoring at least ``min_relevance`` times the best one (hits come best first)."""
+    if not hits or min_relevance <= 0:
+        return hits
+    floor = min_relevance * hits[0].score
+    return [h for h in hits if h.score >= floor]

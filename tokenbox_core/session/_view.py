@@ -14,12 +14,13 @@ result whose content holds non-text parts is never masked or offloaded.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import threading
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from functools import partial
 from typing import Any
 
-from tokenbox_core.chat._messages import SYSTEM_ROLES, tool_groups
+from tokenbox_core.chat._messages import SYSTEM_ROLES, ToolGroups, tool_groups
 from tokenbox_core.chat._validate import check_conversation
 from tokenbox_core.compiler import CompiledContext
 from tokenbox_core.session._archive import Archive
@@ -29,7 +30,17 @@ from tokenbox_core.session._window import Unit, WindowPlan
 from tokenbox_core.tokens import TokenCounter, content_text
 from tokenbox_core.tokens._messages import message_token_count
 
-__all__ = ["View", "build_view", "masked_message", "offload_preview", "plain_text", "preview_line", "tool_names"]
+__all__ = [
+    "Rows",
+    "View",
+    "build_view",
+    "masked_message",
+    "offload_preview",
+    "plain_text",
+    "preview_line",
+    "tool_names",
+    "with_block",
+]
 
 
 def plain_text(message: Mapping[str, Any]) -> str | None:
@@ -94,6 +105,84 @@ def offload_preview(
     return _with_content(message, head + note + tail)
 
 
+class Rows:
+    """Each archived message as a compile shows it: verbatim or as an offload preview, its size, and its masking
+    placeholder with that one's size (results that may be masked).
+
+    Owned by one :class:`~tokenbox_core.ContextSession` and kept from one compile to the next, because a long
+    session would otherwise derive every row again at every turn (the CPU of a 500-turn agent loop's compile):
+    archived messages never change and a session's options are fixed, so :meth:`extend` derives the rows of the
+    messages added since only.  Keyed by the archived ids (it starts over when they are not the ones it holds);
+    its size is a few references per archived message, released with the session.
+    """
+
+    def __init__(self, masking: MaskingConfig | None, offload: OffloadConfig | None) -> None:
+        self.masking = masking
+        self.offload = offload
+        self._lock = threading.Lock()
+        self._clear()
+
+    def _clear(self) -> None:
+        self.messages: list[Mapping[str, Any]] = []  # the archive's own message objects the rows were derived from
+        self.names: dict[str, str] = {}
+        self.shown: list[Mapping[str, Any]] = []
+        self.sizes: list[int] = []
+        self.offloaded: set[int] = set()
+        self.masked_views: dict[int, Mapping[str, Any]] = {}
+        self.masked_sizes: dict[int, int] = {}
+        self._units_from, self._units_to = -1, -1
+        self._units: list[Unit] = []
+        self._unit_groups: list[list[int]] = []
+
+    def extend(self, archive: Archive, messages: Sequence[Mapping[str, Any]], ids: Sequence[str]) -> None:
+        """Derive the rows of ``messages`` (with their archived ``ids``) not derived yet (the archive hands out the
+        same message objects until it reads the session again from the start; other objects: start over)."""
+        with self._lock:
+            held = len(self.messages)
+            if held > len(messages) or (held and messages[held - 1] is not self.messages[-1]):
+                self._clear()
+                held = 0
+            for p in range(held, len(messages)):
+                self._add(archive, p, messages[p], ids[p])
+
+    def units_before(
+        self, lead: int, anchor: int, build: Callable[[int, int], tuple[list[Unit], list[list[int]]]]
+    ) -> tuple[list[Unit], list[list[int]]]:
+        """The history units (and maskable results per tool group) of positions ``lead``..``anchor``: those
+        before the current user message, which no later message changes — kept, and extended when the current
+        user message moves on (``build(start, end)`` makes the units of a range)."""
+        with self._lock:
+            if self._units_from != lead or self._units_to > anchor:
+                self._units_from, self._units_to, self._units, self._unit_groups = lead, lead, [], []
+            if self._units_to < anchor:
+                units, unit_groups = build(self._units_to, anchor)
+                self._units, self._unit_groups = self._units + units, self._unit_groups + unit_groups
+                self._units_to = anchor
+            return list(self._units), list(self._unit_groups)
+
+    def _add(self, archive: Archive, p: int, m: Mapping[str, Any], doc_id: str) -> None:
+        masking, offload = self.masking, self.offload
+        self.names.update(tool_names([m]))
+        self.messages.append(m)
+        size = archive.size(doc_id, "verbatim", m)
+        shown: Mapping[str, Any] = m
+        text = plain_text(m) if m.get("role") == "tool" else None
+        shown_size = size
+        if text is not None and offload is not None and size > offload.threshold_tokens:
+            preview = partial(offload_preview, m, size, archive.counter, offload)
+            shown, shown_size = archive.view(doc_id, "preview", preview)
+            self.offloaded.add(p)
+        self.shown.append(shown)
+        self.sizes.append(shown_size)
+        if text is None or masking is None:
+            return
+        tool = self.names.get(str(m.get("tool_call_id")), "?")
+        if tool not in masking.exclude_tools:
+            masked, masked_size = archive.view(doc_id, "masked", partial(masked_message, m, tool, size, masking))
+            if masked_size < shown_size:
+                self.masked_views[p], self.masked_sizes[p] = masked, masked_size
+
+
 class View:
     """One compile's view of the archive: each message as shown, its size, the history's units and groups.
 
@@ -110,6 +199,7 @@ class View:
         on_invalid: str,
         *,
         has_user: bool,
+        rows: Rows | None = None,
     ) -> None:
         archived, groups, valid = archive.messages()
         if not valid:  # what cannot be sent is raised or repaired here (in the view only)
@@ -120,49 +210,42 @@ class View:
         self.archive = archive
         n = len(self.messages)
         self.lead = next((p for p, m in enumerate(self.messages) if m.get("role") not in SYSTEM_ROLES), n)
-        users = [p for p in range(self.lead, n) if self.messages[p].get("role") == "user"]
-        self.anchor: int | None = None if has_user or not users else users[-1]
+        last_user = next((p for p in range(n - 1, self.lead - 1, -1) if self.messages[p].get("role") == "user"), None)
+        self.anchor: int | None = None if has_user else last_user
         self._call = groups.group_of
-        names = tool_names(self.messages)
-        self.shown: list[Mapping[str, Any]] = []
-        self.sizes: list[int] = []
-        self.offloaded: set[int] = set()
-        self.masked_views: dict[int, Mapping[str, Any]] = {}
-        self.masked_sizes: dict[int, int] = {}
-        for p, m in enumerate(self.messages):
-            doc_id = self.ids[p]
-            size = archive.size(doc_id, "verbatim", m)
-            shown: Mapping[str, Any] = m
-            text = plain_text(m) if m.get("role") == "tool" else None
-            if text is not None and offload is not None and size > offload.threshold_tokens:
-                shown, shown_size = archive.view(
-                    doc_id, "preview", partial(offload_preview, m, size, archive.counter, offload)
-                )
-                self.offloaded.add(p)
-            self.shown.append(shown)
-            self.sizes.append(shown_size if shown is not m else size)
-            if text is None or masking is None:
-                continue
-            tool = names.get(str(m.get("tool_call_id")), "?")
-            if tool not in masking.exclude_tools:
-                masked, masked_size = archive.view(doc_id, "masked", partial(masked_message, m, tool, size, masking))
-                if masked_size < self.sizes[p]:
-                    self.masked_views[p], self.masked_sizes[p] = masked, masked_size
-        history = [p for p in range(self.lead, n) if p != self.anchor]
-        in_history = set(history)
-        self.units: list[Unit] = []
-        self.groups: list[list[int]] = []
+        # a valid archive is shown as archived: its rows are the session's, derived once per message
+        table = rows if valid and rows is not None else Rows(masking, offload)
+        table.extend(archive, self.messages, self.ids)
+        self.shown: Sequence[Mapping[str, Any]] = table.shown
+        self.sizes: Sequence[int] = table.sizes
+        self.offloaded: set[int] = table.offloaded
+        self.masked_views: Mapping[int, Mapping[str, Any]] = table.masked_views
+        self.masked_sizes: Mapping[int, int] = table.masked_sizes
+        if self.anchor is None:
+            self.units, self.groups = self._units(groups, self.lead, n, after=False)
+        else:  # the units before the current user message are final: the session's table keeps them
+            before, before_groups = table.units_before(self.lead, self.anchor, lambda a, b: self._units(groups, a, b))
+            later, later_groups = self._units(groups, self.anchor + 1, n, after=True)
+            self.units, self.groups = before + later, before_groups + later_groups
+
+    def _units(
+        self, groups: ToolGroups, start: int, end: int, *, after: bool = False
+    ) -> tuple[list[Unit], list[list[int]]]:
+        """The history units of positions ``start``..``end`` (the current user message is not among them) and
+        each tool group's results that may be masked; ``after``: agent steps after the current user message."""
+        units: list[Unit] = []
+        maskable: list[list[int]] = []
         placed: set[int] = set()
-        for p in history:
+        for p in range(start, end):
             if p in placed:
                 continue
             head = groups.group_of.get(p)
-            members = [q for q in groups.members[head] if q in in_history] if head == p else [p]
+            members = [q for q in groups.members[head] if start <= q < end] if head == p else [p]
             placed.update(members)
-            after = self.anchor is not None and p > self.anchor
-            self.units.append(Unit(tuple(members), self.messages[p].get("role") == "user", after))
+            units.append(Unit(tuple(members), self.messages[p].get("role") == "user", after))
             if head == p:
-                self.groups.append([q for q in members if q in self.masked_sizes])
+                maskable.append([q for q in members if q in self.masked_sizes])
+        return units, maskable
 
     def call_of(self, position: int) -> int | None:
         """The position of the call a tool result answers (``None`` for any other message)."""
@@ -186,18 +269,36 @@ class View:
         fixed = self.messages[: self.lead] + ([self.messages[self.anchor]] if self.anchor is not None else [])
         return [dict(m) for m in fixed]
 
-    def history_messages(self, plan: WindowPlan, block: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+    def history_messages(
+        self,
+        plan: WindowPlan,
+        block: Mapping[str, Any] | None,
+        *,
+        user: str | None = None,
+        block_source: str | None = None,
+    ) -> list[dict[str, Any]]:
         """The compile's conversation: system messages, the kept history (masked and previewed as planned), the
-        session block, the current user message, the agent steps after it."""
+        current user message with the session block as its first content part (:func:`with_block`), the agent
+        steps after it.
+
+        ``user``: the compile's own current message (not archived); it is added here, after the history, when
+        there is a block to merge into it (else the compiler appends it).  With neither, the block is the last
+        message (the history then ends on an assistant or tool message, so roles still alternate).
+        """
         masked = set(plan.masked)
         shown = [dict(self.masked_views[p] if p in masked else self.shown[p]) for p in plan.kept]
         before = [m for p, m in zip(plan.kept, shown, strict=True) if self.anchor is None or p < self.anchor]
         after = shown[len(before) :]
         lead = [dict(m) for m in self.messages[: self.lead]]
-        extra = [dict(block)] if block is not None else []
         if self.anchor is not None:
-            return [*lead, *before, *extra, dict(self.messages[self.anchor]), *after]
-        return [*lead, *before, *extra]
+            anchor = dict(self.messages[self.anchor])
+            current = with_block(anchor, block, source=block_source) if block is not None else anchor
+            return [*lead, *before, current, *after]
+        if block is None:
+            return [*lead, *before]
+        if user is not None:
+            return [*lead, *before, with_block({"role": "user", "content": user}, block, source=block_source)]
+        return [*lead, *before, dict(block)]
 
     def annotate(
         self, compiled: CompiledContext, plan: WindowPlan, recalled: Recalled | None, *, block: Mapping[str, Any] | None
@@ -216,7 +317,7 @@ class View:
                 m.get(k) == original.get(k) for k in ("role", "content", "tool_calls", "tool_call_id", "name")
             )
             sources.append(str(doc_id) if same else None)
-            if block is not None and block_at is None and doc_id is None and m.get("content") == block["content"]:
+            if block is not None and block_at is None and _holds_block(m, block):
                 block_at = n
         shown = {m.get("id") for m in compiled.messages}
         kept = {p for p in plan.kept if self.ids[p] in shown}
@@ -244,8 +345,48 @@ class View:
         )
 
 
+def with_block(message: Mapping[str, Any], block: Mapping[str, Any], *, source: str | None = None) -> dict[str, Any]:
+    """``message`` (the current user message) with the session block as its first content part.
+
+    The block (pointer, recalled messages, summaries) is its own delimited text part and the message's own
+    content follows unchanged (a string becomes one text part; parts stay as they are), so a request never has
+    two user messages in a row (Bedrock's Converse API rejects that; some chat templates merge them).
+    ``source`` (set under a :class:`~tokenbox_core.defense.DefensePolicy`) tells the defence to screen the
+    block as that source's material (``"memory"``: untrusted, spotlighted) rather than as the user's words;
+    the defence removes the key.
+
+    >>> with_block({"role": "user", "content": "and now?", "id": "t_9"}, {"role": "user", "content": "[OMITTED]"})
+    {'role': 'user', 'content': [{'type': 'text', 'text': '[OMITTED]'}, {'type': 'text', 'text': 'and now?'}], \
+'id': 't_9'}
+    """
+    content = message.get("content")
+    parts = [{"type": "text", "text": content}] if isinstance(content, str) else [dict(p) for p in content or ()]
+    first: dict[str, Any] = {"type": "text", "text": str(block["content"])}
+    if source is not None:
+        first["source"] = source
+    return {**message, "content": [first, *parts]}
+
+
+def _holds_block(message: Mapping[str, Any], block: Mapping[str, Any]) -> bool:
+    """True for the compiled message that carries the session block: the block on its own, or a user message
+    whose first content part is it (its text as written, or wrapped by the defence)."""
+    content = message.get("content")
+    if content == block["content"] and message.get("id") is None:
+        return True
+    if message.get("role") != "user" or not isinstance(content, list) or len(content) < 2:
+        return False
+    first = content[0]
+    return isinstance(first, Mapping) and str(block["content"]).split("\n", 1)[0] in str(first.get("text", ""))
+
+
 def build_view(
-    archive: Archive, masking: MaskingConfig | None, offload: OffloadConfig | None, on_invalid: str, *, has_user: bool
+    archive: Archive,
+    masking: MaskingConfig | None,
+    offload: OffloadConfig | None,
+    on_invalid: str,
+    *,
+    has_user: bool,
+    rows: Rows | None = None,
 ) -> View:
-    """The archive as this compile shows it (see :class:`View`)."""
-    return View(archive, masking, offload, on_invalid, has_user=has_user)
+    """The archive as this compile shows it (see :class:`View`); ``rows``: the session's :class:`Rows`."""
+    return View(archive, masking, offload, on_invalid, has_user=has_user, rows=rows)

@@ -13,7 +13,7 @@ split.  :func:`plan_window` fills ``room`` tokens:
    emptied for that); the room a cut frees beyond what it needed unmasks the
    newest masked results again.
 
-With ``step`` (``cache_aware``) the window is prefix-stable instead: the cut
+With ``step`` (a session's window) it is prefix-stable instead: the cut
 moves in blocks of ``step`` tokens, at the first unit boundary past each multiple
 of ``step`` verbatim tokens counted from the conversation's start (as
 :func:`~tokenbox_core.cache._eviction.plan_block_cut` places them) — inside a long
@@ -132,10 +132,12 @@ def _blocks(
     room: int,
     step: int,
 ) -> WindowPlan:
-    """The cache-aware window: candidate cuts at the first unit boundary past each multiple of ``step`` verbatim
-    tokens (fixed by the conversation); the earliest candidate whose window fits when the results of its oldest
-    block (up to the next candidate) are masked.  Masking and cut are functions of the candidate alone, so the
-    window changes only when the cut moves."""
+    """The block window: candidate cuts at the first unit boundary past each multiple of ``step`` verbatim
+    tokens (fixed by the conversation); the earliest candidate whose window fits when the eligible results of
+    its oldest block (up to the next candidate) are masked.  Masking and cut are functions of the candidate
+    alone, so the window changes only when the cut moves.  When every later cut would leave the history out
+    whole (no user message to open on after it: tool steps before the current user message), the newest cut
+    that still opens on one masks as many of its blocks as it needs instead, oldest first."""
     verbatim = [sum(sizes[j] for j in u.members) for u in units]
     saving = [sum(sizes[j] - masked_sizes[j] for j in u.members if j in eligible) for u in units]
     starts = [0, *accumulate(verbatim)]
@@ -148,12 +150,28 @@ def _blocks(
             break
         candidates.append(i)
         mark = (starts[i] // step + 1) * step
+    ends = [*candidates[1:], len(units)]  # ends[n]: where the n-th candidate's oldest block ends
+
+    def fits(cut: int, masked_end: int) -> bool:
+        return starts[-1] - starts[cut] - (saved[masked_end] - saved[cut]) <= room
+
     chosen, masked_to = len(units), len(units)
+    last = None
     for n, c in enumerate(candidates):
-        nxt = candidates[n + 1] if n + 1 < len(candidates) else len(units)
-        if starts[-1] - starts[c] - (saved[nxt] - saved[c]) <= room:
-            chosen, masked_to = c, nxt
+        if _start_on_user(units, c) >= len(units):
+            break  # from here on no window can open on a user message (the history would be left out whole)
+        if fits(c, ends[n]):
+            chosen, masked_to = c, ends[n]
             break
+        last = n
+    else:
+        last = None
+    if chosen == len(units) and last is not None:
+        # the newest cut that still opens on a user message: mask as many of its blocks as it needs, oldest first
+        c = candidates[last]
+        end = next((e for e in ends[last:] if fits(c, e)), None)
+        if end is not None:
+            chosen, masked_to = c, end
     if chosen == len(units):  # not even the newest block fits: evict just enough, everything eligible masked
         unit_sizes = [_size(u, sizes, masked_sizes, eligible) for u in units]
         chosen = plain_cut(unit_sizes, room)

@@ -158,15 +158,16 @@ def test_hygiene_evicts_by_algorithm_6_5_instead_of_oldest_first() -> None:
 
 
 def test_the_default_window_grows_with_the_budget() -> None:
-    """window="budget" (the default): the verbatim window fills about three quarters of the budget, so a larger
-    budget keeps more turns verbatim (issue 23: a fixed window kept the same few turns at every budget)."""
+    """window="budget" (the default): the verbatim window fills what the summaries leave of the budget, so a
+    larger budget keeps more turns verbatim and the whole budget is used (issue 23: a fixed window kept the same
+    few turns at every budget; then a window of three quarters of the budget left up to a quarter unused)."""
     store = MemorySessionStore()
     _session(store, n=120)
     kept = []
     for budget in (300, 600, 1200):
         ctx = ManagedHistory(store, "s", budget=budget, counter="whitespace", interval=10).compile()
         kept.append(len(ctx.checkpoints.window))
-        assert ctx.total_tokens <= budget
+        assert 0.9 * budget <= ctx.total_tokens <= budget
     assert kept[0] < kept[1] < kept[2]
 
 
