@@ -33,6 +33,7 @@ from llama_index.core.llms.mock import MockFunctionCallingLLM
 
 from tokenbox_core import get_counter
 from tokenbox_core.chat import ChatCounter
+from tokenbox_core.session._recalled import BLOCK_END
 from tokenbox_llamaindex._messages import neutral
 from tokenbox_llamaindex._reserve import tool_tokens
 
@@ -57,12 +58,13 @@ def _text(message: ChatMessage) -> str:
 def default_script(tool_rounds: int) -> Script:
     """Call the tools in turn (an ``AgentWorkflow``'s ``handoff`` tool never) with ``{"query": <the latest user
     text>}`` for ``tool_rounds`` rounds after each user message, then answer ``"Done: <the last tool result>"``
-    (or the user's text when there were no tools)."""
+    (or the user's text when there were no tools).  The user text is the user's own words: what follows the
+    session block's end line when the memory put recalled context in front of them, as a model reads it."""
 
     def script(messages: Sequence[ChatMessage], tools: Sequence[Any], number: int) -> ChatMessage:
         users = [i for i, m in enumerate(messages) if m.role == MessageRole.USER]
         start = users[-1] if users else 0
-        asked = _text(messages[start]) if users else ""
+        asked = _text(messages[start]).rpartition(BLOCK_END)[2].strip() if users else ""
         rounds = sum(1 for m in messages[start:] if any(isinstance(b, ToolCallBlock) for b in m.blocks))
         callable_tools = [t for t in tools if t.metadata.name != "handoff"]
         if callable_tools and rounds < tool_rounds:

@@ -82,7 +82,9 @@ def test_function_agent_300_calls_within_the_limit_persisted_and_continued_in_a_
     run_agent(agent, memory, range(100))
     assert len(llm.requests) == 300
     sizes = check(llm.requests)
-    assert max(sizes) > LIMIT * 0.7  # the budget is used, not just respected
+    # the budget is used, not just respected; the session keeps recall's share for recalled turns (or summaries)
+    # and moves its window in blocks of 15 % so the prefix stays cacheable, so requests peak at ~60-70 % of it
+    assert max(sizes) > LIMIT * 0.55
     assert len(memory.get_all()) == 600 and memory.flushed_count > 0
     script = f"""
 import asyncio, json, warnings
