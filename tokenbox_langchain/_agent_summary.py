@@ -41,7 +41,7 @@ from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from tokenbox_core import ContextBudget, TokenCounter
 from tokenbox_core.cache import CacheWindow
 from tokenbox_core.tokens import canonical_json, content_text
-from tokenbox_langchain._agent_window import Window, thresholds
+from tokenbox_langchain._agent_window import reached, thresholds
 from tokenbox_langchain._fit import FitOptions, fit_messages, neutral
 from tokenbox_langchain._history import from_neutral
 
@@ -192,10 +192,10 @@ def compact_state(middleware: TokenBoxMiddleware, messages: Sequence[BaseMessage
         return middleware.converted.count(messages)
 
     if middleware.trigger is None:
-        reached = size() > limit
+        due = size() > limit
     else:
-        reached = Window(budget, thresholds(middleware.trigger, limit)).reached(len(messages), size)
-    if not reached:
+        due = reached(thresholds(middleware.trigger, limit), len(messages), size)
+    if not due:
         return None
     keep = middleware._keep(None, messages) or _DEFAULT_KEEP
     kept_tokens = int(keep[1]) if keep[0] == "tokens" else math.floor(keep[1] * limit)

@@ -53,6 +53,7 @@ __all__ = [
     "check_size",
     "check_trigger",
     "output_reserve",
+    "reached",
     "request_schemas",
     "resolve_window",
     "thresholds",
@@ -143,13 +144,6 @@ class Window:
     budget: ContextBudget
     trigger: tuple[tuple[int | None, int | None], ...] | None = None
 
-    def reached(self, messages: int, size: Callable[[], int]) -> bool:
-        """Whether a trigger clause holds for ``messages`` messages of ``size()`` tokens (counted only if needed)."""
-        for tokens, count in self.trigger or ():
-            if (count is None or messages >= count) and (tokens is None or size() >= tokens):
-                return True
-        return False
-
     @property
     def limit(self) -> int:
         """What the whole request (system message, tool schemas and messages) may count."""
@@ -204,6 +198,15 @@ def resolve_window(
         estimation_safety_margin_percent=base.estimation_safety_margin_percent,
     )
     return Window(fitted, clauses)
+
+
+def reached(clauses: Sequence[tuple[int | None, int | None]], messages: int, size: Callable[[], int]) -> bool:
+    """Whether one of the (tokens, messages) ``clauses`` holds for ``messages`` messages of ``size()`` tokens
+    (counted only if a clause needs it)."""
+    for tokens, count in clauses:
+        if (count is None or messages >= count) and (tokens is None or size() >= tokens):
+            return True
+    return False
 
 
 def thresholds(trigger: Trigger, limit: int) -> tuple[tuple[int | None, int | None], ...]:

@@ -23,6 +23,7 @@ every message.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
@@ -39,6 +40,7 @@ from tokenbox_langchain._agent_window import (
     Window,
     check_size,
     check_trigger,
+    reached,
     request_schemas,
     resolve_window,
     tool_tokens,
@@ -281,14 +283,8 @@ class TokenBoxMiddleware(AgentMiddleware):
         what fits unchanged), or the request is over the window."""
         if window.trigger is None:
             return True
-        sized: list[int] = []
-
-        def size() -> int:
-            if not sized:
-                sized.append(self.converted.count([system, *messages] if system is not None else messages))
-            return sized[0]
-
-        return window.reached(len(messages), size) or size() + window.budget.reserved_tokens > window.limit
+        size = functools.cache(lambda: self.converted.count([system, *messages] if system is not None else messages))
+        return reached(window.trigger, len(messages), size) or size() + window.budget.reserved_tokens > window.limit
 
     def _fitted(self, request: ModelRequest, system: SystemMessage | None, result: FitResult) -> ModelRequest:
         out = result.messages

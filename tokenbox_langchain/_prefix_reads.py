@@ -56,16 +56,6 @@ class _Read:
     nbytes: int
 
 
-def _copy(grouper: _Grouper) -> _Grouper:
-    out = _Grouper()
-    out.owner = dict(grouper.owner)
-    out.group_of = dict(grouper.group_of)
-    out.members = {a: list(m) for a, m in grouper.members.items()}
-    out.contiguous = grouper.contiguous
-    out.current = grouper.current
-    return out
-
-
 def _plain_shapes(dicts: Sequence[Mapping[str, Any]]) -> bool:
     """True when every dict has a non-empty string role, ``tool_calls`` a list or absent, and no overrides (what
     the core's reader checks in its fast path)."""
@@ -110,7 +100,7 @@ class PrefixReads:
         known = () if base is None else base.grouper.owner.keys()
         if conversation_problems(new, known_calls=known, roles=FRAMEWORK_ROLES):
             return None
-        grouper = _Grouper() if base is None else _copy(base.grouper)
+        grouper = _Grouper() if base is None else base.grouper.copy()
         add = grouper.add
         for i in range(start, n):
             d = dicts[i]

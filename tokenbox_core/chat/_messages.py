@@ -130,6 +130,14 @@ class _Grouper:
     def groups(self) -> ToolGroups:
         return ToolGroups(self.group_of, self.members, self.contiguous)
 
+    def copy(self) -> _Grouper:
+        """An independent grouper in the same state (to continue a conversation read earlier, and keep that one)."""
+        out = _Grouper()
+        out.owner, out.group_of = dict(self.owner), dict(self.group_of)
+        out.members = {a: list(m) for a, m in self.members.items()}
+        out.contiguous, out.current = self.contiguous, self.current
+        return out
+
 
 def _media_free(message: Mapping[str, Any]) -> tuple[Mapping[str, Any], int]:
     """The message without its media placeholders, and how many there were.

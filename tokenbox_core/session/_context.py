@@ -53,7 +53,7 @@ from tokenbox_core.session._recall import Hit
 from tokenbox_core.session._recalled import Recalled, block_message, pointer_line, recall
 from tokenbox_core.session._sqlite import SQLiteSessionStore
 from tokenbox_core.session._store import MemorySessionStore, SessionStore
-from tokenbox_core.session._view import Rows, View, build_view
+from tokenbox_core.session._view import Rows, View
 from tokenbox_core.session._window import STEP_GRAIN, WindowPlan, plan_window
 
 __all__ = ["ContextSession"]
@@ -229,7 +229,7 @@ class ContextSession:
             compiler = ContextCompiler(budget, counter=compiler.counter, config=compiler.config)
         sources = {"policy": policy, "developer": developer, "task": task, "tools": tools}
         sources |= {"evidence": evidence, "memory": memory, "user": user}
-        view = build_view(
+        view = View(
             self.archive, self.masking, self.offload, self.on_invalid, has_user=user is not None, rows=self._rows
         )
         fixed = compiler.compile(history=view.fixed_messages(), **sources)

@@ -33,7 +33,6 @@ from tokenbox_core.tokens._messages import message_token_count
 __all__ = [
     "Rows",
     "View",
-    "build_view",
     "masked_message",
     "offload_preview",
     "plain_text",
@@ -377,16 +376,3 @@ def _holds_block(message: Mapping[str, Any], block: Mapping[str, Any]) -> bool:
         return False
     first = content[0]
     return isinstance(first, Mapping) and str(block["content"]).split("\n", 1)[0] in str(first.get("text", ""))
-
-
-def build_view(
-    archive: Archive,
-    masking: MaskingConfig | None,
-    offload: OffloadConfig | None,
-    on_invalid: str,
-    *,
-    has_user: bool,
-    rows: Rows | None = None,
-) -> View:
-    """The archive as this compile shows it (see :class:`View`); ``rows``: the session's :class:`Rows`."""
-    return View(archive, masking, offload, on_invalid, has_user=has_user, rows=rows)
