@@ -133,6 +133,7 @@ def main() -> None:
     parser.add_argument("--split", choices=("heldout", "tune", "all"), default="heldout")
     parser.add_argument("--detector", help="module:factory of another InjectionDetector")
     parser.add_argument("--misses", type=int, default=0, help="print up to N misses and false positives (tune only)")
+    parser.add_argument("--corpus", help="only the corpora whose name starts with this")
     args = parser.parse_args()
     if args.misses and args.split != "tune":
         raise SystemExit("--misses reads the items: only the tune split may be read")
@@ -143,6 +144,8 @@ def main() -> None:
     table: dict[tuple[str, str, int], list[int]] = defaultdict(lambda: [0, 0])
     wrong: list[tuple[str, float, str]] = []
     for row in items(args.split):
+        if args.corpus and not row["corpus"].startswith(args.corpus):
+            continue
         score = detector.detect(row["text"], "retrieval").score
         out = policy.action != "allow" and score >= policy.threshold
         cell = table[(row["corpus"], row["lang"], row["label"])]
