@@ -83,8 +83,8 @@ class Sources:
         return done.stdout.decode("utf-8")
 
     def ls(self, name: str, prefix: str) -> list[str]:
-        out = subprocess.run(["git", "-C", str(self._git_dir(name)), "ls-tree", "-r", "--name-only", PINS[name],
-                              *([prefix] if prefix else [])], capture_output=True, check=True).stdout.decode()  # fmt: skip
+        command = ["git", "-C", str(self._git_dir(name)), "ls-tree", "-r", "--name-only", PINS[name]]
+        out = subprocess.run(command + ([prefix] if prefix else []), capture_output=True, check=True).stdout.decode()
         return sorted(out.split())
 
     def jsonl(self, name: str, path: str) -> list[Any]:
@@ -139,7 +139,7 @@ def _po_paragraphs(po: str) -> list[str]:
 
 
 def _section(path: str) -> str:
-    """The documentation section of a catalogue: ``tutorial/x.po`` and Transifex's ``python-newest.tutorial--x/id.po``."""
+    """A catalogue's documentation section: ``tutorial/x.po``, Transifex's ``python-newest.tutorial--x/id.po``."""
     return path.removeprefix("python-newest.").split("/")[0].split("--")[0]
 
 
@@ -153,7 +153,7 @@ def build(src: Sources) -> list[dict[str, Any]]:
     emails = [r["context"] for p in ("email/train", "email/test") for r in src.jsonl(bipia, f"benchmark/{p}.jsonl")]
     tables = [r["context"] for p in ("table/train", "table/test") for r in src.jsonl(bipia, f"benchmark/{p}.jsonl")]
     tables = sorted(set(tables), key=_h)[:200]
-    codes = ["\n".join(r["context"]) for p in ("code/train", "code/test") for r in src.jsonl(bipia, f"benchmark/{p}.jsonl")]
+    codes = ["\n".join(r["context"]) for p in ("code/train", "code/test") for r in src.jsonl(bipia, f"benchmark/{p}.jsonl")]  # noqa: E501
     for c in sorted(set(emails)):
         add("bipia-email", "en", 0, "email", c, c)
     for c in tables:
