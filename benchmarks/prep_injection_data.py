@@ -153,7 +153,9 @@ def build(src: Sources) -> list[dict[str, Any]]:
     emails = [r["context"] for p in ("email/train", "email/test") for r in src.jsonl(bipia, f"benchmark/{p}.jsonl")]
     tables = [r["context"] for p in ("table/train", "table/test") for r in src.jsonl(bipia, f"benchmark/{p}.jsonl")]
     tables = sorted(set(tables), key=_h)[:200]
-    codes = ["\n".join(r["context"]) for p in ("code/train", "code/test") for r in src.jsonl(bipia, f"benchmark/{p}.jsonl")]  # noqa: E501
+    codes = [
+        "\n".join(r["context"]) for p in ("code/train", "code/test") for r in src.jsonl(bipia, f"benchmark/{p}.jsonl")
+    ]
     for c in sorted(set(emails)):
         add("bipia-email", "en", 0, "email", c, c)
     for c in tables:
