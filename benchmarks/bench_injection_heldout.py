@@ -84,6 +84,8 @@ HERE = Path(__file__).resolve().parent
 PUBLIC = HERE / "data" / "injection" / "public.jsonl"
 IN_REPO = HERE / "injection_heldout_set.jsonl"
 CHUNK = 2_000
+DIRECT = frozenset({"cse-direct"})
+"""Corpora of messages written to the model rather than documents with an injection inside: reported apart."""
 
 
 def split_of(key: str) -> str:
@@ -161,10 +163,11 @@ def main() -> None:
             hit, n = table.get((corpus, lang, label), (0, 0))
             cells.append(f"{hit}/{n} ({100 * hit / n:.1f} %)" if n else "-")
         print(f"{corpus:<20}{lang:<7}{cells[0]:>20}{cells[1]:>20}")
-    for label, name in ((1, "attacks kept out"), (0, "benign kept out")):
+    for label, direct, name in ((1, False, "indirect attacks kept out"), (1, True, "direct attacks kept out"),
+                                (0, False, "benign kept out")):  # fmt: skip
         per_lang: dict[str, list[int]] = defaultdict(lambda: [0, 0])
-        for (_, lang, lab), (hit, n) in table.items():
-            if lab == label:
+        for (corpus, lang, lab), (hit, n) in table.items():
+            if lab == label and (corpus in DIRECT) == direct:
                 per_lang[lang][0] += hit
                 per_lang[lang][1] += n
         figures = ", ".join(f"{lang} {h}/{n} ({100 * h / n:.1f} %)" for lang, (h, n) in sorted(per_lang.items()))

@@ -116,7 +116,7 @@ GATES: dict[str, tuple[tuple[str, ...], ...]] = {
                          "d'ora in poi", "теперь ты", "从现在开始"),),
     "persona_switch": (("you are now", "you have been"),),
     "mode_switch": (("developer mode", "dan mode", "god mode", "admin mode", "maintenance mode", "debug mode",
-                     "jailbreak mode", "unrestricted mode", "jailbroken"),),
+                     "jailbreak mode", "unrestricted mode", "override mode", "jailbroken"),),
     "act_as": (("act as", "pretend", "roleplay", "you are now"),),
     "no_limits": ((*_starts("no ", "without "), *_words("unrestricted", "unfiltered")),
                   ("content policy", "restrictions", "rules", "filters", "limits", "guidelines", "censorship",

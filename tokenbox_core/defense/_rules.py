@@ -153,7 +153,7 @@ RULES: tuple[Rule, ...] = (
        r"\byou are now (?:in |an? |the )?(?:dan|developer mode|unrestricted|unfiltered|jailbroken|free|evil|"
        r"admin|maintenance mode|a pirate|different|updated|new)\b|\byou have been (?:updated|freed|unlocked)\b"),
     _r("mode_switch", "persona", 0.45,
-       r"\b(?:developer|dan|god|admin|maintenance|debug|jailbreak|unrestricted) mode\b|\bjailbroken\b"),
+       r"\b(?:developer|dan|god|admin|maintenance|debug|jailbreak|unrestricted|override) mode\b|\bjailbroken\b"),
     _r("act_as", "persona", 0.2, r"\b(?:act as|pretend (?:to be|you are)|roleplay as|you are now)\b"),
     _r("no_limits", "no_limits", 0.35,
        r"\b(?:no|without(?: any)?) (?:content policy|restrictions|rules|filters|limits|guidelines|censorship|"
