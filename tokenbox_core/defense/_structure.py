@@ -147,7 +147,8 @@ STRUCTURE_RULES: tuple[Rule, ...] = (
     # a sentence, not a label.)
     _rule("override_label", "authority", 0.5,
           r"(?:^[ \t*#>-]*|[\[<(][ \t]*|\b(?:system|developer|admin|administrator|security|data|emergency|root|sudo|"
-          r"priority|operator|safety|instructions?|prompt|policy|manual) )override(?: mode)?\s*[:\]>!]", ("override",)),
+          r"priority|operator|safety|instructions?|prompt|policy|manual) )override(?: mode)?\s*[:\]>!]|"
+          r"[\[<][^\]>\n]{0,40}\boverride\b[^\[<\]>\n]{0,60}[\]>]", ("override",)),
     # The reader is spoken to as the model that reads it.
     # (Three rules of one name, one per form, each gated on its own literals: one pattern for all three opened on
     # most prose about models.)
