@@ -30,7 +30,7 @@ from tokenbox_core.defense._leet import leet_candidate
 from tokenbox_core.defense._lexicon import VERBS, find_overrides
 from tokenbox_core.defense._multilingual import MULTILINGUAL_RULES
 from tokenbox_core.defense._prefilter import Prefilter
-from tokenbox_core.defense._rules import CASED_RULES, RULES, Rule, discusses_attacks
+from tokenbox_core.defense._rules import CASED_RULES, RULES, Rule, discusses_attacks, introduces_example
 from tokenbox_core.defense._sanitize import detection_view
 from tokenbox_core.defense._structure import STRUCTURE_RULES
 
@@ -167,7 +167,7 @@ class _Discounter:
             return weight * self.quote
         if self.discusses is None:
             self.discusses = discusses_attacks(self.low)
-        return weight * self.meta if self.discusses else weight
+        return weight * self.meta if self.discusses or introduces_example(self.low, offset) else weight
 
 
 class HeuristicDetector:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from tokenbox_core.defense._gates import GATES, Literal
 
-__all__ = ["CASED_RULES", "META", "RULES", "Rule", "discusses_attacks"]
+__all__ = ["CASED_RULES", "EXAMPLE", "META", "RULES", "Rule", "discusses_attacks", "introduces_example"]
 
 _S = r"[^.!?;\n]"  # one character of the same sentence
 _AI = (
@@ -263,17 +263,35 @@ CASED_RULES: tuple[Rule, ...] = (
 META = re.compile(
     r"\bprompt injections?\b|\bjailbreaks\b|\ba (?:classic )?jailbreak\b|\bjailbreak (?:prompts?|attempts?)\b|"
     r"\bred[- ]team|\bpen-?test|\bpayloads?\b|\bcve-\d|\bowasp\b|\bresearchers\b|\bthreat model|"
-    r"\b(?:security )?advisory\b|\bmitigations?\b|\bincident report|\bthe paper\b|\bdetector\b|\bsuch as\b|"
-    r"\bfor example\b|\be\.g\.|\bphrases? like\b|\bleakage\b|\bguardrail\b|"
-    # The same signs in the detector's other languages: "prompt injection", "for example".
-    r"inyección de (?:prompts?|instrucciones)|por ejemplo|injection de (?:prompts?|commandes)|par exemple|"
-    r"prompt-injektion|zum beispiel|injeção de prompts?|por exemplo|iniezione di prompt|ad esempio|"
-    r"инъекци\w* промпт\w*|промпт-инъекци|например|提示(?:词)?注入|例如|プロンプトインジェクション|例えば|"
-    r"프롬프트 인젝션|예를 들어|प्रॉम्प्ट इंजेक्शन|उदाहरण"
+    r"\b(?:security )?advisory\b|\bmitigations?\b|\bincident report|\bdetector\b|\bleakage\b|\bguardrails?\b|"
+    # The same signs in the detector's other languages: "prompt injection".
+    r"inyección de (?:prompts?|instrucciones)|injection de (?:prompts?|commandes)|prompt-injektion|injeção de prompts?|"
+    r"iniezione di prompt|инъекци\w* промпт\w*|промпт-инъекци|提示(?:词)?注入|プロンプトインジェクション|프롬프트 인젝션|"
+    r"प्रॉम्प्ट इंजेक्शन"
 )
-"""Signs that a text discusses attacks rather than performing one."""
+"""Signs that a whole text is about attacks (an advisory, a paper, a detector's docs) rather than performing one."""
+EXAMPLE = re.compile(
+    r"\bsuch as\b|\bfor example\b|\bfor instance\b|\be\.g\.|\bphrases? like\b|\bthe paper\b|\blike this\b|"
+    r"por ejemplo|par exemple|zum beispiel|por exemplo|ad esempio|например|例如|例えば|예를 들어|उदाहरण"
+)
+"""Signs that what follows is an example given, not an instruction: they count only just before a finding."""
+EXAMPLE_REACH = 150
+"""Characters before a finding where :data:`EXAMPLE` introduces it ("phrases such as 'ignore previous ...'")."""
 
 
 def discusses_attacks(low: str) -> bool:
     """True when the case-folded ``low`` discusses attacks rather than performing one (:data:`META`)."""
     return META.search(low) is not None
+
+
+def introduces_example(low: str, offset: int) -> bool:
+    """True when an :data:`EXAMPLE` sign stands within :data:`EXAMPLE_REACH` characters before ``offset``.
+
+    "For example" somewhere in a document says nothing about an instruction three paragraphs later: an attack
+    could append it to launder itself.  Only an example sign just before a finding discounts it.
+
+    >>> low = "filters catch phrases such as 'ignore previous instructions'."
+    >>> introduces_example(low, low.index("ignore")), introduces_example("x" * 200 + " such as " + "y" * 200, 400)
+    (True, False)
+    """
+    return EXAMPLE.search(low, max(0, offset - EXAMPLE_REACH), offset) is not None
