@@ -266,8 +266,8 @@ META = re.compile(
     r"\b(?:security )?advisory\b|\bmitigations?\b|\bincident report|\bdetector\b|\bleakage\b|\bguardrails?\b|"
     # The same signs in the detector's other languages: "prompt injection".
     r"inyección de (?:prompts?|instrucciones)|injection de (?:prompts?|commandes)|prompt-injektion|injeção de prompts?|"
-    r"iniezione di prompt|инъекци\w* промпт\w*|промпт-инъекци|提示(?:词)?注入|プロンプトインジェクション|프롬프트 인젝션|"
-    r"प्रॉम्प्ट इंजेक्शन"
+    r"iniezione di prompt|инъекци\w* промпт\w*|промпт-инъекци|提示(?:词)?注入|"
+    r"プロンプトインジェクション|프롬프트 인젝션|प्रॉम्प्ट इंजेक्शन"
 )
 """Signs that a whole text is about attacks (an advisory, a paper, a detector's docs) rather than performing one."""
 EXAMPLE = re.compile(
