@@ -130,12 +130,30 @@ def _detector(spec: str | None) -> InjectionDetector:
     return made
 
 
+def _sweep(scored: list[tuple[dict[str, Any], float]]) -> None:
+    """Kept-out rates at lower thresholds than the policy's: how far below it the misses score."""
+    print("threshold  indirect attacks (en)    benign (en)             benign (other languages)")
+    for threshold in (0.2, 0.3, 0.4, 0.5):
+        cells = []
+        for label, english in ((1, True), (0, True), (0, False)):
+            rows = [(r, s) for r, s in scored if r["label"] == label and r["corpus"] not in DIRECT]
+            hits = [s >= threshold for r, s in rows if (r["lang"] == "en") == english]
+            cells.append(f"{sum(hits)}/{len(hits)} ({100 * sum(hits) / max(1, len(hits)):.1f} %)")
+        print(f"{threshold:<11}{cells[0]:<25}{cells[1]:<24}{cells[2]}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--split", choices=("heldout", "tune", "all"), default="heldout")
     parser.add_argument("--detector", help="module:factory of another InjectionDetector")
     parser.add_argument("--misses", type=int, default=0, help="print up to N misses and false positives (tune only)")
     parser.add_argument("--corpus", help="only the corpora whose name starts with this")
+    parser.add_argument(
+        "--sweep",
+        action="store_true",
+        help="also: indirect attacks and benign texts kept out at "
+        "thresholds 0.2-0.5, English and other languages (are the misses near the threshold?)",
+    )
     args = parser.parse_args()
     if args.misses and args.split != "tune":
         raise SystemExit("--misses reads the items: only the tune split may be read")
@@ -144,11 +162,13 @@ def main() -> None:
     detector = _detector(args.detector)
     policy = DefensePolicy().source_policy("retrieval")
     table: dict[tuple[str, str, int], list[int]] = defaultdict(lambda: [0, 0])
+    scored: list[tuple[dict[str, Any], float]] = []
     wrong: list[tuple[str, float, str]] = []
     for row in items(args.split):
         if args.corpus and not row["corpus"].startswith(args.corpus):
             continue
         score = detector.detect(row["text"], "retrieval").score
+        scored.append((row, score))
         out = policy.action != "allow" and score >= policy.threshold
         cell = table[(row["corpus"], row["lang"], row["label"])]
         cell[0] += out
@@ -172,6 +192,8 @@ def main() -> None:
                 per_lang[lang][1] += n
         figures = ", ".join(f"{lang} {h}/{n} ({100 * h / n:.1f} %)" for lang, (h, n) in sorted(per_lang.items()))
         print(f"{name}, per language: {figures}")
+    if args.sweep:
+        _sweep(scored)
     for where, score, text in wrong[: args.misses]:
         print(f"--- {where} score {score:.3f}\n{text[:600]}")
 
