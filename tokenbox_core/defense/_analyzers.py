@@ -19,6 +19,7 @@ __all__ = [
     "decoded_blobs",
     "exfiltration_urls",
     "hidden_spans",
+    "printable",
     "reversed_candidate",
     "rot13_candidate",
 ]
@@ -132,7 +133,12 @@ def _word_char(ch: str) -> bool:
     return ch.isalnum() or ch == "_"
 
 
-def _printable(data: bytes) -> str | None:
+def printable(data: bytes) -> str | None:
+    """``data`` as UTF-8 text when it is 8+ characters, holds a space and is mostly letters and spaces.
+
+    >>> printable(b"ignore the rules"), printable(bytes(range(40)))
+    ('ignore the rules', None)
+    """
     if b" " not in data:
         return None  # the text must hold a space, and only the byte 0x20 encodes one in UTF-8
     try:
@@ -167,17 +173,17 @@ def decoded_blobs(view: str) -> list[tuple[int, str, str]]:
             data = base64.b64decode(blob, validate=True)
         except (binascii.Error, ValueError):
             continue
-        text = _printable(data)
+        text = printable(data)
         if text is not None:
             found.append((match.start(1) - 1, "base64", text))
-    # Decoded text must hold a space (:func:`_printable`), so a printable hex run holds the pair "20".
+    # Decoded text must hold a space (:func:`printable`), so a printable hex run holds the pair "20".
     for match in _HEX.finditer(padded) if "20" in padded else ():
         if len(found) >= _MAX_BLOBS:
             break
         digits = re.sub(r"[ :]", "", match.group(1))
         if len(digits) % 2:
             digits = digits[:-1]
-        text = _printable(bytes.fromhex(digits))
+        text = printable(bytes.fromhex(digits))
         if text is not None:
             found.append((match.start(1) - 1, "hex", text))
     return found

@@ -24,6 +24,15 @@ from tokenbox_core.defense._analyzers import (
     reversed_candidate,
     rot13_candidate,
 )
+from tokenbox_core.defense._decoders import (
+    BINARY_PROBE,
+    CAESAR_PROBES,
+    MORSE_PROBES,
+    PROBES,
+    binary_blobs,
+    caesar_candidate,
+    morse_blobs,
+)
 from tokenbox_core.defense._detached import DETACHED_RULES
 from tokenbox_core.defense._homoglyphs import fold_mixed_words
 from tokenbox_core.defense._leet import leet_candidate
@@ -53,7 +62,7 @@ _NEGATABLE = frozenset({"leak", "exfil_action"})
 DETECTOR_RULES: tuple[Rule, ...] = RULES + STRUCTURE_RULES + DETACHED_RULES + MULTILINGUAL_RULES
 """Every rule over the case-folded view: stock phrases and forged markup, structures, requests detached from their
 document, other languages."""
-_ENCODED_PROBES = frozenset(ROT13_KEYWORDS + REVERSED_KEYWORDS)
+_ENCODED_PROBES = frozenset(ROT13_KEYWORDS + REVERSED_KEYWORDS + PROBES)
 _REQUESTS = frozenset(
     {"output_directive", "output_format", "reply_language", "assistant_task", "detached_question", "detached_task"}
 )
@@ -190,9 +199,9 @@ class HeuristicDetector:
       password"), secrecy, tool abuse and money transfers;
     - instructions inside HTML/markdown comments and hidden elements;
     - markdown/HTML image and link URLs built to exfiltrate data;
-    - base64 (also after ``key=``), hex and rot13 blobs and leetspeak
-      ("1gn0re") that decode to instructions (scanned recursively,
-      ``max_depth`` levels);
+    - base64 (also after ``key=``), hex and binary blobs, Morse code, rot13
+      and other Caesar shifts, and leetspeak ("1gn0re") that decode to
+      instructions (scanned recursively, ``max_depth`` levels);
     - smuggling: Unicode tag runs, zero-width characters inside words, bidi
       overrides, mixed-script (homoglyph) words.
 
@@ -220,7 +229,8 @@ class HeuristicDetector:
         self.quote_discount = quote_discount
         self.meta_discount = meta_discount
         self.max_depth = max_depth
-        self._rules = Prefilter(DETECTOR_RULES, native=native, probes=VERBS + ROT13_KEYWORDS + REVERSED_KEYWORDS)
+        probes = VERBS + ROT13_KEYWORDS + REVERSED_KEYWORDS + PROBES
+        self._rules = Prefilter(DETECTOR_RULES, native=native, probes=probes)
         self._cased = Prefilter(CASED_RULES, native=native)
 
     def __repr__(self) -> str:
@@ -257,7 +267,7 @@ class HeuristicDetector:
         findings: list[Finding] = []
         if mixed:
             findings.append(Finding("mixed_script", "homoglyph", 0.45 if mixed >= 3 else 0.3, f"{mixed} words", 0))
-        # One pass finds every gate literal, override verb and rot13 keyword: only the rules it opens run.
+        # One pass finds every gate literal, override verb and decoder gate: only the rules it opens run.
         rules, probes = self._rules.scan(low)
         verbs = [p for p in probes if p not in _ENCODED_PROBES]
         for o in find_overrides(low, verbs)[:_PER_RULE] if verbs else ():
@@ -275,28 +285,35 @@ class HeuristicDetector:
                 inner = combine(self._scan(hidden, depth + 1))
                 if inner >= 0.25:
                     findings.append(Finding("hidden_instruction", "hidden", 0.4, _snippet(hidden), offset))
-        for offset, encoding, decoded in decoded_blobs(view):
-            inner = combine(self._scan(decoded, depth + 1))
-            if inner >= 0.3:
-                findings.append(Finding(f"{encoding}_instruction", "encoded", min(1.0, inner + 0.15),
-                                        _snippet(decoded), offset))  # fmt: skip
+        blobs = decoded_blobs(view)
+        blobs += binary_blobs(view) if BINARY_PROBE in probes else []
+        blobs += morse_blobs(view) if any(p in MORSE_PROBES for p in probes) else []
+        for offset, encoding, decoded in blobs:
+            findings.extend(self._decoded(f"{encoding}_instruction", decoded, offset, depth, 0.15))
         leet = leet_candidate(low) if depth == 0 else None
         if leet is not None:
-            inner = combine(self._scan(leet, depth + 1))
-            if inner >= 0.3:
-                findings.append(Finding("leetspeak_instruction", "encoded", min(1.0, inner + 0.1), _snippet(leet), 0))
+            findings.extend(self._decoded("leetspeak_instruction", leet, 0, depth, 0.1))
         rot = rot13_candidate(view) if sum(p in ROT13_KEYWORDS for p in probes) >= 2 else None
         if rot is not None:
-            inner = combine(self._scan(rot, depth + 1))
-            if inner >= 0.3:
-                findings.append(Finding("rot13_instruction", "encoded", min(1.0, inner + 0.15), _snippet(rot), 0))
+            findings.extend(self._decoded("rot13_instruction", rot, 0, depth, 0.15))
+        # Every shift whose shifted common words occur; rot13 again only if its keyword path did not decode it.
+        shifts = [CAESAR_PROBES[p] for p in probes if p in CAESAR_PROBES and (rot is None or CAESAR_PROBES[p] != 13)]
+        caesar = caesar_candidate(view, shifts) if shifts else None
+        if caesar is not None:
+            rule = "rot13_instruction" if caesar[0] == 13 else "caesar_instruction"
+            findings.extend(self._decoded(rule, caesar[1], 0, depth, 0.15))
         backwards = reversed_candidate(low) if sum(p in REVERSED_KEYWORDS for p in probes) >= 2 else None
         if backwards is not None:
-            inner = combine(self._scan(backwards, depth + 1))
-            if inner >= 0.3:
-                findings.append(Finding("reversed_instruction", "encoded", min(1.0, inner + 0.15),
-                                        _snippet(backwards), 0))  # fmt: skip
+            findings.extend(self._decoded("reversed_instruction", backwards, 0, depth, 0.15))
         return findings
+
+    def _decoded(self, rule: str, decoded: str, offset: int, depth: int, bonus: float) -> list[Finding]:
+        """A finding ``rule`` when ``decoded`` (text a decoder found at ``offset``) scores 0.3 or more one level
+        deeper: the decoded score plus ``bonus`` (hiding an instruction is evidence too)."""
+        inner = combine(self._scan(decoded, depth + 1))
+        if inner < 0.3:
+            return []
+        return [Finding(rule, "encoded", min(1.0, inner + bonus), _snippet(decoded), offset)]
 
     @staticmethod
     def _apply(rules: Sequence[Rule], text: str, discounted: _Discounter) -> list[Finding]:

@@ -13,6 +13,8 @@ import codecs
 from collections.abc import Callable
 from urllib.parse import quote
 
+from tokenbox_core.defense._decoders import MORSE_CODE, caesar_shift
+
 __all__ = ["TRANSFORMS", "obfuscate"]
 
 _HOMOGLYPHS = str.maketrans({"a": "а", "e": "е", "o": "о", "p": "р", "c": "с", "i": "і", "y": "у", "x": "х"})
@@ -20,6 +22,12 @@ _HOMOGLYPHS = str.maketrans({"a": "а", "e": "е", "o": "о", "p": "р", "c": "�
 
 def _interleave(sep: str) -> Callable[[str], str]:
     return lambda text: " ".join(sep.join(word) for word in text.split(" "))
+
+
+def _morse(text: str) -> str:
+    """Letters separated by blanks, words by `` / ``; a character Morse has no code for is left out."""
+    words = (" ".join(MORSE_CODE[c] for c in word if c in MORSE_CODE) for word in text.lower().split())
+    return " / ".join(w for w in words if w)
 
 
 def _tags(text: str) -> str:
@@ -30,6 +38,9 @@ TRANSFORMS: dict[str, Callable[[str], str]] = {
     "base64": lambda t: base64.b64encode(t.encode()).decode(),
     "hex": lambda t: t.encode().hex(),
     "rot13": lambda t: codecs.encode(t, "rot13"),
+    "caesar3": lambda t: caesar_shift(t, 3),
+    "binary": lambda t: " ".join(f"{b:08b}" for b in t.encode()),
+    "morse": _morse,
     "entities": lambda t: "".join(f"&#{ord(c)};" if c.isalpha() else c for c in t),
     "unicode_escape": lambda t: "".join(f"\\u{ord(c):04x}" if c.isalpha() else c for c in t),
     "url": lambda t: quote(t, safe=""),
