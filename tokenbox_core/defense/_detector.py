@@ -39,7 +39,8 @@ __all__ = ["DETECTOR_RULES", "CompositeDetector", "Detection", "Finding", "Heuri
 
 _SNIPPET = 80
 _PER_RULE = 3
-_QUOTED = re.compile(r"\"[^\"\n]{3,300}\"|“[^”\n]{3,300}”|'[^'\n]{8,300}'|«[^»\n]{3,300}»|`[^`\n]{3,300}`")
+_QUOTED = re.compile(r"\"[^\"\n]{3,300}\"|“[^”\n]{3,300}”|(?<!\w)'[^'\n]{8,300}'(?!\w)|«[^»\n]{3,300}»|`[^`\n]{3,300}`")
+"""A quotation; an apostrophe inside a word ("dell'esercizio", "don't") neither opens nor closes one."""
 _TAG_RUN = re.compile("[\U000e0000-\U000e007f]{4,}")
 """Four or more characters of the Unicode tag block (:data:`~tokenbox_core.defense._chars.CHAR_CLASSES` ``"tag"``)."""
 _IN_WORD = "\u200b\u200c\u200d\u2060\u00ad\ufeff"
