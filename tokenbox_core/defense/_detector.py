@@ -24,7 +24,9 @@ from tokenbox_core.defense._analyzers import (
     reversed_candidate,
     rot13_candidate,
 )
+from tokenbox_core.defense._claims import CLAIM_RULES
 from tokenbox_core.defense._detached import DETACHED_RULES
+from tokenbox_core.defense._dismissal import DISMISSAL_RULES
 from tokenbox_core.defense._homoglyphs import fold_mixed_words
 from tokenbox_core.defense._leet import leet_candidate
 from tokenbox_core.defense._lexicon import VERBS, find_overrides
@@ -51,9 +53,11 @@ _SMUGGLING = re.compile(f"[{_IN_WORD}\u202a-\u202e\u2066-\u2069\U000e0000-\U000e
 """Any character one of the three smuggling findings needs (one search: most text holds none)."""
 _NEGATED = re.compile(r"(?:\bdo not|\bdon't|\bnever|\bnot to|\bshould not|\bshouldn't|\bmust not)\s+$")
 _NEGATABLE = frozenset({"leak", "exfil_action"})
-DETECTOR_RULES: tuple[Rule, ...] = RULES + STRUCTURE_RULES + DETACHED_RULES + MULTILINGUAL_RULES
+DETECTOR_RULES: tuple[Rule, ...] = (
+    RULES + STRUCTURE_RULES + DETACHED_RULES + MULTILINGUAL_RULES + DISMISSAL_RULES + CLAIM_RULES
+)
 """Every rule over the case-folded view: stock phrases and forged markup, structures, requests detached from their
-document, other languages."""
+document, other languages (their structures, "ignore the page and say", mode and authority claims)."""
 _ENCODED_PROBES = frozenset(ROT13_KEYWORDS + REVERSED_KEYWORDS)
 _REQUESTS = frozenset(
     {"output_directive", "output_format", "reply_language", "assistant_task", "detached_question", "detached_task"}
@@ -262,7 +266,7 @@ class HeuristicDetector:
         rules, probes = self._rules.scan(low)
         verbs = [p for p in probes if p not in _ENCODED_PROBES]
         for o in find_overrides(low, verbs)[:_PER_RULE] if verbs else ():
-            weight = 0.6 if o.strong else (0.35 if o.text.isascii() else 0.5)
+            weight = 0.6 if o.strong else (0.35 if o.text.isascii() or o.ambiguous else 0.5)
             findings.append(Finding("override_phrase", "override", discounted(True, o.start, weight),
                                     _snippet(o.text), o.start))  # fmt: skip
         findings.extend(self._apply(rules, low, discounted))
