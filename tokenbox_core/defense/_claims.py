@@ -72,6 +72,35 @@ _ADVISE = ("sugiro", "recomendo", "aconselho", "sugiero", "recomiendo", "aconsej
 _AUTHORITY_WORDS = ("autoridad", "autorité", "autorität", "autorità", "авторитет", "otoritas", "awtoridad",
                     "thẩm quyền", "otorite", "سلطة", "प्राधिकारी", "কর্তৃপক্ষ", "ผู้มีอำนาจ", "权威", "権威", "권위자")  # fmt: skip
 
+_IDENTITY = (
+    # "I am your developer": the writer claims to be the one who configures the reader.
+    "ich bin (?:dein|deine|ihr|ihre) ", "soy (?:tu|su) ", "sou (?:o |a )?(?:seu|sua|teu|tua) ", "je suis (?:ton|ta|votre) ",
+    "sono (?:il tuo|la tua|il suo) ", "ik ben (?:je|jouw|uw) ", "я (?:твой|ваш|твоя|ваша) ", "ben (?:senin|sizin) ",
+    "(?:aku|saya) (?:adalah )?", "ako (?:ang )?(?:iyong )?", "tôi là ", "أنا ", "मैं आपका ", "मैं तुम्हारा ",
+    "আমি আপনার ", "ฉันคือ", "ฉันเป็น", "我是你的", "私はあなたの", "나는 (?:당신의|너의) ",
+)  # fmt: skip
+_MAKERS = ("entwickler", "schöpfer", "erschaffer", "programmierer", "desarrollador", "creador", "programador",
+           "desenvolvedor", "criador", "développeur", "créateur", "programmeur", "sviluppatore", "creatore",
+           "programmatore", "ontwikkelaar", "maker", "разработчик", "создатель", "программист", "geliştirici",
+           "yaratıcı", "pengembangmu", "penciptamu", "pembuatmu", "pengembang anda", "pencipta anda", "developer mo",
+           "lumikha sa iyo", "nhà phát triển của bạn", "người tạo ra bạn", "مطورك", "منشئك", "خالقك", "डेवलपर",
+           "निर्माता", "ডেভেলপার", "নির্মাতা", "স্রষ্টা", "ผู้พัฒนาของคุณ", "ผู้สร้างของคุณ", "开发者", "开发人员", "创造者",
+           "開発者", "作成者", "개발자", "창조자")  # fmt: skip
+"""Who configures the reader: its developer, creator, programmer (not an administrator: IT staff write emails)."""
+_OBEY = (
+    # "You must obey my instructions": the writer's instructions over the user's.
+    "(?:du musst|sie müssen) (?:meinen|meine) (?:anweisungen|befehle)", "(?:debes|deberás|tienes que) (?:obedecer|seguir) "
+    "mis (?:instrucciones|órdenes)", "(?:você )?(?:deve|tem que) (?:obedecer|seguir) (?:às )?(?:minhas) (?:instruções|ordens)",
+    "(?:tu dois|vous devez) (?:obéir à|suivre) mes (?:instructions|ordres)", "(?:devi|dovete) (?:obbedire|seguire) "
+    "(?:alle mie|le mie) (?:istruzioni|ordini)", "(?:ты должен|вы должны) (?:слушаться|выполнять|подчиняться) (?:моим|мои) "
+    "(?:инструкци|указани|команд)", "(?:kau|kamu|anda) harus (?:mendengarkan|mematuhi|mengikuti|menuruti) "
+    "(?:instruksi|perintah|arahan)(?:ku| saya)", "bạn phải (?:tuân theo|nghe theo|làm theo) (?:chỉ dẫn|hướng dẫn|mệnh lệnh) "
+    "của tôi", "(?:benim )?talimatlarıma (?:uymalısın|uymalısınız|itaat etmelisin)",
+)  # fmt: skip
+_OBEY_WORDS = ("anweisungen", "befehle", "instrucciones", "órdenes", "instruções", "ordens", "instructions", "ordres",
+               "istruzioni", "ordini", "инструкци", "указани", "команд", "instruksi", "perintah", "arahan",
+               "chỉ dẫn", "hướng dẫn", "mệnh lệnh", "talimatlarıma")  # fmt: skip
+
 
 def _nfkc(text: str) -> str:
     # The detection view is NFKC (Thai "ำ" is "ํา" there) and case-folded.
@@ -102,6 +131,11 @@ CLAIM_RULES: tuple[Rule, ...] = (
     # The mode entered or activated in prose: "entrando en modo sistema", "システムモードに入ります".
     Rule("mode_entered", "persona", 0.5, re.compile(rf"(?:{_MODE})", re.MULTILINE), True, (_words(_MODE_WORDS),),
          context=_enters),
+    # The writer claims to be the reader's maker ("Ich bin dein Entwickler"), or demands obedience to itself.
+    Rule("maker_claim", "authority", 0.5,
+         re.compile(rf"(?<!\w)(?:{'|'.join(_words(_IDENTITY))})(?:{'|'.join(map(re.escape, _words(_MAKERS)))})",
+                    re.MULTILINE), True, (_words(_MAKERS),)),
+    Rule("obey_me", "authority", 0.5, re.compile("|".join(_words(_OBEY)), re.MULTILINE), True, (_words(_OBEY_WORDS),)),
     # Authority claimed, then advice to the reader: "Como uma autoridade ..., sugiro que considere ...".
     Rule("authority_advice", "authority", 0.5,
          re.compile(rf"(?:{'|'.join(_words(_AUTHORITY))})[^.!?。\n]{{0,80}}?(?:{'|'.join(map(re.escape, _words(_ADVISE)))})",
