@@ -33,7 +33,7 @@ _MODES = (
     "(?:systeem|ontwikkelaars?|beheerders?|override)-?modus",
     "режим(?:е|а)? (?:системы|разработчика|администратора|отладки|переопределения|безопасности|override)",
     "системн\\w+ режим\\w*",
-    "(?:sistem|geliştirici|yönetici|override|güvenlik) mod(?:u|una|unda)?",
+    "(?:sistem|geliştirici|yönetici|override|güvenlik) mod(?:u |unu|una|unda| )",
     "وضع (?:النظام|المطور|المسؤول|التجاوز)",
     "(?:ओवरराइड|सिस्टम|डेवलपर|एडमिन|डीबग|सुरक्षा ओवरराइड) मोड",
     "(?:ওভাররাইড|সিস্টেম|ডেভেলপার|অ্যাডমিন) মোড",
@@ -45,16 +45,17 @@ _MODES = (
     "(?:オーバーライド|システム|開発者|管理者|デバッグ|脱獄)モード",
     "(?:오버라이드|시스템|개발자|관리자|디버그|탈옥) ?모드",
 )  # fmt: skip
-_MODE_WORDS = ("mode", "modo", "modalità", "modus", "режим", "mod", "وضع", "मोड", "মোড", "chế độ", "โหมด", "模式",
-               "モード", "모드")  # fmt: skip
-_ENTER = (
-    # "entering", "activating", "switching to" a mode; the mode follows (or, verb-final, precedes) the verb.
-    r"(?:entering|activating|enabling|switching to|entrando en|activando|ativando|entrando no|activation du|"
-    r"entrée en|passage en|attivazione|entrando in|aktiviere|aktivierung|betrete|вход в|включ\w+|переход в|"
-    r"etkinleştir\w*|تفعيل|الدخول إلى|bật|kích hoạt|đang vào|mengaktifkan|masuk ke|pagpasok sa|เข้าสู่|เปิด|"
-    r"进入|启用|激活|切换到)\s?(?:the |el |o |le |la |il |den |die |das )?[^\s]{0,12}\s?$"
-)
-_ENTER_AFTER = r"^\s?(?:に入|を有効|に切り替|が有効|로 전환|에 진입|를 활성화|을 활성화|में प्रवेश|চালু|সক্রিয়|に移行)"
+_MODE_WORDS = ("mode", "modo", "modalità", "modus", "режим", "modu ", "modunu", "moduna", "modunda", "mod ", "وضع",
+               "मोड", "মোড", "chế độ", "โหมด", "模式", "モード", "모드")  # fmt: skip
+"""The word "mode" in each language: every entry of :data:`_MODES` holds one."""
+_ENTER = ("entering", "activating", "enabling", "switching to", "entrando en", "activando", "ativando", "entrando no",
+          "activation du", "entrée en", "passage en", "attivazione", "entrando in", "aktiviere", "aktivierung",
+          "betrete", "вход в", "включ", "переход в", "تفعيل", "الدخول إلى", "bật", "kích hoạt", "đang vào",
+          "mengaktifkan", "masuk ke", "pagpasok sa", "เข้าสู่", "เปิด", "进入", "启用", "激活", "切换到")  # fmt: skip
+"""Entering or activating, before the mode ("entrando en modo sistema")."""
+_ENTER_AFTER = ("に入", "を有効", "に切り替", "が有効", "に移行", "로 전환", "에 진입", "를 활성화", "을 활성화", "में प्रवेश",
+                "चालू", "চালু", "সক্রিয়", "etkinleştir")  # fmt: skip
+"""Entering or activating, after the mode, in verb-final languages ("システムモードに入ります")."""
 
 _AUTHORITY = (
     "como (?:uma |una )?autoridad(?:e)?", "en tant qu'autorité", "als autorität", "in qualità di autorità",
@@ -90,16 +91,19 @@ _MAKERS = ("entwickler", "schöpfer", "erschaffer", "programmierer", "desarrolla
 _OBEY = (
     # "You must obey my instructions": the writer's instructions over the user's.
     "(?:du musst|sie müssen) (?:meinen|meine) (?:anweisungen|befehle)", "(?:debes|deberás|tienes que) (?:obedecer|seguir) "
-    "mis (?:instrucciones|órdenes)", "(?:você )?(?:deve|tem que) (?:obedecer|seguir) (?:às )?(?:minhas) (?:instruções|ordens)",
+    "mis (?:instrucciones|órdenes)", "(?:deve|tem que) (?:obedecer|seguir) (?:às )?minhas (?:instruções|ordens)",
     "(?:tu dois|vous devez) (?:obéir à|suivre) mes (?:instructions|ordres)", "(?:devi|dovete) (?:obbedire|seguire) "
     "(?:alle mie|le mie) (?:istruzioni|ordini)", "(?:ты должен|вы должны) (?:слушаться|выполнять|подчиняться) (?:моим|мои) "
     "(?:инструкци|указани|команд)", "(?:kau|kamu|anda) harus (?:mendengarkan|mematuhi|mengikuti|menuruti) "
     "(?:instruksi|perintah|arahan)(?:ku| saya)", "bạn phải (?:tuân theo|nghe theo|làm theo) (?:chỉ dẫn|hướng dẫn|mệnh lệnh) "
-    "của tôi", "(?:benim )?talimatlarıma (?:uymalısın|uymalısınız|itaat etmelisin)",
+    "của tôi", "talimatlarıma (?:uymalısın|uymalısınız|itaat etmelisin)",
 )  # fmt: skip
 _OBEY_WORDS = ("anweisungen", "befehle", "instrucciones", "órdenes", "instruções", "ordens", "instructions", "ordres",
                "istruzioni", "ordini", "инструкци", "указани", "команд", "instruksi", "perintah", "arahan",
                "chỉ dẫn", "hướng dẫn", "mệnh lệnh", "talimatlarıma")  # fmt: skip
+_MUST = ("du musst", "sie müssen", "debes", "deberás", "tienes que", "deve ", "tem que", "tu dois", "vous devez",
+         "devi ", "dovete", "ты должен", "вы должны", "harus", "bạn phải", "talimatlarıma")  # fmt: skip
+"""The "you must" of every form of :data:`_OBEY`: a second gate, so that prose about instructions stays cheap."""
 
 
 def _nfkc(text: str) -> str:
@@ -111,31 +115,51 @@ def _words(words: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(_nfkc(w) for w in words)
 
 
-def _enters(text: str, start: int, end: int) -> bool:
-    """The mode is entered or activated: a verb just before it, or (verb-final) just after it."""
-    return bool(re.search(_ENTER_RE, text[max(0, start - 40) : start])) or bool(_ENTER_AFTER_RE.match(text, end))
+def _qualified(text: str, start: int, end: int) -> tuple[int, int] | None:
+    """The span of a mode of the model's own (:data:`_MODES`) around the mode word at ``start:end``, if any."""
+    low = max(0, start - 40)
+    for m in _QUALIFIED.finditer(text, low, min(len(text), end + 40)):
+        if m.start() <= start and end <= m.end():
+            return m.start(), m.end()
+    return None
+
+
+def _entered(text: str, start: int, end: int) -> bool:
+    """The mode entered or activated (the match) is a mode of the model's own."""
+    return any(_qualified(text, m.start(), m.end()) is not None for m in _MODE_RE.finditer(text, start, end))
+
+
+def _in_tag(text: str, start: int, end: int) -> bool:
+    """A mode of the model's own, inside an angle-bracket tag: "<modo sistema attivato>"."""
+    span = _qualified(text, start, end)
+    return span is not None and _TAG_LEAD.search(text, max(0, span[0] - 41), span[0]) is not None
 
 
 _UNSPACED = 4
 """The last entries of :data:`_MODES` (Thai, Chinese, Japanese, Korean) take no word boundaries."""
-_MODE = "|".join([rf"(?<!\w)(?:{_nfkc(m)})(?!\w)" for m in _MODES[:-_UNSPACED]] + [_nfkc(m) for m in _MODES[-_UNSPACED:]])
-_ENTER_RE = re.compile(_nfkc(_ENTER))
-_ENTER_AFTER_RE = re.compile(_nfkc(_ENTER_AFTER))
+_QUALIFIED = re.compile("|".join([rf"(?<!\w)(?:{_nfkc(m)})(?!\w)" for m in _MODES[:-_UNSPACED]] + [_nfkc(m) for m in _MODES[-_UNSPACED:]]))
+_MODE = "|".join(map(re.escape, _words(_MODE_WORDS)))
+"""The mode words alone: one cheap pass finds them, and the context reads the qualified mode around each."""
+_MODE_RE = re.compile(_MODE)
+_ENTERED = (rf"(?:{'|'.join(map(re.escape, _words(_ENTER)))})[^.!?\n<>]{{0,30}}?(?:{_MODE})|"
+            rf"(?:{_MODE})[^.!?\n<>]{{0,8}}?(?:{'|'.join(map(re.escape, _words(_ENTER_AFTER)))})")
 _TAG_LEAD = re.compile(r"<[^<>\n]{0,40}$")
 
 CLAIM_RULES: tuple[Rule, ...] = (
     # A forged tag naming the mode: "<セキュリティオーバーライドモードに入力中>", "< MODALITÀ SISTEMA>".
     Rule("mode_tag", "persona", 0.5, re.compile(rf"(?:{_MODE})(?=[^<>\n]{{0,40}}>)", re.MULTILINE), False,
          (_words(_MODE_WORDS), (">",)),
-         context=lambda text, start, end: _TAG_LEAD.search(text, max(0, start - 41), start) is not None),
+         context=_in_tag),
     # The mode entered or activated in prose: "entrando en modo sistema", "システムモードに入ります".
-    Rule("mode_entered", "persona", 0.45, re.compile(rf"(?:{_MODE})", re.MULTILINE), True, (_words(_MODE_WORDS),),
-         context=_enters),
+    Rule("mode_entered", "persona", 0.45, re.compile(_ENTERED, re.MULTILINE), True,
+         (_words(_ENTER + _ENTER_AFTER), _words(_MODE_WORDS)),
+         context=_entered),
     # The writer claims to be the reader's maker ("Ich bin dein Entwickler"), or demands obedience to itself.
     Rule("maker_claim", "authority", 0.5,
          re.compile(rf"(?<!\w)(?:{'|'.join(_words(_IDENTITY))})(?:{'|'.join(map(re.escape, _words(_MAKERS)))})",
                     re.MULTILINE), True, (_words(_MAKERS),)),
-    Rule("obey_me", "authority", 0.5, re.compile("|".join(_words(_OBEY)), re.MULTILINE), True, (_words(_OBEY_WORDS),)),
+    Rule("obey_me", "authority", 0.5, re.compile("|".join(_words(_OBEY)), re.MULTILINE), True,
+         (_words(_OBEY_WORDS), _words(_MUST))),
     # Authority claimed, then advice to the reader: "Como uma autoridade ..., sugiro que considere ...".
     Rule("authority_advice", "authority", 0.5,
          re.compile(rf"(?:{'|'.join(_words(_AUTHORITY))})[^.!?。\n]{{0,80}}?(?:{'|'.join(map(re.escape, _words(_ADVISE)))})",

@@ -93,6 +93,12 @@ _COLON = {
 """Dismissals that a colon and the text to say follow ("... को अनदेखा करें: ...")."""
 
 
+_UNSPACED = ("th", "zh", "ja", "ko", "hi", "bn")
+"""Languages whose dismissal needs no word start (no spaces, or a verb phrase that ends the clause)."""
+_WORD_START = re.compile(r"(?:^|\W)$")
+"""The lead of a dismissal in a language with spaces: it starts a word (a look-behind here would slow the scan)."""
+
+
 def _alt(words: tuple[str, ...]) -> str:
     return "|".join(re.escape(w) for w in sorted(words, key=lambda w: (-len(w), w)))
 
@@ -103,16 +109,16 @@ def _nfkc(words: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def _pattern(lang: str, dismiss: tuple[str, ...], conj: tuple[str, ...], say: tuple[str, ...], reach: int) -> str:
-    if lang in ("th", "zh", "ja", "ko"):
+    if lang in _UNSPACED[:4]:
         return rf"(?:{_alt(dismiss)})[^.!?。！？\n]{{0,{reach}}}?(?:{_alt(conj)})\s?(?:{_alt(say)})"
-    if lang in ("hi", "bn"):  # the verb ends the first clause; its saying verb opens the second
+    if lang in _UNSPACED[4:]:  # the verb ends the first clause; its saying verb opens the second
         return rf"(?:{_alt(dismiss)})[^।.!?\n]{{0,{reach}}}?\s(?:{_alt(conj)})\s+(?:{_alt(say)})"
     if lang == "ar":
-        return rf"(?<!\w)(?:{_alt(dismiss)})(?!\w){_SPACED}{{0,{reach}}}?\sو\s?(?:{_alt(say)})(?!\w)"
+        return rf"(?:{_alt(dismiss)})(?!\w){_SPACED}{{0,{reach}}}?\sو\s?(?:{_alt(say)})(?!\w)"
     if lang == "tr":
-        return (rf"(?<!\w)(?:{_alt(dismiss)})(?!\w)\s+(?:{_alt(conj)})\s{_SPACED}{{0,{reach}}}?"
+        return (rf"(?:{_alt(dismiss)})(?!\w)\s+(?:{_alt(conj)})\s{_SPACED}{{0,{reach}}}?"
                 rf"(?<!\w)(?:{_alt(say)})\w{{0,4}}(?!\w)")  # fmt: skip
-    return (rf"(?<!\w)(?:{_alt(dismiss)})(?!\w){_SPACED}{{0,{reach}}}?\s(?:{_alt(conj)})\s+"
+    return (rf"(?:{_alt(dismiss)})(?!\w){_SPACED}{{0,{reach}}}?\s(?:{_alt(conj)})\s+"
             rf"(?:{_alt(say)})\w{{0,4}}(?!\w)")  # fmt: skip
 
 
@@ -121,7 +127,8 @@ def _rules() -> tuple[Rule, ...]:
     for lang, (dismiss, conj, say, reach) in _TABLE.items():
         dismiss, conj, say = _nfkc(dismiss), _nfkc(conj), _nfkc(say)
         pattern = re.compile(_pattern(lang, dismiss, conj, say, reach), re.MULTILINE)
-        rules.append(Rule(f"dismiss_say_{lang}", "override", 0.55, pattern, True, (dismiss, say)))
+        lead = None if lang in _UNSPACED else _WORD_START
+        rules.append(Rule(f"dismiss_say_{lang}", "override", 0.55, pattern, True, (dismiss, say), lead))
     for lang, dismiss in _COLON.items():
         dismiss = _nfkc(dismiss)
         pattern = re.compile(rf"(?:{_alt(dismiss)})\s*:", re.MULTILINE)
