@@ -24,6 +24,7 @@ from tokenbox_core.defense._analyzers import (
     reversed_candidate,
     rot13_candidate,
 )
+from tokenbox_core.defense._claims import CLAIM_RULES
 from tokenbox_core.defense._decoders import (
     BINARY_PROBE,
     CAESAR_PROBES,
@@ -34,6 +35,7 @@ from tokenbox_core.defense._decoders import (
     morse_blobs,
 )
 from tokenbox_core.defense._detached import DETACHED_RULES
+from tokenbox_core.defense._dismissal import DISMISSAL_RULES
 from tokenbox_core.defense._homoglyphs import fold_mixed_words
 from tokenbox_core.defense._leet import leet_candidate
 from tokenbox_core.defense._lexicon import VERBS, find_overrides
@@ -48,7 +50,8 @@ __all__ = ["DETECTOR_RULES", "CompositeDetector", "Detection", "Finding", "Heuri
 
 _SNIPPET = 80
 _PER_RULE = 3
-_QUOTED = re.compile(r"\"[^\"\n]{3,300}\"|“[^”\n]{3,300}”|'[^'\n]{8,300}'|«[^»\n]{3,300}»|`[^`\n]{3,300}`")
+_QUOTED = re.compile(r"\"[^\"\n]{3,300}\"|“[^”\n]{3,300}”|(?<!\w)'[^'\n]{8,300}'(?!\w)|«[^»\n]{3,300}»|`[^`\n]{3,300}`")
+"""A quotation; an apostrophe inside a word ("dell'esercizio", "don't") neither opens nor closes one."""
 _TAG_RUN = re.compile("[\U000e0000-\U000e007f]{4,}")
 """Four or more characters of the Unicode tag block (:data:`~tokenbox_core.defense._chars.CHAR_CLASSES` ``"tag"``)."""
 _IN_WORD = "\u200b\u200c\u200d\u2060\u00ad\ufeff"
@@ -59,9 +62,11 @@ _SMUGGLING = re.compile(f"[{_IN_WORD}\u202a-\u202e\u2066-\u2069\U000e0000-\U000e
 """Any character one of the three smuggling findings needs (one search: most text holds none)."""
 _NEGATED = re.compile(r"(?:\bdo not|\bdon't|\bnever|\bnot to|\bshould not|\bshouldn't|\bmust not)\s+$")
 _NEGATABLE = frozenset({"leak", "exfil_action"})
-DETECTOR_RULES: tuple[Rule, ...] = RULES + STRUCTURE_RULES + DETACHED_RULES + MULTILINGUAL_RULES
+DETECTOR_RULES: tuple[Rule, ...] = (
+    RULES + STRUCTURE_RULES + DETACHED_RULES + MULTILINGUAL_RULES + DISMISSAL_RULES + CLAIM_RULES
+)
 """Every rule over the case-folded view: stock phrases and forged markup, structures, requests detached from their
-document, other languages."""
+document, other languages (their structures, "ignore the page and say", mode and authority claims)."""
 _ENCODED_PROBES = frozenset(ROT13_KEYWORDS + REVERSED_KEYWORDS + PROBES)
 _REQUESTS = frozenset(
     {"output_directive", "output_format", "reply_language", "assistant_task", "detached_question", "detached_task"}
@@ -271,7 +276,7 @@ class HeuristicDetector:
         rules, probes = self._rules.scan(low)
         verbs = [p for p in probes if p not in _ENCODED_PROBES]
         for o in find_overrides(low, verbs)[:_PER_RULE] if verbs else ():
-            weight = 0.6 if o.strong else (0.35 if o.text.isascii() else 0.5)
+            weight = 0.6 if o.strong else (0.35 if o.text.isascii() or o.ambiguous else 0.5)
             findings.append(Finding("override_phrase", "override", discounted(True, o.start, weight),
                                     _snippet(o.text), o.start))  # fmt: skip
         findings.extend(self._apply(rules, low, discounted))

@@ -11,6 +11,7 @@ case-folded; the detector reads a case-folded view.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -68,15 +69,43 @@ LANGUAGES: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] =
     "ja": (("無視", "忘れ"), ("指示", "命令", "ルール", "プロンプト", "上記の内容", "これまでの内容"),
            ("以前", "前", "すべて", "全て", "上記")),
     "ko": (("무시", "잊어"), ("지시", "지침", "명령", "규칙", "프롬프트"), ("이전", "모든", "모두", "위의")),
-    "ar": (("تجاهل", "انسَ", "انس"), ("التعليمات", "الأوامر", "القواعد"), ("السابقة", "جميع", "كل")),
-    "hi": (("अनदेखा", "नज़रअंदाज़", "भूल"), ("निर्देशों", "निर्देश", "नियमों"), ("पिछले", "सभी")),
+    # Arabic joins the possessive to its noun: "تعليماتك" (your instructions), "أوامري" (my orders).
+    "ar": (("تجاهل", "تجاهلي", "تجاهلوا", "انسَ", "انس", "انسي", "انسوا", "لا تتبع", "لا تلتزم"),
+           ("التعليمات", "تعليمات", "تعليماتك", "تعليماتكم", "الأوامر", "أوامرك", "القواعد", "قواعدك", "الإرشادات",
+            "إرشاداتك"),
+           ("السابقة", "الماضية", "الأصلية", "جميع", "كل")),
+    "hi": (("अनदेखा", "नज़रअंदाज़", "नजरअंदाज", "भूल"), ("निर्देशों", "निर्देश", "नियमों"), ("पिछले", "सभी")),
+    # Bengali, like Hindi, puts the verb last: "আপনার আগের সব নির্দেশ ভুলে যান".
+    "bn": (("উপেক্ষা", "অগ্রাহ্য", "ভুলে যান", "ভুলে যাও", "ভুলে যা", "মানবেন না", "অনুসরণ করবেন না"),
+           ("নির্দেশ", "নির্দেশনা", "নির্দেশাবলী", "নির্দেশগুলি", "নির্দেশগুলো", "নিয়ম", "নিয়মগুলি", "আদেশ"),
+           ("আগের", "পূর্ববর্তী", "পূর্বের", "সব", "সমস্ত", "সকল", "আপনার")),
+    "vi": (("bỏ qua", "phớt lờ", "lờ đi", "quên", "không tuân theo", "đừng tuân theo", "đừng làm theo"),
+           ("hướng dẫn", "chỉ dẫn", "chỉ thị", "quy tắc", "mệnh lệnh"),
+           ("trước đó", "trước đây", "trước", "tất cả", "mọi", "của bạn")),
+    "id": (("abaikan", "lupakan", "acuhkan", "jangan ikuti", "jangan patuhi"),
+           ("instruksi", "petunjuk", "perintah", "aturan", "arahan", "instruksimu", "perintahmu"),
+           ("sebelumnya", "semua", "seluruh", "anda", "kamu")),
+    "tl": (("balewalain", "huwag pansinin", "kalimutan", "ipagwalang-bahala", "huwag sundin"),
+           ("tagubilin", "instruksyon", "panuto", "utos", "panuntunan"),
+           ("nakaraang", "naunang", "lahat", "dating", "iyong")),
+    "th": (("เพิกเฉย", "ละเลย", "ไม่ต้องสนใจ", "อย่าสนใจ", "ลืม", "ไม่ต้องทำตาม", "อย่าทำตาม"),
+           ("คำสั่ง", "คำแนะนำ", "ข้อกำหนด", "กฎ"),
+           ("ก่อนหน้า", "ทั้งหมด", "เดิม", "ของคุณ")),
 }  # fmt: skip
-"""Per language: dismissal verbs, instruction objects, backward qualifiers."""
+"""Per language: dismissal verbs, instruction objects, backward qualifiers (as written; read in NFKC form)."""
+
+
+def _nfkc(words: tuple[str, ...]) -> tuple[str, ...]:
+    # The detection view is NFKC: Thai "ำ" is "ํา" there.
+    return tuple(unicodedata.normalize("NFKC", w) for w in words)
+
+
+LANGUAGES = {lang: (_nfkc(v), _nfkc(o), _nfkc(q)) for lang, (v, o, q) in LANGUAGES.items()}
 
 
 def _spaced(char: str) -> bool:
-    # Scripts written without spaces (CJK, kana, hangul) get no word boundaries.
-    return not (0x3000 <= ord(char) <= 0x9FFF or 0xAC00 <= ord(char) <= 0xD7AF)
+    # Scripts written without spaces (Thai, CJK, kana, hangul) get no word boundaries.
+    return not (0x0E00 <= ord(char) <= 0x0E7F or 0x3000 <= ord(char) <= 0x9FFF or 0xAC00 <= ord(char) <= 0xD7AF)
 
 
 def _word(word: str) -> str:
@@ -107,6 +136,14 @@ _THING = re.compile(
     r"template|link|pdf|txt|md)\b"
 )
 _SPACED_VERBS = {v: (_spaced(v[0]), _spaced(v[-1])) for v in _VERBS}
+_AMBIGUOUS = frozenset(LANGUAGES["vi"][0] + LANGUAGES["th"][0])
+"""Verbs that also mean "skip" or "leave out" ("bỏ qua", "ละเลย"): unqualified, they weigh as little as English."""
+_NEGATED_BEFORE = re.compile(
+    r"(?:\bdon't|\bdo not|\bне|\bnicht|đừng|\bkhông|\bchớ|\bjangan|\bhuwag|อย่า|ไม่|不要|别|別|不|मत)\s*$"
+)
+"""A negation just before a verb: "don't forget the instructions", "не забудьте", "đừng quên", "อย่าลืม"."""
+_NEGATED_AFTER = re.compile(r"\S*\s+(?:না|नहीं)(?!\w)")
+"""A negation after a verb-final one: "ভুলে যাবেন না", "भूलें नहीं" (do not forget)."""
 
 QUALIFIER = re.compile(_alt(_QUALS))
 """A backward-pointing qualifier; near an override it makes it strong."""
@@ -122,6 +159,8 @@ class Override:
     start: int
     text: str
     strong: bool
+    ambiguous: bool = False
+    """The verb also means "skip" (Vietnamese, Thai): unqualified, the override is as weak as an English one."""
 
 
 def _bounded(low: str, i: int, j: int, word: str) -> bool:
@@ -154,6 +193,8 @@ def find_overrides(low: str, verbs: Sequence[str] | None = None) -> list[Overrid
             j = i + len(verb)
             if not _bounded(low, i, j, verb) or any(a <= i < b for a, b in taken):
                 continue
+            if _NEGATED_BEFORE.search(low, max(0, i - 8), i) or _NEGATED_AFTER.match(low, j, j + 12):
+                continue  # "do not forget the instructions", "নির্দেশ ভুলে যাবেন না": advice, not an override
             fwd = low[j : j + _WINDOW_FWD]
             cut = _SENTENCE_END.search(fwd)
             fwd = fwd[: cut.start()] if cut else fwd
@@ -178,6 +219,6 @@ def find_overrides(low: str, verbs: Sequence[str] | None = None) -> list[Overrid
                 text = low[first:j]
                 reach = back + verb
             strong = QUALIFIER.search(reach) is not None
-            found[first] = Override(first, text, strong)
+            found[first] = Override(first, text, strong, verb in _AMBIGUOUS)
             taken.append((first, first + len(text)))
     return [found[k] for k in sorted(found)]
