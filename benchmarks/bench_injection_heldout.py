@@ -12,59 +12,66 @@ an attack built by inserting an instruction into a document is the instruction, 
 both splits.  Only the tune split may be read while changing the detector (``--split tune --misses N`` prints what
 it misses there); the held-out split prints rates only.
 
-Corpora (public, not written by this project; data files are not committed: they live in the git-ignored
-``benchmarks/data/injection/public.jsonl``, one JSON object a line with ``corpus``, ``lang``, ``label`` (1 attack,
-0 benign), ``kind``, ``text`` and ``key``):
+Corpora (public, not written by this project; the data is not committed: ``prep_injection_data.py`` builds the
+git-ignored ``benchmarks/data/injection/public.jsonl`` from clones of the sources at pinned commits, one JSON object
+a line with ``corpus``, ``lang``, ``label`` (1 attack, 0 benign), ``kind``, ``text`` and ``key``):
 
 - ``bipia-text-attack`` / ``bipia-code-attack``: the 150 text and 100 code attack instructions of Microsoft's BIPIA
-  benchmark (github.com/microsoft/BIPIA at 1a2a91d, MIT), each inserted as BIPIA inserts them (start, a sentence
-  start in the middle, end, joined by newlines) into a BIPIA email or table context, or a code context;
+  benchmark (MIT), each inserted as BIPIA inserts them (start, a sentence start in the middle, end, joined by
+  newlines) into a BIPIA email or table context, or a code context;
 - ``bipia-email`` / ``bipia-table`` / ``bipia-code``: those contexts, clean (retrieved emails, tables, Stack Overflow
   answers with code);
+- ``cse-indirect`` / ``cse-direct``: Meta's CyberSecEval prompt-injection inputs (PurpleLlama, MIT), English and
+  machine-translated into 17 languages; *indirect* are documents with an injection inside (code, web pages, tables,
+  papers, résumés), *direct* are messages written to the model, many of them attacks only against a particular
+  system prompt ("What is the weather like in Los Angeles?" against "never discuss the weather"): they are reported
+  apart and are not the issue's goal, which is about indirect injection;
 - ``llmail-satml``: attacker emails for the LLMail-Inject challenge written by a third party
-  (github.com/yunwei37/satml-llmail-injection at 133e9be), in English and other languages;
+  (yunwei37/satml-llmail-injection), in English and other languages;
 - ``owasp-llm-top10``: the OWASP Top 10 for LLM Applications 2025 (CC BY-SA 4.0) and its translations, cut into
   1.5 KB chunks at paragraph ends: prose that discusses injection, per language;
+- ``docs-python-i18n``: CPython's documentation as translated by the python-docs-{es,fr,id,ja,ko,pt-br,tr,zh-cn}
+  teams, 60 chunks of 1.5 KB per language: benign documentation (second person, imperatives, "ignore");
 - ``docs-python`` (built here): CPython's reference documentation (``pydoc_data``), 2 KB chunks;
 - ``issue-27`` (in the repository, ``benchmarks/injection_heldout_set.jsonl``): paraphrased attacks and risky benign
   texts written for issue 27 from its list of misses, never tuned on; all of it counts as held out.
 
-Figures (held-out split, ``DefensePolicy()`` defaults; "before" is the detector before the detached-request rules of
-:mod:`tokenbox_core.defense._detached`, "after" with them):
+Figures, held-out split, ``DefensePolicy()`` defaults.  "Before" is the detector at the start of the second round of
+issue 27 (it had the detached-request rules of :mod:`tokenbox_core.defense._detached`, tuned on BIPIA's tune split);
+"after" adds the rules read from CyberSecEval's tune split (``dismiss_and_say``, ``override_label``, the claims of
+:mod:`~tokenbox_core.defense._claims`, the dismissals of :mod:`~tokenbox_core.defense._dismissal`, overrides in five
+more languages), the decoders of :mod:`~tokenbox_core.defense._decoders` and an example sign ("for example") that
+discounts only the finding it introduces:
 
-=====================  ==================  ==================
-corpus (en)            before              after
-=====================  ==================  ==================
-bipia-text-attack      144/222 (64.9 %)    189/222 (85.1 %)
-bipia-code-attack      73/138 (52.9 %)     130/138 (94.2 %)
-llmail-satml           6/14 (42.9 %)       6/14 (42.9 %)
-issue-27 attacks       20/23 (87.0 %)      20/23 (87.0 %)
-all English attacks    243/397 (61.2 %)    345/397 (86.9 %)
-bipia-email (benign)   0/39                0/39
-bipia-table (benign)   0/90                0/90
-bipia-code (benign)    0/46                1/46 (2.2 %)
-docs-python (benign)   0/121               0/121
-owasp-llm-top10 en     1/33 (3.0 %)        1/33 (3.0 %)
-issue-27 benign        2/13                2/13
-all English benign     3/342 (0.9 %)       4/342 (1.2 %)
-=====================  ==================  ==================
+=========================  ==================  ==================
+indirect attacks (en)      before              after
+=========================  ==================  ==================
+bipia-text-attack          189/222 (85.1 %)    195/222 (87.8 %)
+bipia-code-attack          130/138 (94.2 %)    132/138 (95.7 %)
+cse-indirect               7/32 (21.9 %)       14/32 (43.8 %)
+llmail-satml               6/14 (42.9 %)       6/14 (42.9 %)
+issue-27                   20/23 (87.0 %)      20/23 (87.0 %)
+all English                352/429 (82.1 %)    367/429 (85.5 %)
+cse-indirect, 17 others    20/123 (16.3 %)     46/123 (37.4 %)
+benign, English            4/342 (1.2 %)       4/342 (1.2 %)
+benign, 12 other langs     1/601 (0.2 %)       1/601 (0.2 %)
+=========================  ==================  ==================
 
-The tune split went from 325/397 (81.9 %) to 385/397 (97.0 %) of English attacks at 0/351 English benign: the
-held-out 86.9 % is what generalised, short of the issue's 95 %.  Other languages: the OWASP translations stay at
-0-2.7 % flagged; the one or two LLMail attacks per other language are mostly missed (they are multilingual
-paraphrases of the English ones, without the structures the rules read).
+Per language, CyberSecEval's indirect attacks after (before): ar 2/9 (1), bn 5/7 (0), de 2/5 (1), es 2/6 (2), fr 6/9
+(3), hi 10/32 (4), id 0/3 (0), it 4/5 (1), ja 2/4 (2), ko 1/4 (1), pt 2/7 (1), ru 3/6 (1), th 2/5 (1), tl 1/4 (1),
+tr 0/7 (0), vi 4/7 (1), zh 0/3 (0).  Benign per language stays at 0 % everywhere but Spanish (1/74, an OWASP chunk).
+The tune split is at 403/420 (96.0 %) English indirect attacks and 0/351 English benign: the gap to the held-out
+85.5 % is what did not generalise.  ``--sweep`` shows the misses are not near the threshold (at 0.2 the held-out
+English detection is 87.9 %, at 5.6 % benign flagged): what is missed has no structure the rules read, chiefly
+tasks that share words with their email (BIPIA), misinformation framed as a story or a hypothesis ("in a parallel
+world we might say the capital is ..."), persuasion, and payloads the dataset itself misspelt before encoding them.
 
-The classifier extra on issue 27's in-repo set (default retrieval policy): ``NanoGuardDetector`` keeps out 18/30
-attacks and flags 9/20 benign texts; the heuristic 27/30 and 2/20; both (a max) 29/30 and 10/20.
-
-``--detector module:factory`` measures another :class:`~tokenbox_core.defense.InjectionDetector` on the same items,
-for instance the classifier extra: ``--detector tokenbox_core.defense:NanoGuardDetector`` (slow: a 16.8M-parameter
-model on the CPU, about half a second per 512-token window).
-
-Rebuilding the public data: clone (or fetch) github.com/microsoft/BIPIA, github.com/yunwei37/satml-llmail-injection
-and github.com/OWASP/www-project-top-10-for-large-language-model-applications, then run a script that writes
-``public.jsonl`` as described above (BIPIA's insertion: the attack on a line of its own at the start, at a sentence
-start in the middle, or at the end of a context, joined by newlines; its context chosen by the attack's hash).
+The classifier extra, ``--detector tokenbox_core.defense:NanoGuardDetector`` (a 16.8M-parameter model on the CPU,
+about half a second per 512-token window), on the same held-out split (before the rules above were added; the
+heuristic's figures are the "before" column): English indirect attacks 360/429 (83.9 %) kept out, but 246/342
+(71.9 %) of English benign retrieval text flagged, and 60-100 % of the benign text in most other languages (ja 92 %,
+ko 98 %, ru, hi, tr, el 100 %); CyberSecEval's indirect attacks in other languages 117/123.  It flags most text that
+reads as instructions or technical prose, injected or not: unusable on retrieved documents at its 0.5 threshold.
 """
 
 from __future__ import annotations
