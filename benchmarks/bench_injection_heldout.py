@@ -32,6 +32,8 @@ a line with ``corpus``, ``lang``, ``label`` (1 attack, 0 benign), ``kind``, ``te
   1.5 KB chunks at paragraph ends: prose that discusses injection, per language;
 - ``docs-python-i18n``: CPython's documentation as translated by the python-docs-{es,fr,id,ja,ko,pt-br,tr,zh-cn}
   teams, 60 chunks of 1.5 KB per language: benign documentation (second person, imperatives, "ignore");
+- ``docs-react-i18n``: React's "Learn" pages as translated into Arabic, Bengali, Italian and Vietnamese (CC BY 4.0),
+  60 chunks of prose per language: a tutorial that speaks to its reader;
 - ``docs-python`` (built here): CPython's reference documentation (``pydoc_data``), 2 KB chunks;
 - ``issue-27`` (in the repository, ``benchmarks/injection_heldout_set.jsonl``): paraphrased attacks and risky benign
   texts written for issue 27 from its list of misses, never tuned on; all of it counts as held out.
@@ -54,7 +56,7 @@ issue-27                   20/23 (87.0 %)      20/23 (87.0 %)
 all English                352/429 (82.1 %)    367/429 (85.5 %)
 cse-indirect, 17 others    20/123 (16.3 %)     46/123 (37.4 %)
 benign, English            4/342 (1.2 %)       4/342 (1.2 %)
-benign, 12 other langs     1/601 (0.2 %)       1/601 (0.2 %)
+benign, 16 other langs     1/716 (0.1 %)       1/716 (0.1 %)
 =========================  ==================  ==================
 
 Per language, CyberSecEval's indirect attacks after (before): ar 2/9 (1), bn 5/7 (0), de 2/5 (1), es 2/6 (2), fr 6/9

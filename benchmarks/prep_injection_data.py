@@ -20,6 +20,9 @@ Sources (attacks are label 1, benign text label 0):
 - ``python+python-docs-<lang>`` (PSF / CC0 translations of CPython's documentation): the tutorial and the library
   reference translated, 1.5 KB chunks of translated paragraphs: benign documentation per language (second person,
   imperatives, "ignore" and "instructions" in their ordinary senses).
+- ``reactjs+<lang>.react.dev`` (CC BY 4.0): React's "Learn" pages translated into Arabic, Bengali, Italian and
+  Vietnamese (languages the Python translations lack), prose without its code blocks, chunks that are mostly in the
+  language (untranslated pages are skipped): a tutorial speaking to its reader in the second person.
 """
 
 from __future__ import annotations
@@ -48,6 +51,10 @@ PINS = {
     "python+python-docs-pt-br": "a30c8afdb1c680f97abe22485d4e599c6bf68480",
     "python+python-docs-ko": "d0c58403de225366b23d0cafd8b86508186c8c8a",
     "python+python-docs-id": "425c128cb515ab3eb7567c5cb1060e316a49ce5d",
+    "reactjs+ar.react.dev": "5a263fdf83412db827ed8ef8d816613aba49df85",
+    "reactjs+bn.react.dev": "083991875f6dcf7114358e7f791bbb7a2be8da57",
+    "reactjs+it.react.dev": "8bd188a0e13e4d834874770af0616037365347dc",
+    "reactjs+vi.react.dev": "b149357cfb8ae87f02ef108132114e5641d5c16f",
 }
 CHUNK = 1_500
 DOC_CHUNKS = 60
@@ -207,7 +214,31 @@ def build(src: Sources) -> list[dict[str, Any]]:
         chunks = [c for p in paths for c in _chunks(_po_paragraphs(src.show(name, p)))]
         for chunk in sorted(chunks, key=_h)[:DOC_CHUNKS]:
             add("docs-python-i18n", lang, 0, "documentation", chunk, chunk)
+    for name in sorted(n for n in PINS if n.startswith("reactjs+")):
+        lang = name.removeprefix("reactjs+")[:2]
+        pages = [p for p in src.ls(name, "src/content/learn") if p.endswith(".md")]
+        prose = [re.sub(r"```.*?```", "", src.show(name, p), flags=re.DOTALL) for p in pages]
+        paragraphs = [q.strip() for page in prose for q in re.split(r"\n\s*\n", page) if len(q.strip()) >= 40]
+        chunks = [c for c in _chunks(paragraphs) if _in_language(c, lang)]
+        for chunk in sorted(chunks, key=_h)[:DOC_CHUNKS]:
+            add("docs-react-i18n", lang, 0, "documentation", chunk, chunk)
     return rows
+
+
+_SCRIPTS = {"ar": ("\u0600", "\u06ff"), "bn": ("\u0980", "\u09ff")}
+_MARKERS = {"it": re.compile(r"\b(?:il|che|di|per|una|sono|della|questo)\b"),
+            "vi": re.compile(r"[ăâđêôơưạảấầẩẫậắằẳẵặẹẻẽếềểễệịọỏốồổỗộớờởỡợụủứừửữựỳỵỷỹ]")}  # fmt: skip
+_ENGLISH = re.compile(r"\b(?:the|and|that|this|with|you)\b")
+
+
+def _in_language(chunk: str, lang: str) -> bool:
+    """True when ``chunk`` is mostly written in ``lang`` (translated repositories keep some pages in English)."""
+    if lang in _SCRIPTS:
+        low, high = _SCRIPTS[lang]
+        letters = [c for c in chunk if c.isalpha()]
+        return sum(low <= c <= high for c in letters) >= 0.5 * max(1, len(letters))
+    words = len(chunk.split())
+    return len(_ENGLISH.findall(chunk.lower())) < 0.02 * words < len(_MARKERS[lang].findall(chunk.lower()))
 
 
 def main() -> None:
