@@ -21,8 +21,15 @@ on issue 27's held-out set (``benchmarks/injection_heldout_set.jsonl``, default
 retrieval policy) it keeps out 18 of 30 attacks and flags 9 of 20 risky-looking
 benign texts, where the heuristic keeps out 27 and flags 2; the max of both
 (:class:`~tokenbox_core.defense.CompositeDetector`) keeps out 29 and flags 10.
-``benchmarks/bench_injection_heldout.py --detector`` measures it on the public
-corpora too.
+On the public corpora of ``benchmarks/bench_injection_heldout.py --detector``
+(held-out split) it keeps out 84 % of English indirect injections but flags 72 %
+of benign English retrieval text and most benign text in other languages:
+documentation reads to it like instructions.  Use it on short prompts, not as a
+filter of retrieved documents.  It is the extra because it is the best of what
+installs from the package index with its weights and loads offline: of 77
+packages checked for issue 27, two others do (TF-IDF models, worse), and every
+stronger model on PyPI (Prompt Guard, DeBERTa and ModernBERT classifiers) is
+fetched from the Hugging Face hub at first use.
 """
 
 from __future__ import annotations
