@@ -26,7 +26,15 @@ from tokenbox_core import ContextCriticalOverflow, Section, TokenBox
 from tokenbox_core.chat import ChatCounter
 from tokenbox_llamaindex._messages import neutral
 
-__all__ = ["block_contents", "fit_blocks", "format_blocks", "insert_blocks", "place_blocks", "rendered_size"]
+__all__ = [
+    "block_contents",
+    "fit_blocks",
+    "format_blocks",
+    "insert_blocks",
+    "place_blocks",
+    "rendered_size",
+    "restored_values",
+]
 
 
 async def block_contents(
@@ -208,3 +216,19 @@ def insert_blocks(
     target = out[at]
     out[at] = target.model_copy(update={"blocks": [*rendered, *target.blocks]})
     return out
+
+
+def restored_values(owner: str, data: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
+    """A memory's ``to_dict`` data with ``from_dict``'s overrides, its bookkeeping keys dropped.
+
+    Memory blocks are objects a dict does not hold (``to_dict`` lists their names): a memory that had some raises
+    ``ValueError`` until they are passed again.
+    """
+    values = {**data, **overrides}
+    values.pop("class_name", None)
+    names = values.pop("memory_block_names", None) or []
+    if names and "memory_blocks" not in overrides:
+        raise ValueError(
+            f"the memory had memory blocks {names}; pass them again: {owner}.from_dict(data, memory_blocks=[...])"
+        )
+    return values

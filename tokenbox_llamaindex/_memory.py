@@ -81,6 +81,7 @@ from tokenbox_core._arguments import StrictArguments, check_arguments
 from tokenbox_core.chat import ChatCounter, ConversationOverflow, fit_conversation
 from tokenbox_core.layout import RemovedItem
 from tokenbox_core.tokens import content_text
+from tokenbox_llamaindex._blocks import restored_values
 from tokenbox_llamaindex._counting import counter_name, resolve_counter
 from tokenbox_llamaindex._events import emit_layout
 from tokenbox_llamaindex._messages import DEFAULT_MEDIA_TOKENS, neutral
@@ -281,14 +282,7 @@ class TokenBoxMemory(StrictArguments, BaseChatStoreMemory):
         (``counter=``, ``memory_blocks=``)."""
         from llama_index.core.storage.chat_store.loading import load_chat_store
 
-        values = {**data, **kwargs}
-        values.pop("class_name", None)
-        names = values.pop("memory_block_names", None) or []
-        if names and "memory_blocks" not in kwargs:
-            raise ValueError(
-                f"the memory had memory blocks {names}; pass them again: TokenBoxMemory.from_dict(data, "
-                f"memory_blocks=[...])"
-            )
+        values = restored_values("TokenBoxMemory", data, kwargs)
         if "chat_history" in values:  # ChatMemoryBuffer's old format
             values["chat_store"] = SimpleChatStore(store={DEFAULT_CHAT_STORE_KEY: values.pop("chat_history")})
         elif isinstance(values.get("chat_store"), dict):

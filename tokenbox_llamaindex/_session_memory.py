@@ -21,7 +21,7 @@ from tokenbox_core._arguments import StrictArguments
 from tokenbox_core.chat import ChatCounter
 from tokenbox_core.errors import BudgetError
 from tokenbox_core.session import SessionStore
-from tokenbox_llamaindex._blocks import block_contents, format_blocks, insert_blocks, place_blocks
+from tokenbox_llamaindex._blocks import block_contents, format_blocks, insert_blocks, place_blocks, restored_values
 from tokenbox_llamaindex._counting import resolve_counter
 from tokenbox_llamaindex._memory import unique_block_names
 from tokenbox_llamaindex._messages import archived, restore
@@ -426,13 +426,7 @@ class TokenBoxSessionMemory(StrictArguments, BaseMemory):
     @classmethod
     def from_dict(cls, data: dict[str, Any], **kwargs: Any) -> TokenBoxSessionMemory:
         """Rebuild from :meth:`to_dict`; ``kwargs`` override (``memory_blocks=``, ``counter=``, ``chat_store=``)."""
-        values = {**data, **kwargs}
-        values.pop("class_name", None)
-        names = values.pop("memory_block_names", None) or []
-        if names and "memory_blocks" not in kwargs:
-            raise ValueError(
-                f"the memory had memory blocks {names}; pass them again: from_dict(data, memory_blocks=[...])"
-            )
+        values = restored_values("TokenBoxSessionMemory", data, kwargs)
         messages, flushed = values.pop("messages", None), values.pop("flushed", 0)
         memory = cls(**values)
         if messages:
