@@ -35,7 +35,7 @@ not as the user's words.  The archive is never rewritten.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -53,7 +53,7 @@ from tokenbox_core.session._recall import Hit
 from tokenbox_core.session._recalled import Recalled, block_message, pointer_line, recall
 from tokenbox_core.session._sqlite import SQLiteSessionStore
 from tokenbox_core.session._store import MemorySessionStore, SessionStore
-from tokenbox_core.session._view import Rows, View
+from tokenbox_core.session._view import Rows, View, fitted_preview, plain_text
 from tokenbox_core.session._window import STEP_GRAIN, WindowPlan, plan_window
 
 __all__ = ["ContextSession"]
@@ -265,16 +265,21 @@ class ContextSession:
         low_water = self.cache_window.low_water if self.cache_window is not None else _LOW_WATER
         step = max(STEP_GRAIN, int(max_tokens * (1 - low_water)) // STEP_GRAIN * STEP_GRAIN)
 
+        newest = view.newest_step()  # outranks recall, the pointer and older history
+
         def window(space: int) -> WindowPlan:
-            return plan_window(
+            sizes, shown = _fit_step(view, newest, space) if newest else (view.sizes, {})
+            plan = plan_window(
                 view.units,
-                sizes=view.sizes,
+                sizes=sizes,
                 masked_sizes=view.masked_sizes,
                 groups=view.groups,
                 room=space,
                 keep_last=keep_last,
                 step=step,
+                pinned=bool(newest),
             )
+            return replace(plan, shown={p: m for p, m in shown.items() if p in plan.kept}) if shown else plan
 
         plan = window(room)
         if not plan.omitted and not (plan.masked and self.recall_config is not None):
@@ -284,7 +289,8 @@ class ContextSession:
         recall_room = share if cfg is not None and share >= cfg.min_share * max_tokens else 0
         first_pointer = pointer_line(*view.omitted_ids(plan.omitted)) if plan.omitted else None
         reserve = view.size_of(block_message(first_pointer, None))
-        recall_room = max(0, min(recall_room, room - reserve))
+        step_tokens = sum(_fit_step(view, newest, room - reserve)[0][p] for p in newest)
+        recall_room = max(0, min(recall_room, room - reserve - step_tokens))
         for _ in range(_PASSES):
             plan = window(room - recall_room - reserve)
             pointer = pointer_line(*view.omitted_ids(plan.omitted)) if plan.omitted else None
@@ -308,15 +314,58 @@ class ContextSession:
             block = block_message(pointer, recalled)
             cost = view.size_of(block)
             if plan.tokens + cost <= room:
+                chosen: list[Summary] = []
                 if cfg is not None and cfg.summaries and recalled is not None:
                     # what recall left of its share (a function of the cut), not the window's slack (it shrinks)
                     share_left = recall_room + view.size_of(block_message(pointer, None))
                     chosen = self._summarised(view, plan, recalled, min(share_left, room - plan.tokens), pointer)
-                    summaries = tuple(s.summary_id for s in chosen)
-                    return plan, block_message(pointer, recalled, chosen), replace(recalled, summaries=summaries)
-                return plan, block, recalled
+                    recalled = replace(recalled, summaries=tuple(s.summary_id for s in chosen))
+                return self._given_back(view, window, plan, recalled, chosen, room)
             reserve += plan.tokens + cost - room  # the pointer grew with what it names: plan with less
         return window(room), None, None  # not even the pointer fits the room: the window alone
+
+    @staticmethod
+    def _given_back(
+        view: View,
+        window: Callable[[int], WindowPlan],
+        plan: WindowPlan,
+        recalled: Recalled | None,
+        summaries: Sequence[Summary],
+        room: int,
+    ) -> tuple[WindowPlan, dict[str, Any] | None, Recalled | None]:
+        """The plan with the block; when recall found nothing to show and the window is down to the newest agent
+        step, the room recall was given goes back to the history: the window planned again in what the pointer
+        leaves (the narrower plan when that does not fit).
+
+        Only then: otherwise recalled messages and summaries fill recall's share of the budget, a function of the
+        cut, so the block — before the agent's steps, in the task's message — stays byte-identical while the cut
+        stays (a window that grew into that room would hold its cut past the block's next change, and every
+        cached prefix would break twice per move instead of once: ``test_a_cache_aware_agent_loop_...``)."""
+        pointer = pointer_line(*view.omitted_ids(plan.omitted)) if plan.omitted else None
+        block = block_message(pointer, recalled, summaries)
+        newest = set(view.newest_step())
+        if summaries or (recalled is not None and recalled.lines) or not set(plan.kept) <= newest:
+            return plan, block, recalled
+        wider = window(room - view.size_of(block))
+        if len(wider.kept) <= len(plan.kept):
+            return plan, block, recalled
+        shown = {view.ids[p] for p in wider.kept}
+        kept_summaries = [s for s in summaries if not shown & set(s.source_turn_ids)]
+        narrowed = recalled
+        if recalled is not None:
+            kept = [
+                (p, line)
+                for p, line in zip(recalled.positions, recalled.lines, strict=True)
+                if view.ids[p] not in shown
+            ]
+            narrowed = Recalled(
+                tuple(p for p, _ in kept), tuple(line for _, line in kept), tuple(s.summary_id for s in kept_summaries)
+            )
+        wider_pointer = pointer_line(*view.omitted_ids(wider.omitted)) if wider.omitted else None
+        wider_block = block_message(wider_pointer, narrowed, kept_summaries)
+        if wider.tokens + view.size_of(wider_block) > room:
+            return plan, block, recalled
+        return wider, wider_block, narrowed
 
     def _summarised(
         self, view: View, plan: WindowPlan, recalled: Recalled, room: int, pointer: str | None
@@ -345,3 +394,27 @@ class ContextSession:
             if view.size_of(trial) <= room:
                 chosen.append(summary)
         return chosen
+
+
+def _fit_step(view: View, step: Sequence[int], room: int) -> tuple[Sequence[int], dict[int, Mapping[str, Any]]]:
+    """The sizes of the view with the newest agent step fitted to ``room``: verbatim when it fits, else each text
+    result over an equal share of what the call leaves shown as its head and tail (:func:`fitted_preview`), and
+    those previews by position.  A step that cannot be made to fit is left as it is (the compile reports it)."""
+    if sum(view.sizes[p] for p in step) <= room:
+        return view.sizes, {}
+    results = [p for p in step if view.messages[p].get("role") == "tool" and plain_text(view.messages[p]) is not None]
+    left = room - sum(view.sizes[p] for p in step if p not in results)
+    if not results or left <= 0:
+        return view.sizes, {}
+    sizes = list(view.sizes)
+    shown: dict[int, Mapping[str, Any]] = {}
+    small = [p for p in results if view.sizes[p] <= left // len(results)]
+    share = (left - sum(view.sizes[p] for p in small)) // max(1, len(results) - len(small))
+    for p in results:
+        if p in small:
+            continue
+        message = {**view.messages[p], "id": view.ids[p]}
+        shown[p], sizes[p] = fitted_preview(
+            message, view.archive.size(view.ids[p], "verbatim", message), view.archive.counter, share
+        )
+    return sizes, shown

@@ -33,6 +33,7 @@ from tokenbox_core.tokens._messages import message_token_count
 __all__ = [
     "Rows",
     "View",
+    "fitted_preview",
     "masked_message",
     "offload_preview",
     "plain_text",
@@ -102,6 +103,34 @@ def offload_preview(
         f'rehydrate("{doc_id}", offset={len(head)}, limit=4000) reads on …]\n'
     )
     return _with_content(message, head + note + tail)
+
+
+def fitted_preview(
+    message: Mapping[str, Any], tokens: int, counter: TokenCounter, limit: int
+) -> tuple[dict[str, Any], int]:
+    """``message`` (a tool result of ``tokens`` tokens) as its head and tail in at most ``limit`` tokens where
+    that is possible, with its archived id and how to read the rest (:func:`offload_preview`), and its size.
+
+    The newest agent step's results are shown this way when the step does not fit the window whole: the
+    model sees what the tool returned and where the rest is, and does not call the tool again.  Below the
+    note's own size only the note is shown (the result is never left out: an over-full request is the
+    compile's to report)."""
+    _, note = _preview(message, tokens, counter, 0)
+    text_room = max(0, limit - note)
+    preview, size = _preview(message, tokens, counter, text_room)
+    for _ in range(3):  # the ends' tokens count a little otherwise inside the message: shrink by the excess
+        if size <= limit or text_room == 0:
+            break
+        text_room = max(0, text_room - (size - limit))
+        preview, size = _preview(message, tokens, counter, text_room)
+    return preview, size
+
+
+def _preview(message: Mapping[str, Any], tokens: int, counter: TokenCounter, room: int) -> tuple[dict[str, Any], int]:
+    head = room * 3 // 5
+    ends = OffloadConfig(threshold_tokens=room + 1, head=head, tail=room - head)
+    preview = offload_preview(message, tokens, counter, ends)
+    return preview, message_token_count(preview, counter)
 
 
 class Rows:
@@ -211,6 +240,7 @@ class View:
         self.lead = next((p for p, m in enumerate(self.messages) if m.get("role") not in SYSTEM_ROLES), n)
         last_user = next((p for p in range(n - 1, self.lead - 1, -1) if self.messages[p].get("role") == "user"), None)
         self.anchor: int | None = None if has_user else last_user
+        self.has_user = has_user
         self._call = groups.group_of
         # a valid archive is shown as archived: its rows are the session's, derived once per message
         table = rows if valid and rows is not None else Rows(masking, offload)
@@ -245,6 +275,23 @@ class View:
             if head == p:
                 maskable.append([q for q in members if q in self.masked_sizes])
         return units, maskable
+
+    def newest_step(self) -> tuple[int, ...]:
+        """The positions of the newest agent step — the last unit when it is an assistant's tool call with its
+        results after the current user message, the end of the conversation (what the model reads next) —
+        else ``()``."""
+        if not self.units:
+            return ()
+        last = self.units[-1]
+        head = self.messages[last.members[0]]
+        answered = len(last.members) > 1 and bool(head.get("tool_calls"))
+        if (
+            not answered
+            or last.members[-1] != len(self.messages) - 1
+            or not (last.after_anchor or (self.anchor is None and not self.has_user))
+        ):
+            return ()
+        return last.members
 
     def call_of(self, position: int) -> int | None:
         """The position of the call a tool result answers (``None`` for any other message)."""
@@ -285,7 +332,7 @@ class View:
         message (the history then ends on an assistant or tool message, so roles still alternate).
         """
         masked = set(plan.masked)
-        shown = [dict(self.masked_views[p] if p in masked else self.shown[p]) for p in plan.kept]
+        shown = [dict(plan.shown.get(p) or (self.masked_views[p] if p in masked else self.shown[p])) for p in plan.kept]
         before = [m for p, m in zip(plan.kept, shown, strict=True) if self.anchor is None or p < self.anchor]
         after = shown[len(before) :]
         lead = [dict(m) for m in self.messages[: self.lead]]
@@ -321,7 +368,8 @@ class View:
         shown = {m.get("id") for m in compiled.messages}
         kept = {p for p in plan.kept if self.ids[p] in shown}
         masked = tuple(self.ids[p] for p in plan.masked if p in kept)
-        offloaded = tuple(self.ids[p] for p in sorted(self.offloaded & kept) if p not in set(plan.masked))
+        previewed = (self.offloaded | plan.shown.keys()) & kept
+        offloaded = tuple(self.ids[p] for p in sorted(previewed) if p not in set(plan.masked))
         recalled_ids = tuple(self.ids[p] for p in recalled.positions) if recalled is not None else ()
         omitted = tuple(self.ids[p] for p in sorted({*plan.omitted, *(set(plan.kept) - kept)}))
         summarized = recalled.summaries if recalled is not None else ()

@@ -13,6 +13,12 @@ split.  :func:`plan_window` fills ``room`` tokens:
    emptied for that); the room a cut frees beyond what it needed unmasks the
    newest masked results again.
 
+With ``pinned`` the last unit (the newest agent step: the assistant's tool call
+and all its results, which the model is about to read) is kept before anything
+else is planned: the rest is planned in the room it leaves; a step too large
+for the room is shown as previews (``WindowPlan.shown``, made by the session),
+never left out.
+
 With ``step`` (a session's window) it is prefix-stable instead: the cut
 moves in blocks of ``step`` tokens, at the first unit boundary past each multiple
 of ``step`` verbatim tokens counted from the conversation's start (as
@@ -31,8 +37,9 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import accumulate
+from typing import Any
 
 from tokenbox_core.cache._eviction import plain_cut
 
@@ -54,12 +61,14 @@ class Unit:
 
 @dataclass(frozen=True)
 class WindowPlan:
-    """Entry positions: ``kept`` (in order), ``masked`` (kept, shown as a placeholder), ``omitted`` (left out)."""
+    """Entry positions: ``kept`` (in order), ``masked`` (kept, shown as a placeholder), ``omitted`` (left out);
+    ``shown``: kept positions shown as another message (the newest step's results previewed to fit)."""
 
     kept: tuple[int, ...]
     masked: tuple[int, ...]
     omitted: tuple[int, ...]
     tokens: int
+    shown: Mapping[int, Mapping[str, Any]] = field(default_factory=dict)
 
 
 def _size(unit: Unit, sizes: Sequence[int], masked_sizes: Mapping[int, int], masked: set[int]) -> int:
@@ -84,6 +93,7 @@ def plan_window(
     room: int,
     keep_last: int = 3,
     step: int | None = None,
+    pinned: bool = False,
 ) -> WindowPlan:
     """See the module docstring.
 
@@ -95,13 +105,22 @@ def plan_window(
         room: tokens the window may use.
         keep_last: the newest tool groups never masked.
         step: cache-aware block step in tokens (``None``: evict just enough).
+        pinned: the last unit is kept whatever the room (the newest agent step; its ``sizes`` as it will be shown).
     """
     room = max(0, room)
     everything = tuple(j for u in units for j in u.members)
     total = sum(sizes[j] for j in everything)
     if total <= room:
         return WindowPlan(everything, (), (), total)
-    eligible = {j for g in groups[: max(0, len(groups) - keep_last)] for j in g if j in masked_sizes}
+    if pinned and units:
+        tail = units[-1].members
+        rest = plan_window(
+            units[:-1], sizes=sizes, masked_sizes=masked_sizes, groups=groups, room=room - sum(sizes[j] for j in tail),
+            keep_last=keep_last, step=step,
+        )  # fmt: skip
+        return WindowPlan((*rest.kept, *tail), rest.masked, rest.omitted, rest.tokens + sum(sizes[j] for j in tail))
+    present = set(everything)
+    eligible = {j for g in groups[: max(0, len(groups) - keep_last)] for j in g if j in masked_sizes and j in present}
     if step is not None:
         return _blocks(units, sizes, masked_sizes, eligible, room, step)
     old = sorted(eligible)
