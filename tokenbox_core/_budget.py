@@ -105,6 +105,16 @@ class ContextBudget:
     def reserved_tokens(self) -> int:
         return sum(self.reserved_slots.values())
 
+    @property
+    def capacity(self) -> int:
+        """What the messages may use: ``max_tokens`` less the output reserve and the reserved slots (and the
+        safety margin) — the effective max with nothing pinned, the one capacity every path fits to.
+
+        >>> ContextBudget(8000, output_reserve=1000, reserved_slots={"tools": 500}).capacity
+        6500
+        """
+        return self.effective().max_tokens
+
     def effective(self, pinned_tokens: int = 0) -> EffectiveBudget:
         """Cupel's effective max and target (``docs/concepts.md#budgets``), floors and clamps included."""
         pinned_tokens = _int_field("pinned_tokens", pinned_tokens)

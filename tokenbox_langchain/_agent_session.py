@@ -30,8 +30,8 @@ from langchain_core.tools import BaseTool, StructuredTool
 
 from tokenbox_core import ContextBudget, ContextSession, TokenCounter
 from tokenbox_core.errors import SessionError
+from tokenbox_core.request import ModelRequest
 from tokenbox_core.session import MemorySessionStore, OffloadConfig, SessionStore, SQLiteSessionStore
-from tokenbox_core.session._view import offload_preview
 from tokenbox_langchain._fit import neutral
 from tokenbox_langchain._history import from_neutral
 
@@ -83,15 +83,16 @@ class Thread:
             for m, aid in zip(new, self.session.add(neutral(new)), strict=True):
                 self._remember(str(m.id), aid)
 
-    def compile(
-        self, messages: Sequence[BaseMessage], budget: ContextBudget
-    ) -> tuple[list[SystemMessage], list[BaseMessage], Any]:
-        """The compiled request: system messages the compile wrote, the messages, and the compiled context."""
-        compiled = self.session.compile(budget=budget)
+    def prepare(
+        self, messages: Sequence[BaseMessage], request: ModelRequest
+    ) -> tuple[list[SystemMessage], list[BaseMessage]]:
+        """The prepared request (:meth:`~tokenbox_core.ContextSession.prepare`) as LangChain messages: system
+        messages the compile wrote, then the messages (originals where the compile left them unchanged)."""
+        prepared = self.session.prepare(request)  # the messages were archived by archive() before
         originals = {m.id: m for m in messages if m.id}
         lead: list[SystemMessage] = []
         out: list[BaseMessage] = []
-        for d, source in zip(compiled.messages, compiled.message_sources, strict=True):
+        for d, source in zip(prepared.messages, prepared.sources, strict=True):
             aid = source or d.get("id")
             mid = self.message_id.get(str(aid)) if aid else None
             original = originals.get(mid) if mid else None
@@ -103,20 +104,20 @@ class Thread:
                 out.append(from_neutral([{**d, "id": mid}])[0])
             else:  # written by the compile: the pointer with the recalled messages
                 out.append(HumanMessage(d["content"]) if d.get("role") == "user" else from_neutral([d])[0])
-        return lead, out, compiled
+        return lead, out
 
-    def offload(self, state_messages: Sequence[BaseMessage], result: ToolMessage, config: OffloadConfig) -> ToolMessage:
-        """``result`` archived whole and shown as its preview when it exceeds the threshold; else unchanged."""
-        counter = self.session.compiler.counter
-        text = result.content if isinstance(result.content, str) else None
-        if text is None or counter.count(text) <= config.threshold_tokens:
-            return result
+    def offload(self, state_messages: Sequence[BaseMessage], result: ToolMessage) -> ToolMessage:
+        """``result`` archived as it is produced and, over the offload threshold, kept as its preview
+        (:meth:`~tokenbox_core.ContextSession.offload`: archived once, however often the preview comes back)."""
         self.archive(state_messages)
-        (aid,) = self.session.add(neutral([result]))
-        if result.id:
-            self._remember(str(result.id), aid)
-        preview = offload_preview({"role": "tool", "content": text, "id": aid}, counter.count(text), counter, config)
-        return result.model_copy(update={"content": preview["content"]})
+        (message,) = neutral([result])
+        kept = self.session.offload(message)
+        if kept.get("content") == message.get("content"):
+            return result
+        archived = self.session.archive.answer_of(str(result.tool_call_id))
+        if result.id and archived:
+            self._remember(str(result.id), archived)
+        return result.model_copy(update={"content": kept["content"]})
 
 
 class ThreadSessions:

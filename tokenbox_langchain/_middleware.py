@@ -35,6 +35,7 @@ from langgraph.types import Command
 from tokenbox_core import ContextBudget
 from tokenbox_core._arguments import check_arguments, no_bool
 from tokenbox_core.errors import BudgetError
+from tokenbox_core.request import ModelRequest as NeutralRequest
 from tokenbox_langchain._agent_window import (
     ContextSize,
     Window,
@@ -46,7 +47,7 @@ from tokenbox_langchain._agent_window import (
     tool_tokens,
 )
 from tokenbox_langchain._counting import MessageCounter
-from tokenbox_langchain._fit import MARKER_ID_PREFIX, FitOptions, FitResult, fit_messages
+from tokenbox_langchain._fit import MARKER_ID_PREFIX, FitOptions, FitResult, fit_messages, neutral
 
 __all__ = ["TokenBoxMiddleware"]
 
@@ -262,18 +263,21 @@ class TokenBoxMiddleware(AgentMiddleware):
     def _compiled(
         self, request: ModelRequest, system: SystemMessage | None, window: Window, thread: Any
     ) -> ModelRequest:
-        """The request compiled by the thread's session, the system message and tool schemas reserved."""
+        """The request prepared by the thread's session (:meth:`~tokenbox_core.ContextSession.prepare`): the
+        neutral request — system text, tool schemas, messages, the window — in, the messages to send out."""
         budget = window.budget
-        if system is not None:
-            slots = {**budget.reserved_slots, "system": self.counter.size(system)}
-            budget = ContextBudget(
+        neutral_request = NeutralRequest(
+            neutral(request.messages),
+            system=system.text if system is not None else None,
+            tools=request_schemas(request) if request.tools or request.response_format is not None else (),
+            window=ContextBudget(
                 max_tokens=budget.max_tokens,
                 target_tokens=budget.target_tokens,
                 output_reserve=budget.output_reserve,
-                reserved_slots=slots,
                 estimation_safety_margin_percent=budget.estimation_safety_margin_percent,
-            )
-        lead, messages, _ = thread.compile(request.messages, budget)
+            ),
+        )
+        lead, messages = thread.prepare(request.messages, neutral_request)
         if lead:
             system = _joined(system, lead)
         return request.override(messages=messages, system_message=system)
@@ -388,7 +392,7 @@ class TokenBoxMiddleware(AgentMiddleware):
             config = self.sessions.offload_config()
             if config is not None:
                 thread = self.sessions.thread(request.runtime, self._placeholder_budget())
-                result = thread.offload(list(request.state.get("messages", ())), result, config)
+                result = thread.offload(list(request.state.get("messages", ())), result)
         return result
 
     async def awrap_tool_call(

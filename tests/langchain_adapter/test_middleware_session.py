@@ -102,3 +102,19 @@ def test_session_option_errors() -> None:
         TokenBoxMiddleware(1_000).session("t")
     with pytest.raises(TypeError, match=r"summarizer= applies without a session"):
         TokenBoxMiddleware(1_000, session=True, summarizer=lambda messages: "s")
+
+
+def test_an_offloaded_result_is_archived_and_sent_once() -> None:
+    """Issue 32, defect 2: an offloaded result's preview, back from the state in every later request, is
+    recognised as the archived result: each request holds one result per call, the archive one per call."""
+    mw = TokenBoxMiddleware(4_000, session=True, offload=OffloadConfig(threshold_tokens=500, head=50, tail=20))
+    model = FakeToolModel(steps=30)
+    state = run(mw, model, words=1_500)
+    calls = [m for m in state if isinstance(m, ToolMessage)]
+    assert len(calls) == 30
+    for i, request in enumerate(model.requests):
+        ids = [m.tool_call_id for m in request if isinstance(m, ToolMessage)]
+        assert len(ids) == len(set(ids)), i
+    archived = [m for m in mw.session("t1").messages() if m["role"] == "tool"]
+    assert len(archived) == len({m["tool_call_id"] for m in archived}) == 30
+    assert all("offloaded:" not in m["content"] for m in archived)  # whole, never the preview

@@ -53,6 +53,7 @@ class Archive:
         self._orphans = 0  # results answering no call (written by a writer that did not validate)
         self._views: dict[tuple[str, str], tuple[Mapping[str, Any], int]] = {}
         self._calls: set[str] = set()
+        self._answers: dict[str, str] = {}  # tool-call id -> the archived id of its (first) result
         self._sizes: dict[tuple[str, str], int] = {}
         self._keys: list[str] = []
         self._vectors: dict[str, tuple[float, ...]] = {}
@@ -87,6 +88,7 @@ class Archive:
             if position not in self._grouper.group_of:
                 self._orphans += 1
             self._open.pop(str(message.get("tool_call_id")), None)
+            self._answers.setdefault(str(message.get("tool_call_id")), turn.turn_id)
 
     def _reset(self) -> None:
         self._index.close()
@@ -96,6 +98,7 @@ class Archive:
         self._index = RecallIndex(self._embedder, rrf_k=self._rrf_k, vectors=self._vectors)
         self._prefixes = []
         self._turns, self._calls, self._sizes, self._keys = [], set(), {}, []
+        self._answers = {}
         self._messages, self._grouper, self._open, self._orphans, self._views = [], _Grouper(), {}, 0, {}
 
     def messages(self) -> tuple[list[dict[str, Any]], ToolGroups, bool]:
@@ -158,6 +161,12 @@ class Archive:
         self.turns()
         with self._lock:
             return set(self._calls)
+
+    def answer_of(self, call_id: str) -> str | None:
+        """The archived id of the result answering tool call ``call_id`` (``None`` while unanswered)."""
+        self.turns()
+        with self._lock:
+            return self._answers.get(call_id)
 
     def append(self, messages: Sequence[Mapping[str, Any]]) -> list[str]:
         """Archive ``messages`` in one transaction; their ids."""

@@ -35,8 +35,8 @@ not as the user's words.  The archive is never rewritten.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import replace
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 from tokenbox_core._arguments import check_arguments
@@ -45,6 +45,7 @@ from tokenbox_core.cache._window import CacheWindow
 from tokenbox_core.chat._validate import MESSAGE_ROLES, check_conversation, check_on_invalid
 from tokenbox_core.compiler import CompiledContext, CompilerConfig, ContextCompiler
 from tokenbox_core.errors import SessionError
+from tokenbox_core.request import ModelRequest
 from tokenbox_core.session._archive import Archive, sync_new
 from tokenbox_core.session._checkpoints import Checkpointer
 from tokenbox_core.session._model import Summary, Turn, message_text
@@ -52,11 +53,28 @@ from tokenbox_core.session._options import MaskingConfig, OffloadConfig, RecallC
 from tokenbox_core.session._recall import Hit
 from tokenbox_core.session._recalled import Recalled, block_message, pointer_line, recall
 from tokenbox_core.session._sqlite import SQLiteSessionStore
+from tokenbox_core.session._step import fit_step, given_back
 from tokenbox_core.session._store import MemorySessionStore, SessionStore
-from tokenbox_core.session._view import Rows, View, fitted_preview, plain_text
+from tokenbox_core.session._view import Rows, View, offload_preview
 from tokenbox_core.session._window import STEP_GRAIN, WindowPlan, plan_window
 
-__all__ = ["ContextSession"]
+__all__ = ["ContextSession", "PreparedRequest"]
+
+
+@dataclass(frozen=True)
+class PreparedRequest:
+    """What :meth:`ContextSession.prepare` decided for one model call.
+
+    ``messages``: the neutral messages to send (after the system text); ``sources``: for each, the archived id
+    it shows unchanged, or ``None`` (written by the compile: a masked or previewed result — its ``"id"`` is its
+    archived id — or the pointer and recalled turns); ``compiled``: the compile (``recalled``, ``masked``,
+    ``offloaded``, the trace, ``explain()``); ``tokens``: the request as sent (system text, messages, schemas)."""
+
+    messages: tuple[dict[str, Any], ...]
+    sources: tuple[str | None, ...]
+    compiled: CompiledContext
+    tokens: int
+
 
 _PASSES = 4
 _LOW_WATER = 0.85
@@ -121,7 +139,7 @@ class ContextSession:
         self.compiler = ContextCompiler(options["budget"], counter=options.get("counter", "o200k_base"), config=config)
         self.recall_config = coerce_option("recall", options.get("recall", True), RecallConfig)
         self.masking = coerce_option("masking", options.get("masking", True), MaskingConfig)
-        self.offload = coerce_option("offload", options.get("offload", True), OffloadConfig)
+        self.offload_config = coerce_option("offload", options.get("offload", True), OffloadConfig)
         self.on_invalid = check_on_invalid(options.get("on_invalid", "raise"))
         self._owns_store = not isinstance(store, SessionStore)
         if store is None:
@@ -133,7 +151,7 @@ class ContextSession:
         embedder = self.recall_config.embedder if self.recall_config else None
         rrf_k = self.recall_config.rrf_k if self.recall_config else 60
         self._checkpointer: Checkpointer | None = None
-        self._rows = Rows(self.masking, self.offload)  # each archived message as shown, kept between compiles
+        self._rows = Rows(self.masking, self.offload_config)  # each archived message as shown, kept between compiles
         self.archive = Archive(store, session_id, self.compiler.counter, embedder=embedder, rrf_k=rrf_k)
 
     def __repr__(self) -> str:
@@ -166,10 +184,48 @@ class ContextSession:
                     f"message {i} is a {type(m).__name__}; add() takes neutral message dicts such as "
                     f"{{'role': 'user', 'content': 'hi'}} (the adapters convert framework messages)"
                 )
+        archived: dict[int, str] = {}  # batch position -> the archived id it repeats
+        for i, m in enumerate(batch):
+            found = self._offloaded_answer(m)
+            if found is not None:
+                archived[i] = found
+        fresh = [m for i, m in enumerate(batch) if i not in archived]
         checked = check_conversation(
-            batch, on_invalid=self.on_invalid, complete=False, known_calls=self.archive.call_ids(), roles=MESSAGE_ROLES
+            fresh, on_invalid=self.on_invalid, complete=False, known_calls=self.archive.call_ids(), roles=MESSAGE_ROLES
         )
-        return self.archive.append(checked)
+        stored = self.archive.append(checked)
+        if not archived or len(checked) != len(fresh):  # a repair left messages out: the ids of what was stored
+            return stored
+        rest = iter(stored)
+        return [archived[i] if i in archived else next(rest) for i in range(len(batch))]
+
+    def _offloaded_answer(self, message: Mapping[str, Any]) -> str | None:
+        """The archived id of the result ``message`` stands for when it is that result's offload preview (as
+        :meth:`offload` returned it, and the framework's state now holds and sends back), else ``None``: a result
+        offloaded at production is archived once, however often its preview comes back."""
+        if message.get("role") != "tool" or not message.get("tool_call_id"):
+            return None
+        answer = self.archive.answer_of(str(message["tool_call_id"]))
+        text = message.get("content")
+        if answer is None or not isinstance(text, str) or f'rehydrate("{answer}", offset=' not in text:
+            return None
+        return answer
+
+    def offload(self, message: Mapping[str, Any]) -> dict[str, Any]:
+        """Archive a tool result as it is produced and return what the agent's state should keep instead: its
+        head/tail preview naming its archived id when it is over the offload threshold, else the message itself.
+
+        The preview, when it comes back in a later request, is recognised as the archived result (it is not
+        archived again, and the compile shows the archived result as its preview: once)."""
+        if self.offload_config is None or message.get("role") != "tool" or not isinstance(message.get("content"), str):
+            return dict(message)
+        counter = self.compiler.counter
+        tokens = counter.count(str(message["content"]))
+        if tokens <= self.offload_config.threshold_tokens:
+            return dict(message)
+        (archived_id,) = self.add([message])
+        preview = offload_preview({**message, "id": archived_id}, tokens, counter, self.offload_config)
+        return {**message, "content": preview["content"]}
 
     def sync(self, messages: Sequence[Mapping[str, Any]]) -> list[str]:
         """Archive what ``messages`` — a framework's whole current conversation — holds beyond the archive.
@@ -203,6 +259,22 @@ class ContextSession:
 
     # ------------------------------------------------------------------ compile
 
+    def prepare(self, request: ModelRequest) -> PreparedRequest:
+        """The messages of one model call: what ``request.messages`` hold beyond the archive is archived (by their
+        ids), then the session compiles them into the request's window, its system text, tool schemas and
+        response format reserved (:meth:`~tokenbox_core.request.ModelRequest.budget`).  Adapters call this once
+        per model call and map the result back (``PreparedRequest.sources``); ``docs/request-path.md``."""
+        if not isinstance(request, ModelRequest):
+            raise SessionError(
+                f"prepare() takes a tokenbox_core.request.ModelRequest, got {type(request).__name__}; build one "
+                "with ModelRequest(messages, system=..., tools=..., window=...)"
+            )
+        self.sync(request.messages)
+        counter = self.compiler.counter
+        compiled = self.compile(budget=request.budget(counter))
+        messages = tuple(dict(m) for m in compiled.messages)
+        return PreparedRequest(messages, compiled.message_sources, compiled, request.tokens(counter, messages))
+
     def compile(
         self,
         *,
@@ -230,7 +302,7 @@ class ContextSession:
         sources = {"policy": policy, "developer": developer, "task": task, "tools": tools}
         sources |= {"evidence": evidence, "memory": memory, "user": user}
         view = View(
-            self.archive, self.masking, self.offload, self.on_invalid, has_user=user is not None, rows=self._rows
+            self.archive, self.masking, self.offload_config, self.on_invalid, has_user=user is not None, rows=self._rows
         )
         fixed = compiler.compile(history=view.fixed_messages(), **sources)
         limit = compiler.budget.effective().max_tokens
@@ -268,7 +340,7 @@ class ContextSession:
         newest = view.newest_step()  # outranks recall, the pointer and older history
 
         def window(space: int) -> WindowPlan:
-            sizes, shown = _fit_step(view, newest, space) if newest else (view.sizes, {})
+            sizes, shown = fit_step(view, newest, space) if newest else (view.sizes, {})
             plan = plan_window(
                 view.units,
                 sizes=sizes,
@@ -289,7 +361,7 @@ class ContextSession:
         recall_room = share if cfg is not None and share >= cfg.min_share * max_tokens else 0
         first_pointer = pointer_line(*view.omitted_ids(plan.omitted)) if plan.omitted else None
         reserve = view.size_of(block_message(first_pointer, None))
-        step_tokens = sum(_fit_step(view, newest, room - reserve)[0][p] for p in newest)
+        step_tokens = sum(fit_step(view, newest, room - reserve)[0][p] for p in newest)
         recall_room = max(0, min(recall_room, room - reserve - step_tokens))
         for _ in range(_PASSES):
             plan = window(room - recall_room - reserve)
@@ -320,52 +392,9 @@ class ContextSession:
                     share_left = recall_room + view.size_of(block_message(pointer, None))
                     chosen = self._summarised(view, plan, recalled, min(share_left, room - plan.tokens), pointer)
                     recalled = replace(recalled, summaries=tuple(s.summary_id for s in chosen))
-                return self._given_back(view, window, plan, recalled, chosen, room)
+                return given_back(view, window, plan, recalled, chosen, room)
             reserve += plan.tokens + cost - room  # the pointer grew with what it names: plan with less
         return window(room), None, None  # not even the pointer fits the room: the window alone
-
-    @staticmethod
-    def _given_back(
-        view: View,
-        window: Callable[[int], WindowPlan],
-        plan: WindowPlan,
-        recalled: Recalled | None,
-        summaries: Sequence[Summary],
-        room: int,
-    ) -> tuple[WindowPlan, dict[str, Any] | None, Recalled | None]:
-        """The plan with the block; when recall found nothing to show and the window is down to the newest agent
-        step, the room recall was given goes back to the history: the window planned again in what the pointer
-        leaves (the narrower plan when that does not fit).
-
-        Only then: otherwise recalled messages and summaries fill recall's share of the budget, a function of the
-        cut, so the block — before the agent's steps, in the task's message — stays byte-identical while the cut
-        stays (a window that grew into that room would hold its cut past the block's next change, and every
-        cached prefix would break twice per move instead of once: ``test_a_cache_aware_agent_loop_...``)."""
-        pointer = pointer_line(*view.omitted_ids(plan.omitted)) if plan.omitted else None
-        block = block_message(pointer, recalled, summaries)
-        newest = set(view.newest_step())
-        if summaries or (recalled is not None and recalled.lines) or not set(plan.kept) <= newest:
-            return plan, block, recalled
-        wider = window(room - view.size_of(block))
-        if len(wider.kept) <= len(plan.kept):
-            return plan, block, recalled
-        shown = {view.ids[p] for p in wider.kept}
-        kept_summaries = [s for s in summaries if not shown & set(s.source_turn_ids)]
-        narrowed = recalled
-        if recalled is not None:
-            kept = [
-                (p, line)
-                for p, line in zip(recalled.positions, recalled.lines, strict=True)
-                if view.ids[p] not in shown
-            ]
-            narrowed = Recalled(
-                tuple(p for p, _ in kept), tuple(line for _, line in kept), tuple(s.summary_id for s in kept_summaries)
-            )
-        wider_pointer = pointer_line(*view.omitted_ids(wider.omitted)) if wider.omitted else None
-        wider_block = block_message(wider_pointer, narrowed, kept_summaries)
-        if wider.tokens + view.size_of(wider_block) > room:
-            return plan, block, recalled
-        return wider, wider_block, narrowed
 
     def _summarised(
         self, view: View, plan: WindowPlan, recalled: Recalled, room: int, pointer: str | None
@@ -394,27 +423,3 @@ class ContextSession:
             if view.size_of(trial) <= room:
                 chosen.append(summary)
         return chosen
-
-
-def _fit_step(view: View, step: Sequence[int], room: int) -> tuple[Sequence[int], dict[int, Mapping[str, Any]]]:
-    """The sizes of the view with the newest agent step fitted to ``room``: verbatim when it fits, else each text
-    result over an equal share of what the call leaves shown as its head and tail (:func:`fitted_preview`), and
-    those previews by position.  A step that cannot be made to fit is left as it is (the compile reports it)."""
-    if sum(view.sizes[p] for p in step) <= room:
-        return view.sizes, {}
-    results = [p for p in step if view.messages[p].get("role") == "tool" and plain_text(view.messages[p]) is not None]
-    left = room - sum(view.sizes[p] for p in step if p not in results)
-    if not results or left <= 0:
-        return view.sizes, {}
-    sizes = list(view.sizes)
-    shown: dict[int, Mapping[str, Any]] = {}
-    small = [p for p in results if view.sizes[p] <= left // len(results)]
-    share = (left - sum(view.sizes[p] for p in small)) // max(1, len(results) - len(small))
-    for p in results:
-        if p in small:
-            continue
-        message = {**view.messages[p], "id": view.ids[p]}
-        shown[p], sizes[p] = fitted_preview(
-            message, view.archive.size(view.ids[p], "verbatim", message), view.archive.counter, share
-        )
-    return sizes, shown
