@@ -199,6 +199,8 @@ class TokenBoxMiddleware(AgentMiddleware):
                 "pointer and recalled when needed: drop one of them"
             )
         options["cache_aware"] = self.options.cache_aware
+        if self.defense is not None:  # results are screened as produced; the session screens what it recalls
+            options["defense"] = self.defense
         self.sessions = ThreadSessions(store, session_id=session_id, counter=self.counter.core, options=options)
         self.tools = [rehydrate_tool()]
 
@@ -278,6 +280,8 @@ class TokenBoxMiddleware(AgentMiddleware):
             ),
         )
         lead, messages = thread.prepare(request.messages, neutral_request)
+        held = system.text if system is not None else ""
+        lead = [m for m in lead if m.text not in held]  # the defence statement the system message holds already
         if lead:
             system = _joined(system, lead)
         return request.override(messages=messages, system_message=system)

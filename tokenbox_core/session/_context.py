@@ -41,9 +41,11 @@ from typing import Any
 
 from tokenbox_core._arguments import check_arguments
 from tokenbox_core._budget import ContextBudget
+from tokenbox_core._sections import Section
 from tokenbox_core.cache._window import CacheWindow
 from tokenbox_core.chat._validate import MESSAGE_ROLES, check_conversation, check_on_invalid
 from tokenbox_core.compiler import CompiledContext, CompilerConfig, ContextCompiler
+from tokenbox_core.defense import DefensePolicy, defend_sections
 from tokenbox_core.errors import SessionError
 from tokenbox_core.request import ModelRequest
 from tokenbox_core.session._archive import Archive, sync_new
@@ -93,6 +95,7 @@ _ARGUMENTS = (
     "offload",
     "cache_aware",
     "on_invalid",
+    "defense",
 )
 
 
@@ -111,6 +114,10 @@ class ContextSession:
             :class:`MaskingConfig` / :class:`OffloadConfig`, or a dict of its fields.
         cache_aware: ``True`` or a :class:`~tokenbox_core.cache.CacheWindow`: the window moves in blocks at
             tool-group boundaries and the compile is assembled by volatility (prompt caching).
+        defense: a :class:`~tokenbox_core.defense.DefensePolicy` for hosts that screen tool results as they are
+            produced (the LangChain middleware): what the session writes — the pointer and the recalled turns —
+            is screened as untrusted memory (the compile's other tiers are not screened again; a ``config`` with
+            ``defense`` screens every tier).
         on_invalid: ``"raise"`` a :class:`~tokenbox_core.errors.ConversationError` for messages a provider
             would reject, or ``"repair"``: :meth:`add` drops what cannot be sent (an unknown role, no content, a
             result answering no call) and :meth:`compile` leaves out calls without results (in the view only).
@@ -141,6 +148,9 @@ class ContextSession:
         self.masking = coerce_option("masking", options.get("masking", True), MaskingConfig)
         self.offload_config = coerce_option("offload", options.get("offload", True), OffloadConfig)
         self.on_invalid = check_on_invalid(options.get("on_invalid", "raise"))
+        self.defense = options.get("defense")
+        if self.defense is not None and not isinstance(self.defense, DefensePolicy):
+            raise SessionError(f"defense must be a tokenbox_core.defense.DefensePolicy, got {self.defense!r}")
         self._owns_store = not isinstance(store, SessionStore)
         if store is None:
             store = MemorySessionStore()
@@ -259,6 +269,14 @@ class ContextSession:
 
     # ------------------------------------------------------------------ compile
 
+    def _screened(self, text: str) -> str:
+        """The session block screened by ``defense`` as untrusted memory (sanitised, scored, in a boundary)."""
+        assert self.defense is not None
+        quiet = replace(self.defense, hierarchy=False, canary=False)  # the statement is the host's system message's
+        section = Section("session-block", text, role="user", metadata={"source_type": "memory"})
+        defended = defend_sections([section], quiet, counter=self.compiler.counter)
+        return "\n".join(s.content for s in defended.sections if isinstance(s.content, str))
+
     def prepare(self, request: ModelRequest) -> PreparedRequest:
         """The messages of one model call: what ``request.messages`` hold beyond the archive is archived (by their
         ids), then the session compiles them into the request's window, its system text, tool schemas and
@@ -312,6 +330,8 @@ class ContextSession:
         block_source = "memory" if compiler.config.defense is not None else None  # recalled text is untrusted
         for _ in range(_PASSES):
             plan, block, recalled = self._plan(view, room, question, compiler.budget.max_tokens)
+            if block is not None and self.defense is not None:
+                block = {**block, "content": self._screened(str(block["content"]))}
             merged = block is not None and view.anchor is None and user is not None  # the block joins user=
             history = view.history_messages(plan, block, user=user if merged else None, block_source=block_source)
             compiled = compiler.compile(history=history, **(sources | {"user": None} if merged else sources))
