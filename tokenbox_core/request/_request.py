@@ -33,14 +33,17 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tokenbox_core._budget import ContextBudget
 from tokenbox_core.errors import BudgetError, ConversationError
 from tokenbox_core.tokens import TokenCounter, canonical_json, count_message_tokens, get_counter
 from tokenbox_core.tokens._messages import message_token_count
 
-__all__ = ["ModelRequest", "schema_tokens"]
+if TYPE_CHECKING:
+    from tokenbox_core.compiler import CompiledContext
+
+__all__ = ["ModelRequest", "PreparedRequest", "schema_tokens"]
 
 
 def schema_tokens(schemas: Sequence[Mapping[str, Any]], counter: TokenCounter | str) -> int:
@@ -126,3 +129,18 @@ class ModelRequest:
         head = [{"role": "system", "content": self.system}] if self.system else []
         sent = [*head, *(self.messages if messages is None else messages)]
         return count_message_tokens(sent, get_counter(counter)) + schema_tokens(self.schemas(), counter)
+
+
+@dataclass(frozen=True)
+class PreparedRequest:
+    """What :meth:`~tokenbox_core.ContextSession.prepare` decided for one model call.
+
+    ``messages``: the neutral messages to send (after the system text); ``sources``: for each, the archived id
+    it shows unchanged, or ``None`` (written by the compile: a masked or previewed result — its ``"id"`` is its
+    archived id — or the pointer and recalled turns); ``compiled``: the compile (``recalled``, ``masked``,
+    ``offloaded``, the trace, ``explain()``); ``tokens``: the request as sent (system text, messages, schemas)."""
+
+    messages: tuple[dict[str, Any], ...]
+    sources: tuple[str | None, ...]
+    compiled: CompiledContext
+    tokens: int

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from tokenbox_core._arguments import check_arguments
@@ -47,7 +47,7 @@ from tokenbox_core.chat._validate import MESSAGE_ROLES, check_conversation, chec
 from tokenbox_core.compiler import CompiledContext, CompilerConfig, ContextCompiler
 from tokenbox_core.defense import DefensePolicy, defend_sections
 from tokenbox_core.errors import SessionError
-from tokenbox_core.request import ModelRequest
+from tokenbox_core.request import ModelRequest, PreparedRequest
 from tokenbox_core.session._archive import Archive, sync_new
 from tokenbox_core.session._checkpoints import Checkpointer
 from tokenbox_core.session._model import Summary, Turn, message_text
@@ -60,22 +60,7 @@ from tokenbox_core.session._store import MemorySessionStore, SessionStore
 from tokenbox_core.session._view import Rows, View, offload_preview
 from tokenbox_core.session._window import STEP_GRAIN, WindowPlan, plan_window
 
-__all__ = ["ContextSession", "PreparedRequest"]
-
-
-@dataclass(frozen=True)
-class PreparedRequest:
-    """What :meth:`ContextSession.prepare` decided for one model call.
-
-    ``messages``: the neutral messages to send (after the system text); ``sources``: for each, the archived id
-    it shows unchanged, or ``None`` (written by the compile: a masked or previewed result — its ``"id"`` is its
-    archived id — or the pointer and recalled turns); ``compiled``: the compile (``recalled``, ``masked``,
-    ``offloaded``, the trace, ``explain()``); ``tokens``: the request as sent (system text, messages, schemas)."""
-
-    messages: tuple[dict[str, Any], ...]
-    sources: tuple[str | None, ...]
-    compiled: CompiledContext
-    tokens: int
+__all__ = ["ContextSession"]
 
 
 _PASSES = 4
