@@ -30,7 +30,13 @@ from langchain_core.tools import BaseTool, StructuredTool
 
 from tokenbox_core import ContextBudget, ContextSession, TokenCounter
 from tokenbox_core.errors import SessionError
-from tokenbox_core.session import MemorySessionStore, OffloadConfig, SessionStore, SQLiteSessionStore
+from tokenbox_core.session import (
+    MemorySessionStore,
+    OffloadConfig,
+    PostgresSessionStore,
+    SessionStore,
+    SQLiteSessionStore,
+)
 from tokenbox_core.session._view import offload_preview
 from tokenbox_langchain._fit import neutral
 from tokenbox_langchain._history import from_neutral
@@ -132,11 +138,16 @@ class ThreadSessions:
     ) -> None:
         if store is True:
             store = MemorySessionStore()
+        elif PostgresSessionStore.accepts(store):
+            store = PostgresSessionStore(store)
         elif isinstance(store, str | os.PathLike):
             store = SQLiteSessionStore(store)
         elif not isinstance(store, SessionStore):
             kind = type(store).__name__
-            raise TypeError(f"session must be True (in memory), a path (a SQLite file) or a SessionStore, got {kind}")
+            raise TypeError(
+                f"session must be True (in memory), a path (a SQLite file), a PostgreSQL URI ('postgresql://…') "
+                f"or a SessionStore, got {kind}"
+            )
         self.store: SessionStore = store
         self.session_id = session_id
         self.counter = counter

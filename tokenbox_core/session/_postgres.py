@@ -83,6 +83,12 @@ class PostgresSessionStore:
         self._db = PostgresDatabase(dsn_or_pool, max_connections=max_connections, timeout=timeout, retries=retries)
         self._run, self._read = self._db.run, self._db.read
 
+    @staticmethod
+    def accepts(uri: object) -> bool:
+        """Whether ``uri`` is a PostgreSQL connection URI (``postgresql://``, ``postgres://``, SQLAlchemy's
+        ``postgresql+psycopg://``): what adapters taking "a path or a URI" open with this store."""
+        return isinstance(uri, str) and uri.startswith(("postgresql://", "postgres://", "postgresql+", "postgres+"))
+
     @property
     def schema_version(self) -> int:
         """The database's schema version (the ``tokenbox_schema`` row)."""
