@@ -21,9 +21,12 @@ Where they must differ (documented, pinned by the shared tests on the fixtures w
 - stemming is Snowball English (``english``) where FTS5 uses Porter over ``unicode61``; the document side
   also drops PostgreSQL's English stopwords (query words are content words already);
 - only a message's first 100,000 characters are indexed (``tsvector`` is limited to 1 MB);
-- a term found in more than :data:`DF_CAP` messages is counted as found in :data:`DF_CAP` (its weight is
-  already the lowest of the query's), and the messages that match *only* such common terms are taken from the
-  newest :data:`DF_CAP` of them: the work per query stays bounded at a million messages per session.
+- matches are counted per term up to :data:`DF_CAP` (500): a term found in more messages is weighted as if
+  found in 501 (its weight is already among the query's lowest), is never *distinctive* (FTS5's gate calls a
+  term distinctive up to ``max_term_share``, 5 % of the session by default: the same up to 10,000 messages,
+  stricter beyond), and the messages matching *only* such common terms are taken from the newest 500 of them.  Counting a term's
+  matches reads each matching row (PostgreSQL's GIN index does not count), so this bound is what keeps a
+  query's work flat as a session grows to a million messages.
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ from tokenbox_core.session._recall import Hit
 
 __all__ = ["DF_CAP", "search_turns"]
 
-DF_CAP = 10_000
+DF_CAP = 500
 """Matches counted per term at most, and the newest matches of common-only terms taken as candidates."""
 _MIN_COMMON = 10  # as RecallIndex: a term in at most this many messages is distinctive, whatever the length
 _DEPTH = 200
@@ -100,18 +103,17 @@ def search_turns(
     terms = query_terms(query)
     if not terms or size <= 0 or (allowed is not None and not allowed):
         return []
-    most = max(_MIN_COMMON, int(max_term_share * size))
-    cap = max(DF_CAP, most + 1) if min_terms else DF_CAP
+    most = min(DF_CAP, max(_MIN_COMMON, int(max_term_share * size)))
     base = {"tenant": tenant, "session": session_id, "size": size}
-    found = read(_TERMS_SQL, {**base, "cap": cap, "terms": terms})
+    found = read(_TERMS_SQL, {**base, "cap": DF_CAP + 1, "terms": terms})
     usable = [(str(tq), int(n)) for _, tq, n in found if n > 0]
     if not usable:
         return []
     tqs = [tq for tq, _ in usable]
-    weights = [math.log(1 + (size - min(n, DF_CAP) + 0.5) / (min(n, DF_CAP) + 0.5)) for _, n in usable]
+    weights = [math.log(1 + (size - n + 0.5) / (n + 0.5)) for _, n in usable]
     distinctive = [n <= most for _, n in usable]
-    rare = [tq for tq, n in usable if n < DF_CAP]
-    common = [tq for tq, n in usable if n >= DF_CAP]
+    rare = [tq for tq, n in usable if n <= DF_CAP]
+    common = [tq for tq, n in usable if n > DF_CAP]
     params: dict[str, Any] = {**base, "tqs": tqs, "ws": weights, "ds": distinctive, "depth": _DEPTH}
     allowed_sql = ""
     if allowed is not None:
