@@ -38,13 +38,13 @@ tokenbox_pg_start() {
         chown postgres "$TOKENBOX_PG_DIR"
         as_user=(runuser -u postgres --)
     fi
+    TOKENBOX_PG_CTL=("${as_user[@]}" "$bin/pg_ctl")
     port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
     "${as_user[@]}" "$bin/initdb" -D "$TOKENBOX_PG_DIR/data" -U tokenbox -A trust -E UTF8 --locale=C.UTF-8 \
         >"$TOKENBOX_PG_DIR/initdb.log" 2>&1 || { cat "$TOKENBOX_PG_DIR/initdb.log" >&2; return 1; }
     "${as_user[@]}" "$bin/pg_ctl" -D "$TOKENBOX_PG_DIR/data" -l "$TOKENBOX_PG_DIR/server.log" -w -t 60 \
         -o "-c listen_addresses=127.0.0.1 -p $port -k $TOKENBOX_PG_DIR -c max_connections=100" start >/dev/null \
         || { cat "$TOKENBOX_PG_DIR/server.log" >&2; return 1; }
-    TOKENBOX_PG_CTL=("${as_user[@]}" "$bin/pg_ctl")
     export TOKENBOX_TEST_POSTGRES_DSN="postgresql://tokenbox@127.0.0.1:$port/postgres"
     echo "postgres_for_tests: PostgreSQL ($("$bin/pg_ctl" --version)) at $TOKENBOX_TEST_POSTGRES_DSN" >&2
 }
@@ -58,7 +58,12 @@ tokenbox_pg_stop() {
 }
 
 if [ "${BASH_SOURCE[0]}" != "$0" ]; then  # sourced: start here, stop when the sourcing shell exits
-    tokenbox_pg_start && trap tokenbox_pg_stop EXIT
+    if tokenbox_pg_start; then
+        trap tokenbox_pg_stop EXIT
+    else
+        tokenbox_pg_stop
+        return 1
+    fi
 else  # run: start, run the command given (if any), stop
     set -euo pipefail
     trap tokenbox_pg_stop EXIT

@@ -24,9 +24,9 @@ Where they must differ (documented, pinned by the shared tests on the fixtures w
 - matches are counted per term up to :data:`DF_CAP` (500): a term found in more messages is weighted as if
   found in 501 (its weight is already among the query's lowest), is never *distinctive* (FTS5's gate calls a
   term distinctive up to ``max_term_share``, 5 % of the session by default: the same up to 10,000 messages,
-  stricter beyond), and the messages matching *only* such common terms are taken from the newest 500 of them.  Counting a term's
-  matches reads each matching row (PostgreSQL's GIN index does not count), so this bound is what keeps a
-  query's work flat as a session grows to a million messages.
+  stricter beyond), and the messages matching *only* such common terms are taken from the newest 500 of them.
+  Counting a term's matches reads each matching row (PostgreSQL's GIN index does not count), so this bound is
+  what keeps a query's work flat as a session grows to a million messages.
 """
 
 from __future__ import annotations
