@@ -372,6 +372,9 @@ class PostgresSessionStore:
 
     def take_rehydration(self, session_id: str) -> list[str]:
         """Pending rehydrated ids in turn order; the request is removed in the same transaction."""
+        probe = "SELECT 1 FROM tokenbox_rehydrations WHERE tenant = %s AND session_id = %s LIMIT 1"
+        if not self._read(probe, (self.tenant, session_id)):
+            return []  # the common case (every compile asks): no write transaction, no commit to wait for
 
         def work(conn: Connection[Any]) -> list[str]:
             rows = conn.execute(

@@ -311,3 +311,31 @@ def test_a_connection_dropped_mid_append_is_retried_once_never_duplicated(postgr
         assert "nothing of this write was stored" in str(outcome["error"]) and "retries=" in str(outcome["error"])
         assert store.count("s") == 2 and len(store.turns("s")) == 2
         assert store.append("s", _user("next")) == "t_3"
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("committed", [True, False])
+def test_a_commit_whose_answer_is_lost_is_resolved_never_repeated(
+    postgres_dsn: str, monkeypatch: pytest.MonkeyPatch, committed: bool
+) -> None:
+    """The connection fails while COMMIT is under way: the store asks the server whether that transaction
+    committed (pg_xact_status) — committed: the ids are returned, not written again; aborted: retried once."""
+    original = psycopg.Connection.commit
+    failures = []
+
+    def commit(self: Any) -> None:
+        if failures:
+            return original(self)
+        failures.append(self)
+        if committed:
+            original(self)  # the server committed; the answer never arrived
+        else:
+            self.rollback()  # the server never saw the COMMIT
+        raise psycopg.OperationalError("server closed the connection unexpectedly")
+
+    with PostgresSessionStore(postgres_dsn) as store:
+        store.append("s", _user("first"))
+        monkeypatch.setattr(psycopg.Connection, "commit", commit)
+        assert store.append("s", _user("second")) == "t_2"
+        monkeypatch.undo()
+        assert len(failures) == 1 and [t.message["content"] for t in store.turns("s")] == ["first", "second"]
