@@ -76,8 +76,9 @@ def test_without_psycopg_the_error_names_the_extra() -> None:
 
 def test_an_unreachable_server_and_bad_arguments_are_clear_errors() -> None:
     """A server that refuses the connection, a bad tenant, bad sizes or a wrong type each get a clear error."""
-    with pytest.raises(SessionStoreError, match=r"cannot open the session archive at 127\.0\.0\.1:1/postgres"):
+    with pytest.raises(SessionStoreError, match=r"cannot open the session archive at 127\.0\.0\.1:1/postgres") as info:
         PostgresSessionStore("postgresql+psycopg://tokenbox:secret@127.0.0.1:1/postgres", timeout=1)
+    assert "secret" not in str(info.value)  # the password never reaches an error message
     with pytest.raises(SessionError, match="tenant must be a non-empty string"):
         PostgresSessionStore("postgresql://127.0.0.1:1/postgres", tenant="")
     with pytest.raises(SessionError, match="max_connections must be >= 1"):
