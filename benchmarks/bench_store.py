@@ -1,6 +1,7 @@
 """Archive latency: append and recall at 10k and 1M archived messages, SQLite against PostgreSQL (issue 34).
 
-The worst case for one agent: a single session holding every archived message.  Messages are real English
+The worst case for one agent: a single session holding every archived message (``--sessions K`` spreads them
+over K sessions instead, a fleet's archive, and measures one of them).  Messages are real English
 that does not repeat: each is two sentences of :mod:`_prose` (this checkout's docs, the specs, the Python manual,
 the standard library's docstrings) drawn by a seeded generator, plus a distinct ticket number — word
 frequencies of real text, no two messages equal.  Queries are six content words of an archived message from the
@@ -40,12 +41,12 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from _prose import paragraphs  # noqa: E402
-from _timing import MODEL_LATENCY  # noqa: E402
+from _prose import paragraphs
+from _timing import MODEL_LATENCY
 
-from tokenbox_core.session import PostgresSessionStore, SessionStore, SQLiteSessionStore  # noqa: E402
-from tokenbox_core.session._lexical import content_words  # noqa: E402
-from tokenbox_core.session._recall import RecallIndex  # noqa: E402
+from tokenbox_core.session import PostgresSessionStore, SessionStore, SQLiteSessionStore
+from tokenbox_core.session._lexical import content_words
+from tokenbox_core.session._recall import RecallIndex
 
 SESSION = "bench"
 GATE: dict[str, Any] = {"limit": 8, "min_terms": 1, "max_term_share": 0.05, "min_relevance": 0.25}
@@ -84,17 +85,18 @@ def timed(call: Callable[[], Any], times: int) -> list[float]:
     return out
 
 
-def load(store: SessionStore, count: int, pool: list[str]) -> float:
-    """Archive ``count`` messages in transactions of 5,000; seconds taken."""
+def load(store: SessionStore, count: int, pool: list[str], sessions: int) -> float:
+    """Archive ``count`` messages, spread evenly over ``sessions`` sessions (the measured one first), in
+    transactions of at most 5,000; seconds taken."""
     start = time.perf_counter()
-    batch: list[dict[str, str]] = []
-    for message in messages(count, pool, seed=1):
-        batch.append(message)
-        if len(batch) == 5_000:
-            store.extend(SESSION, batch)
-            batch = []
-    if batch:
-        store.extend(SESSION, batch)
+    each = count // sessions
+    generated = messages(count, pool, seed=1)
+    for k in range(sessions):
+        left = each
+        while left:
+            batch = [next(generated) for _ in range(min(left, 5_000))]
+            store.extend(SESSION if k == 0 else f"{SESSION}-{k}", batch)
+            left -= len(batch)
     return time.perf_counter() - start
 
 
@@ -105,12 +107,12 @@ def queries(store: SessionStore, count: int) -> list[str]:
     return [" ".join(content_words(t.text)[:6]) for t in store.get_turns(SESSION, ids)]
 
 
-def run(name: str, store: SessionStore, count: int, pool: list[str]) -> None:
-    took = load(store, count, pool)
+def run(name: str, store: SessionStore, count: int, pool: list[str], sessions: int) -> None:
+    took = load(store, count, pool, sessions)
     if isinstance(store, PostgresSessionStore):  # what autovacuum does soon after a bulk load, done now
         store._db.run(lambda conn: conn.execute("ANALYZE tokenbox_turns"))
-    print(f"{name:10s} {count:>9,} messages archived in {took:7.1f} s", flush=True)
-    asked = queries(store, count)
+    print(f"{name:10s} {count:>9,} messages archived in {took:7.1f} s ({sessions:,} sessions)", flush=True)
+    asked = queries(store, count // sessions)
     extra = iter(messages(10_000, pool, seed=2))
     print(f"{name:10s} {count:>9,} append  {ms(timed(lambda: store.append(SESSION, next(extra)), 200))}", flush=True)
     if isinstance(store, PostgresSessionStore):
@@ -134,13 +136,14 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 1_000_000])
     parser.add_argument("--dsn", default=os.environ.get("TOKENBOX_TEST_POSTGRES_DSN"))
     parser.add_argument("--only", choices=["sqlite", "postgres"])
+    parser.add_argument("--sessions", type=int, default=1, help="spread the messages over this many sessions")
     args = parser.parse_args()
     pool = sentences()
     print(f"{len(pool):,} distinct sentences; messages are two of them and a ticket number", flush=True)
     for count in args.sizes:
         if args.only != "postgres":
             with tempfile.TemporaryDirectory() as tmp, SQLiteSessionStore(Path(tmp) / "bench.db") as store:
-                run("sqlite", store, count, pool)
+                run("sqlite", store, count, pool, args.sessions)
         if args.only != "sqlite":
             if not args.dsn:
                 raise SystemExit("no PostgreSQL: pass --dsn or set TOKENBOX_TEST_POSTGRES_DSN")
@@ -151,7 +154,7 @@ def main() -> None:
                 conn.execute("CREATE SCHEMA bench_store")
             dsn = f"{args.dsn}{'&' if '?' in args.dsn else '?'}options=-csearch_path%3Dbench_store"
             with PostgresSessionStore(dsn) as store:
-                run("postgres", store, count, pool)
+                run("postgres", store, count, pool, args.sessions)
     print(MODEL_LATENCY)
 
 
