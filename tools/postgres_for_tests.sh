@@ -29,6 +29,9 @@ tokenbox_pg_start() {
             echo "postgres_for_tests: no initdb/pg_ctl found; install PostgreSQL's server package" >&2
             return 1
         fi
+        if [ ! -e /etc/postgresql-common/createcluster.conf ]; then  # no system cluster started on 5432
+            mkdir -p /etc/postgresql-common && echo "create_main_cluster = false" >/etc/postgresql-common/createcluster.conf
+        fi
         apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q postgresql >/dev/null
         bin=$(tokenbox_pg_bin) || { echo "postgres_for_tests: postgresql installed but no initdb" >&2; return 1; }
     fi
@@ -40,11 +43,13 @@ tokenbox_pg_start() {
     fi
     TOKENBOX_PG_CTL=("${as_user[@]}" "$bin/pg_ctl")
     port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    cd / || return 1  # the server's user may not be allowed into the caller's directory
     "${as_user[@]}" "$bin/initdb" -D "$TOKENBOX_PG_DIR/data" -U tokenbox -A trust -E UTF8 --locale=C.UTF-8 \
-        >"$TOKENBOX_PG_DIR/initdb.log" 2>&1 || { cat "$TOKENBOX_PG_DIR/initdb.log" >&2; return 1; }
+        >"$TOKENBOX_PG_DIR/initdb.log" 2>&1 || { cat "$TOKENBOX_PG_DIR/initdb.log" >&2; cd - >/dev/null; return 1; }
     "${as_user[@]}" "$bin/pg_ctl" -D "$TOKENBOX_PG_DIR/data" -l "$TOKENBOX_PG_DIR/server.log" -w -t 60 \
         -o "-c listen_addresses=127.0.0.1 -p $port -k $TOKENBOX_PG_DIR -c max_connections=100" start >/dev/null \
-        || { cat "$TOKENBOX_PG_DIR/server.log" >&2; return 1; }
+        || { cat "$TOKENBOX_PG_DIR/server.log" >&2; cd - >/dev/null; return 1; }
+    cd - >/dev/null || return 1
     export TOKENBOX_TEST_POSTGRES_DSN="postgresql://tokenbox@127.0.0.1:$port/postgres"
     echo "postgres_for_tests: PostgreSQL ($("$bin/pg_ctl" --version)) at $TOKENBOX_TEST_POSTGRES_DSN" >&2
 }
