@@ -30,13 +30,7 @@ from langchain_core.tools import BaseTool, StructuredTool
 
 from tokenbox_core import ContextBudget, ContextSession, TokenCounter
 from tokenbox_core.errors import SessionError
-from tokenbox_core.session import (
-    MemorySessionStore,
-    OffloadConfig,
-    PostgresSessionStore,
-    SessionStore,
-    SQLiteSessionStore,
-)
+from tokenbox_core.session import MemorySessionStore, OffloadConfig, SessionStore, SQLiteSessionStore
 from tokenbox_core.session._view import offload_preview
 from tokenbox_langchain._fit import neutral
 from tokenbox_langchain._history import from_neutral
@@ -136,6 +130,8 @@ class ThreadSessions:
         counter: TokenCounter,
         options: Mapping[str, Any],
     ) -> None:
+        from tokenbox_core.session import PostgresSessionStore
+
         if store is True:
             store = MemorySessionStore()
         elif PostgresSessionStore.accepts(store):
