@@ -131,13 +131,20 @@ class ThreadSessions:
         counter: TokenCounter,
         options: Mapping[str, Any],
     ) -> None:
+        from tokenbox_core.session import PostgresSessionStore
+
         if store is True:
             store = MemorySessionStore()
+        elif PostgresSessionStore.accepts(store):
+            store = PostgresSessionStore(store)
         elif isinstance(store, str | os.PathLike):
             store = SQLiteSessionStore(store)
         elif not isinstance(store, SessionStore):
             kind = type(store).__name__
-            raise TypeError(f"session must be True (in memory), a path (a SQLite file) or a SessionStore, got {kind}")
+            raise TypeError(
+                f"session must be True (in memory), a path (a SQLite file), a PostgreSQL URI ('postgresql://…') "
+                f"or a SessionStore, got {kind}"
+            )
         self.store: SessionStore = store
         self.session_id = session_id
         self.counter = counter

@@ -96,7 +96,8 @@ class TokenBoxMiddleware(AgentMiddleware):
             ``"flag"`` (the default: the verdict in ``response_metadata["tokenbox_defense"]["output"]``, a
             warning on the ``tokenbox.security`` logger) or ``"raise"`` (:class:`~tokenbox_core.errors.SecurityError`).
         name: the middleware's name (``create_agent`` and deepagents match middleware by name).
-        session: ``True`` (in memory), a path (a SQLite file) or a ``SessionStore``: one
+        session: ``True`` (in memory), a path (a SQLite file), a PostgreSQL URI (``postgresql://…``: workers
+            share one archive) or a ``SessionStore``: one
             :class:`~tokenbox_core.ContextSession` per thread archives every message and compiles each request
             (recall, masking, offload; see :mod:`tokenbox_langchain._agent_session`), and the ``rehydrate`` tool
             is offered to the model.  ``None``: no session, the conversation engine fits the request.

@@ -19,7 +19,7 @@ from llama_index.core.base.llms.types import ChatMessage
 from tokenbox_core import CompilerConfig, ContextCriticalOverflow, ContextSession, TokenCounter
 from tokenbox_core.chat import ChatCounter, ConversationOverflow, fit_conversation
 from tokenbox_core.errors import CompilationError
-from tokenbox_core.session import MemorySessionStore, SessionStore, SQLiteSessionStore
+from tokenbox_core.session import MemorySessionStore, PostgresSessionStore, SessionStore, SQLiteSessionStore
 from tokenbox_llamaindex._memory import MemoryOverflow
 from tokenbox_llamaindex._messages import plain_message, restore
 
@@ -31,11 +31,14 @@ _SQLITE_PREFIXES = ("sqlite+aiosqlite:///", "sqlite:///")
 
 
 def store_of(chat_store: Any) -> tuple[SessionStore, str | None]:
-    """(the session store, its path) for ``chat_store``: a SessionStore, a SQLite path, or None (in memory)."""
+    """(the session store, its path) for ``chat_store``: a SessionStore, a SQLite path, a PostgreSQL URI
+    (``postgresql+psycopg://…``), or None (in memory)."""
     if chat_store is None:
         return MemorySessionStore(), None
     if isinstance(chat_store, SessionStore):
         return chat_store, getattr(chat_store, "path", None)
+    if PostgresSessionStore.accepts(chat_store):
+        return PostgresSessionStore(chat_store), None
     if isinstance(chat_store, str | os.PathLike):
         path = os.fspath(chat_store)
         return SQLiteSessionStore(path), path
@@ -53,8 +56,9 @@ def sqlite_path(uri: str) -> str | None:
             path = uri[len(prefix) :]
             return None if path in ("", ":memory:") else path
     raise ValueError(
-        f"async_database_uri {uri!r} is not SQLite; TokenBoxSessionMemory archives in SQLite: pass "
-        f"async_database_uri='sqlite+aiosqlite:///memory.db' (or chat_store=<a TokenBox SessionStore>)"
+        f"async_database_uri {uri!r} is neither SQLite nor PostgreSQL; TokenBoxSessionMemory archives in either: "
+        f"pass async_database_uri='sqlite+aiosqlite:///memory.db' or 'postgresql+psycopg://user@host/db' "
+        f"(or chat_store=<a TokenBox SessionStore>)"
     )
 
 
@@ -64,7 +68,7 @@ def chat_store_of(
     """``Memory.from_defaults``'s storage arguments as a ``chat_store`` for :func:`store_of`."""
     if async_engine is not None or db_schema is not None or table_name != "llama_index_memory":
         raise ValueError(
-            "TokenBoxSessionMemory archives in a TokenBox session store (SQLite or memory): async_engine, "
+            "TokenBoxSessionMemory archives in a TokenBox session store (SQLite, PostgreSQL or memory): async_engine, "
             "db_schema and table_name do not apply; pass async_database_uri='sqlite+aiosqlite:///memory.db' "
             "or chat_store=<path or SessionStore>"
         )
@@ -72,6 +76,8 @@ def chat_store_of(
         return chat_store
     if chat_store is not None:
         raise ValueError("give chat_store or async_database_uri, not both")
+    if PostgresSessionStore.accepts(async_database_uri):
+        return async_database_uri  # store_of opens it with PostgresSessionStore
     return sqlite_path(async_database_uri)
 
 

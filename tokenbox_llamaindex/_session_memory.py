@@ -72,8 +72,9 @@ class TokenBoxSessionMemory(StrictArguments, BaseMemory):
     **Differences from LlamaIndex's ``Memory``**, each deliberate (LlamaIndex's own ``Memory`` tests were run
     against this class; those that fail, fail for one of these):
 
-    - storage is a TokenBox session archive: ``chat_store`` is a ``SessionStore`` or a SQLite path and
-      ``async_database_uri`` must be ``sqlite+aiosqlite:///<path>`` (or ``:memory:``); an ``AsyncDBChatStore``,
+    - storage is a TokenBox session archive: ``chat_store`` is a ``SessionStore``, a SQLite path or a PostgreSQL
+      URI and ``async_database_uri`` must be ``sqlite+aiosqlite:///<path>`` (or ``:memory:``) or
+      ``postgresql+psycopg://user@host/db`` (a fleet of workers sharing one archive); an ``AsyncDBChatStore``,
       ``async_engine``, ``db_schema`` or another ``table_name`` raise, and there is no ``sql_store``;
     - sizes are counted as the request is sent (message overhead, tool-call payloads; images by their
       dimensions, a URL image at its detail level's maximum; video, document and non-WAV audio at the
@@ -118,7 +119,9 @@ class TokenBoxSessionMemory(StrictArguments, BaseMemory):
     document_token_size_estimate: int = Field(default=2048, ge=0, description="Each document block.")
     counter: Any = Field(default=None, exclude=True, description="Counter name, TokenCounter or tokenizer callable.")
     session_id: str = Field(default_factory=lambda: str(uuid.uuid4()), description="The session in the archive.")
-    chat_store: Any = Field(default=None, exclude=True, description="SessionStore, SQLite path or None (in memory).")
+    chat_store: Any = Field(
+        default=None, exclude=True, description="SessionStore, SQLite path, PostgreSQL URI or None (in memory)."
+    )
     reserve_tokens: int | None = Field(default=None, ge=0, description="What the agent adds; None: measured.")
     agent_tokens: int = Field(default=0, ge=0, description="Measured system prompt, tool schemas and state.")
     in_flight_tokens: int | None = Field(default=None, ge=0, description="In-flight tool rounds (None: 10 %).")

@@ -56,8 +56,8 @@ EXPECTED_ALL: dict[str, list[str]] = {
     ],
     "session": [
         "ContextSession", "ExtractiveSummarizer", "ManagedContext", "ManagedHistory", "MaskingConfig",
-        "MemorySessionStore", "MiniLMEmbedder", "OffloadConfig", "RecallConfig", "SQLiteSessionStore", "SessionStore",
-        "Summarizer", "Turn", "format_turns", "rehydrate", "search_archive",
+        "MemorySessionStore", "MiniLMEmbedder", "OffloadConfig", "PostgresSessionStore", "RecallConfig",
+        "SQLiteSessionStore", "SessionStore", "Summarizer", "Turn", "format_turns", "rehydrate", "search_archive",
     ],
     "structured": [
         "FORMATS", "Rendering", "TableFit", "aggregate", "cheapest", "fit_table", "parse", "render", "sample_rows",

@@ -74,6 +74,25 @@ def test_sqlite_session_survives_a_new_middleware(tmp_path: Path) -> None:
     assert [m["id"] for m in archived].count("task") == 1  # the same task id: archived once
 
 
+@pytest.mark.postgres
+@pytest.mark.parametrize("run_async", [False, True])
+def test_postgres_session_is_shared_by_middlewares_on_one_uri(postgres_dsn: str, run_async: bool) -> None:
+    """session='postgresql://...' archives the thread in PostgreSQL; a second middleware on the same URI (another
+    worker) continues the thread without duplicates, through awrap_model_call too."""
+    from tokenbox_core.session import PostgresSessionStore
+
+    first = TokenBoxMiddleware(3_000, session=postgres_dsn, session_id="s")
+    run(first, FakeToolModel(steps=5), run_async=run_async)
+    assert isinstance(first.session("s").store, PostgresSessionStore)
+    again = TokenBoxMiddleware(3_000, session=postgres_dsn, session_id="s")
+    run(again, FakeToolModel(steps=5), run_async=run_async)
+    archived = again.session("s").messages()
+    assert [m["id"] for m in archived].count("task") == 1 and len(archived) > 10
+    assert first.session("s").store.count("s") == len(archived)
+    first.session("s").store.close()
+    again.session("s").store.close()
+
+
 def test_oversized_tool_result_is_offloaded_when_produced() -> None:
     """With offload on, a tool result over the threshold is archived whole and the state keeps its preview."""
     mw = TokenBoxMiddleware(6_000, session=True, offload=OffloadConfig(threshold_tokens=500, head=50, tail=20))

@@ -101,7 +101,8 @@ def test_from_defaults_takes_memory_from_defaults_arguments_with_its_defaults() 
 
 def test_misspelt_and_invalid_arguments_fail_at_construction() -> None:
     """Misspelt keywords get a did-you-mean; an explicit flush size over the limit and a limit the agent's part
-    fills say the numbers and the fix; non-SQLite databases are refused with the supported spelling."""
+    fills say the numbers and the fix; databases other than SQLite and PostgreSQL are refused with the supported
+    spelling."""
     with pytest.raises(UnknownArgumentError, match=r"'token_flush' \(did you mean 'token_flush_size'\?\)"):
         TokenBoxSessionMemory.from_defaults(token_flush=10)
     with pytest.raises(UnknownArgumentError, match="the token budget of TokenBoxSessionMemory is 'token_limit'"):
@@ -110,8 +111,8 @@ def test_misspelt_and_invalid_arguments_fail_at_construction() -> None:
         TokenBoxSessionMemory(token_limit=1000, token_flush_size=1500)
     with pytest.raises(BudgetError, match=r"token_limit \(100\) leaves no room .* raise token_limit"):
         TokenBoxSessionMemory(token_limit=100, reserve_tokens=100)
-    with pytest.raises(ValueError, match="is not SQLite"):
-        TokenBoxSessionMemory.from_defaults(async_database_uri="postgresql+asyncpg://u:p@h/db")
+    with pytest.raises(ValueError, match="is neither SQLite nor PostgreSQL"):
+        TokenBoxSessionMemory.from_defaults(async_database_uri="mysql+aiomysql://u:p@h/db")
     with pytest.raises(ValueError, match="db_schema and table_name do not apply"):
         TokenBoxSessionMemory.from_defaults(db_schema="s")
     with pytest.raises(TypeError, match="AsyncDBChatStore is not supported"):
@@ -151,6 +152,23 @@ def test_content_blocks_come_back_as_they_went_in(tmp_path: Path) -> None:
     assert memory.get_all() == messages and memory.get() == messages
     reopened = TokenBoxSessionMemory.from_defaults(session_id="s", async_database_uri=f"sqlite+aiosqlite:///{path}")
     assert reopened.get_all() == messages
+
+
+@pytest.mark.postgres
+def test_a_postgres_uri_archives_in_postgres_and_async_reads_it_back(postgres_dsn: str) -> None:
+    """async_database_uri='postgresql+psycopg://...' archives in PostgreSQL; a new memory on the same URI (another
+    worker) reads the session back, through the async API too."""
+    from tokenbox_core.session import PostgresSessionStore
+
+    uri = postgres_dsn.replace("postgresql://", "postgresql+psycopg://", 1)
+    memory = TokenBoxSessionMemory.from_defaults(session_id="s", async_database_uri=uri, token_limit=20_000)
+    assert isinstance(memory.session_store, PostgresSessionStore)
+    messages = [ChatMessage(role="user", content="the vault code is 1234"), ChatMessage(role="assistant", content="ok")]
+    asyncio.run(memory.aput_messages(messages))
+    other = TokenBoxSessionMemory.from_defaults(session_id="s", async_database_uri=uri, token_limit=20_000)
+    assert other.get_all() == messages and asyncio.run(other.aget()) == messages
+    memory.session_store.close()
+    other.session_store.close()
 
 
 def test_images_are_costed_by_their_dimensions_not_their_base64() -> None:

@@ -12,6 +12,7 @@ from tokenbox_core.session._embeddings import MiniLMEmbedder
 from tokenbox_core.session._managed import ManagedContext, ManagedHistory
 from tokenbox_core.session._model import Turn
 from tokenbox_core.session._options import MaskingConfig, OffloadConfig, RecallConfig
+from tokenbox_core.session._postgres import PostgresSessionStore
 from tokenbox_core.session._rehydrate import format_turns, rehydrate, search_archive
 from tokenbox_core.session._sqlite import SQLiteSessionStore
 from tokenbox_core.session._store import MemorySessionStore, SessionStore
@@ -26,6 +27,7 @@ __all__ = [
     "MemorySessionStore",
     "MiniLMEmbedder",
     "OffloadConfig",
+    "PostgresSessionStore",
     "RecallConfig",
     "SQLiteSessionStore",
     "SessionStore",

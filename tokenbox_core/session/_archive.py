@@ -20,7 +20,7 @@ from typing import Any
 
 from tokenbox_core.chat._messages import ToolGroups, _Grouper
 from tokenbox_core.session._model import Turn
-from tokenbox_core.session._recall import RecallIndex
+from tokenbox_core.session._recall import RecallIndex, SearchableStore, StoreIndex
 from tokenbox_core.session._store import SessionStore
 from tokenbox_core.tokens import TokenCounter, canonical_json
 from tokenbox_core.tokens._messages import message_token_count
@@ -59,6 +59,8 @@ class Archive:
         self._vectors: dict[str, tuple[float, ...]] = {}
         self._index = RecallIndex(embedder, rrf_k=rrf_k, vectors=self._vectors)
         self._prefixes: list[RecallIndex] = []  # prefix_index's, at most two, the most recently used last
+        # a store with its own full-text index (PostgreSQL) ranks recall itself; embeddings fuse in process
+        self._database = store if embedder is None and isinstance(store, SearchableStore) else None
 
     def turns(self) -> list[Turn]:
         """Every archived turn, in order (new ones read from the store)."""
@@ -76,7 +78,8 @@ class Archive:
         message = turn.as_message()
         self._turns.append(turn)
         self._messages.append(message)
-        self._index.add(turn.turn_id, turn.text)
+        if self._database is None:
+            self._index.add(turn.turn_id, turn.text)
         role = message.get("role")
         calls = message.get("tool_calls") if role != "tool" else None
         self._grouper.add(position, message, role, calls)
@@ -129,18 +132,20 @@ class Archive:
             self._keys.extend(message_key(t.message) for t in turns[len(self._keys) :])
             return list(self._keys)
 
-    def index(self) -> RecallIndex:
-        """The recall index over every archived turn."""
-        self.turns()
-        return self._index
+    def index(self) -> RecallIndex | StoreIndex:
+        """The recall index over every archived turn (the store's own, when it has one)."""
+        turns = self.turns()
+        return self._index if self._database is None else StoreIndex(self._database, self.session_id, len(turns))
 
-    def prefix_index(self, upto: int) -> RecallIndex:
+    def prefix_index(self, upto: int) -> RecallIndex | StoreIndex:
         """An index of the first ``upto`` turns only: its statistics change only when ``upto`` does, so a
         cache-aware window's recall stays the same until its cut moves (the whole index's statistics move with
         every message added).  Grown in place as the cut moves on; built again when it moves back.  The two most
         recently used are kept: a compile plans its window twice (with and without the recall block), at two cuts,
         and rebuilding the other one each time cost ~25 ms a call at 500 turns."""
         turns = self.turns()
+        if self._database is not None:
+            return StoreIndex(self._database, self.session_id, min(upto, len(turns)))
         with self._lock:
             index = next((p for p in self._prefixes if len(p) == min(upto, len(turns))), None)
             if index is None:

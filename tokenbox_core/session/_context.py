@@ -52,6 +52,7 @@ from tokenbox_core.session._archive import Archive, sync_new
 from tokenbox_core.session._checkpoints import Checkpointer
 from tokenbox_core.session._model import Summary, Turn, message_text
 from tokenbox_core.session._options import MaskingConfig, OffloadConfig, RecallConfig, coerce_option
+from tokenbox_core.session._postgres import PostgresSessionStore
 from tokenbox_core.session._recall import Hit
 from tokenbox_core.session._recalled import Recalled, block_message, pointer_line, recall
 from tokenbox_core.session._sqlite import SQLiteSessionStore
@@ -88,7 +89,8 @@ class ContextSession:
     """One conversation's context across an agent loop (see the module docstring and ``/docs``).
 
     Args:
-        store: a :class:`SessionStore`, a path (a SQLite archive file, created when missing), or ``None`` (in
+        store: a :class:`SessionStore`, a path (a SQLite archive file, created when missing), a PostgreSQL URI
+            (``postgresql://user@host/db``: :class:`~tokenbox_core.session.PostgresSessionStore`), or ``None`` (in
             memory).
         session_id: the conversation's id in the store.
         budget: the window of :meth:`compile` (an int or a :class:`~tokenbox_core.ContextBudget`).
@@ -139,6 +141,8 @@ class ContextSession:
         self._owns_store = not isinstance(store, SessionStore)
         if store is None:
             store = MemorySessionStore()
+        elif PostgresSessionStore.accepts(store):
+            store = PostgresSessionStore(store)
         elif not isinstance(store, SessionStore):
             store = SQLiteSessionStore(store)
         self.store: SessionStore = store

@@ -36,7 +36,7 @@ from typing import Protocol, runtime_checkable
 from tokenbox_core.errors import SessionError
 from tokenbox_core.session._lexical import content_words, words
 
-__all__ = ["Embedder", "Hit", "RecallIndex", "fts_query"]
+__all__ = ["Embedder", "Hit", "RecallIndex", "SearchableStore", "StoreIndex", "fts_query"]
 
 _MIN_COMMON = 10  # a term in at most this many messages is distinctive, whatever the session's length
 
@@ -217,6 +217,57 @@ class RecallIndex:
                 fused[hit.id] = fused.get(hit.id, 0.0) + 1.0 / (self.rrf_k + rank)
         order = sorted(fused.items(), key=lambda kv: (-kv[1], -self._row[kv[0]]))
         return _relevant([Hit(doc_id, score) for doc_id, score in order], min_relevance)[:limit]
+
+
+@runtime_checkable
+class SearchableStore(Protocol):
+    """A store that ranks a session's turns itself (PostgreSQL's full-text index): :meth:`RecallIndex.search`'s
+    arguments, plus the session and ``upto`` (rank the first ``upto`` turns, with their statistics only)."""
+
+    def search(
+        self,
+        session_id: str,
+        query: str,
+        *,
+        limit: int = 8,
+        allowed: Collection[str] | None = None,
+        min_relevance: float = 0.0,
+        min_terms: int = 0,
+        max_term_share: float = 1.0,
+        upto: int | None = None,
+    ) -> list[Hit]: ...
+
+
+class StoreIndex:
+    """The first ``upto`` turns of a session, ranked by its :class:`SearchableStore`: what recall calls on a
+    :class:`RecallIndex` (``search``, ``len``, ``close``), served by the database instead of process memory."""
+
+    def __init__(self, store: SearchableStore, session_id: str, upto: int) -> None:
+        self.store = store
+        self.session_id = session_id
+        self.upto = upto
+
+    def __len__(self) -> int:
+        return self.upto
+
+    def search(
+        self,
+        query: str,
+        *,
+        limit: int = 8,
+        allowed: Collection[str] | None = None,
+        min_relevance: float = 0.0,
+        min_terms: int = 0,
+        max_term_share: float = 1.0,
+    ) -> list[Hit]:
+        """:meth:`RecallIndex.search` over the store's index of these turns."""
+        return self.store.search(
+            self.session_id, query, limit=limit, allowed=allowed, min_relevance=min_relevance,
+            min_terms=min_terms, max_term_share=max_term_share, upto=self.upto,
+        )  # fmt: skip
+
+    def close(self) -> None:
+        """Nothing to release (the index is the database's)."""
 
 
 def _relevant(hits: list[Hit], min_relevance: float) -> list[Hit]:

@@ -28,7 +28,7 @@ from typing import Any
 
 from tokenbox_core.session._model import Summary
 from tokenbox_core.session._options import RecallConfig
-from tokenbox_core.session._recall import RecallIndex
+from tokenbox_core.session._recall import RecallIndex, StoreIndex
 from tokenbox_core.session._store import turn_seq
 from tokenbox_core.session._summarize import turn_line
 from tokenbox_core.session._window import id_ranges
@@ -96,7 +96,7 @@ def block_message(
 
 
 def recall(
-    index: RecallIndex,
+    index: RecallIndex | StoreIndex,
     query: str,
     *,
     messages: Sequence[Mapping[str, Any]],

@@ -19,7 +19,7 @@ from typing import Any
 
 from tokenbox_core.errors import SessionError
 from tokenbox_core.session._model import Turn
-from tokenbox_core.session._recall import RecallIndex, fts_query
+from tokenbox_core.session._recall import RecallIndex, SearchableStore, fts_query
 from tokenbox_core.session._store import SessionStore
 from tokenbox_core.session._summarize import turn_line
 
@@ -70,11 +70,15 @@ def search_archive(
 ) -> list[Turn]:
     """Archived turns matching ``query``, best first: the ranking a :class:`~tokenbox_core.ContextSession`'s
     recall uses (:class:`~tokenbox_core.session._recall.RecallIndex`: SQLite FTS5 ``bm25()`` over the session's
-    turns, ties newer first; with ``embed``, fused with the embeddings' cosine ranking by reciprocal rank)."""
+    turns, ties newer first; with ``embed``, fused with the embeddings' cosine ranking by reciprocal rank).  A
+    store with its own full-text index (:class:`~tokenbox_core.session.PostgresSessionStore`) ranks by it."""
     if limit < 1:
         raise SessionError(f"limit must be >= 1, got {limit}")
     if fts_query(query) is None:
         raise SessionError(f"query {query!r} has no words to search for; pass turn ids or a descriptive query")
+    if embed is None and isinstance(store, SearchableStore):  # the database ranks (PostgreSQL's full-text index)
+        hits = store.search(session_id, query, limit=limit)
+        return store.get_turns(session_id, [h.id for h in hits]) if hits else []
     turns = {t.turn_id: t for t in store.turns(session_id)}
     index = RecallIndex(embed)
     try:
