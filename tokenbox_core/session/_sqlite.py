@@ -215,7 +215,7 @@ class SQLiteSessionStore:
         return self._extend(session_id, messages, replace=True)
 
     def _extend(self, session_id: str, messages: Iterable[Mapping[str, Any]], *, replace: bool) -> list[str]:
-        checked = [check_message(m) for m in messages]
+        checked = [check_message(m, i) for i, m in enumerate(messages)]
         now = time.time()
         with self._write() as conn:
             if replace:
