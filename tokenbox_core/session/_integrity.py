@@ -22,9 +22,11 @@ from pathlib import Path
 from typing import Any
 
 from tokenbox_core.errors import SessionStoreError
-from tokenbox_core.session._schema import DIGEST_VERSION, MIGRATIONS
+from tokenbox_core.session._schema import APPLICATION_ID, DIGEST_VERSION, MIGRATIONS, SCHEMA_VERSION
 
-__all__ = ["backfill_digests", "check_turn", "turn_digest", "validate"]
+__all__ = ["backfill_digests", "check_header", "check_turn", "identity", "turn_digest", "validate"]
+
+_HEADER = b"SQLite format 3\x00"
 
 _SchemaShape = dict[tuple[str, str], tuple[Any, ...]]
 
@@ -33,6 +35,47 @@ def turn_digest(session_id: str, seq: int, turn_id: str, message: str) -> str:
     """The content hash of a stored turn: SHA-256 (first 32 hex digits) of its session, position, id and JSON."""
     data = "\x00".join((session_id, str(seq), turn_id, message)).encode("utf-8", "surrogatepass")
     return hashlib.sha256(data).hexdigest()[:32]
+
+
+def check_header(path: Path, *, read_only: bool = False) -> None:
+    """Refuse a directory, a file that is not SQLite, and (``read_only``) a missing or empty file, unread."""
+    if path.is_dir():
+        raise SessionStoreError(f"{path} is a directory; give SQLiteSessionStore a file path")
+    size = path.stat().st_size if path.exists() else 0
+    if size == 0:
+        if read_only:
+            raise SessionStoreError(
+                f"{path} is empty: not a session archive yet; a ContextSession or SQLiteSessionStore creates one"
+            )
+        return
+    with path.open("rb") as fh:
+        head = fh.read(len(_HEADER))
+    if head != _HEADER:
+        raise SessionStoreError(
+            f"{path} is not a SQLite database (header {head[:16]!r}); it was left untouched — "
+            f"point SQLiteSessionStore at a new file or at an existing TokenBox session archive"
+        )
+
+
+def identity(conn: sqlite3.Connection, path: Path) -> tuple[int, int]:
+    """The file's application id and schema version; refuse another application's file and a newer schema.
+
+    A SQLite file with no schema object, no application id and version 0 holds nothing: it may become an archive.
+    """
+    app = int(conn.execute("PRAGMA application_id").fetchone()[0])
+    version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+    tables = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+    if app != APPLICATION_ID and (tables or version or app):
+        raise SessionStoreError(
+            f"{path} is a SQLite database of another application (application_id {app:#x}, "
+            f"{tables} schema objects); it was left untouched — use a new file for the session archive"
+        )
+    if version > SCHEMA_VERSION:
+        raise SessionStoreError(
+            f"{path} has session schema version {version} but this TokenBox reads up to "
+            f"{SCHEMA_VERSION}; upgrade tokenbox-context to open it"
+        )
+    return app, version
 
 
 def validate(conn: sqlite3.Connection, path: Path, version: int) -> None:

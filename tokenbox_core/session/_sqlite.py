@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from tokenbox_core.errors import SessionError, SessionStoreError, UnknownTurnError
-from tokenbox_core.session._integrity import backfill_digests, check_turn, turn_digest, validate
+from tokenbox_core.session._integrity import backfill_digests, check_header, check_turn, identity, turn_digest, validate
 from tokenbox_core.session._model import EvictionEvent, Summary, Turn, check_message, message_text, turn_id_for
 from tokenbox_core.session._schema import APPLICATION_ID, DIGEST_VERSION, MIGRATIONS, SCHEMA_VERSION
 from tokenbox_core.session._store import USAGE_FIELDS, missing_ids, sort_summaries, turn_seq
@@ -38,9 +38,7 @@ from tokenbox_core.tokens import canonical_json
 
 __all__ = ["SQLiteSessionStore"]
 
-_HEADER = b"SQLite format 3\x00"
 _SYNC = ("OFF", "NORMAL", "FULL", "EXTRA")
-_TURN_COLUMNS = "session_id, turn_id, seq, message, created_at, digest"
 _SUMMARY_COLUMNS = (
     "session_id, summary_id, level, source_ids, source_turn_ids, text, tokens, source_tokens, block_hash, "
     "summarizer, summary_version, created_at, invalidated_by, extra"
@@ -54,6 +52,8 @@ class SQLiteSessionStore:
         path: the database file; created (with the current schema) when missing or empty.
         timeout: seconds a writer waits for another writer's lock before :class:`SessionStoreError`.
         synchronous: SQLite's ``synchronous`` level (``"NORMAL"`` or ``"FULL"``; see the module docstring).
+        read_only: open an existing archive to read it as it is (any schema version, never migrated); every
+            write raises :class:`SessionStoreError` (``tokenbox session`` opens archives this way).
 
     >>> import tempfile, os
     >>> store = SQLiteSessionStore(os.path.join(tempfile.mkdtemp(), "s.db"))
@@ -62,7 +62,14 @@ class SQLiteSessionStore:
     >>> store.close()
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, timeout: float = 30.0, synchronous: str = "NORMAL") -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        timeout: float = 30.0,
+        synchronous: str = "NORMAL",
+        read_only: bool = False,
+    ) -> None:
         if synchronous.upper() not in _SYNC:
             raise SessionError(f"synchronous={synchronous!r} is not one of {', '.join(_SYNC)}; use 'NORMAL' or 'FULL'")
         if timeout <= 0:
@@ -73,7 +80,9 @@ class SQLiteSessionStore:
         self._local = threading.local()
         self._all: list[sqlite3.Connection] = []
         self._all_lock = threading.Lock()
-        self._check_header()
+        self.read_only = bool(read_only)
+        self._hashed = True  # whether turns carry their content hash (schema version >= DIGEST_VERSION)
+        check_header(self.path, read_only=self.read_only)
         try:
             self._migrate(self._conn())
         except BaseException:
@@ -82,24 +91,15 @@ class SQLiteSessionStore:
 
     # -- connections ------------------------------------------------------------------------------------------
 
-    def _check_header(self) -> None:
-        if self.path.is_dir():
-            raise SessionStoreError(f"{self.path} is a directory; give SQLiteSessionStore a file path")
-        if self.path.exists() and self.path.stat().st_size > 0:
-            with self.path.open("rb") as fh:
-                head = fh.read(len(_HEADER))
-            if head != _HEADER:
-                raise SessionStoreError(
-                    f"{self.path} is not a SQLite database (header {head[:16]!r}); it was left untouched — "
-                    f"point SQLiteSessionStore at a new file or at an existing TokenBox session archive"
-                )
-
     def _conn(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is not None and getattr(self._local, "pid", None) == os.getpid():
             return conn
         try:
-            conn = sqlite3.connect(self.path, timeout=self._timeout, isolation_level=None, check_same_thread=False)
+            target, uri = (f"{self.path.resolve().as_uri()}?mode=ro", True) if self.read_only else (self.path, False)
+            conn = sqlite3.connect(
+                target, timeout=self._timeout, isolation_level=None, check_same_thread=False, uri=uri
+            )
             conn.execute(f"PRAGMA busy_timeout = {int(self._timeout * 1000)}")
             conn.execute(f"PRAGMA synchronous = {self._synchronous}")
         except sqlite3.Error as exc:
@@ -121,6 +121,8 @@ class SQLiteSessionStore:
 
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
+        if self.read_only:
+            raise SessionStoreError(f"session archive {self.path} was opened with read_only=True; open it without")
         conn = self._conn()
         try:
             conn.execute("BEGIN IMMEDIATE")
@@ -141,15 +143,20 @@ class SQLiteSessionStore:
 
     def _migrate(self, conn: sqlite3.Connection) -> None:
         try:
-            app, version = self._identity(conn)
+            app, version = identity(conn, self.path)
             if app == APPLICATION_ID or version:
                 validate(conn, self.path, version)  # before anything is written, a migration included
+            if self.read_only:
+                if app != APPLICATION_ID:
+                    raise SessionStoreError(f"{self.path} holds no session archive yet (a SQLite file with no table)")
+                self._hashed = version >= DIGEST_VERSION
+                return
             if version == SCHEMA_VERSION and app == APPLICATION_ID:
                 return
             conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("BEGIN IMMEDIATE")
             try:
-                app, version = self._identity(conn)  # another process may have migrated meanwhile
+                app, version = identity(conn, self.path)  # another process may have migrated meanwhile
                 for number in range(version, SCHEMA_VERSION):
                     for statement in MIGRATIONS[number].split(";\n"):
                         if statement.strip():
@@ -165,22 +172,6 @@ class SQLiteSessionStore:
             conn.execute("COMMIT")
         except sqlite3.Error as exc:
             raise self._wrap(exc) from exc
-
-    def _identity(self, conn: sqlite3.Connection) -> tuple[int, int]:
-        app = int(conn.execute("PRAGMA application_id").fetchone()[0])
-        version = int(conn.execute("PRAGMA user_version").fetchone()[0])
-        tables = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
-        if app != APPLICATION_ID and (tables or version or app):
-            raise SessionStoreError(
-                f"{self.path} is a SQLite database of another application (application_id {app:#x}, "
-                f"{tables} schema objects); it was left untouched — use a new file for the session archive"
-            )
-        if version > SCHEMA_VERSION:
-            raise SessionStoreError(
-                f"{self.path} has session schema version {version} but this TokenBox reads up to "
-                f"{SCHEMA_VERSION}; upgrade tokenbox-context to open it"
-            )
-        return app, version
 
     @property
     def schema_version(self) -> int:
@@ -248,11 +239,15 @@ class SQLiteSessionStore:
                 )
         return [r[2] for r in rows]
 
+    @property
+    def _columns(self) -> str:
+        return f"session_id, turn_id, seq, message, created_at, {'digest' if self._hashed else 'NULL'}"
+
     def _turn(self, row: Sequence[Any], expected: int | None = None) -> Turn:
         """A stored turn, checked again (position, id, content hash, JSON) as it is read."""
         session_id, turn_id, seq, message, created_at, digest = row
         at = expected if expected is not None else seq if isinstance(seq, int) else -1
-        check_turn(self.path, session_id, seq, turn_id, message, digest, expected=at, hashed=True)
+        check_turn(self.path, session_id, seq, turn_id, message, digest, expected=at, hashed=self._hashed)
         try:
             data = json.loads(message)
             if not isinstance(data, dict):
@@ -270,7 +265,7 @@ class SQLiteSessionStore:
             return self.turns(session_id)[start:stop]
         limit = -1 if stop is None else max(0, stop - start)
         rows = self._read(
-            f"SELECT {_TURN_COLUMNS} FROM turns WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?",
+            f"SELECT {self._columns} FROM turns WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?",
             (session_id, start, limit),
         )
         return [self._turn(r, start + 1 + k) for k, r in enumerate(rows)]
@@ -283,7 +278,7 @@ class SQLiteSessionStore:
             chunk = ids[i : i + 500]
             marks = ", ".join("?" * len(chunk))
             rows = self._read(
-                f"SELECT {_TURN_COLUMNS} FROM turns WHERE session_id = ? AND turn_id IN ({marks})",
+                f"SELECT {self._columns} FROM turns WHERE session_id = ? AND turn_id IN ({marks})",
                 (session_id, *chunk),
             )
             found.update((r[1], self._turn(r)) for r in rows)

@@ -261,3 +261,22 @@ def test_a_row_changed_after_open_is_refused_on_read(tmp_path: Path) -> None:
             store.turns("alpha")
         with pytest.raises(SessionStoreError, match="content hash"):
             store.get_turns("beta", ["t_3"])
+
+
+def test_read_only_store_refuses_writes_and_empty_files(tmp_path: Path) -> None:
+    """read_only=True reads an archive as it is; writes, empty files and table-less files are refused by name."""
+    path = tmp_path / "ro.db"
+    _build(path)
+    before = path.read_bytes()
+    with SQLiteSessionStore(path, read_only=True) as store:
+        assert [t.message for t in store.turns("alpha")] == _messages("alpha")
+        with pytest.raises(SessionStoreError, match="was opened with read_only=True; open it without"):
+            store.append("alpha", {"role": "user", "content": "x"})
+    assert path.read_bytes() == before
+    empty = _touch(tmp_path / "empty.db")
+    with pytest.raises(SessionStoreError, match="is empty: not a session archive yet"):
+        SQLiteSessionStore(empty, read_only=True)
+    bare = _touch(tmp_path / "bare.db")
+    _foreign(bare, app=0, tables=False)
+    with pytest.raises(SessionStoreError, match="holds no session archive yet"):
+        SQLiteSessionStore(bare, read_only=True)
