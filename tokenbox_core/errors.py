@@ -4,6 +4,8 @@
 
     TokenBoxError
     ├── ContextCriticalOverflow      critical sections alone exceed the budget
+    │   └── FixedTiersOverflow       the compiler's (and a session's) fixed tiers alone exceed the window;
+    │                                also a CompilationError
     ├── BudgetError (ValueError)     an invalid budget (docs/concepts.md#budgets) or argument
     ├── CompilationError             a compile violated invariants, overflowed under ``fail_loud``,
     │                                or failed a metric gate or a user check (lists every ``Violation``)
@@ -48,6 +50,7 @@ __all__ = [
     "ContextCriticalOverflow",
     "ConversationError",
     "CounterError",
+    "FixedTiersOverflow",
     "InvalidTextError",
     "LensError",
     "MediaError",
@@ -218,6 +221,21 @@ class CompilationError(TokenBoxError):
 
     def __reduce__(self) -> tuple[type, tuple[tuple[Violation, ...], dict[str, Any] | None]]:
         return (type(self), (self.violations, self.trace))
+
+
+class FixedTiersOverflow(ContextCriticalOverflow, CompilationError):
+    """The compiler's fixed tiers (policy, task, tools, the latest user message: its critical sections) alone
+    exceed the window left after the generation reserve — the one condition every other path reports as
+    :class:`ContextCriticalOverflow`.  Also a :class:`CompilationError` with its violation, which is what the
+    compiler and :class:`~tokenbox_core.ContextSession` raised before, so ``except CompilationError`` keeps working.
+    """
+
+    def __init__(self, budget: int, required: int, section_ids: Sequence[str], violation: Violation) -> None:
+        ContextCriticalOverflow.__init__(self, budget, required, section_ids)
+        CompilationError.__init__(self, [violation])
+
+    def __reduce__(self) -> tuple[type, tuple[int, int, tuple[str, ...], Violation]]:  # type: ignore[override]
+        return (type(self), (self.budget, self.required, self.section_ids, self.violations[0]))
 
 
 class SessionError(TokenBoxError, ValueError):
