@@ -39,7 +39,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from tokenbox_core._arguments import check_arguments
+from tokenbox_core._arguments import check_arguments, check_keywords
 from tokenbox_core._budget import ContextBudget
 from tokenbox_core.cache._window import CacheWindow
 from tokenbox_core.chat._validate import MESSAGE_ROLES, check_conversation, check_on_invalid
@@ -201,6 +201,7 @@ class ContextSession:
 
     # ------------------------------------------------------------------ compile
 
+    @check_keywords
     def compile(
         self,
         *,

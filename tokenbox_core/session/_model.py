@@ -70,7 +70,25 @@ def plain_message(message: Mapping[str, Any], index: int = 0) -> dict[str, Any]:
         )
     plain = _plain(message, index, "")
     assert isinstance(plain, dict)
+    _check_content(plain.get("content"), index)
     return plain
+
+
+def _check_content(content: Any, index: int) -> None:
+    """Content is text, ``None`` or a list of content parts (strings or part dicts); nothing else is sendable."""
+    if content is None or isinstance(content, str):
+        return
+    if not isinstance(content, list):
+        raise SessionError(
+            f"message {index}: field 'content' is a {type(content).__name__}; content is a string or a list of "
+            f"content parts such as {{'type': 'text', 'text': '...'}}"
+        )
+    for i, part in enumerate(content):
+        if not isinstance(part, str | dict):
+            raise SessionError(
+                f"message {index}: field 'content[{i}]' is a {type(part).__name__}; content parts are not nested — "
+                f"flatten the list into parts such as {{'type': 'text', 'text': '...'}}"
+            )
 
 
 def _where(path: str) -> str:
