@@ -10,6 +10,8 @@
     ├── CompilationError             a compile violated invariants, overflowed under ``fail_loud``,
     │                                or failed a metric gate or a user check (lists every ``Violation``)
     ├── CompilerInputError (ValueError) a typed compiler input or a compiler config is invalid
+    ├── ConfigError (ValueError)     an invalid option of a component (defence, detectors, cache, simulator, adapters)
+    │   └── ConfigTypeError (TypeError) an argument of the wrong type
     ├── ConversationError (ValueError) a message list a provider would reject (orphan result, unanswered
     │                                call, unknown role, no content), naming the index and the fix
     ├── SectionError (ValueError)    an invalid Section or Item, duplicate ids, bad weights
@@ -47,6 +49,8 @@ __all__ = [
     "BudgetError",
     "CompilationError",
     "CompilerInputError",
+    "ConfigError",
+    "ConfigTypeError",
     "ContextCriticalOverflow",
     "ConversationError",
     "CounterError",
@@ -184,6 +188,16 @@ class OutputFormError(TokenBoxError):
 
 class CompilerInputError(TokenBoxError, ValueError):
     """An invalid compiler input or configuration; the message names the field, the value and the fix."""
+
+
+class ConfigError(TokenBoxError, ValueError):
+    """An invalid option of a component outside budgets, sections and the compiler — a defence policy, a detector,
+    cache breakpoints or eviction, the cache simulator, an adapter's constructor; the message names the field, the
+    value and the fix.  A ``ValueError``, as these were before they joined the tree."""
+
+
+class ConfigTypeError(ConfigError, TypeError):
+    """An argument of the wrong type (a ``TypeError`` as Python raises, so ``except TypeError`` keeps working)."""
 
 
 @dataclass(frozen=True)

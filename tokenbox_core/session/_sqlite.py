@@ -250,11 +250,12 @@ class SQLiteSessionStore:
         check_turn(self.path, session_id, seq, turn_id, message, digest, expected=at, hashed=self._hashed)
         try:
             data = json.loads(message)
-            if not isinstance(data, dict):
-                raise TypeError(f"a {type(data).__name__}")
-            return Turn(session_id, turn_id, seq, data, float(created_at))
+            stamp = float(created_at)
         except (TypeError, ValueError) as exc:
             raise self._corrupt(f"turn {turn_id} of session {session_id!r} is not a stored message ({exc})") from exc
+        if not isinstance(data, dict):
+            raise self._corrupt(f"turn {turn_id} of session {session_id!r} holds a JSON {type(data).__name__}")
+        return Turn(session_id, turn_id, seq, data, stamp)
 
     def _corrupt(self, what: str) -> SessionStoreError:
         return SessionStoreError(f"session archive {self.path}: {what}; restore it from a backup")
