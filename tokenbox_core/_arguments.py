@@ -12,8 +12,8 @@ from __future__ import annotations
 import difflib
 import functools
 import inspect
-from collections.abc import Iterable, Mapping
-from typing import Any, ClassVar, TypeVar
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, ClassVar, ParamSpec, TypeVar
 
 from tokenbox_core.errors import TokenBoxError
 
@@ -22,12 +22,15 @@ __all__ = [
     "StrictArguments",
     "UnknownArgumentError",
     "check_arguments",
+    "check_keywords",
     "known_arguments",
     "no_bool",
     "suggest_keywords",
 ]
 
 _T = TypeVar("_T", bound=type)
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 
 BUDGET_NAMES = ("budget", "token_budget", "token_limit", "max_tokens", "context_window", "max_input_tokens")
 """The names a token budget goes by in LangChain, LlamaIndex and TokenBox."""
@@ -128,3 +131,30 @@ def suggest_keywords(cls: _T) -> _T:
 
     cls.__init__ = checked_init  # type: ignore[misc]
     return cls
+
+
+def check_keywords(fn: Callable[_P, _R]) -> Callable[_P, _R]:
+    """Function or method decorator: a misspelt keyword argument raises :class:`UnknownArgumentError` naming the
+    closest argument (a ``TypeError``, as Python raises), where the user typed it.
+
+    >>> @check_keywords
+    ... def fit(budget: int, *, counter: str = "gpt-4o") -> int:
+    ...     return budget
+    >>> fit(10, countr="x")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    tokenbox_core._arguments.UnknownArgumentError: fit got unknown argument 'countr' (did you mean 'counter'?); ...
+    """
+    params = list(inspect.signature(fn).parameters.values())
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
+        return fn
+    names = frozenset(p.name for p in params if p.kind is not inspect.Parameter.VAR_POSITIONAL) - {"self"}
+    owner = fn.__qualname__.replace(".__init__", "")
+
+    @functools.wraps(fn)
+    def checked(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        if not names.issuperset(kwargs):
+            check_arguments(owner, kwargs, names)
+        return fn(*args, **kwargs)
+
+    return checked

@@ -4,10 +4,14 @@
 
     TokenBoxError
     ├── ContextCriticalOverflow      critical sections alone exceed the budget
+    │   └── FixedTiersOverflow       the compiler's (and a session's) fixed tiers alone exceed the window;
+    │                                also a CompilationError
     ├── BudgetError (ValueError)     an invalid budget (docs/concepts.md#budgets) or argument
     ├── CompilationError             a compile violated invariants, overflowed under ``fail_loud``,
     │                                or failed a metric gate or a user check (lists every ``Violation``)
     ├── CompilerInputError (ValueError) a typed compiler input or a compiler config is invalid
+    ├── ConfigError (ValueError)     an invalid option of a component (defence, detectors, cache, simulator, adapters)
+    │   └── ConfigTypeError (TypeError) an argument of the wrong type
     ├── ConversationError (ValueError) a message list a provider would reject (orphan result, unanswered
     │                                call, unknown role, no content), naming the index and the fix
     ├── SectionError (ValueError)    an invalid Section or Item, duplicate ids, bad weights
@@ -45,9 +49,12 @@ __all__ = [
     "BudgetError",
     "CompilationError",
     "CompilerInputError",
+    "ConfigError",
+    "ConfigTypeError",
     "ContextCriticalOverflow",
     "ConversationError",
     "CounterError",
+    "FixedTiersOverflow",
     "InvalidTextError",
     "LensError",
     "MediaError",
@@ -183,6 +190,16 @@ class CompilerInputError(TokenBoxError, ValueError):
     """An invalid compiler input or configuration; the message names the field, the value and the fix."""
 
 
+class ConfigError(TokenBoxError, ValueError):
+    """An invalid option of a component outside budgets, sections and the compiler — a defence policy, a detector,
+    cache breakpoints or eviction, the cache simulator, an adapter's constructor; the message names the field, the
+    value and the fix.  A ``ValueError``, as these were before they joined the tree."""
+
+
+class ConfigTypeError(ConfigError, TypeError):
+    """An argument of the wrong type (a ``TypeError`` as Python raises, so ``except TypeError`` keeps working)."""
+
+
 @dataclass(frozen=True)
 class Violation:
     """One violated invariant of a compile: a short rule name and a message with the numbers."""
@@ -218,6 +235,21 @@ class CompilationError(TokenBoxError):
 
     def __reduce__(self) -> tuple[type, tuple[tuple[Violation, ...], dict[str, Any] | None]]:
         return (type(self), (self.violations, self.trace))
+
+
+class FixedTiersOverflow(ContextCriticalOverflow, CompilationError):
+    """The compiler's fixed tiers (policy, task, tools, the latest user message: its critical sections) alone
+    exceed the window left after the generation reserve — the one condition every other path reports as
+    :class:`ContextCriticalOverflow`.  Also a :class:`CompilationError` with its violation, which is what the
+    compiler and :class:`~tokenbox_core.ContextSession` raised before, so ``except CompilationError`` keeps working.
+    """
+
+    def __init__(self, budget: int, required: int, section_ids: Sequence[str], violation: Violation) -> None:
+        ContextCriticalOverflow.__init__(self, budget, required, section_ids)
+        CompilationError.__init__(self, [violation])
+
+    def __reduce__(self) -> tuple[type, tuple[int, int, tuple[str, ...], Violation]]:  # type: ignore[override]
+        return (type(self), (self.budget, self.required, self.section_ids, self.violations[0]))
 
 
 class SessionError(TokenBoxError, ValueError):

@@ -29,7 +29,7 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage, To
 from langchain_core.tools import BaseTool, StructuredTool
 
 from tokenbox_core import ContextBudget, ContextSession, TokenCounter
-from tokenbox_core.errors import SessionError
+from tokenbox_core.errors import ConfigTypeError, SessionError
 from tokenbox_core.request import ModelRequest
 from tokenbox_core.session import MemorySessionStore, OffloadConfig, SessionStore, SQLiteSessionStore
 from tokenbox_langchain._fit import neutral
@@ -141,7 +141,7 @@ class ThreadSessions:
             store = SQLiteSessionStore(store)
         elif not isinstance(store, SessionStore):
             kind = type(store).__name__
-            raise TypeError(
+            raise ConfigTypeError(
                 f"session must be True (in memory), a path (a SQLite file), a PostgreSQL URI ('postgresql://…') "
                 f"or a SessionStore, got {kind}"
             )

@@ -40,6 +40,7 @@ from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
 from tokenbox_core import ContextBudget, TokenCounter
 from tokenbox_core.cache import CacheWindow
+from tokenbox_core.errors import ConfigTypeError
 from tokenbox_core.tokens import canonical_json, content_text
 from tokenbox_langchain._agent_window import reached, thresholds
 from tokenbox_langchain._fit import FitOptions, fit_messages, neutral
@@ -133,7 +134,7 @@ def core_summarizer(spec: Any) -> Any:
     elif callable(spec):
         call = spec
     else:
-        raise TypeError(
+        raise ConfigTypeError(
             f"summarizer must be a chat model, a Runnable or a callable over messages returning text, got "
             f"{type(spec).__name__}"
         )
@@ -149,7 +150,7 @@ def core_summarizer(spec: Any) -> Any:
 
 def _async_only(spec: Any) -> Callable[[list[BaseMessage]], Any]:
     def call(messages: list[BaseMessage]) -> Any:
-        raise TypeError(
+        raise ConfigTypeError(
             f"the summarizer {getattr(spec, '__name__', type(spec).__name__)} is an async function: run the agent "
             f"with ainvoke/astream, or pass a synchronous summarizer"
         )

@@ -34,7 +34,7 @@ from tokenbox_core import TokenCounter
 from tokenbox_core._sections import Section
 from tokenbox_core.defense import DefensePolicy, DefenseReport, check_output, defend_sections, hierarchy_statement
 from tokenbox_core.defense._policy import security_log
-from tokenbox_core.errors import SecurityError
+from tokenbox_core.errors import ConfigTypeError, SecurityError
 from tokenbox_core.tokens import content_text
 
 __all__ = ["LEAK_ACTIONS", "METADATA_KEY", "SystemDefense", "check_defense", "defense_statement", "screen_result"]
@@ -49,7 +49,7 @@ METADATA_KEY = "tokenbox_defense"
 def check_defense(policy: Any) -> None:
     """A ``TypeError`` unless ``policy`` is a ``DefensePolicy``."""
     if not isinstance(policy, DefensePolicy):
-        raise TypeError(
+        raise ConfigTypeError(
             f"defense must be a tokenbox_core.defense.DefensePolicy, got {type(policy).__name__}; e.g. "
             f"defense=DefensePolicy()"
         )

@@ -27,6 +27,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
+from tokenbox_core.errors import ConfigError, ConfigTypeError
 from tokenbox_core.session import MaskingConfig
 from tokenbox_core.session._view import masked_message, plain_text
 
@@ -49,9 +50,11 @@ class TokenBoxMaskingEdit:
 
     def __post_init__(self) -> None:
         if isinstance(self.trigger, bool) or not isinstance(self.trigger, int) or self.trigger < 0:
-            raise ValueError(f"trigger must be an integer >= 0 (tokens), got {self.trigger!r}")
+            raise ConfigError(f"trigger must be an integer >= 0 (tokens), got {self.trigger!r}")
         if not isinstance(self.masking, MaskingConfig):
-            raise TypeError(f"masking must be a tokenbox_core.session.MaskingConfig, got {type(self.masking).__name__}")
+            raise ConfigTypeError(
+                f"masking must be a tokenbox_core.session.MaskingConfig, got {type(self.masking).__name__}"
+            )
 
     def apply(self, messages: list[Any], *, count_tokens: Callable[[Sequence[BaseMessage]], int]) -> None:
         """Mask the old tool results of ``messages`` in place once they count more than ``trigger``."""

@@ -37,6 +37,7 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage
 
+from tokenbox_core.errors import ConfigError
 from tokenbox_langchain._counting import MessageCounter
 from tokenbox_langchain._fit import neutral
 from tokenbox_langchain._prefix_reads import PrefixReads
@@ -101,7 +102,7 @@ class ConvertedMessages:
 
     def __init__(self, counter: MessageCounter, *, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
         if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 0:
-            raise ValueError(f"max_bytes must be an integer >= 0, got {max_bytes!r}; e.g. max_bytes=16 * 1024 * 1024")
+            raise ConfigError(f"max_bytes must be an integer >= 0, got {max_bytes!r}; e.g. max_bytes=16 * 1024 * 1024")
         self.counter = counter
         self.max_bytes = max_bytes
         self.nbytes = 0

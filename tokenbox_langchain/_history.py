@@ -17,6 +17,7 @@ from langchain_core.chat_history import BaseChatMessageHistory
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
 from tokenbox_core._budget import ContextBudget
+from tokenbox_core.errors import ConfigTypeError
 from tokenbox_core.session import ManagedContext, ManagedHistory, SessionStore
 from tokenbox_langchain._fit import neutral
 
@@ -94,7 +95,7 @@ class SessionChatMessageHistory(BaseChatMessageHistory):
         if budget is not None:
             self.managed = ManagedHistory(store, session_id, budget=budget, counter=counter, **managed_options)
         elif managed_options:
-            raise TypeError(f"{', '.join(sorted(managed_options))} need budget= (the managed history's size)")
+            raise ConfigTypeError(f"{', '.join(sorted(managed_options))} need budget= (the managed history's size)")
         self.last_context: ManagedContext | None = None
 
     @property

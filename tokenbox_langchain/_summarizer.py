@@ -13,6 +13,7 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage
 
+from tokenbox_core.errors import ConfigTypeError
 from tokenbox_core.session import SessionStore
 from tokenbox_core.session._llm import PROMPT_VERSION, SUMMARY_PROMPT, ModelSummarizer
 from tokenbox_core.tokens import content_text
@@ -60,7 +61,7 @@ class ChatModelSummarizer(ModelSummarizer):
         prompt_version: str = PROMPT_VERSION,
     ) -> None:
         if not isinstance(model, BaseChatModel):
-            raise TypeError(f"expected a LangChain chat model (BaseChatModel), got {type(model).__name__}")
+            raise ConfigTypeError(f"expected a LangChain chat model (BaseChatModel), got {type(model).__name__}")
         self.chat_model = model
 
         def generate(prompt_text: str, seed: int) -> str:

@@ -24,6 +24,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tokenbox_core import TokenCounter, get_counter
+from tokenbox_core.errors import ConfigError
 
 __all__ = ["DEFAULT_COUNTER", "counter_name", "resolve_counter", "user_tokenizer"]
 
@@ -68,7 +69,7 @@ def counter_name(owner: str, counter: Any) -> str | None:
     counter object) raises ``ValueError`` saying how to restore it (issue 10 item 14)."""
     if counter is None or isinstance(counter, str):
         return counter
-    raise ValueError(
+    raise ConfigError(
         f"{owner}.to_dict cannot serialise the counter {counter!r}: it has no name. Use a counter name "
         f"('cl100k_base', 'gpt-4o', 'whitespace' ...), or leave it out and pass it again with "
         f"{owner}.from_dict(data, counter=...)"

@@ -79,6 +79,7 @@ from llama_index.core.storage.chat_store import BaseChatStore, SimpleChatStore
 from tokenbox_core import ContextBudget, ContextCriticalOverflow, Item, Layout, Section, TokenCounter
 from tokenbox_core._arguments import StrictArguments, check_arguments
 from tokenbox_core.chat import ChatCounter, ConversationOverflow, fit_conversation
+from tokenbox_core.errors import ConfigError
 from tokenbox_core.layout import RemovedItem
 from tokenbox_core.tokens import content_text
 from tokenbox_llamaindex._blocks import restored_values
@@ -93,6 +94,7 @@ DEFAULT_TOKEN_LIMIT = 3000
 """``ChatMemoryBuffer``'s default limit when neither ``token_limit`` nor ``llm`` is given."""
 DEFAULT_TOKEN_LIMIT_RATIO = 0.75
 """Share of an LLM's context window used as the limit when only ``llm`` is given (as ``ChatMemoryBuffer``)."""
+
 
 def _block_messages(block: BaseMemoryBlock[Any], content: Any) -> list[ChatMessage]:
     """A memory block's content as the messages it contributes."""
@@ -138,7 +140,7 @@ def unique_block_names(blocks: list[BaseMemoryBlock[Any]]) -> list[BaseMemoryBlo
     names = [block.name for block in blocks]
     duplicates = sorted({name for name in names if names.count(name) > 1})
     if duplicates:
-        raise ValueError(f"memory block names must be unique; repeated: {', '.join(duplicates)}")
+        raise ConfigError(f"memory block names must be unique; repeated: {', '.join(duplicates)}")
     return blocks
 
 

@@ -18,7 +18,7 @@ from llama_index.core.base.llms.types import ChatMessage
 
 from tokenbox_core import CompilerConfig, ContextCriticalOverflow, ContextSession, TokenCounter
 from tokenbox_core.chat import ChatCounter, ConversationOverflow, fit_conversation
-from tokenbox_core.errors import CompilationError
+from tokenbox_core.errors import CompilationError, ConfigError, ConfigTypeError
 from tokenbox_core.session import MemorySessionStore, PostgresSessionStore, SessionStore, SQLiteSessionStore
 from tokenbox_llamaindex._memory import MemoryOverflow
 from tokenbox_llamaindex._messages import plain_message, restore
@@ -42,7 +42,7 @@ def store_of(chat_store: Any) -> tuple[SessionStore, str | None]:
     if isinstance(chat_store, str | os.PathLike):
         path = os.fspath(chat_store)
         return SQLiteSessionStore(path), path
-    raise TypeError(
+    raise ConfigTypeError(
         f"chat_store must be a TokenBox SessionStore, a SQLite path or None, got {type(chat_store).__name__}; "
         f"LlamaIndex's AsyncDBChatStore is not supported (TokenBoxSessionMemory archives in a session store): "
         f"pass chat_store='memory.db' or async_database_uri='sqlite+aiosqlite:///memory.db'"
@@ -55,7 +55,7 @@ def sqlite_path(uri: str) -> str | None:
         if uri.startswith(prefix):
             path = uri[len(prefix) :]
             return None if path in ("", ":memory:") else path
-    raise ValueError(
+    raise ConfigError(
         f"async_database_uri {uri!r} is neither SQLite nor PostgreSQL; TokenBoxSessionMemory archives in either: "
         f"pass async_database_uri='sqlite+aiosqlite:///memory.db' or 'postgresql+psycopg://user@host/db' "
         f"(or chat_store=<a TokenBox SessionStore>)"
@@ -67,7 +67,7 @@ def chat_store_of(
 ) -> Any:
     """``Memory.from_defaults``'s storage arguments as a ``chat_store`` for :func:`store_of`."""
     if async_engine is not None or db_schema is not None or table_name != "llama_index_memory":
-        raise ValueError(
+        raise ConfigError(
             "TokenBoxSessionMemory archives in a TokenBox session store (SQLite, PostgreSQL or memory): async_engine, "
             "db_schema and table_name do not apply; pass async_database_uri='sqlite+aiosqlite:///memory.db' "
             "or chat_store=<path or SessionStore>"
@@ -75,7 +75,7 @@ def chat_store_of(
     if async_database_uri is None:
         return chat_store
     if chat_store is not None:
-        raise ValueError("give chat_store or async_database_uri, not both")
+        raise ConfigError("give chat_store or async_database_uri, not both")
     if PostgresSessionStore.accepts(async_database_uri):
         return async_database_uri  # store_of opens it with PostgresSessionStore
     return sqlite_path(async_database_uri)
@@ -167,14 +167,14 @@ class HistorySession:
         chat = ChatCounter.of(counter)
         try:
             compiled = self.context(counter).compile(budget=budget + chat.base, query=query)
-        except ContextCriticalOverflow as exc:
-            raise ShareOverflow(exc.budget - chat.base, exc.required - chat.base, exc.section_ids) from exc
-        except CompilationError as exc:
+        except CompilationError as exc:  # first: the compiler's FixedTiersOverflow is a ContextCriticalOverflow too
             if "overflow" not in exc.rules:
                 raise
             fixed = self._fixed()  # the leading system messages and the latest user message: every compile's
             names = ["system"] * (fixed[0]["role"] != "user") + ["latest-user"]
             raise ShareOverflow(budget, sum(chat.size(m) for m in fixed), names) from exc
+        except ContextCriticalOverflow as exc:
+            raise ShareOverflow(exc.budget - chat.base, exc.required - chat.base, exc.section_ids) from exc
         pairs = zip(compiled.messages, compiled.message_sources, strict=True)
         out = [restore(m) if source is not None else plain_message(m) for m, source in pairs]
         return out, compiled, compiled.total_tokens - chat.base

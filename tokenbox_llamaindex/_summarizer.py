@@ -11,6 +11,7 @@ from typing import Any
 
 from llama_index.core.llms import LLM
 
+from tokenbox_core.errors import ConfigTypeError
 from tokenbox_core.session import SessionStore
 from tokenbox_core.session._llm import PROMPT_VERSION, SUMMARY_PROMPT, ModelSummarizer
 
@@ -42,7 +43,7 @@ class LLMSummarizer(ModelSummarizer):
         prompt_version: str = PROMPT_VERSION,
     ) -> None:
         if not isinstance(llm, LLM):
-            raise TypeError(f"expected a LlamaIndex LLM, got {type(llm).__name__}")
+            raise ConfigTypeError(f"expected a LlamaIndex LLM, got {type(llm).__name__}")
         self.llm = llm
 
         def generate(prompt_text: str, seed: int) -> str:

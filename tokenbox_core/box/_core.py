@@ -36,6 +36,7 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
+from tokenbox_core._arguments import suggest_keywords
 from tokenbox_core._budget import ContextBudget
 from tokenbox_core._logs import log_layout
 from tokenbox_core._sections import Section, validate_sections
@@ -56,6 +57,7 @@ from ._totals import exact_total
 __all__ = ["TokenBox"]
 
 
+@suggest_keywords
 class TokenBox:
     """Lays out sections into a budget, deterministically (``docs/concepts.md#the-token-box``).
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from tokenbox_core.errors import ConfigError
 from tokenbox_core.tokens import TokenCounter, get_counter
 from tokenbox_core.tokens._messages import message_token_count
 
@@ -42,7 +43,7 @@ def cache_breakpoints(
     [0, 1]
     """
     if isinstance(max_breakpoints, bool) or not isinstance(max_breakpoints, int) or max_breakpoints < 0:
-        raise ValueError(f"max_breakpoints must be an integer >= 0, got {max_breakpoints!r}")
+        raise ConfigError(f"max_breakpoints must be an integer >= 0, got {max_breakpoints!r}")
     if not messages or max_breakpoints == 0:
         return []
     tok = get_counter(counter)
@@ -79,7 +80,7 @@ def with_cache_control(
     marker: dict[str, Any] = {"type": "ephemeral"}
     if ttl is not None:
         if ttl not in ("5m", "1h"):
-            raise ValueError(f"ttl must be '5m' or '1h', got {ttl!r}")
+            raise ConfigError(f"ttl must be '5m' or '1h', got {ttl!r}")
         marker["ttl"] = ttl
     wanted = set(indices)
     out: list[dict[str, Any]] = []
@@ -93,7 +94,7 @@ def with_cache_control(
             else:
                 parts = [dict(p) for p in content or []]
             if not parts:
-                raise ValueError(f"message {i} has no content to carry a cache breakpoint")
+                raise ConfigError(f"message {i} has no content to carry a cache breakpoint")
             parts[-1]["cache_control"] = dict(marker)
             copy["content"] = parts
         out.append(copy)

@@ -26,16 +26,18 @@ from bisect import bisect_left
 from collections.abc import Sequence
 from itertools import accumulate
 
+from tokenbox_core.errors import ConfigError
+
 __all__ = ["plan_block_cut", "plain_cut"]
 
 
 def _check(sizes: Sequence[int], capacity: int) -> list[int]:
     if isinstance(capacity, bool) or not isinstance(capacity, int) or capacity < 0:
-        raise ValueError(f"capacity must be an integer >= 0, got {capacity!r}")
+        raise ConfigError(f"capacity must be an integer >= 0, got {capacity!r}")
     out = []
     for i, size in enumerate(sizes):
         if isinstance(size, bool) or not isinstance(size, int) or size < 0:
-            raise ValueError(f"unit {i}: size must be an integer >= 0, got {size!r}")
+            raise ConfigError(f"unit {i}: size must be an integer >= 0, got {size!r}")
         out.append(size)
     return out
 
@@ -72,7 +74,7 @@ def plan_block_cut(sizes: Sequence[int], capacity: int, *, step: int) -> int:
     9
     """
     if isinstance(step, bool) or not isinstance(step, int) or step <= 0:
-        raise ValueError(f"step must be a positive integer number of tokens, got {step!r}")
+        raise ConfigError(f"step must be a positive integer number of tokens, got {step!r}")
     units = _check(sizes, capacity)
     starts = [0, *accumulate(units)]
     excess = starts[-1] - capacity

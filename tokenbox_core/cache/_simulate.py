@@ -29,7 +29,7 @@ from tokenbox_core.cache._blocks import Block, Blocks, Entry, common_prefix, lea
 from tokenbox_core.cache._check import TurnCheck, pair_reported
 from tokenbox_core.cache._lookup import automatic_lookup, breakpoint_lookup
 from tokenbox_core.cache._rules import CacheRules, cache_rules
-from tokenbox_core.errors import BudgetError
+from tokenbox_core.errors import BudgetError, ConfigError, ConfigTypeError
 from tokenbox_core.tokens import PRIMING_TOKENS, TokenCounter, get_counter
 
 __all__ = ["CacheSimulation", "TurnStats", "simulate_cache"]
@@ -170,13 +170,15 @@ def _messages_of(result: Any) -> tuple[list[Mapping[str, Any]], set[str]]:
     if isinstance(result, (Mapping, str)) or not isinstance(result, Iterable):
         messages = getattr(result, "messages", None)
         if messages is None:
-            raise TypeError(f"a trimmer must return a list of messages or an object with .messages, got {result!r}")
+            raise ConfigTypeError(
+                f"a trimmer must return a list of messages or an object with .messages, got {result!r}"
+            )
         summarized = {str(i) for i in getattr(result, "summarized_ids", ()) or ()}
         result = messages
     out = []
     for message in result:
         if not isinstance(message, Mapping):
-            raise TypeError(f"a trimmer must return chat messages as dicts, got {type(message).__name__}")
+            raise ConfigTypeError(f"a trimmer must return chat messages as dicts, got {type(message).__name__}")
         out.append(message)
     return out, summarized
 
@@ -188,7 +190,7 @@ def _turns(transcript: Sequence[Mapping[str, Any]]) -> tuple[list[dict[str, Any]
     turn = -1
     for i, raw in enumerate(transcript):
         if not isinstance(raw, Mapping) or "role" not in raw:
-            raise ValueError(f"transcript message {i} must be a dict with a 'role', got {raw!r}")
+            raise ConfigError(f"transcript message {i} must be a dict with a 'role', got {raw!r}")
         message = dict(raw)
         message.setdefault("id", f"m{i}")
         if message["role"] == "user":
@@ -198,7 +200,7 @@ def _turns(transcript: Sequence[Mapping[str, Any]]) -> tuple[list[dict[str, Any]
         turn_of[str(message["id"])] = max(turn, 0)
         messages.append(message)
     if turn < 0:
-        raise ValueError("the transcript has no user message: nothing to replay")
+        raise ConfigError("the transcript has no user message: nothing to replay")
     ends.append(len(messages))
     # a turn's request holds every message up to and including its user message
     starts = [i for i, m in enumerate(messages) if m["role"] == "user"]
@@ -245,7 +247,7 @@ def simulate_cache(
     """
     rules = cache_rules(rules) if isinstance(rules, str) else rules
     if not isinstance(rules, CacheRules):
-        raise TypeError(f"rules must be a CacheRules or a provider/model name, got {type(rules).__name__}")
+        raise ConfigTypeError(f"rules must be a CacheRules or a provider/model name, got {type(rules).__name__}")
     default = breakpoints or ("none" if rules.implicit_breakpoints else "system_and_last")
     if default not in ("system_and_last", "none"):
         raise BudgetError(f"breakpoints must be 'system_and_last' or 'none', got {breakpoints!r}")

@@ -15,11 +15,15 @@ boundary message.
   translation as Sections, for a caller laying them out with its own sections.
 """
 
-from tokenbox_core.chat._fit import ConversationFit, ConversationOverflow, fit_conversation
+from tokenbox_core._arguments import check_keywords as _check_keywords
+from tokenbox_core.chat._fit import ConversationFit, ConversationOverflow
+from tokenbox_core.chat._fit import fit_conversation as _fit_conversation
 from tokenbox_core.chat._messages import OVERRIDE_KEY, ChatCounter, ToolGroups, tool_groups
 from tokenbox_core.chat._read import ReadMessages, read_messages
 from tokenbox_core.chat._sections import ConversationSections, Marker, RemovedMessage, conversation_sections
 from tokenbox_core.chat._validate import check_conversation, conversation_problems
+
+fit_conversation = _check_keywords(_fit_conversation)  # a misspelt keyword fails with a did-you-mean
 
 __all__ = [
     "ChatCounter",

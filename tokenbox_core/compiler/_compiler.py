@@ -32,6 +32,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
+from tokenbox_core._arguments import check_keywords, suggest_keywords
 from tokenbox_core._budget import ContextBudget
 from tokenbox_core.compiler._assemble import Assembled, assemble, scaffold_reserve
 from tokenbox_core.compiler._build import SectionPlan, build_plan
@@ -56,6 +57,7 @@ __all__ = ["CompiledContext", "ContextCompiler"]
 _FIT_PASSES = 4
 
 
+@suggest_keywords
 class ContextCompiler:
     """The prefill compiler (chapter §6.4): typed sources in, a validated, traced context out.
 
@@ -82,6 +84,7 @@ class ContextCompiler:
         budget, counter = self.budget.max_tokens, self.counter.name
         return f"ContextCompiler(budget={budget}, counter={counter!r}, config={self.config.version})"
 
+    @check_keywords
     def compile(
         self,
         *,

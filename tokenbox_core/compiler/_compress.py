@@ -34,7 +34,7 @@ from tokenbox_core.compiler._build import SectionPlan
 from tokenbox_core.compiler._config import CompilerConfig
 from tokenbox_core.compiler._filter import Exclusion
 from tokenbox_core.compiler._overflow import OverflowEvent, resolve_overflow
-from tokenbox_core.errors import CompilationError, ContextCriticalOverflow, Violation
+from tokenbox_core.errors import ContextCriticalOverflow, FixedTiersOverflow, Violation
 from tokenbox_core.layout import Layout
 from tokenbox_core.tokens import TokenCounter
 
@@ -171,15 +171,16 @@ def compress(
     try:
         layout = box.layout(sections) if sections else box.layout([Section("empty", "")])
     except ContextCriticalOverflow as exc:
-        raise CompilationError(
-            [
-                Violation(
-                    "fixed_tiers",
-                    f"the fixed tiers need {exc.required:,} tokens but {exc.budget:,} remain after the generation "
-                    f"reserve and {reserve:,} tokens of headers and chat overhead; fixed sections: "
-                    f"{', '.join(exc.section_ids)}. Shorten the policy, task or tools, or raise the budget",
-                )
-            ]
+        raise FixedTiersOverflow(
+            exc.budget,
+            exc.required,
+            exc.section_ids,
+            Violation(
+                "fixed_tiers",
+                f"the fixed tiers need {exc.required:,} tokens but {exc.budget:,} remain after the generation "
+                f"reserve and {reserve:,} tokens of headers and chat overhead; fixed sections: "
+                f"{', '.join(exc.section_ids)}. Shorten the policy, task or tools, or raise the budget",
+            ),
         ) from exc
     if not allocations:  # the Token Box decided alone: report what it granted each tier
         for plan in plans:

@@ -32,7 +32,7 @@ from tokenbox_core._sections import Item, Section
 from tokenbox_core.compiler._build import SectionPlan
 from tokenbox_core.compiler._config import CompilerConfig
 from tokenbox_core.compiler._filter import Exclusion
-from tokenbox_core.errors import CompilationError, Violation
+from tokenbox_core.errors import CompilationError, FixedTiersOverflow, Violation
 from tokenbox_core.lenses import get_lens
 from tokenbox_core.tokens import TokenCounter
 from tokenbox_core.tokens._messages import message_token_count
@@ -169,8 +169,15 @@ def resolve_overflow(
     """Apply the configured overflow policy when ``Σ minimums > budget``; otherwise return the input unchanged."""
     policy = config.overflow_policy
     minimum = sum(minimums.values())
-    if budget < 0:
-        raise _overflow_error(policy, minimum, budget, fixed, capacity, "the fixed tiers alone exceed the window")
+    if budget < 0:  # the critical-overflow condition: a ContextCriticalOverflow as on every other path
+        ids = [p.id for p in plans if not p.elastic]
+        why = (
+            f"the fixed tiers alone exceed the window: they need {fixed:,} tokens but the window holds {capacity:,} "
+            f"after the generation reserve (over by {fixed - capacity:,}; fixed sections: {', '.join(ids)}); no "
+            f"overflow policy cuts fixed tiers — shorten the policy, task, tools or the latest user message, or "
+            f"raise the budget"
+        )
+        raise FixedTiersOverflow(max(0, capacity), fixed, ids, Violation("overflow", why))
     if minimum <= budget:
         return Resolution(plans, dict(minimums))
     numbers = {"minimums": minimum, "elastic_budget": budget, "fixed": fixed, "capacity": capacity}

@@ -39,7 +39,7 @@ from typing import Any
 
 from tokenbox_core.defense._detector import Detection, Finding
 from tokenbox_core.defense._sanitize import detection_view
-from tokenbox_core.errors import SecurityError
+from tokenbox_core.errors import ConfigError, SecurityError
 
 __all__ = ["NanoGuardDetector"]
 
@@ -68,7 +68,7 @@ class NanoGuardDetector:
 
     def __init__(self, *, batch: int = 8) -> None:
         if not isinstance(batch, int) or batch < 1:
-            raise ValueError(f"NanoGuardDetector batch must be a positive int, got {batch!r}")
+            raise ConfigError(f"NanoGuardDetector batch must be a positive int, got {batch!r}")
         self._torch = _load("torch")
         scanner = _load("nanoguard.scanner")
         guard = scanner.NanoGuard(device="cpu")

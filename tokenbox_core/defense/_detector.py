@@ -44,9 +44,17 @@ from tokenbox_core.defense._prefilter import Prefilter
 from tokenbox_core.defense._rules import CASED_RULES, RULES, Rule, discusses_attacks, introduces_example
 from tokenbox_core.defense._sanitize import detection_view
 from tokenbox_core.defense._structure import STRUCTURE_RULES
+from tokenbox_core.errors import ConfigError, ConfigTypeError
 
-__all__ = ["DETECTOR_RULES", "CompositeDetector", "Detection", "Finding", "HeuristicDetector", "InjectionDetector",
-           "combine"]
+__all__ = [
+    "DETECTOR_RULES",
+    "CompositeDetector",
+    "Detection",
+    "Finding",
+    "HeuristicDetector",
+    "InjectionDetector",
+    "combine",
+]
 
 _SNIPPET = 80
 _PER_RULE = 3
@@ -228,9 +236,9 @@ class HeuristicDetector:
     ) -> None:
         for label, value in (("quote_discount", quote_discount), ("meta_discount", meta_discount)):
             if not 0.0 <= value <= 1.0:
-                raise ValueError(f"HeuristicDetector {label} must be in 0..1, got {value!r}")
+                raise ConfigError(f"HeuristicDetector {label} must be in 0..1, got {value!r}")
         if max_depth < 0:
-            raise ValueError(f"HeuristicDetector max_depth must be >= 0, got {max_depth!r}")
+            raise ConfigError(f"HeuristicDetector max_depth must be >= 0, got {max_depth!r}")
         self.quote_discount = quote_discount
         self.meta_discount = meta_discount
         self.max_depth = max_depth
@@ -360,17 +368,17 @@ class CompositeDetector:
         weights: Sequence[float] | None = None,
     ) -> None:
         if not detectors:
-            raise ValueError("CompositeDetector needs at least one detector")
+            raise ConfigError("CompositeDetector needs at least one detector")
         if mode not in ("max", "weighted"):
-            raise ValueError(f"CompositeDetector mode must be 'max' or 'weighted', got {mode!r}")
+            raise ConfigError(f"CompositeDetector mode must be 'max' or 'weighted', got {mode!r}")
         if weights is not None and (len(weights) != len(detectors) or any(w < 0 for w in weights) or not any(weights)):
-            raise ValueError(
+            raise ConfigError(
                 f"CompositeDetector weights must be {len(detectors)} non-negative numbers, not all zero; "
                 f"got {list(weights)!r}"
             )
         for d in detectors:
             if not isinstance(d, InjectionDetector):
-                raise TypeError(f"{d!r} is not an InjectionDetector (it needs detect(text, source) -> Detection)")
+                raise ConfigTypeError(f"{d!r} is not an InjectionDetector (it needs detect(text, source) -> Detection)")
         self.detectors = tuple(detectors)
         self.mode = mode
         self.weights = tuple(float(w) for w in weights) if weights is not None else (1.0,) * len(detectors)

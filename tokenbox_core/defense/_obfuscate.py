@@ -14,6 +14,7 @@ from collections.abc import Callable
 from urllib.parse import quote
 
 from tokenbox_core.defense._decoders import MORSE_CODE, caesar_shift
+from tokenbox_core.errors import ConfigError
 
 __all__ = ["TRANSFORMS", "obfuscate"]
 
@@ -65,4 +66,4 @@ def obfuscate(payload: str, transform: str) -> str:
     try:
         return TRANSFORMS[transform](payload)
     except KeyError:
-        raise ValueError(f"unknown transform {transform!r}; choose one of {', '.join(sorted(TRANSFORMS))}") from None
+        raise ConfigError(f"unknown transform {transform!r}; choose one of {', '.join(sorted(TRANSFORMS))}") from None

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tokenbox_core.defense._trace import DefenseReport
-from tokenbox_core.errors import SecurityError
+from tokenbox_core.errors import ConfigError, ConfigTypeError, SecurityError
 
 __all__ = ["OutputCheck", "check_output"]
 
@@ -99,7 +99,7 @@ def _report_of(compiled: Any) -> DefenseReport:
     report = getattr(compiled, "defense", None)
     if isinstance(report, DefenseReport):
         return report
-    raise TypeError(
+    raise ConfigTypeError(
         "check_output needs a compile made with defence on (CompilerConfig(defense=DefensePolicy(...))) "
         f"or its DefenseReport; got {type(compiled).__name__} without one"
     )
@@ -119,9 +119,9 @@ def check_output(text: str, compiled: Any, *, ngram: int | None = None, threshol
     ngram = report.leak_ngram if ngram is None else ngram
     threshold = report.leak_threshold if threshold is None else threshold
     if not 0.0 < threshold <= 1.0:
-        raise ValueError(f"check_output threshold must be in (0, 1], got {threshold!r}")
+        raise ConfigError(f"check_output threshold must be in (0, 1], got {threshold!r}")
     if ngram < 2:
-        raise ValueError(f"check_output ngram must be >= 2, got {ngram!r}")
+        raise ConfigError(f"check_output ngram must be >= 2, got {ngram!r}")
     canary = report.canary is not None and report.canary in text
     tokens = sorted({w.event.token for w in report.wrapped if w.event.token})
     leaked = tuple(f"boundary_{t}" for t in tokens if t in text)

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Literal
 from tokenbox_core.defense._chars import REMOVABLE
 from tokenbox_core.defense._detector import HeuristicDetector, InjectionDetector
 from tokenbox_core.defense._sanitize import Emission
+from tokenbox_core.errors import ConfigError
 from tokenbox_core.tokens import TokenCounter
 
 if TYPE_CHECKING:
@@ -87,17 +88,17 @@ class SourcePolicy:
 
     def __post_init__(self) -> None:
         if self.action not in _ACTIONS:
-            raise ValueError(f"SourcePolicy action must be one of {', '.join(_ACTIONS)}, got {self.action!r}")
+            raise ConfigError(f"SourcePolicy action must be one of {', '.join(_ACTIONS)}, got {self.action!r}")
         if isinstance(self.threshold, bool) or not isinstance(self.threshold, int | float):
-            raise ValueError(f"SourcePolicy threshold must be a number in 0..1, got {self.threshold!r}")
+            raise ConfigError(f"SourcePolicy threshold must be a number in 0..1, got {self.threshold!r}")
         if not 0.0 < self.threshold <= 1.0:
-            raise ValueError(
+            raise ConfigError(
                 f"SourcePolicy threshold must be in (0, 1], got {self.threshold!r}: 0 would flag every input"
             )
         if self.max_tokens is not None and (
             isinstance(self.max_tokens, bool) or not isinstance(self.max_tokens, int) or self.max_tokens < 1
         ):
-            raise ValueError(f"SourcePolicy max_tokens must be a positive integer or None, got {self.max_tokens!r}")
+            raise ConfigError(f"SourcePolicy max_tokens must be a positive integer or None, got {self.max_tokens!r}")
 
 
 def _default_sources() -> dict[str, SourcePolicy]:
@@ -156,11 +157,13 @@ class DefensePolicy:
     def __post_init__(self) -> None:
         for name, sp in self.sources.items():
             if not isinstance(sp, SourcePolicy):
-                raise ValueError(f"DefensePolicy sources[{name!r}] must be a SourcePolicy, got {sp!r}")
+                raise ConfigError(f"DefensePolicy sources[{name!r}] must be a SourcePolicy, got {sp!r}")
         if not isinstance(self.detector, InjectionDetector):
-            raise ValueError(f"DefensePolicy detector {self.detector!r} has no detect(text, source) method")
+            raise ConfigError(f"DefensePolicy detector {self.detector!r} has no detect(text, source) method")
         if self.spotlight not in _SPOTLIGHTS:
-            raise ValueError(f"DefensePolicy spotlight must be one of {', '.join(_SPOTLIGHTS)}, got {self.spotlight!r}")
+            raise ConfigError(
+                f"DefensePolicy spotlight must be one of {', '.join(_SPOTLIGHTS)}, got {self.spotlight!r}"
+            )
         if (
             not isinstance(self.datamark, str)
             or len(self.datamark) != 1
@@ -168,22 +171,22 @@ class DefensePolicy:
             or self.datamark.isdigit()
             or REMOVABLE.match(self.datamark)
         ):
-            raise ValueError(
+            raise ConfigError(
                 f"DefensePolicy datamark must be one visible character that is not a digit, got {self.datamark!r}"
             )
         if self.secret is not None and (not isinstance(self.secret, str | bytes) or len(self.secret) < 16):
-            raise ValueError("DefensePolicy secret must be a str or bytes of at least 16 characters")
+            raise ConfigError("DefensePolicy secret must be a str or bytes of at least 16 characters")
         if self.emission not in ("NFC", "NFKC", "none"):
-            raise ValueError(f"DefensePolicy emission must be 'NFC', 'NFKC' or 'none', got {self.emission!r}")
+            raise ConfigError(f"DefensePolicy emission must be 'NFC', 'NFKC' or 'none', got {self.emission!r}")
         if self.max_surface is not None and (isinstance(self.max_surface, bool) or self.max_surface < 0):
-            raise ValueError(f"DefensePolicy max_surface must be >= 0 tokens or None, got {self.max_surface!r}")
+            raise ConfigError(f"DefensePolicy max_surface must be >= 0 tokens or None, got {self.max_surface!r}")
         for name, level in self.trust.items():
             if not isinstance(level, TrustLevel):
-                raise ValueError(f"DefensePolicy trust[{name!r}] must be a TrustLevel, got {level!r}")
+                raise ConfigError(f"DefensePolicy trust[{name!r}] must be a TrustLevel, got {level!r}")
         if isinstance(self.leak_ngram, bool) or not isinstance(self.leak_ngram, int) or self.leak_ngram < 2:
-            raise ValueError(f"DefensePolicy leak_ngram must be an integer >= 2, got {self.leak_ngram!r}")
+            raise ConfigError(f"DefensePolicy leak_ngram must be an integer >= 2, got {self.leak_ngram!r}")
         if not 0.0 < self.leak_threshold <= 1.0:
-            raise ValueError(f"DefensePolicy leak_threshold must be in (0, 1], got {self.leak_threshold!r}")
+            raise ConfigError(f"DefensePolicy leak_threshold must be in (0, 1], got {self.leak_threshold!r}")
 
     def source_policy(self, source: str) -> SourcePolicy:
         """The :class:`SourcePolicy` for ``source`` (``default`` when not listed)."""

@@ -25,6 +25,7 @@ from typing import Literal
 from urllib.parse import unquote
 
 from tokenbox_core.defense._chars import REMOVABLE, classify, tag_payload
+from tokenbox_core.errors import ConfigError, ConfigTypeError
 
 __all__ = ["Emission", "Removal", "Sanitized", "detection_view", "sanitize", "sanitize_report"]
 
@@ -89,7 +90,7 @@ class Sanitized:
 
 def _check_form(form: object) -> Emission:
     if form not in _FORMS:
-        raise ValueError(f"emission form must be one of {', '.join(_FORMS)}, got {form!r}")
+        raise ConfigError(f"emission form must be one of {', '.join(_FORMS)}, got {form!r}")
     return form  # type: ignore[return-value]
 
 
@@ -108,7 +109,7 @@ def sanitize_report(text: str, *, form: Emission = "NFC") -> Sanitized:
     """
     emission = _check_form(form)
     if not isinstance(text, str):
-        raise TypeError(f"sanitize expects str, got {type(text).__name__}")
+        raise ConfigTypeError(f"sanitize expects str, got {type(text).__name__}")
     counts: dict[str, list[int]] = {}
     for match in REMOVABLE.finditer(text):
         counts.setdefault(classify(match.group()), []).append(match.start())

@@ -23,6 +23,11 @@ def resolve_profile(model: Any) -> ModelProfile:
     """A profile for a model name, a profile, or a framework model object."""
     if isinstance(model, ModelProfile):
         return model
+    if model is None or isinstance(model, int | float | bytes | list | tuple | dict):
+        raise MediaError(
+            f"model must be a model name such as 'gpt-4o', a ModelProfile or a framework model object, "
+            f"got {type(model).__name__} {model!r}"
+        )
     return profile_from_object(model)
 
 

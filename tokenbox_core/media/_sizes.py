@@ -135,7 +135,25 @@ def _pillow_size(data: bytes) -> tuple[int, int]:
         with Image.open(io.BytesIO(data)) as image:  # reads the header only
             return int(image.width), int(image.height)
     except Exception as exc:  # Pillow's UnidentifiedImageError and friends
-        raise MediaError(f"cannot read an image size from these {len(data):,} bytes ({exc})") from exc
+        raise MediaError(corrupt_image(data)) from exc
+
+
+_MAGIC = ((b"\x89PNG", "PNG"), (b"\xff\xd8", "JPEG"), (b"GIF8", "GIF"), (b"RIFF", "WebP"), (b"BM", "BMP"))
+
+
+def corrupt_image(data: bytes) -> str:
+    """The message for image bytes whose size cannot be read: which format the header claims and the fixes."""
+    if not data:
+        return (
+            "the image data is empty (0 bytes after decoding); check the data URL or base64 string, or give the "
+            "image's width and height"
+        )
+    kind = next((name for magic, name in _MAGIC if data.startswith(magic)), None)
+    what = f"a {kind} header that is truncated or corrupt" if kind else "no known image header (PNG, JPEG, GIF, WebP)"
+    return (
+        f"cannot read an image size from these {len(data):,} bytes: {what}; send the complete image file, or give "
+        f"the image's width and height"
+    )
 
 
 def image_size(data: bytes | str) -> tuple[int, int]:
@@ -151,7 +169,11 @@ def image_size(data: bytes | str) -> tuple[int, int]:
         size = _from_header(head)
         if isinstance(size, tuple):
             if size[0] <= 0 or size[1] <= 0:
-                raise MediaError(f"the image header gives an empty size {size[0]}x{size[1]}")
+                kind = next((name for magic, name in _MAGIC if head.startswith(magic)), "image")
+                raise MediaError(
+                    f"the {kind} header gives an empty size {size[0]}x{size[1]}; the file is corrupt — send the "
+                    f"complete image, or give its width and height"
+                )
             return size
         if size is None:
             break  # not one of the four formats: let Pillow try

@@ -23,6 +23,7 @@ import difflib
 import re
 import threading
 
+from tokenbox_core.errors import ConfigTypeError
 from tokenbox_core.models._anthropic import ANTHROPIC_PROFILES
 from tokenbox_core.models._google import GOOGLE_PROFILES
 from tokenbox_core.models._open_weights import OPEN_WEIGHT_PROFILES
@@ -206,7 +207,7 @@ def warn_unknown(name: str, *, encoding: str = FALLBACK_ENCODING) -> None:
 def register_profile(profile: ModelProfile, *names: str) -> None:
     """Register (or override) a profile under its name, its aliases and ``names``."""
     if not isinstance(profile, ModelProfile):
-        raise TypeError(f"register_profile expects a ModelProfile, got {type(profile).__name__}")
+        raise ConfigTypeError(f"register_profile expects a ModelProfile, got {type(profile).__name__}")
     with _LOCK:
         for key in (profile.name, *profile.aliases, *names):
             _REGISTERED[key.strip().lower()] = profile

@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any, TextIO
 
-from tokenbox_core.errors import SessionStoreError
+from tokenbox_core.errors import SessionError, SessionStoreError
 from tokenbox_core.session._rehydrate import search_archive
 from tokenbox_core.session._sqlite import SQLiteSessionStore
 from tokenbox_core.session._summarize import turn_line
@@ -39,7 +39,9 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     path = Path(args.archive)
     if not path.is_file():
         raise SessionStoreError(f"{path} is not a file; give the path of a session archive")
-    with SQLiteSessionStore(path) as store:
+    if args.last is not None and args.last < 1:
+        raise SessionError(f"--last must be a whole number >= 1, got {args.last}; omit it to show every message")
+    with SQLiteSessionStore(path, read_only=True) as store:
         if args.session is None:
             rows = [{"session": s, "messages": store.count(s)} for s in store.sessions()]
             text = json.dumps(rows) if args.json else "\n".join(f"{r['session']}\t{r['messages']}" for r in rows)

@@ -39,7 +39,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from tokenbox_core._arguments import check_arguments
+from tokenbox_core._arguments import check_arguments, check_keywords
 from tokenbox_core._budget import ContextBudget
 from tokenbox_core._sections import Section
 from tokenbox_core.cache._window import CacheWindow
@@ -50,7 +50,7 @@ from tokenbox_core.errors import SessionError
 from tokenbox_core.request import ModelRequest, PreparedRequest
 from tokenbox_core.session._archive import Archive, sync_new
 from tokenbox_core.session._checkpoints import Checkpointer
-from tokenbox_core.session._model import Summary, Turn, message_text
+from tokenbox_core.session._model import Summary, Turn, message_text, plain_message
 from tokenbox_core.session._options import MaskingConfig, OffloadConfig, RecallConfig, coerce_option
 from tokenbox_core.session._postgres import PostgresSessionStore
 from tokenbox_core.session._recall import Hit
@@ -174,15 +174,12 @@ class ContextSession:
         """Validate neutral messages and archive them durably, in one transaction; return their archived ids.
 
         A tool result must answer a call archived before it or earlier in ``messages``; its call's other
-        results may come in a later ``add``.
+        results may come in a later ``add``.  Atomic: a value that cannot be archived as given (a lone surrogate,
+        ``bytes``, a date, a set, NaN, a non-string key) raises :class:`SessionError` naming the message's index
+        in ``messages``, the field and the fix, and nothing of the batch is stored; a tuple is stored as a list.
         """
-        batch = [messages] if isinstance(messages, Mapping) else list(messages)
-        for i, m in enumerate(batch):
-            if not isinstance(m, Mapping):
-                raise SessionError(
-                    f"message {i} is a {type(m).__name__}; add() takes neutral message dicts such as "
-                    f"{{'role': 'user', 'content': 'hi'}} (the adapters convert framework messages)"
-                )
+        given = [messages] if isinstance(messages, Mapping) else list(messages)
+        batch = [plain_message(m, i) for i, m in enumerate(given)]  # every value checked before anything is stored
         archived: dict[int, str] = {}  # batch position -> the archived id it repeats
         for i, m in enumerate(batch):
             found = self._offloaded_answer(m)
@@ -233,7 +230,8 @@ class ContextSession:
         (the archive's newest messages found at the end of what ``messages`` shares with it).  Returns the new
         archived ids.
         """
-        return self.add(sync_new(self.archive.turns(), list(messages), self.archive.keys()))
+        given = [plain_message(m, i) for i, m in enumerate(messages)]  # errors name the index in ``messages``
+        return self.add(sync_new(self.archive.turns(), given, self.archive.keys()))
 
     def messages(self) -> list[dict[str, Any]]:
         """Every archived message, in order, as it was added."""
@@ -282,6 +280,7 @@ class ContextSession:
         messages = tuple(dict(m) for m in compiled.messages)
         return PreparedRequest(messages, compiled.message_sources, compiled, request.tokens(counter, messages))
 
+    @check_keywords
     def compile(
         self,
         *,

@@ -12,6 +12,8 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 
+from tokenbox_core.errors import SessionError
+
 __all__ = [
     "STOPWORDS",
     "contains_correction",
@@ -79,7 +81,9 @@ def cosine(a: Sequence[float] | Mapping[str, float], b: Sequence[float] | Mappin
     else:
         va, vb = [float(x) for x in a], [float(x) for x in b]
         if len(va) != len(vb):
-            raise ValueError(f"embedding lengths differ: {len(va)} and {len(vb)}; use one embedding model")
+            raise SessionError(
+                f"embedding lengths differ: {len(va)} and {len(vb)}; use one embedding model for the whole session"
+            )
         dot = sum(x * y for x, y in zip(va, vb, strict=True))
         na, nb = math.sqrt(sum(x * x for x in va)), math.sqrt(sum(y * y for y in vb))
     return dot / (na * nb) if na and nb else 0.0

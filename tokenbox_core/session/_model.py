@@ -9,8 +9,9 @@ gets a stable id ``t_<n>`` (``n`` counts the session's turns from 1).
 
 from __future__ import annotations
 
+import datetime
 import hashlib
-import json
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,6 +27,7 @@ __all__ = [
     "block_hash",
     "check_message",
     "message_text",
+    "plain_message",
     "turn_id_for",
 ]
 
@@ -38,20 +40,110 @@ def turn_id_for(seq: int) -> str:
     return f"t_{seq}"
 
 
-def check_message(message: Mapping[str, Any]) -> dict[str, Any]:
-    """A plain, JSON-serialisable copy of ``message``; a clear error for anything that is not a neutral message."""
+def check_message(message: Mapping[str, Any], index: int = 0) -> dict[str, Any]:
+    """A plain, JSON-serialisable copy of ``message`` (the ``index``-th of a batch); :class:`SessionError` naming
+    the message index, the field and the fix for anything that cannot be archived as it was given.
+
+    Values must be JSON: strings of valid Unicode (no lone surrogates), finite numbers, booleans, ``None``,
+    lists and string-keyed dicts.  The one conversion, because it loses nothing: a tuple is stored as a list.
+    ``bytes``, dates, sets, NaN, infinities and other objects are refused rather than rewritten as strings
+    (a compile must be able to send back exactly what was archived).
+    """
     if not isinstance(message, Mapping):
         raise SessionError(
-            f"a session turn must be a message dict with 'role' and 'content', got {type(message).__name__}; "
-            f"convert framework messages first (the adapters do)"
+            f"message {index}: a session turn must be a message dict with 'role' and 'content', got "
+            f"{type(message).__name__}; convert framework messages first (the adapters do)"
         )
     role = message.get("role")
     if role not in ROLES:
-        raise SessionError(f"message role {role!r} is not one of {', '.join(ROLES)}; fix the message's 'role'")
+        raise SessionError(f"message {index}: role {role!r} is not one of {', '.join(ROLES)}; fix the message's 'role'")
+    return plain_message(message, index)
+
+
+def plain_message(message: Mapping[str, Any], index: int = 0) -> dict[str, Any]:
+    """The value checks of :func:`check_message` without the role check (``on_invalid="repair"`` drops unknown
+    roles later): a plain copy of ``message``, or :class:`SessionError` naming the index, the field and the fix."""
+    if not isinstance(message, Mapping):
+        raise SessionError(
+            f"message {index} is a {type(message).__name__}; add() takes neutral message dicts such as "
+            f"{{'role': 'user', 'content': 'hi'}} (the adapters convert framework messages)"
+        )
+    plain = _plain(message, index, "")
+    assert isinstance(plain, dict)
+    _check_content(plain.get("content"), index)
+    return plain
+
+
+def _check_content(content: Any, index: int) -> None:
+    """Content is text, ``None`` or a list of content parts (strings or part dicts); nothing else is sendable."""
+    if content is None or isinstance(content, str):
+        return
+    if not isinstance(content, list):
+        raise SessionError(
+            f"message {index}: field 'content' is a {type(content).__name__}; content is a string or a list of "
+            f"content parts such as {{'type': 'text', 'text': '...'}}"
+        )
+    for i, part in enumerate(content):
+        if not isinstance(part, str | dict):
+            raise SessionError(
+                f"message {index}: field 'content[{i}]' is a {type(part).__name__}; content parts are not nested — "
+                f"flatten the list into parts such as {{'type': 'text', 'text': '...'}}"
+            )
+
+
+def _where(path: str) -> str:
+    return f"field {path!r}" if path else "the message"
+
+
+def _plain(value: Any, index: int, path: str) -> Any:
+    """``value`` as plain JSON data (a tuple becomes a list), or SessionError naming ``path``."""
+    if value is None or isinstance(value, bool | int):
+        return value
+    if isinstance(value, str):
+        _check_text(value, index, _where(path))
+        return value
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise SessionError(
+                f"message {index}: {_where(path)} is {value!r}, which JSON cannot hold; store a finite number "
+                f"or a string such as 'nan'"
+            )
+        return value
+    if isinstance(value, Mapping):
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise SessionError(
+                    f"message {index}: {_where(path)} has key {key!r} ({type(key).__name__}); messages use "
+                    f"string keys only — convert it with str() yourself if that is what you mean"
+                )
+            _check_text(key, index, f"a key of {_where(path)}")
+            out[key] = _plain(item, index, f"{path}.{key}" if path else key)
+        return out
+    if isinstance(value, list | tuple):
+        return [_plain(item, index, f"{path}[{i}]") for i, item in enumerate(value)]
+    kind = type(value).__name__
+    if isinstance(value, bytes | bytearray | memoryview):
+        fix = "decode it to text (value.decode('utf-8')) or send it as a base64 content part"
+    elif isinstance(value, datetime.date | datetime.time):
+        fix = "store value.isoformat() (or a timestamp) instead"
+    elif isinstance(value, set | frozenset):
+        fix = "store a sorted list instead (a set has no order, and a compile must be deterministic)"
+    else:
+        fix = "store plain JSON data (str, int, float, bool, None, list, dict) instead"
+    raise SessionError(f"message {index}: {_where(path)} is a {kind}, which is not JSON; {fix}")
+
+
+def _check_text(text: str, index: int, where: str) -> None:
+    if text.isascii():
+        return
     try:
-        return dict(json.loads(canonical_json(dict(message))))
-    except (TypeError, ValueError) as exc:  # pragma: no cover - canonical_json stringifies unknown objects
-        raise SessionError(f"message cannot be stored as JSON: {exc}") from exc
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise SessionError(
+            f"message {index}: {where} contains a lone surrogate at index {exc.start} ({text[exc.start]!r}) and is "
+            f"not valid Unicode; decode your input with errors='replace' or remove the surrogate"
+        ) from exc
 
 
 def message_text(message: Mapping[str, Any]) -> str:

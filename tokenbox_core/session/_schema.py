@@ -3,12 +3,13 @@
 A file is ours when its ``application_id`` is :data:`APPLICATION_ID`.  Each
 migration moves the schema one version up inside one ``BEGIN IMMEDIATE``
 transaction, so concurrent openers never migrate twice and a crash mid-migration
-leaves the previous version intact.
+leaves the previous version intact.  Before anything is migrated or written, the file is validated
+(:mod:`tokenbox_core.session._integrity`): a file that is not exactly the schema it claims is refused.
 """
 
 from __future__ import annotations
 
-__all__ = ["APPLICATION_ID", "MIGRATIONS", "SCHEMA_VERSION"]
+__all__ = ["APPLICATION_ID", "DIGEST_VERSION", "MIGRATIONS", "SCHEMA_VERSION"]
 
 APPLICATION_ID = 0x54424F58
 """``PRAGMA application_id`` of a TokenBox session archive ("TBOX")."""
@@ -92,7 +93,14 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (session_id, base, model, id)
     ) WITHOUT ROWID;
     """,
+    # version 4: each turn's content hash (``_integrity.turn_digest``; the migration fills it for existing turns)
+    """
+    ALTER TABLE turns ADD COLUMN digest TEXT NOT NULL DEFAULT '';
+    """,
 )
+
+DIGEST_VERSION = 4
+"""The schema version from which every turn carries its content hash, checked at open and on every read."""
 
 SCHEMA_VERSION = len(MIGRATIONS)
 """The schema version this code writes; a file with a higher ``user_version`` is refused."""

@@ -141,7 +141,7 @@ class MemorySessionStore:
         return self.extend(session_id, [message])[0]
 
     def extend(self, session_id: str, messages: Iterable[Mapping[str, Any]]) -> list[str]:
-        checked = [check_message(m) for m in messages]
+        checked = [check_message(m, i) for i, m in enumerate(messages)]
         now = time.time()
         with self._lock:
             turns = self._turns.setdefault(session_id, [])
@@ -179,7 +179,7 @@ class MemorySessionStore:
                 del self._tokens[key]
 
     def replace(self, session_id: str, messages: Iterable[Mapping[str, Any]]) -> list[str]:
-        checked = [check_message(m) for m in messages]
+        checked = [check_message(m, i) for i, m in enumerate(messages)]
         with self._lock:
             self.clear(session_id)
             return self.extend(session_id, checked) if checked else []

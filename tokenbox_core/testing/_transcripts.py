@@ -5,6 +5,8 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
+from tokenbox_core.errors import ConfigError
+
 __all__ = ["agent_session"]
 
 _WORDS = (
@@ -36,7 +38,7 @@ def agent_session(
     the same transcript.
     """
     if turns < 1:
-        raise ValueError(f"turns must be >= 1, got {turns}")
+        raise ConfigError(f"turns must be >= 1, got {turns}")
     messages: list[dict[str, Any]] = [
         {
             "id": "sys",

@@ -118,4 +118,11 @@ def count_message_tokens(messages: Iterable[Any], counter: TokenCounter | str = 
     9
     """
     resolved = get_counter(counter)
-    return PRIMING_TOKENS + sum(message_token_count(m, resolved) for m in messages)
+    given = list(messages)
+    for i, m in enumerate(given):
+        if isinstance(m, str | bytes) or not (isinstance(m, Mapping) or hasattr(m, "content")):
+            raise InvalidTextError(
+                f"message {i} is a {type(m).__name__}, not a chat message; count_message_tokens takes messages such "
+                f"as {{'role': 'user', 'content': 'hi'}} (count plain text with get_counter(...).count(text))"
+            )
+    return PRIMING_TOKENS + sum(message_token_count(m, resolved) for m in given)

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 
 import pytest
 
 from tokenbox_core import ContextSession
 from tokenbox_core.cli import main
+from tokenbox_core.session._schema import MIGRATIONS
 
 
 @pytest.fixture
@@ -43,3 +45,38 @@ def test_a_missing_archive_is_an_error(tmp_path: Path, capsys: pytest.CaptureFix
     assert main(["session", str(tmp_path / "none.db")]) == 2
     assert "is not a file; give the path of a session archive" in capsys.readouterr().err
     assert not (tmp_path / "none.db").exists()
+
+
+def test_an_empty_file_is_not_turned_into_an_archive(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A 0-byte file exits 2 naming it, and stays 0 bytes (the command only reads)."""
+    path = tmp_path / "empty.db"
+    path.touch()
+    assert main(["session", str(path)]) == 2
+    assert "is empty: not a session archive yet" in capsys.readouterr().err
+    assert path.stat().st_size == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["empty.db"]
+
+
+@pytest.mark.parametrize("last", ["0", "-1", "-3"])
+def test_last_must_be_positive(archive: Path, last: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """--last N with N <= 0 is refused with the fix, not read as 'everything' or 'all but the first N'."""
+    assert main(["session", str(archive), "alpha", "--last", last]) == 2
+    assert f"--last must be a whole number >= 1, got {last}" in capsys.readouterr().err
+
+
+def test_an_older_archive_is_read_without_migrating_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The command reads an archive of an older schema as it is: no migration, the file's bytes unchanged."""
+    path = tmp_path / "v1.db"
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.executescript(MIGRATIONS[0])
+    conn.execute(
+        "INSERT INTO turns VALUES ('s', 1, 't_1', 'user', 'hi', NULL, NULL, NULL, ?, 1.0)",
+        ('{"content":"hi","role":"user"}',),
+    )
+    conn.execute("PRAGMA application_id = 0x54424F58")
+    conn.execute("PRAGMA user_version = 1")
+    conn.close()
+    before = path.read_bytes()
+    assert main(["session", str(path), "s"]) == 0
+    assert capsys.readouterr().out == "t_1 user: hi\n"
+    assert path.read_bytes() == before
