@@ -108,3 +108,9 @@ def test_prepared_requests_never_exceed_the_window(words: list[int], window: int
         assert prepared.tokens <= window
         results = [m["tool_call_id"] for m in prepared.messages if m["role"] == "tool"]
         assert results[-1] == f"c{i}" and len(results) == len(set(results))
+
+
+def test_a_session_defense_must_be_a_policy() -> None:
+    """ContextSession(defense=...) takes a DefensePolicy, and says so."""
+    with pytest.raises(SessionError, match="defense must be a tokenbox_core.defense.DefensePolicy, got 'strict'"):
+        ContextSession(None, "s", budget=100, defense="strict")

@@ -45,7 +45,6 @@ from tokenbox_core._sections import Section
 from tokenbox_core.cache._window import CacheWindow
 from tokenbox_core.chat._validate import MESSAGE_ROLES, check_conversation, check_on_invalid
 from tokenbox_core.compiler import CompiledContext, CompilerConfig, ContextCompiler
-from tokenbox_core.defense import DefensePolicy, defend_sections
 from tokenbox_core.errors import SessionError
 from tokenbox_core.request import ModelRequest, PreparedRequest
 from tokenbox_core.session._archive import Archive, sync_new
@@ -136,8 +135,11 @@ class ContextSession:
         self.offload_config = coerce_option("offload", options.get("offload", True), OffloadConfig)
         self.on_invalid = check_on_invalid(options.get("on_invalid", "raise"))
         self.defense = options.get("defense")
-        if self.defense is not None and not isinstance(self.defense, DefensePolicy):
-            raise SessionError(f"defense must be a tokenbox_core.defense.DefensePolicy, got {self.defense!r}")
+        if self.defense is not None:
+            from tokenbox_core.defense import DefensePolicy  # loaded by the sessions that use it only
+
+            if not isinstance(self.defense, DefensePolicy):
+                raise SessionError(f"defense must be a tokenbox_core.defense.DefensePolicy, got {self.defense!r}")
         self._owns_store = not isinstance(store, SessionStore)
         if store is None:
             store = MemorySessionStore()
@@ -258,6 +260,8 @@ class ContextSession:
 
     def _screened(self, text: str) -> str:
         """The session block screened by ``defense`` as untrusted memory (sanitised, scored, in a boundary)."""
+        from tokenbox_core.defense import defend_sections  # only a session with a defence needs it
+
         assert self.defense is not None
         quiet = replace(self.defense, hierarchy=False, canary=False)  # the statement is the host's system message's
         section = Section("session-block", text, role="user", metadata={"source_type": "memory"})
