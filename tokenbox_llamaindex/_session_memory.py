@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
 import uuid
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
@@ -19,7 +19,7 @@ from llama_index.core.storage.chat_store.base_db import MessageStatus
 from tokenbox_core import ContextCriticalOverflow, TokenCounter
 from tokenbox_core._arguments import StrictArguments
 from tokenbox_core.chat import ChatCounter
-from tokenbox_core.errors import BudgetError
+from tokenbox_core.errors import BudgetError, TokenBoxWarning
 from tokenbox_core.session import SessionStore
 from tokenbox_llamaindex._blocks import block_contents, format_blocks, insert_blocks, place_blocks, restored_values
 from tokenbox_llamaindex._counting import resolve_counter
@@ -30,8 +30,6 @@ from tokenbox_llamaindex._session import HistorySession, ShareOverflow, chat_sto
 from tokenbox_llamaindex._sync import run_sync
 
 __all__ = ["DEFAULT_IN_FLIGHT_RATIO", "DEFAULT_TOKEN_LIMIT", "TokenBoxSessionMemory"]
-
-logger = logging.getLogger("tokenbox")
 
 DEFAULT_TOKEN_LIMIT = 30_000
 """``Memory``'s default limit."""
@@ -57,10 +55,14 @@ class TokenBoxSessionMemory(StrictArguments, BaseMemory):
     tokens for what the agent adds — ``agent_tokens`` (measured from ``agent=``: system prompt, tool schemas,
     initial state) plus ``in_flight_tokens`` (default 10 % of ``token_limit``) plus the chat format's priming
     — and returns at most ``token_limit - reserve`` (:attr:`memory_budget`).  ``reserve_tokens=`` replaces the
-    measurement.  A run whose in-flight tool calls and results grow past ``in_flight_tokens`` overshoots by the
-    excess (the memory never sees the agent's scratchpad): size it for your tools' output; :attr:`in_flight_seen`
-    is the largest run the memory has seen, and one over ``in_flight_tokens`` is logged.  Tools found by a
-    ``tool_retriever`` are not measured.
+    measurement.  The in-flight part adapts to the run: a ``FunctionAgent`` reads the memory once per run and
+    sends its tool calls and results after it, and puts them into the memory when the run ends, so the memory
+    measures what each run added beyond what it returned and reserves the largest seen so far
+    (:attr:`in_flight_reserve`: at least ``in_flight_tokens``, at most what leaves the memory
+    ``token_flush_size``).  A run that adds more than was reserved for it can overshoot ``token_limit`` by the
+    excess — the first such run cannot be foreseen — and the memory says so with a
+    :class:`~tokenbox_core.errors.TokenBoxWarning` naming the numbers (``in_flight_tokens=`` sized for your
+    tools' output avoids it from the first run).  Tools found by a ``tool_retriever`` are not measured.
 
     **Flushing** keeps ``Memory``'s meaning: when the unflushed ("active") history passes
     ``chat_history_token_ratio`` of the memory's share, its oldest messages are flushed — at least
@@ -135,6 +137,7 @@ class TokenBoxSessionMemory(StrictArguments, BaseMemory):
     _last: Any = PrivateAttr(default=None)
     _last_total: int | None = PrivateAttr(default=None)
     _in_flight_seen: int = PrivateAttr(default=0)
+    _run_base: int | None = PrivateAttr(default=None)
 
     @field_validator("memory_blocks")
     @classmethod
@@ -235,7 +238,16 @@ class TokenBoxSessionMemory(StrictArguments, BaseMemory):
         ``in_flight_tokens`` plus the chat format's priming."""
         if self.reserve_tokens is not None:
             return self.reserve_tokens
-        return self.agent_tokens + (self.in_flight_tokens or 0) + self._chat().base
+        return self.agent_tokens + self.in_flight_reserve + self._chat().base
+
+    @property
+    def in_flight_reserve(self) -> int:
+        """What the next request keeps for the run's in-flight tool calls and results: ``in_flight_tokens``, or
+        the largest run seen (:attr:`in_flight_seen`) when larger, but never so much that the memory keeps less
+        than ``token_flush_size`` (a run that adds more than that leaves cannot fit and warns)."""
+        floor = self.in_flight_tokens or 0
+        room = self.token_limit - self.agent_tokens - self._chat().base - self.token_flush_size
+        return max(floor, min(self._in_flight_seen, room))
 
     @property
     def memory_budget(self) -> int:
@@ -289,21 +301,28 @@ class TokenBoxSessionMemory(StrictArguments, BaseMemory):
     @property
     def in_flight_seen(self) -> int:
         """The largest in-flight part put into this memory (in this process): one agent run's tool calls and
-        results, which the agent sent after the memory's messages on that run's last LLM call.  Above
-        ``in_flight_tokens``, that call exceeded ``token_limit`` by the difference; the memory logs a warning on
-        the ``tokenbox`` logger when it sees one."""
+        results, which the agent sent after the memory's messages on that run's last LLM call.  Later requests
+        reserve it (:attr:`in_flight_reserve`)."""
         return self._in_flight_seen
 
     def _check_in_flight(self, batch: list[dict[str, Any]]) -> None:
         size = run_steps_tokens(batch, self._chat())
+        if not size:
+            return
+        # The run's last request: what the agent adds (measured), the messages the run's get returned, its steps.
+        base = self.memory_budget if self._run_base is None else self._run_base
+        sent = self.agent_tokens + self._chat().base + base + size
         self._in_flight_seen = max(self._in_flight_seen, size)
-        if size > (self.in_flight_tokens or 0) and self.reserve_tokens is None:
-            over = size - (self.in_flight_tokens or 0)
-            logger.warning(
-                "an agent run's tool calls and results took %s tokens but in_flight_tokens is %s: its last request "
-                "exceeded token_limit by up to %s tokens; raise in_flight_tokens",
-                f"{size:,}", f"{self.in_flight_tokens:,}", f"{over:,}",
-            )  # fmt: skip
+        self._run_base = None
+        if sent > self.token_limit and self.reserve_tokens is None:
+            warnings.warn(
+                f"an agent run's tool calls and results took {size:,} tokens: its last request was about "
+                f"{sent:,} tokens, over token_limit ({self.token_limit:,}) by {sent - self.token_limit:,}; later "
+                f"requests reserve {self.in_flight_reserve:,} for them (pass in_flight_tokens={size:,} to reserve "
+                f"it from the first run)",
+                TokenBoxWarning,
+                stacklevel=2,
+            )
 
     def _lock_here(self) -> asyncio.Lock:
         """One lock per event loop: concurrent puts flush in turn (sync calls each run their own loop)."""
@@ -372,6 +391,7 @@ class TokenBoxSessionMemory(StrictArguments, BaseMemory):
         query = input if isinstance(input, str) else None
         conversation, compiled, total = self._history.compile(budget - used, query, self.resolve_counter())
         self._last, self._last_total = compiled, total + used
+        self._run_base = self._last_total  # what the run's requests carry from the memory (_check_in_flight)
         return insert_blocks(conversation, self.memory_blocks_template, data, block_messages, self.insert_method)
 
     def get(self, input: str | ChatMessage | None = None, **block_kwargs: Any) -> list[ChatMessage]:

@@ -71,6 +71,25 @@ def check(requests: list[RecordedRequest], limit: int = LIMIT) -> list[int]:
     return sizes
 
 
+def big_lookup(query: str) -> str:
+    """Look up a booking record with its full history."""
+    return f"Record for {query[:40]}: " + " ".join(f"field{i}=value{i}" for i in range(300))
+
+
+def test_function_agent_with_large_tool_outputs_stays_within_the_limit_with_defaults() -> None:
+    """FunctionAgent over 300 LLM calls whose two tool rounds add far more than the default in-flight reserve
+    (10 % of token_limit): the memory reserves what earlier runs added, so no request goes over token_limit
+    (94 of 300 did, by up to 5.9 %, with the fixed reserve) and nothing needs to warn."""
+    llm = RecordingFunctionLLM(tool_rounds=2)
+    agent = FunctionAgent(tools=[big_lookup], llm=llm, system_prompt=SYSTEM)
+    memory = TokenBoxSessionMemory.from_defaults(token_limit=LIMIT, session_id="big", agent=agent)
+    run_agent(agent, memory, range(100))
+    assert len(llm.requests) == 300
+    check(llm.requests)
+    assert memory.in_flight_reserve > memory.in_flight_tokens == LIMIT // 10
+    assert memory.memory_budget >= memory.token_flush_size
+
+
 def test_function_agent_300_calls_within_the_limit_persisted_and_continued_in_a_new_process(tmp_path: Path) -> None:
     """FunctionAgent.run(..., memory=ours) over 300 LLM calls: every request as sent within token_limit, system
     prompt first, no orphaned tool result; the SQLite archive reloads in a new process and the conversation

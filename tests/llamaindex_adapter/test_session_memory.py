@@ -25,7 +25,7 @@ from llama_index.core.memory.memory_blocks import StaticMemoryBlock
 from llama_index.core.storage.chat_store.base_db import MessageStatus
 
 from tokenbox_core._arguments import UnknownArgumentError
-from tokenbox_core.errors import BudgetError
+from tokenbox_core.errors import BudgetError, TokenBoxWarning
 from tokenbox_core.media import image_tokens
 from tokenbox_llamaindex import MemoryOverflow, TokenBoxSessionMemory
 from tokenbox_llamaindex._messages import archived
@@ -410,15 +410,34 @@ def test_remaining_errors_say_what_to_pass() -> None:
         memory.get()
 
 
-def test_an_agent_run_over_in_flight_tokens_is_measured_and_logged(caplog: pytest.LogCaptureFixture) -> None:
-    """When a run's tool calls and results (put at once, as a FunctionAgent does) exceed in_flight_tokens, the
-    memory records the size in in_flight_seen and logs by how much the last request went over."""
+def test_an_agent_run_over_the_limit_warns_and_later_runs_reserve_what_it_added() -> None:
+    """A run whose tool calls and results (put at once, as a FunctionAgent does) push its last request over
+    token_limit gives a TokenBoxWarning with the numbers; the memory then reserves what the run added, so the same
+    run again stays within the limit and warns nothing."""
     call = ChatMessage(role="assistant", blocks=[ToolCallBlock(tool_call_id="c1", tool_name="f", tool_kwargs={})])
-    steps = [call, ChatMessage(role="tool", content="word " * 80, additional_kwargs={"tool_call_id": "c1"}),
+    steps = [call, ChatMessage(role="tool", content="word " * 300, additional_kwargs={"tool_call_id": "c1"}),
              ChatMessage(role="assistant", content="done")]  # fmt: skip
     memory = TokenBoxSessionMemory(token_limit=1000, in_flight_tokens=50, tokenizer_fn="whitespace")
-    memory.put(ChatMessage(role="user", content="go"))
-    with caplog.at_level("WARNING", logger="tokenbox"):
+    memory.put_messages(turns(60))
+    assert memory.in_flight_reserve == 50
+    memory.get()
+    sent = memory.agent_tokens + memory._chat().base + (memory.last_total_tokens or 0)
+    with pytest.warns(TokenBoxWarning, match=r"took \d+ tokens: its last request was about \d[\d,]* tokens, over "
+                      r"token_limit \(1,000\) by \d+; later requests reserve \d+"):  # fmt: skip
         memory.put_messages(steps)
-    assert memory.in_flight_seen > 80
-    assert "in_flight_tokens is 50" in caplog.text and "raise in_flight_tokens" in caplog.text
+    seen = memory.in_flight_seen
+    assert seen > 300 and sent + seen > 1000 and memory.in_flight_reserve == seen
+    memory.put(ChatMessage(role="user", content="again"))
+    memory.get()
+    assert memory.agent_tokens + memory._chat().base + (memory.last_total_tokens or 0) + seen <= 1000
+    memory.put_messages([m.model_copy(update={}) for m in steps])  # the same run again: within the limit, no warning
+
+
+def test_the_adapted_in_flight_reserve_is_bounded() -> None:
+    """The in-flight reserve never drops below in_flight_tokens and adapts to at most what leaves the memory
+    token_flush_size."""
+    memory = TokenBoxSessionMemory(token_limit=1000, in_flight_tokens=50, tokenizer_fn="whitespace")
+    memory._in_flight_seen = 10
+    assert memory.in_flight_reserve == 50
+    memory._in_flight_seen = 2000
+    assert memory.memory_budget == memory.token_flush_size == 100

@@ -8,11 +8,17 @@ keys (``sk-…``, ``AKIA…``, ``ghp_…``, ``xox?-…``, ``AIza…``) and priva
 blocks (``-----BEGIN … PRIVATE KEY-----``), found by the PII detector's
 patterns.
 
+Each check reads the output in the shapes a leak takes (:mod:`~tokenbox_core.defense._leaks`): a canary or
+boundary token upper- or lower-cased, spaced out, split by newlines or other separators, joined by zero-width
+characters, in full-width letters, or encoded as base64, hex, percent-encoding or rot13; the system prompt
+copied in full-width letters, with invisible characters, or inside a base64, hex, binary or Morse run.
+
 What to do with a failed check is the caller's choice: ``check.redact(text)``
 replaces every secret span with ``[REDACTED api_key]`` (send the answer on),
 or ``check.raise_if_leaked()`` raises :class:`~tokenbox_core.errors.SecurityError`
 (reject it).  Not detected: secrets without a recognisable shape (passwords,
-tokens of unknown format), and a system prompt paraphrased rather than copied.
+tokens of unknown format), a system prompt paraphrased rather than copied, and a
+token spelt out in words, reversed or encrypted.
 """
 
 from __future__ import annotations
@@ -21,6 +27,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from tokenbox_core.defense._leaks import OutputView
+from tokenbox_core.defense._sanitize import detection_view
 from tokenbox_core.defense._trace import DefenseReport
 from tokenbox_core.errors import ConfigError, ConfigTypeError, SecurityError
 
@@ -122,12 +130,13 @@ def check_output(text: str, compiled: Any, *, ngram: int | None = None, threshol
         raise ConfigError(f"check_output threshold must be in (0, 1], got {threshold!r}")
     if ngram < 2:
         raise ConfigError(f"check_output ngram must be >= 2, got {ngram!r}")
-    canary = report.canary is not None and report.canary in text
+    view = OutputView(text)
+    canary = report.canary is not None and (report.canary in text or view.holds(report.canary.rsplit("-", 1)[-1]))
     tokens = sorted({w.event.token for w in report.wrapped if w.event.token})
-    leaked = tuple(f"boundary_{t}" for t in tokens if t in text)
+    leaked = tuple(f"boundary_{t}" for t in tokens if t in text or view.holds(t))
     system = "\n".join(report.trusted[k] for k in sorted(report.trusted))
-    grams = _ngrams(system, ngram)
-    overlap = len(grams & _ngrams(text, ngram)) / len(grams) if grams else 0.0
+    grams = _ngrams(detection_view(system), ngram)
+    overlap = len(grams & _ngrams(view.text, ngram)) / len(grams) if grams else 0.0
     from tokenbox_core.compiler._pii import RegexPIIDetector  # the PII gate's patterns, one definition
 
     secrets = tuple((m.kind, m.start, m.end) for m in RegexPIIDetector(kinds=SECRET_KINDS).find(text))
