@@ -77,11 +77,13 @@ def test_a_step_that_fits_is_left_as_it_is() -> None:
     assert fit.messages == messages and fit.previewed == []
 
 
-def test_a_finished_step_is_history() -> None:
-    """A step followed by a user message is older history: evicted as before, the new turn kept."""
-    messages = [*loop(2, last_words=2_000), {"role": "user", "content": "next question", "id": "q2"}]
+@pytest.mark.parametrize("after", [{"role": "user", "content": "next question", "id": "q2"},
+                                   {"role": "assistant", "content": "final answer", "id": "q2"}])
+def test_a_finished_step_is_history(after: dict[str, Any]) -> None:
+    """A step followed by a user message or a final answer is older history: evicted as before."""
+    messages = [*loop(2, last_words=2_000), after]
     fit = fit_conversation(messages, 100, counter=W)
-    assert [m.get("id") for m in fit.messages] == ["sys", "q2"]
+    assert [m.get("id") for m in fit.messages][-1] == "q2" and "t1_0" not in [m.get("id") for m in fit.messages]
 
 
 @pytest.mark.parametrize("marker", [False, True])
