@@ -57,7 +57,9 @@ def _parameters(files: set[str]) -> set[str]:
         objects += [getattr(module, attr, None) for attr in getattr(module, "__all__", ())]
     for f in sorted(files):
         module = importlib.import_module(f.removesuffix(".py").removesuffix("/__init__").replace("/", "."))
-        objects += [o for o in vars(module).values() if callable(o) and getattr(o, "__module__", None) == module.__name__]
+        objects += [
+            o for o in vars(module).values() if callable(o) and getattr(o, "__module__", None) == module.__name__
+        ]
     names: set[str] = set()
     for obj in objects:
         targets = [obj]

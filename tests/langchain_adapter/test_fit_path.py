@@ -7,8 +7,14 @@ from typing import Any
 
 import pytest
 from langchain.agents import create_agent
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
-from langchain_core.messages import convert_to_openai_messages
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolMessage,
+    convert_to_openai_messages,
+)
 
 from tokenbox_core import count_message_tokens, get_counter
 from tokenbox_langchain import TokenBoxMessages, TokenBoxMiddleware, trim_messages
@@ -32,7 +38,9 @@ def run(middleware: TokenBoxMiddleware, *, steps: int, words: int = 30, args: An
     kwargs = {} if args is None else {"args": args}
     model = FakeToolModel(steps=steps, **kwargs)
     agent = create_agent(model, [lookup_tool(words=words)], system_prompt=SYSTEM, middleware=[middleware])
-    state = agent.invoke({"messages": [HumanMessage("find everything", id="task")]}, {"recursion_limit": 4 * steps + 20})
+    state = agent.invoke(
+        {"messages": [HumanMessage("find everything", id="task")]}, {"recursion_limit": 4 * steps + 20}
+    )
     return model, state["messages"]
 
 
@@ -60,8 +68,13 @@ def test_marker_with_cache_aware_keeps_the_loop() -> None:
 
 @pytest.mark.parametrize(
     "options",
-    [{}, {"persistent": True}, {"keep": ("fraction", 0.5)}, {"omission_marker": True, "cache_aware": True},
-     {"persistent": True, "keep": ("fraction", 0.5)}],
+    [
+        {},
+        {"persistent": True},
+        {"keep": ("fraction", 0.5)},
+        {"omission_marker": True, "cache_aware": True},
+        {"persistent": True, "keep": ("fraction", 0.5)},
+    ],
     ids=["plain", "persistent", "keep", "marker-cache", "persistent-keep"],
 )
 def test_a_result_larger_than_the_window_is_previewed(options: dict[str, Any]) -> None:
@@ -106,15 +119,19 @@ def agent_messages(steps: int, words: int = 8) -> list[BaseMessage]:
     out: list[BaseMessage] = [SystemMessage("sys", id="sys"), HumanMessage("find everything", id="task")]
     for n in range(steps):
         call = {"name": "lookup", "args": many_args(n, 0), "id": f"c{n}", "type": "tool_call"}
-        out += [AIMessage("", tool_calls=[call], id=f"a{n}"), ToolMessage(" ".join(["fact"] * words), tool_call_id=f"c{n}", id=f"t{n}")]
+        out += [
+            AIMessage("", tool_calls=[call], id=f"a{n}"),
+            ToolMessage(" ".join(["fact"] * words), tool_call_id=f"c{n}", id=f"t{n}"),
+        ]
     return out
 
 
 def test_trim_messages_and_tokenbox_messages_count_as_sent() -> None:
     """trim_messages and TokenBoxMessages fit tool-call arguments as LangChain sends them."""
     messages = agent_messages(60)
-    trimmed = trim_messages(messages, max_tokens=2_000, token_counter="o200k_base", include_system=True,
-                            start_on="human")
+    trimmed = trim_messages(
+        messages, max_tokens=2_000, token_counter="o200k_base", include_system=True, start_on="human"
+    )
     assert sent_tokens(trimmed) <= 2_000 < sent_tokens(messages)
     fitted = TokenBoxMessages(budget=2_000, counter="o200k_base").invoke(messages)
     assert sent_tokens(fitted) <= 2_000
@@ -124,8 +141,7 @@ def test_trim_messages_previews_a_newest_result_larger_than_the_budget() -> None
     """A documented difference from LangChain's: the newest result larger than max_tokens is previewed."""
     messages = agent_messages(3)
     messages[-1] = ToolMessage(" ".join(f"fact{i}" for i in range(3_000)), tool_call_id="c2", id="t2")
-    trimmed = trim_messages(messages, max_tokens=600, token_counter="o200k_base", include_system=True,
-                            start_on="human")
+    trimmed = trim_messages(messages, max_tokens=600, token_counter="o200k_base", include_system=True, start_on="human")
     assert [m.id for m in trimmed][-2:] == ["a2", "t2"]
     assert sent_tokens(trimmed) <= 600 and "cut" in trimmed[-1].text
     fitted = TokenBoxMessages(budget=600, counter="o200k_base").invoke(messages)

@@ -118,7 +118,7 @@ class ConversationFit:
 
     @property
     def previewed(self) -> list[int]:
-        """The input indices of the newest step's results shown as head/tail previews (:mod:`~tokenbox_core.chat._step`)."""
+        """The input indices of the newest step's results shown as previews (:mod:`~tokenbox_core.chat._step`)."""
         return sorted(j for j in self.finished.replaced if j != self.finished.partial)
 
     @property

@@ -37,7 +37,7 @@ from tokenbox_core.chat._messages import (
     matcher,
 )
 from tokenbox_core.chat._read import ReadMessages, read_messages
-from tokenbox_core.chat._step import newest_step, preview_step
+from tokenbox_core.chat._step import critical_step
 from tokenbox_core.layout import Layout
 from tokenbox_core.tokens import content_text
 
@@ -324,24 +324,7 @@ def conversation_sections(
         if a is not None:
             critical.update(groups.members[a])
 
-    step: list[int] = []
-    if step_room is not None and strategy == "last":
-        step = [j for j in newest_step(msgs, groups, system_end) if found.get(j, {}).get("critical") is not False]
-        step = [] if len(step) < 2 or critical.issuperset(step) else step
-        critical.update(step)
-    sizes: dict[int, int] = chat.sizes(msgs, sorted(critical))
-    previews: dict[int, dict[str, Any]] = {}
-    if step:
-        assert step_room is not None
-        others = sum(v for j, v in sizes.items() if j not in step)
-        planned = preview_step(msgs, step, step_room - others, chat, sizes)
-        if planned is None:  # not even the shortest previews fit: the step is history again
-            critical.difference_update(j for j in step if j != anchor)
-            for j in step:
-                sizes.pop(j, None)
-        else:
-            previews = planned
-            sizes.update({j: chat.size(p, j) for j, p in previews.items()})
+    sizes, previews = critical_step(msgs, groups, system_end, found, critical, chat, step_room, strategy == "last")
     prioritised = any("priority" in o for i, o in found.items() if i not in critical)
     window: set[int] = set()
     stop: int | None = None

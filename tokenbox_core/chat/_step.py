@@ -22,7 +22,7 @@ from typing import Any
 
 from tokenbox_core.chat._messages import ChatCounter, ToolGroups
 
-__all__ = ["newest_step", "preview_result", "preview_step"]
+__all__ = ["critical_step", "newest_step", "preview_result", "preview_step"]
 
 
 def newest_step(messages: Sequence[Mapping[str, Any]], groups: ToolGroups, start: int) -> list[int]:
@@ -87,7 +87,11 @@ def preview_result(
 
 
 def preview_step(
-    messages: Sequence[Mapping[str, Any]], step: Sequence[int], room: int, counter: ChatCounter, sizes: Mapping[int, int]
+    messages: Sequence[Mapping[str, Any]],
+    step: Sequence[int],
+    room: int,
+    counter: ChatCounter,
+    sizes: Mapping[int, int],
 ) -> dict[int, dict[str, Any]] | None:
     """Previews of the step's results so the whole step costs at most ``room`` (``{}``: it fits whole): the
     room after the call is shared among the results, small ones kept whole and their unused share passed on
@@ -106,3 +110,39 @@ def preview_step(
         out[j] = shown
         left -= counter.size(shown, j)
     return out
+
+
+def critical_step(
+    messages: Sequence[Mapping[str, Any]],
+    groups: ToolGroups,
+    start: int,
+    overrides: Mapping[int, Mapping[str, Any]],
+    critical: set[int],
+    counter: ChatCounter,
+    room: int | None,
+    newest_kept: bool,
+) -> tuple[dict[int, int], dict[int, dict[str, Any]]]:
+    """The sizes of the ``critical`` messages and the previews of the newest step, which joins ``critical`` (in
+    place) when ``room`` is given and ``newest_kept`` (history evicted oldest first), unless an override says
+    ``{"critical": False}`` on one of its messages or not even its shortest previews fit ``room`` beside the
+    other critical messages."""
+    step: list[int] = []
+    if room is not None and newest_kept:
+        step = newest_step(messages, groups, start)
+        if any(overrides.get(j, {}).get("critical") is False for j in step) or critical.issuperset(step):
+            step = []
+    added = [j for j in step if j not in critical]
+    critical.update(step)
+    sizes = counter.sizes(messages, sorted(critical))
+    if not step:
+        return sizes, {}
+    assert room is not None
+    others = sum(v for j, v in sizes.items() if j not in step)
+    previews = preview_step(messages, step, room - others, counter, sizes)
+    if previews is None:  # the step is history again
+        critical.difference_update(added)
+        for j in added:
+            del sizes[j]
+        return sizes, {}
+    sizes.update({j: counter.size(p, j) for j, p in previews.items()})
+    return sizes, previews

@@ -21,17 +21,23 @@ def words(n: int, tag: str = "w") -> str:
 
 
 def step(n: int, result_words: int, *, results: int = 1) -> list[dict[str, Any]]:
-    calls = [{"id": f"c{n}_{k}", "type": "function", "function": {"name": "lookup", "arguments": "{}"}}
-             for k in range(results)]
+    calls = [
+        {"id": f"c{n}_{k}", "type": "function", "function": {"name": "lookup", "arguments": "{}"}}
+        for k in range(results)
+    ]
     out: list[dict[str, Any]] = [{"role": "assistant", "content": "", "tool_calls": calls, "id": f"a{n}"}]
-    out += [{"role": "tool", "tool_call_id": f"c{n}_{k}", "content": words(result_words, f"r{n}.{k}."), "id": f"t{n}_{k}"}
-            for k in range(results)]
+    out += [
+        {"role": "tool", "tool_call_id": f"c{n}_{k}", "content": words(result_words, f"r{n}.{k}."), "id": f"t{n}_{k}"}
+        for k in range(results)
+    ]
     return out
 
 
 def loop(steps: int, *, last_words: int = 20, result_words: int = 20, results: int = 1) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = [{"role": "system", "content": "be brief", "id": "sys"},
-                                 {"role": "user", "content": "find everything", "id": "task"}]
+    out: list[dict[str, Any]] = [
+        {"role": "system", "content": "be brief", "id": "sys"},
+        {"role": "user", "content": "find everything", "id": "task"},
+    ]
     for n in range(steps - 1):
         out += step(n, result_words)
     out += step(steps - 1, last_words, results=results)
@@ -77,8 +83,13 @@ def test_a_step_that_fits_is_left_as_it_is() -> None:
     assert fit.messages == messages and fit.previewed == []
 
 
-@pytest.mark.parametrize("after", [{"role": "user", "content": "next question", "id": "q2"},
-                                   {"role": "assistant", "content": "final answer", "id": "q2"}])
+@pytest.mark.parametrize(
+    "after",
+    [
+        {"role": "user", "content": "next question", "id": "q2"},
+        {"role": "assistant", "content": "final answer", "id": "q2"},
+    ],
+)
 def test_a_finished_step_is_history(after: dict[str, Any]) -> None:
     """A step followed by a user message or a final answer is older history: evicted as before."""
     messages = [*loop(2, last_words=2_000), after]
@@ -90,8 +101,10 @@ def test_a_finished_step_is_history(after: dict[str, Any]) -> None:
 def test_cache_aware_with_a_marker_keeps_the_loop(marker: bool) -> None:
     """cache_aware with an omission marker: every fit of a long loop is within budget and ends on its newest
     step (the block-cut marker no longer grows with every id it names until it empties the loop)."""
-    messages = [{"role": "system", "content": "be brief", "id": "sys"},
-                {"role": "user", "content": "find everything", "id": "task"}]
+    messages = [
+        {"role": "system", "content": "be brief", "id": "sys"},
+        {"role": "user", "content": "find everything", "id": "task"},
+    ]
     for n in range(150):
         messages += step(n, 30)
         fit = fit_conversation(messages, 800, counter="o200k_base", omission_marker=marker, cache_aware=True)
@@ -106,7 +119,15 @@ def test_tool_call_arguments_are_counted_as_frameworks_send_them() -> None:
     ``convert_to_openai_messages``), not the compact canonical JSON."""
     args = {"query": "item 1", "limit": 10, "filters": {"kind": "book", "lang": "fr"}, "é": [1, 2]}
     neutral = {"role": "assistant", "content": "", "tool_calls": [{"id": "c", "name": "lookup", "args": args}]}
-    sent = {"role": "assistant", "content": "", "tool_calls": [
-        {"id": "c", "type": "function",
-         "function": {"name": "lookup", "arguments": json.dumps(args, ensure_ascii=False)}}]}
+    sent = {
+        "role": "assistant",
+        "content": "",
+        "tool_calls": [
+            {
+                "id": "c",
+                "type": "function",
+                "function": {"name": "lookup", "arguments": json.dumps(args, ensure_ascii=False)},
+            }
+        ],
+    }
     assert count_message_tokens([neutral]) == count_message_tokens([sent])
