@@ -11,8 +11,10 @@ the layout as ordinary history.
 
 >>> from tokenbox_core.chat._messages import ChatCounter
 >>> result = {"role": "tool", "tool_call_id": "c1", "id": "t1", "content": " ".join(f"w{i}" for i in range(100))}
->>> preview_result(result, 1, 30, ChatCounter.of("whitespace"), 104)["content"][:40]
-'w0 w1 w2 w3 w4 w5 w6 w7 w8 w9 w10 w11\\n[…'
+>>> print(preview_result(result, 1, 40, ChatCounter.of("whitespace"), 104)["content"])
+w0 w1 w2 w3 w4 w5 w6 w7
+[… tool result t1 (104 tokens, 389 characters) cut to fit the window: characters 23–362 are not shown …]
+w93 w94 w95 w96 w97 w98 w99
 """
 
 from __future__ import annotations
