@@ -11,9 +11,15 @@ message).  A core :class:`~tokenbox_core.session.Summarizer` is taken as it is.
   cut removed (:class:`~tokenbox_core.cache.CacheWindow`): written once per
   cut, memoised by the removed content.
 - In the persistent mode (:func:`compact_state`) the graph state itself is
-  compacted once the trigger is reached, to ``keep``: LangChain's idiom,
+  compacted once the trigger (default: the window) is reached, to ``keep``
+  (default ``("fraction", 0.5)``: half the limit, the limit being the budget less
+  its output reserve by the window's own rule, :func:`~tokenbox_langchain._agent_window.resolve_window`,
+  and less the summary's room): LangChain's idiom,
   ``RemoveMessage(id=REMOVE_ALL_MESSAGES)`` followed by the summary (a human
-  message) and the kept messages.
+  message) and the kept messages.  The newest agent step is kept whole in the
+  state even when only its preview fits the target (the core's rule,
+  :mod:`tokenbox_core.chat._step`): the model call previews it, the state never
+  loses it.
 - On the async path (``awrap_model_call``, ``abefore_model``) a summarizer with
   an async API is awaited — a chat model's or Runnable's ``ainvoke``, an
   ``async def`` callable — never called synchronously inside the event loop
@@ -42,7 +48,7 @@ from tokenbox_core import ContextBudget, TokenCounter
 from tokenbox_core.cache import CacheWindow
 from tokenbox_core.errors import ConfigTypeError
 from tokenbox_core.tokens import canonical_json, content_text
-from tokenbox_langchain._agent_window import reached, thresholds
+from tokenbox_langchain._agent_window import reached, resolve_window, thresholds
 from tokenbox_langchain._fit import FitOptions, fit_messages, neutral
 from tokenbox_langchain._history import from_neutral
 
@@ -185,8 +191,12 @@ def compact_state(middleware: TokenBoxMiddleware, messages: Sequence[BaseMessage
     """The state update compacting ``messages`` (see the module docstring); None below the trigger."""
     budget = middleware.budget
     assert budget is not None  # checked at construction
-    reserve = budget.output_reserve or middleware.output_reserve or 0
-    limit = budget.max_tokens - reserve
+    # the window's own rule (resolve_window): the budget's output reserve, else output_reserve=...; the model's
+    # profile is not known before the model call, and the tool schemas are reserved by the call's own fit
+    window = resolve_window(
+        budget, model=None, settings={}, reserve=middleware.output_reserve, tools=0, trigger=None, keep=None
+    )
+    limit = window.limit
     counter = middleware.counter
 
     def size() -> int:
@@ -203,15 +213,18 @@ def compact_state(middleware: TokenBoxMiddleware, messages: Sequence[BaseMessage
     room = SUMMARY_TOKENS if middleware.summarizer is not None else 0
     # keep's tokens are the kept messages', the summary comes on top (as SummarizationMiddleware's); both in the limit
     target = max(1, min(kept_tokens, limit - room))
-    options = FitOptions(system="leading", anchor="human", start_on="human")
+    options = FitOptions(system="leading", anchor="human", start_on="human", on_invalid=middleware.options.on_invalid)
     result = fit_messages(messages, counter, ContextBudget(max_tokens=target), options, middleware.converted)
     kept = set(result.kept)
     removed = [m for i, m in enumerate(messages) if i not in kept]
     if not removed:
         return None
+    # the kept messages as they are: a previewed newest result stays whole in the state (the model call's fit
+    # previews it again against the whole window), so compaction never deletes it
+    whole = [messages[i] for i in result.kept]
     head: list[BaseMessage] = []
     if middleware.summarizer is not None:
         text = summarize(middleware.summarizer, removed, room, counter.text_counter())
         digest = hashlib.sha256("\n".join(str(m.id) for m in removed).encode()).hexdigest()[:16]
         head.append(HumanMessage(SUMMARY_PREFIX + text, id=f"tokenbox-summary-{digest}"))
-    return {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *head, *result.messages]}
+    return {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *head, *whole]}

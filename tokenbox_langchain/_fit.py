@@ -35,6 +35,7 @@ from tokenbox_core.chat import (
     fit_conversation,
 )
 from tokenbox_core.chat._sections import MARKER_ID_PREFIX
+from tokenbox_core.chat._validate import FRAMEWORK_ROLES, check_conversation, check_on_invalid
 from tokenbox_core.tokens import content_text
 from tokenbox_langchain._counting import MessageCounter, openai_role
 
@@ -125,6 +126,27 @@ def neutral(messages: Sequence[BaseMessage]) -> list[dict[str, Any]]:
         kwargs = m.additional_kwargs
         if kwargs and METADATA_KEY in kwargs:
             d[METADATA_KEY] = kwargs[METADATA_KEY]
+    return out
+
+
+def repaired(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
+    """``messages`` less what a provider would reject (the core's repair on their neutral form, mapped back)."""
+    msgs = list(messages)
+    dicts = neutral(msgs)
+    kept = check_conversation(dicts, on_invalid="repair", roles=FRAMEWORK_ROLES)
+    if len(kept) == len(dicts) and all(a is b for a, b in zip(kept, dicts, strict=True)):
+        return msgs
+    out: list[BaseMessage] = []
+    at = 0
+    for d in kept:
+        while dicts[at] is not d and d.get("content") is not dicts[at].get("content"):  # a copy keeps the content
+            at += 1
+        m = msgs[at]
+        if d is not dicts[at] and isinstance(m, AIMessage):  # an unanswered call removed
+            left = {str(c.get("id")) for c in d.get("tool_calls") or ()}
+            m = m.model_copy(update={"tool_calls": [c for c in m.tool_calls if str(c.get("id")) in left]})
+        out.append(m)
+        at += 1
     return out
 
 
@@ -221,6 +243,7 @@ class FitOptions:
     marker_type: MarkerType = "system"
     partial: Callable[[str], list[str]] | None = None
     cache_aware: Any = False
+    on_invalid: Literal["raise", "repair"] = "raise"
 
 
 @dataclass
@@ -289,7 +312,12 @@ def fit_messages(
     cache: ConvertedMessages | None = None,
 ) -> FitResult:
     """Fit ``messages`` into ``budget`` (in ``counter``'s units) with the core's conversation engine; with
-    ``cache``, each message is converted and counted once per content across calls."""
+    ``cache``, each message is converted and counted once per content across calls; ``options.on_invalid="repair"``
+    first leaves out what a provider would reject (:func:`~tokenbox_core.chat.check_conversation`), so the kept
+    messages are still the caller's objects (an assistant message that lost an unanswered call: a copy)."""
+    check_on_invalid(options.on_invalid)
+    if options.on_invalid == "repair":
+        messages = repaired(messages)
     bridge = _Bridge(messages, cache)
     conversation: Any = bridge.dicts
     if cache is not None and not options.cache_aware:  # checked and grouped from where the last call stopped

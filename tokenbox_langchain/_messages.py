@@ -169,6 +169,10 @@ class TokenBoxMessages(StrictArguments, TracedFit, RunnableSerializable[Any, Any
     by one message after the system messages (a summary with ``CacheWindow(summarizer=...)``, else an
     omission marker when ``omission_marker`` is set)."""
 
+    on_invalid: Literal["raise", "repair"] = "raise"
+    """Messages a provider would reject (a tool result without its call, a call without results): ``"raise"`` a
+    ``ConversationError`` naming the message and the fix, or ``"repair"``: leave them out."""
+
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     event_name: ClassVar[str] = LAYOUT_EVENT
@@ -204,6 +208,7 @@ class TokenBoxMessages(StrictArguments, TracedFit, RunnableSerializable[Any, Any
             omission_marker=self.omission_marker,
             marker_type=self.marker_type,
             cache_aware=self.cache_aware,
+            on_invalid=self.on_invalid,
         )
         return fit_messages(to_messages(input), self.message_counter(), self.resolved_budget(), options)
 

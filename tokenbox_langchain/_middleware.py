@@ -34,6 +34,7 @@ from langgraph.types import Command
 
 from tokenbox_core import ContextBudget
 from tokenbox_core._arguments import check_arguments, no_bool
+from tokenbox_core.chat._validate import check_on_invalid
 from tokenbox_core.errors import BudgetError
 from tokenbox_core.request import ModelRequest as NeutralRequest
 from tokenbox_langchain._agent_window import (
@@ -54,7 +55,7 @@ __all__ = ["TokenBoxMiddleware"]
 _ARGUMENTS = (
     "budget", "token_counter", "output_reserve", "trigger", "keep", "cache_aware", "omission_marker",
     "summarizer", "persistent", "defense", "on_leak", "name", "session", "session_id", "recall", "masking",
-    "offload",
+    "offload", "on_invalid",
 )  # fmt: skip
 _PLACEHOLDER_WINDOW = 128_000
 """A thread's session is opened with this window when a tool call comes first; every compile passes its own."""
@@ -86,7 +87,9 @@ class TokenBoxMiddleware(AgentMiddleware):
             it stands where they were (with ``cache_aware`` so it is written once per cut).
         persistent: also compact the graph state itself before each model call (``before_model``:
             ``RemoveMessage(REMOVE_ALL_MESSAGES)`` and the kept messages, a summary first when a summarizer is
-            given); needs ``budget``.
+            given) once ``trigger`` (default: the window) is reached, to ``keep`` (default ``("fraction", 0.5)``
+            of the budget less its output reserve, the window's rule); the newest tool step stays whole in the
+            state; needs ``budget``.
         defense: a :class:`~tokenbox_core.defense.DefensePolicy`: tool results are screened as they are
             produced (injections quarantined in boundaries, or withheld under a ``reject`` policy), the
             instruction-hierarchy statement and the canary join the system message, and every response is
@@ -105,6 +108,9 @@ class TokenBoxMiddleware(AgentMiddleware):
         recall, masking, offload: the session's options (``True``/``False``, a ``RecallConfig``/``MaskingConfig``/
             ``OffloadConfig`` or a dict of its fields); with offload on, a tool result over its threshold is
             archived whole when it is produced and the state keeps its preview.
+        on_invalid: messages a provider would reject (a tool result without its call, a call without results):
+            ``"raise"`` a :class:`~tokenbox_core.errors.ConversationError` naming the message and the fix, or
+            ``"repair"``: leave them out of the request (the state keeps them).
     """
 
     def __new__(cls, *args: Any, persistent: bool = False, **kwargs: Any) -> TokenBoxMiddleware:
@@ -133,6 +139,7 @@ class TokenBoxMiddleware(AgentMiddleware):
         recall: Any = True,
         masking: Any = True,
         offload: Any = True,
+        on_invalid: str = "raise",
         **unknown: Any,
     ) -> None:
         check_arguments(type(self).__name__, unknown, _ARGUMENTS, budget="budget")
@@ -161,6 +168,7 @@ class TokenBoxMiddleware(AgentMiddleware):
             omission_marker=omission_marker,
             marker_type="system",
             cache_aware=cache_window(cache_aware, self.summarizer),
+            on_invalid=check_on_invalid(on_invalid),
         )
         self.defense = defense
         self._defended: Any = None

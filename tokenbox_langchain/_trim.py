@@ -53,6 +53,7 @@ def trim_messages(
     include_system: bool = False,
     text_splitter: Callable[[str], list[str]] | Any | None = None,
     cache_aware: Any = False,
+    on_invalid: Literal["raise", "repair"] = "raise",
 ) -> list[BaseMessage] | Runnable[Any, list[BaseMessage]]:
     """Trim messages to at most ``max_tokens``: LangChain's ``trim_messages``, on the TokenBox core.
 
@@ -89,11 +90,21 @@ def trim_messages(
        counters are applied to one message at a time, and what they charge for
        an empty list (e.g. reply priming) is counted once.  LangChain re-counts
        growing prefixes during its binary search.
+    6. **The newest agent step is never dropped.** With ``strategy="last"``, the
+       last ``AIMessage`` with ``tool_calls`` and all its results (when no
+       ``HumanMessage`` follows them) is kept; a result too large for
+       ``max_tokens`` is returned as its head and tail with a note naming it
+       and the characters cut (a copy of the ``ToolMessage``, same id and
+       ``tool_call_id``), where LangChain would drop it
+       (:mod:`tokenbox_core.chat._step`).
 
     Beyond LangChain's parameters, ``cache_aware=True`` (or a
     :class:`tokenbox_core.cache.CacheWindow`) evicts history in prefix-stable
     blocks so a provider's prompt cache keeps serving it (``strategy="last"``
-    only; see :mod:`tokenbox_core.cache`).
+    only; see :mod:`tokenbox_core.cache`).  ``on_invalid``: what a list a provider would reject does (a
+    tool result without its call, a call without results): ``"raise"`` (the default) a
+    :class:`~tokenbox_core.errors.ConversationError` naming the message and the fix, or ``"repair"``: leave
+    such messages out first.
 
     Raises:
         ValueError: ``start_on`` or ``include_system`` with ``strategy="first"``,
@@ -116,6 +127,7 @@ def trim_messages(
                     include_system=include_system,
                     text_splitter=text_splitter,
                     cache_aware=cache_aware,
+                    on_invalid=on_invalid,
                 ),
             )
 
@@ -141,6 +153,7 @@ def trim_messages(
         eviction="oldest" if strategy == "last" else "newest",
         partial=splitter,
         cache_aware=cache_aware,
+        on_invalid=on_invalid,
     )
     result = fit_messages(msgs, MessageCounter(token_counter), budget, options)
     out = result.messages

@@ -26,7 +26,7 @@ run's in-flight tool calls and results after them, and the tool definitions
 beside them, so its requests exceed ``token_limit`` by that much (measured:
 a ``FunctionAgent`` with a 246-token system prompt and tool definition, two
 tool rounds of about 120 tokens per question, ``token_limit=3000``: 96 of 300
-requests over, the largest 3,161 tokens).  For agents, use
+requests over, the largest 3,171 tokens).  For agents, use
 :class:`~tokenbox_llamaindex.TokenBoxSessionMemory`, which reserves what the
 agent adds so the whole request stays within its ``token_limit``.
 

@@ -83,7 +83,9 @@ def _get(obj: Any, key: str) -> Any:
 def _arguments(value: Any) -> str:
     if isinstance(value, str):
         return value
-    return json.dumps(value if value is not None else {}, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    # as llama-index-llms-openai's to_openai_message_dict writes a ToolCallBlock's arguments (json.dumps with
+    # its defaults): counted as sent, not as compact JSON (issue 32 defect 5)
+    return json.dumps(value if value is not None else {})
 
 
 def tool_calls(message: ChatMessage) -> list[dict[str, Any]]:

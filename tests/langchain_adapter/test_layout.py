@@ -240,7 +240,7 @@ def _history_text(messages: list[BaseMessage], key: str = "history") -> str:
     [
         (28, ["fin", "q"]),  # before the fix: [t1, fin, q], an orphan result
         (30, ["fin", "q"]),  # before the fix: [t0, t1, fin, q], two orphan results
-        (44, ["h", "ai", "t0", "t1", "fin", "q"]),
+        (46, ["h", "ai", "t0", "t1", "fin", "q"]),  # 44 before tool-call arguments were counted as sent (issue 32)
     ],
 )
 def test_rendered_prompt_keeps_tool_calls_with_their_results(budget: int, expected: list[str]) -> None:

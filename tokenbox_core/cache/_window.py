@@ -249,9 +249,25 @@ def plan_history_cut(
     return BlockCut(tuple(tuple(u) for u in units), k, dropped, cut)
 
 
-def _marker_text(template: str, ids: Sequence[str]) -> str:
-    """The omission marker for a block cut, with the fields Section templates accept."""
-    return template.format(count=len(ids), ids=", ".join(ids), first=ids[0], last=ids[-1])
+def _marker_text(template: str, ids: Sequence[str], counter: ChatCounter, role: str, limit: int) -> str:
+    """The omission marker for a block cut, with the fields Section templates accept, at most ``limit`` tokens
+    as a message of ``role``: ``{ids}`` names every removed id while that fits, else the first and the last
+    (the cut removes a contiguous run), else the text is cut.  Bounded, so a growing cut cannot make the marker
+    crowd out the loop it stands before (issue 32 defect 3)."""
+
+    def text(names: str) -> str:
+        return template.format(count=len(ids), ids=names, first=ids[0], last=ids[-1])
+
+    out = text(", ".join(ids))
+    if counter.size({"role": role, "content": out}) <= limit:
+        return out
+    out = text(f"{ids[0]} … {ids[-1]}" if len(ids) > 1 else ids[0])
+    tok = counter.text_counter(role)
+    cap = limit - counter.size({"role": role, "content": ""})
+    while out and counter.size({"role": role, "content": out}) > limit:
+        out = tok.truncate(out, max(0, cap))
+        cap -= 1
+    return out
 
 
 def fit_cache_aware(
@@ -271,6 +287,8 @@ def fit_cache_aware(
     source = [m for m in messages]
     counter = ChatCounter.of(options.get("counter", "gpt-4o"), media_tokens=options.get("media_tokens"))
     options = {**options, "counter": counter}
+    resolved = ContextBudget.coerce(budget)
+    core = shift_budget(resolved, PRIMING_TOKENS - counter.base)
     conv = conversation_sections(
         source,
         counter=counter,
@@ -278,9 +296,8 @@ def fit_cache_aware(
         keep_last=options.get("keep_last", "user"),
         start_on=options.get("start_on", "user"),
         media_tokens=options.get("media_tokens"),
-    )
-    resolved = ContextBudget.coerce(budget)
-    core = shift_budget(resolved, PRIMING_TOKENS - counter.base)
+        step_room=core.max_tokens - core.output_reserve - core.reserved_tokens - PRIMING_TOKENS,
+    )  # the newest step is critical (previewed when it must be): the cut never reaches it
     critical = sum(conv.sizes[i] for i in conv.critical)
     lead = sum(conv.sizes[i] for i in range(conv.system_end))
     marker = options.get("omission_marker")
@@ -288,6 +305,7 @@ def fit_cache_aware(
     ids = {i: conv.item_id(i) for i in range(len(source))}
     allocation = max(1, core.effective(PRIMING_TOKENS + lead + spec.summary_tokens).target_tokens)
     step = max(1, int(allocation * (1 - spec.low_water)))
+    marker_limit = allocation // 4  # the marker names every id while it takes at most a quarter of the room
     # the room the summary (or the marker, whose size grows with the cut) takes: a cut that is one more
     # step along only lengthens the marker, so this settles in a few rounds
     reserve = spec.summary_tokens if spec.summarizer is not None else 0
@@ -297,7 +315,9 @@ def fit_cache_aware(
         if spec.summarizer is not None or not marker or not planned.dropped:
             break
         gone_ids = [ids[j] for j in planned.dropped]
-        need = counter.size({"role": spec.role, "content": _marker_text(template, gone_ids)})
+        need = counter.size(
+            {"role": spec.role, "content": _marker_text(template, gone_ids, counter, spec.role, marker_limit)}
+        )
         if need <= reserve or capacity == 0:
             break
         reserve = need
@@ -324,12 +344,18 @@ def fit_cache_aware(
     if spec.summarizer is not None:
         note = spec.summary([conv.messages[j] for j in dropped], counter)
     elif marker:
-        note = _marker_text(template, removed_ids)
+        note = _marker_text(template, removed_ids, counter, spec.role, marker_limit)
     head = [i for i in keep_idx if i < conv.system_end]
     sub_to_input: list[int | None] = [*head, *([None] if note is not None else []), *keep_idx[len(head) :]]
     summary_message = {"role": spec.role, "content": note, "tokenbox": {"critical": True}}
     sub = [summary_message if i is None else source[i] for i in sub_to_input]
-    inner = fit_conversation(sub, budget, **{**options, "omission_marker": False})
+    at_input = sub_to_input
+
+    def sized(message: Mapping[str, Any], i: int | None) -> int:  # sub's messages sized by their input index
+        return counter.size(message, None if i is None else at_input[i])
+
+    inner_counter = ChatCounter(sized, base=counter.base, name=counter.name, text=counter.core)
+    inner = fit_conversation(sub, budget, **{**options, "counter": inner_counter, "omission_marker": False})
     to_input = {at: i for at, i in enumerate(sub_to_input) if i is not None}
     entries: list[int | Marker] = []
     for e in inner.finished.entries:
@@ -346,7 +372,7 @@ def fit_cache_aware(
         removed=sorted([*precut, *later], key=lambda r: r.index),
         evicted=[to_input[j] for j in inner.finished.evicted if j in to_input],
         partial=None,
-        replaced={},
+        replaced={to_input[j]: m for j, m in inner.finished.replaced.items() if j in to_input},
         delta=inner.finished.delta,
     )
     stable = next(

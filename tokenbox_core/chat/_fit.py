@@ -117,6 +117,11 @@ class ConversationFit:
         return self.finished.partial
 
     @property
+    def previewed(self) -> list[int]:
+        """The input indices of the newest step's results shown as previews (:mod:`~tokenbox_core.chat._step`)."""
+        return sorted(j for j in self.finished.replaced if j != self.finished.partial)
+
+    @property
     def counter(self) -> str:
         return self.conversation.counter.name
 
@@ -267,9 +272,7 @@ def fit_conversation(
     chat = ChatCounter.of(counter, media_tokens=media_tokens)
     delta = PRIMING_TOKENS - chat.base
     core_budget = shift_budget(resolved, delta)
-    room = None
-    if horizon:
-        room = core_budget.max_tokens - core_budget.output_reserve - core_budget.reserved_tokens - PRIMING_TOKENS
+    room = core_budget.max_tokens - core_budget.output_reserve - core_budget.reserved_tokens - PRIMING_TOKENS
     splitter = (text_splitter or _default_splitter) if allow_partial else None
     conversation = conversation_sections(
         messages,
@@ -282,8 +285,9 @@ def fit_conversation(
         omission_marker=omission_marker,
         marker_role=marker_role,
         text_splitter=splitter,
-        horizon=room,
+        horizon=room if horizon else None,
         history_priority=history_priority,
+        step_room=room,
     )
     sections = list(conversation.sections)
     if extra_sections:

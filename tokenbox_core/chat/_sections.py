@@ -37,6 +37,7 @@ from tokenbox_core.chat._messages import (
     matcher,
 )
 from tokenbox_core.chat._read import ReadMessages, read_messages
+from tokenbox_core.chat._step import critical_step
 from tokenbox_core.layout import Layout
 from tokenbox_core.tokens import content_text
 
@@ -134,6 +135,7 @@ class ConversationSections:
     splitter: Callable[[str], list[str]] | None
     stop: int | None
     window: frozenset[int]
+    previews: dict[int, dict[str, Any]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.index_of = {v: k for k, v in self.ids.items()}
@@ -181,7 +183,7 @@ class ConversationSections:
                 j = self.index_of[r.id]
                 evicted.append(j)
                 removed.append(RemovedMessage(j, r.id, r.reason, self.sizes[j]))
-        done = Finished(entries, removed, evicted)
+        done = Finished(entries, removed, evicted, replaced={j: p for j, p in self.previews.items() if j in entries})
         for j in split_groups(entries, self.groups):
             done.delta -= self.sizes[j]
             removed.append(RemovedMessage(j, self.ids[j], "group", self.sizes[j]))
@@ -279,13 +281,15 @@ def conversation_sections(
     history_priority: int = 0,
     media_tokens: int | None = None,
     prefix: str = "",
+    step_room: int | None = None,
 ) -> ConversationSections:
     """Translate a conversation into core Sections (see the module docstring and :func:`fit_conversation`
     for the options); ``prefix`` starts every section id and group, so several conversations can share a
     layout; ``horizon`` is the most tokens the conversation can be given (``None``: count everything).
     ``messages`` may be a :class:`~tokenbox_core.chat._read.ReadMessages` already read
     (:func:`~tokenbox_core.chat._read.read_messages` with ``only``: the messages are then read only as
-    far as the engine needs them)."""
+    far as the engine needs them).  ``step_room`` (the most tokens the conversation can get, with
+    ``strategy="last"``): the newest agent step is critical and previewed to fit (:mod:`tokenbox_core.chat._step`)."""
     from tokenbox_core.errors import SectionError
 
     read = messages if isinstance(messages, ReadMessages) else read_messages(messages)
@@ -320,7 +324,7 @@ def conversation_sections(
         if a is not None:
             critical.update(groups.members[a])
 
-    sizes: dict[int, int] = chat.sizes(msgs, sorted(critical))
+    sizes, previews = critical_step(msgs, groups, system_end, found, critical, chat, step_room, strategy == "last")
     prioritised = any("priority" in o for i, o in found.items() if i not in critical)
     window: set[int] = set()
     stop: int | None = None
@@ -371,6 +375,7 @@ def conversation_sections(
         nonlocal history_runs
         items = []
         for j, m in zip(run, run_messages, strict=True):
+            m = previews.get(j, m)
             a = group_of.get(j)
             role = m["role"]
             content = m.get("content")
@@ -445,4 +450,5 @@ def conversation_sections(
         splitter=text_splitter,
         stop=stop,
         window=frozenset(window),
+        previews=previews,
     )
