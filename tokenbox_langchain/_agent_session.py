@@ -192,7 +192,9 @@ class ThreadSessions:
         event loop serves other runs meanwhile; one at a time per session, so two calls of one thread never
         interleave their appends, while different threads' sessions run concurrently.  Why a thread rather than
         an async store: the stores, the archive and the caches are locked for threads already (SQLite opens a
-        connection per thread, PostgreSQL draws one from its pool), so one code path serves both APIs."""
+        connection per thread, PostgreSQL draws one from its pool), so one code path serves both APIs.  The
+        threads are the loop's default executor (``asyncio.to_thread``): size it with ``loop.set_default_executor``
+        for more concurrent sessions."""
         tid = self.thread_id(runtime)
         loop = asyncio.get_running_loop()
         if self._locks is None or self._locks[0] is not loop:  # an asyncio.Lock belongs to one event loop
