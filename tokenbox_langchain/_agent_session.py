@@ -21,9 +21,10 @@ middleware answers it from the thread's session.
 
 from __future__ import annotations
 
+import asyncio
 import os
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.tools import BaseTool, StructuredTool
@@ -38,6 +39,7 @@ from tokenbox_langchain._history import from_neutral
 __all__ = ["REHYDRATE_TOOL", "Thread", "ThreadSessions", "rehydrate_tool"]
 
 REHYDRATE_TOOL = "rehydrate"
+_T = TypeVar("_T")
 
 
 def rehydrate_tool() -> BaseTool:
@@ -151,6 +153,7 @@ class ThreadSessions:
         self.options = dict(options)
         self.offload = self.options.get("offload", True)
         self._threads: dict[str, Thread] = {}
+        self._locks: tuple[Any, dict[str, asyncio.Lock]] | None = None  # (event loop, a lock per session id)
 
     def thread_id(self, runtime: Any) -> str:
         """The session id of a run: ``session_id`` if given, else the run's thread id."""
@@ -183,6 +186,22 @@ class ThreadSessions:
             session = ContextSession(self.store, tid, budget=budget, counter=self.counter, **self.options)
             found = self._threads[tid] = Thread(session)
         return found
+
+    async def run(self, runtime: Any, work: Callable[[], _T]) -> _T:
+        """``work()`` (the session work of a hook: archive appends, recall, compile) in a worker thread, so the
+        event loop serves other runs meanwhile; one at a time per session, so two calls of one thread never
+        interleave their appends, while different threads' sessions run concurrently.  Why a thread rather than
+        an async store: the stores, the archive and the caches are locked for threads already (SQLite opens a
+        connection per thread, PostgreSQL draws one from its pool), so one code path serves both APIs.  The
+        threads are the loop's default executor (``asyncio.to_thread``): size it with ``loop.set_default_executor``
+        for more concurrent sessions."""
+        tid = self.thread_id(runtime)
+        loop = asyncio.get_running_loop()
+        if self._locks is None or self._locks[0] is not loop:  # an asyncio.Lock belongs to one event loop
+            self._locks = (loop, {})
+        lock = self._locks[1].setdefault(tid, asyncio.Lock())
+        async with lock:
+            return await asyncio.to_thread(work)
 
     def offload_config(self) -> OffloadConfig | None:
         """The offload settings (None when offload is off)."""

@@ -357,7 +357,15 @@ class TokenBoxMiddleware(AgentMiddleware):
     async def awrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
     ) -> ModelResponse:
-        """The async twin of :meth:`wrap_model_call`; a summarizer with an async API (``ainvoke``) is awaited."""
+        """The async twin of :meth:`wrap_model_call`; a summarizer with an async API (``ainvoke``) is awaited.
+
+        With a session, the fit (archive appends, recall queries, the compile: a database round trip each) runs
+        in a worker thread, one call at a time per session (:meth:`ThreadSessions.run
+        <tokenbox_langchain._agent_session.ThreadSessions.run>`), so the event loop serves other runs
+        meanwhile; without one, the fit is CPU-bound and fast and runs here."""
+        if self.sessions is not None:
+            fitted = await self.sessions.run(request.runtime, lambda: self.fit(request))
+            return self._checked(request, await handler(fitted))  # type: ignore[no-any-return]
         if self.summarizer is None:
             return self._checked(request, await handler(self.fit(request)))  # type: ignore[no-any-return]
         from tokenbox_langchain._agent_summary import run_awaiting
@@ -413,9 +421,19 @@ class TokenBoxMiddleware(AgentMiddleware):
         request: ToolCallRequest,
         handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
     ) -> ToolMessage | Command[Any]:
-        """The async twin of :meth:`wrap_tool_call`."""
-        answered = self._rehydrated(request)
-        return answered if answered is not None else self._after_tool(request, await handler(request))
+        """The async twin of :meth:`wrap_tool_call`; with a session, the ``rehydrate`` read and the offload
+        (archive reads and writes) run in a worker thread, one at a time per session, as in
+        :meth:`awrap_model_call`."""
+        if self.sessions is None:
+            return self._after_tool(request, await handler(request))
+        answered: ToolMessage | None = await self.sessions.run(request.runtime, lambda: self._rehydrated(request))
+        if answered is not None:
+            return answered
+        result = await handler(request)
+        after: ToolMessage | Command[Any] = await self.sessions.run(
+            request.runtime, lambda: self._after_tool(request, result)
+        )
+        return after
 
 
 def _joined(system: SystemMessage | None, extra: Sequence[BaseMessage]) -> SystemMessage:

@@ -7,7 +7,7 @@ import json
 import uuid
 import warnings
 from collections.abc import Callable, Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from llama_index.core.base.llms.types import ChatMessage
 from llama_index.core.bridge.pydantic import ConfigDict, Field, PrivateAttr, field_validator
@@ -27,9 +27,11 @@ from tokenbox_llamaindex._memory import unique_block_names
 from tokenbox_llamaindex._messages import archived, restore
 from tokenbox_llamaindex._reserve import agent_tokens, run_steps_tokens
 from tokenbox_llamaindex._session import HistorySession, ShareOverflow, chat_store_of, store_of
-from tokenbox_llamaindex._sync import run_sync
+from tokenbox_llamaindex._sync import in_worker, run_sync
 
 __all__ = ["DEFAULT_IN_FLIGHT_RATIO", "DEFAULT_TOKEN_LIMIT", "TokenBoxSessionMemory"]
+
+_T = TypeVar("_T")
 
 DEFAULT_TOKEN_LIMIT = 30_000
 """``Memory``'s default limit."""
@@ -325,11 +327,19 @@ class TokenBoxSessionMemory(StrictArguments, BaseMemory):
             )
 
     def _lock_here(self) -> asyncio.Lock:
-        """One lock per event loop: concurrent puts flush in turn (sync calls each run their own loop)."""
+        """One lock per event loop: the session's work runs in turn (sync calls each run their own loop)."""
         loop = asyncio.get_running_loop()
         if self._lock is None or self._lock[0] is not loop:
             self._lock = (loop, asyncio.Lock())
         return self._lock[1]
+
+    async def _locked(self, work: Callable[[], _T]) -> _T:
+        """``work()`` on the session in a worker thread, in turn with the memory's other calls.  Why a thread
+        rather than an async store: the stores and the archive are locked for threads already (SQLite opens a
+        connection per thread, PostgreSQL draws one from its pool), so one code path serves both APIs while
+        each archive round trip leaves the event loop free (:func:`~tokenbox_llamaindex._sync.in_worker`)."""
+        async with self._lock_here():
+            return await in_worker(work)
 
     # -- put --------------------------------------------------------------------------------------------------
 
@@ -338,19 +348,23 @@ class TokenBoxSessionMemory(StrictArguments, BaseMemory):
         await self.aput_messages([message])
 
     async def aput_messages(self, messages: list[ChatMessage]) -> None:
-        """Archive messages (in one transaction), then flush when the active history is over its share."""
+        """Archive messages (in one transaction), then flush when the active history is over its share (the
+        archive's work in a worker thread: :meth:`_locked`)."""
         async with self._lock_here():
-            batch = archived(messages, estimates=self._estimates)
-            self._history.add(batch, self.resolve_counter())
-            self._check_in_flight(batch)
-            limit = int(self.memory_budget * self.chat_history_token_ratio)
-            flushed = self._history.flush(limit, self.token_flush_size, self._chat())
+            flushed = await in_worker(lambda: self._put_now(messages))
             blocks = [b for b in self.memory_blocks if b.accept_short_term_memory]
             if flushed and blocks:
                 payload = [restore(m) for m in flushed]
                 await asyncio.gather(
                     *[b.aput(payload, from_short_term_memory=True, session_id=self.session_id) for b in blocks]
                 )
+
+    def _put_now(self, messages: list[ChatMessage]) -> list[dict[str, Any]]:
+        batch = archived(messages, estimates=self._estimates)
+        self._history.add(batch, self.resolve_counter())
+        self._check_in_flight(batch)
+        limit = int(self.memory_budget * self.chat_history_token_ratio)
+        return self._history.flush(limit, self.token_flush_size, self._chat())
 
     def put(self, message: ChatMessage) -> None:
         run_sync(self.aput(message))
@@ -378,7 +392,7 @@ class TokenBoxSessionMemory(StrictArguments, BaseMemory):
         block_messages: list[ChatMessage] = []
         used = 0
         if self.memory_blocks:
-            active = [restore(m) for m in self._history.turns(start=self.flushed_count)]
+            active = [restore(m) for m in await self._locked(lambda: self._history.turns(start=self.flushed_count))]
             contents = await self._get_memory_blocks_content(active, input, **block_kwargs)
             history = sum(chat.size(m) for m in archived(active, estimates=self._estimates)) if contents else 0
             try:
@@ -389,7 +403,9 @@ class TokenBoxSessionMemory(StrictArguments, BaseMemory):
             except ContextCriticalOverflow as exc:
                 raise ShareOverflow(exc.budget, exc.required, exc.section_ids) from exc
         query = input if isinstance(input, str) else None
-        conversation, compiled, total = self._history.compile(budget - used, query, self.resolve_counter())
+        conversation, compiled, total = await self._locked(
+            lambda: self._history.compile(budget - used, query, self.resolve_counter())
+        )
         self._last, self._last_total = compiled, total + used
         self._run_base = self._last_total  # what the run's requests carry from the memory (_check_in_flight)
         return insert_blocks(conversation, self.memory_blocks_template, data, block_messages, self.insert_method)
@@ -400,11 +416,11 @@ class TokenBoxSessionMemory(StrictArguments, BaseMemory):
     async def aget_all(self, status: MessageStatus | None = None) -> list[ChatMessage]:
         """Archived messages: all (``status=None``), the active ones, or the flushed ones (``ARCHIVED``)."""
         if status is None:
-            turns = self._history.turns()
+            turns = await self._locked(self._history.turns)
         elif MessageStatus(status) == MessageStatus.ACTIVE:
-            turns = self._history.turns(start=self.flushed_count)
+            turns = await self._locked(lambda: self._history.turns(start=self.flushed_count))
         else:
-            turns = self._history.turns(stop=self.flushed_count)
+            turns = await self._locked(lambda: self._history.turns(stop=self.flushed_count))
         return [restore(m) for m in turns]
 
     def get_all(self, status: MessageStatus | None = None) -> list[ChatMessage]:
@@ -412,13 +428,17 @@ class TokenBoxSessionMemory(StrictArguments, BaseMemory):
 
     async def aset(self, messages: list[ChatMessage]) -> None:
         """Replace the session's messages (nothing flushed)."""
-        self._history.replace(archived(messages, estimates=self._estimates))
+        batch = archived(messages, estimates=self._estimates)
+        await self._locked(lambda: self._history.replace(batch))
 
     def set(self, messages: list[ChatMessage]) -> None:
         run_sync(self.aset(messages))
 
     async def areset(self, status: MessageStatus | None = None) -> None:
         """Delete the session's messages: all, or only the active (``ACTIVE``) or flushed (``ARCHIVED``) ones."""
+        await self._locked(lambda: self._reset_now(status))
+
+    def _reset_now(self, status: MessageStatus | None) -> None:
         history, flushed = self._history, self.flushed_count
         if status is None:
             history.replace([])

@@ -1,6 +1,7 @@
 """``SQLiteSessionStore``: the session archive in one SQLite file (standard library ``sqlite3``).
 
-WAL journal, one connection per thread and process, every write in a ``BEGIN
+WAL journal, one connection per thread and process (closed when its thread has ended and
+another thread opens one), every write in a ``BEGIN
 IMMEDIATE`` transaction with a busy timeout, so several threads and processes
 can append to the same file and nothing committed is lost when a writer is
 killed.  ``synchronous=NORMAL`` (the WAL default recommendation) survives
@@ -78,7 +79,7 @@ class SQLiteSessionStore:
         self._timeout = timeout
         self._synchronous = synchronous.upper()
         self._local = threading.local()
-        self._all: list[sqlite3.Connection] = []
+        self._all: list[tuple[threading.Thread, sqlite3.Connection]] = []  # each connection and its thread
         self._all_lock = threading.Lock()
         self.read_only = bool(read_only)
         self._hashed = True  # whether turns carry their content hash (schema version >= DIGEST_VERSION)
@@ -105,8 +106,11 @@ class SQLiteSessionStore:
         except sqlite3.Error as exc:
             raise self._wrap(exc) from exc
         self._local.conn, self._local.pid = conn, os.getpid()
-        with self._all_lock:
-            self._all.append(conn)
+        with self._all_lock:  # a thread that ended (an event loop's worker, an async hook ran there) frees its own
+            ended = [c for t, c in self._all if not t.is_alive()]
+            self._all = [(t, c) for t, c in self._all if t.is_alive()] + [(threading.current_thread(), conn)]
+        for old in ended:
+            old.close()
         return conn
 
     def _wrap(self, exc: sqlite3.Error) -> SessionStoreError:
@@ -187,7 +191,7 @@ class SQLiteSessionStore:
     def close(self) -> None:
         """Close every connection this store opened (in any thread)."""
         with self._all_lock:
-            conns, self._all = self._all, []
+            conns, self._all = [c for _, c in self._all], []
         for conn in conns:
             conn.close()
         self._local = threading.local()

@@ -8,6 +8,7 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 
 import pytest
@@ -54,6 +55,28 @@ def test_sigkill_mid_session_keeps_every_committed_turn(tmp_path: Path) -> None:
         assert [t.turn_id for t in turns[: len(committed)]] == committed
         assert [t.message["content"] for t in turns] == [f"w:{i}" for i in range(len(turns))]
         assert store.append("shared", {"role": "user", "content": "after"}) == f"t_{len(turns) + 1}"
+
+
+def test_the_connection_of_an_ended_thread_is_closed_when_another_thread_opens_one(tmp_path: Path) -> None:
+    """Worker threads come and go (an event loop's executor, the async hooks run there): each one's connection is
+    closed once it has ended and another thread connects, so they do not pile up; nothing written is lost."""
+    store = SQLiteSessionStore(tmp_path / "s.db")
+    conns: list[sqlite3.Connection] = []
+
+    def work(i: int) -> None:
+        store.append("s", {"role": "user", "content": f"m{i}"})
+        conns.append(store._conn())
+
+    for i in range(3):
+        thread = threading.Thread(target=work, args=(i,))
+        thread.start()
+        thread.join()
+    for ended in conns[:2]:
+        with pytest.raises(sqlite3.ProgrammingError):
+            ended.execute("SELECT 1")
+    assert conns[2].execute("SELECT count(*) FROM turns").fetchone() == (3,)
+    assert [t.message["content"] for t in store.turns("s")] == ["m0", "m1", "m2"]
+    store.close()
 
 
 def test_four_concurrent_writer_processes_lose_nothing(tmp_path: Path) -> None:
