@@ -1,0 +1,10 @@
+"""TokenBox for pydantic-ai: a capability that fits every model request into the window.
+
+>>> from tokenbox_pydantic_ai import TokenBoxCapability  # doctest: +SKIP
+>>> agent = Agent(model, capabilities=[TokenBoxCapability(budget=128_000, session="agent.db")])  # doctest: +SKIP
+"""
+
+from tokenbox_pydantic_ai._capability import REHYDRATE_TOOL, TokenBoxCapability
+from tokenbox_pydantic_ai._messages import converted, tool_schema
+
+__all__ = ["REHYDRATE_TOOL", "TokenBoxCapability", "converted", "tool_schema"]
