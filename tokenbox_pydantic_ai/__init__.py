@@ -5,6 +5,5 @@
 """
 
 from tokenbox_pydantic_ai._capability import REHYDRATE_TOOL, TokenBoxCapability
-from tokenbox_pydantic_ai._messages import converted, tool_schema
 
-__all__ = ["REHYDRATE_TOOL", "TokenBoxCapability", "converted", "tool_schema"]
+__all__ = ["REHYDRATE_TOOL", "TokenBoxCapability"]

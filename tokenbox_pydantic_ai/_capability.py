@@ -23,13 +23,14 @@ from dataclasses import KW_ONLY, dataclass
 from typing import Any
 
 from pydantic_ai.capabilities import AbstractCapability
+from pydantic_ai.exceptions import ModelRetry
 from pydantic_ai.messages import ToolCallPart
 from pydantic_ai.models import ModelRequestContext
 from pydantic_ai.tools import RunContext, ToolDefinition
 from pydantic_ai.toolsets import FunctionToolset
 
 from tokenbox_core import ContextBudget, ContextSession
-from tokenbox_core.errors import ConfigError, ConfigTypeError
+from tokenbox_core.errors import ConfigError, ConfigTypeError, SessionError
 from tokenbox_core.request import ModelRequest
 from tokenbox_core.session import MemorySessionStore, PostgresSessionStore, SessionStore, SQLiteSessionStore
 from tokenbox_pydantic_ai._messages import converted, rebuilt, tool_schema
@@ -79,12 +80,11 @@ class TokenBoxCapability(AbstractCapability[Any]):
 
     def __post_init__(self) -> None:
         budget = self.budget
-        if budget is not None and not isinstance(budget, ContextBudget):
-            if isinstance(budget, bool) or not isinstance(budget, int) or budget <= 0:
-                raise ConfigTypeError(
-                    f"TokenBoxCapability(budget=...) must be a positive number of tokens or a ContextBudget, "
-                    f"got {budget!r}"
-                )
+        wrong = isinstance(budget, bool) or not isinstance(budget, int) or budget <= 0
+        if budget is not None and not isinstance(budget, ContextBudget) and wrong:
+            raise ConfigTypeError(
+                f"TokenBoxCapability(budget=...) must be a positive number of tokens or a ContextBudget, got {budget!r}"
+            )
         self._store = _store(self.session)
         self._sessions: dict[str, tuple[ContextSession, dict[str, str]]] = {}
 
@@ -177,6 +177,9 @@ class TokenBoxCapability(AbstractCapability[Any]):
         def rehydrate(ctx: RunContext[Any], id: str, offset: int = 0, limit: int = 4000) -> str:
             """Read an archived message or an offloaded tool result back by its id (such as t_17), as named in an
             omission pointer, a masked result or an offload preview; offset and limit are in characters."""
-            return self.session_for(self._id(ctx), self.budget or 8000).rehydrate(id, offset, limit)
+            try:
+                return self.session_for(self._id(ctx), self.budget or 8000).rehydrate(id, offset, limit)
+            except SessionError as exc:  # an id the archive does not hold, an offset past the end: the model retries
+                raise ModelRetry(str(exc)) from exc
 
         return toolset

@@ -165,8 +165,10 @@ def rebuilt(
     for d, source in zip(prepared, sources, strict=True):
         aid = source or d.get("id")
         original = conversation.originals.get(neutral_id.get(str(aid), "")) if aid else None
-        if d.get("role") in ("system", "developer") and not out and not any(
-            isinstance(p, UserPromptPart | ToolReturnPart) for p in parts
+        if (
+            d.get("role") in ("system", "developer")
+            and not out
+            and not any(isinstance(p, UserPromptPart | ToolReturnPart) for p in parts)
         ):
             parts.append(SystemPromptPart(_text(d.get("content"))))
             continue

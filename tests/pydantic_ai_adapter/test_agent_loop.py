@@ -11,10 +11,8 @@ from typing import Any
 
 import pytest
 from pydantic_ai import Agent
-from pydantic_ai.usage import UsageLimits
 from pydantic_ai.messages import (
     ModelMessage,
-    ModelRequest,
     ModelResponse,
     SystemPromptPart,
     TextPart,
@@ -24,6 +22,7 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 from pydantic_ai.models.function import AgentInfo, FunctionModel
+from pydantic_ai.usage import UsageLimits
 
 from tokenbox_core import get_counter
 from tokenbox_core.tokens import canonical_json
@@ -65,9 +64,7 @@ class Script:
         if isinstance(last, UserPromptPart):
             text = last.content if isinstance(last.content, str) else " ".join(map(str, last.content))
             if "What is the vault code" in text:
-                seen = " ".join(
-                    str(p.content) for m in messages for p in m.parts if isinstance(p, UserPromptPart)
-                )
+                seen = " ".join(str(p.content) for m in messages for p in m.parts if isinstance(p, UserPromptPart))
                 return ModelResponse(parts=[TextPart("4417" if "4417" in seen else "unknown")])
             if "Just say ok" in text:
                 return ModelResponse(parts=[TextPart("ok")])
