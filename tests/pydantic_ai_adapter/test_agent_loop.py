@@ -120,9 +120,12 @@ def test_every_request_within_the_window(long_run: tuple[Script, Any, Path]) -> 
 
 
 def test_no_orphan_tool_return_and_calls_paired(long_run: tuple[Script, Any, Path]) -> None:
-    """Every tool return the model receives answers a tool call it also receives (tool-call ids never rewritten)."""
+    """Tool calls and returns reach the model paired (ids never rewritten), each call with its thinking part."""
     script, _, _ = long_run
     for messages in script.seen:
+        for m in messages:
+            if isinstance(m, ModelResponse) and any(isinstance(p, ToolCallPart) for p in m.parts):
+                assert isinstance(m.parts[0], ThinkingPart)
         calls = {p.tool_call_id for m in messages for p in m.parts if isinstance(p, ToolCallPart)}
         returns = {p.tool_call_id for m in messages for p in m.parts if isinstance(p, ToolReturnPart)}
         assert returns <= calls
