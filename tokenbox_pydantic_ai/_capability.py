@@ -19,18 +19,19 @@ preview, the archive the whole result, which the ``rehydrate`` tool reads back.
 from __future__ import annotations
 
 import os
-from dataclasses import KW_ONLY, dataclass
+from dataclasses import KW_ONLY, dataclass, replace
 from typing import Any
 
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.exceptions import ModelRetry
-from pydantic_ai.messages import ToolCallPart
+from pydantic_ai.messages import InstructionPart, ToolCallPart
 from pydantic_ai.models import ModelRequestContext
 from pydantic_ai.tools import RunContext, ToolDefinition
 from pydantic_ai.toolsets import FunctionToolset
 
-from tokenbox_core import ContextBudget, ContextSession
-from tokenbox_core.errors import ConfigError, ConfigTypeError, SessionError
+from tokenbox_core import ContextBudget, ContextSession, Section, get_counter
+from tokenbox_core.defense import DefensePolicy, defend_sections, hierarchy_statement
+from tokenbox_core.errors import ConfigError, ConfigTypeError, SecurityError, SessionError
 from tokenbox_core.request import ModelRequest
 from tokenbox_core.session import MemorySessionStore, PostgresSessionStore, SessionStore, SQLiteSessionStore
 from tokenbox_pydantic_ai._messages import converted, rebuilt, tool_schema
@@ -85,6 +86,11 @@ class TokenBoxCapability(AbstractCapability[Any]):
             raise ConfigTypeError(
                 f"TokenBoxCapability(budget=...) must be a positive number of tokens or a ContextBudget, got {budget!r}"
             )
+        if self.defense is not None and not isinstance(self.defense, DefensePolicy):
+            raise ConfigTypeError(
+                f"TokenBoxCapability(defense=...) must be a tokenbox_core.defense.DefensePolicy, got "
+                f"{type(self.defense).__name__}; e.g. defense=DefensePolicy()"
+            )
         self._store = _store(self.session)
         self._sessions: dict[str, tuple[ContextSession, dict[str, str]]] = {}
 
@@ -136,6 +142,12 @@ class TokenBoxCapability(AbstractCapability[Any]):
         conversation = converted(request_context.messages)
         params = request_context.model_request_parameters
         parts = params.instruction_parts or []
+        policy = self.defense
+        if policy is not None and policy.hierarchy:  # the instruction-hierarchy statement joins the instructions
+            statement = hierarchy_statement(policy.spotlight, marker=policy.datamark)
+            if all(p.content != statement for p in parts):
+                parts = [*parts, InstructionPart(statement)]
+                params = request_context.model_request_parameters = replace(params, instruction_parts=parts)
         system = "\n\n".join([*conversation.system, *(p.content for p in parts)]) or None
         tools = [tool_schema(t) for t in [*params.function_tools, *params.output_tools]]
         schema = params.output_object
@@ -163,12 +175,28 @@ class TokenBoxCapability(AbstractCapability[Any]):
     ) -> Any:
         if not isinstance(result, str) or tool_def.kind != "function" or tool_def.name == REHYDRATE_TOOL:
             return result
+        if self.defense is not None:
+            result = self._screened(call, result)
         session, neutral_id = self._open(self._id(ctx), self.budget or 8000)
         session.sync(converted(ctx.messages).messages)  # the call is archived before its result
         message = {"role": "tool", "tool_call_id": call.tool_call_id, "content": result}
         kept = session.offload({**message, "id": f"pai-r-{call.tool_call_id}"})
         self._ids(session, neutral_id)
         return kept["content"]
+
+    def _screened(self, call: ToolCallPart, result: str) -> str:
+        """A tool result screened by the defence policy as untrusted tool output (withheld when it rejects it)."""
+        assert self.defense is not None
+        quiet = replace(self.defense, hierarchy=False, canary=False)  # the statement is in the instructions
+        section = Section(call.tool_call_id, result, role="tool", metadata={"source_type": "tool"})
+        try:
+            defended = defend_sections([section], quiet, counter=get_counter(self.token_counter))
+        except SecurityError as exc:
+            return (
+                f"The result of this tool call was withheld: it scored {exc.score:.2f} as a likely prompt "
+                "injection, and the policy for tool results is 'reject'."
+            )
+        return "\n".join(s.content for s in defended.sections if isinstance(s.content, str))
 
     def get_toolset(self) -> FunctionToolset[Any]:
         toolset: FunctionToolset[Any] = FunctionToolset()
