@@ -133,7 +133,10 @@ def _new(d: Mapping[str, Any], original: Any, names: Mapping[str, str]) -> Any:
     if isinstance(original, ToolReturnPart):
         return replace(original, content=_text(content))
     if isinstance(original, UserPromptPart):
-        return replace(original, content=content if isinstance(content, str) else list(content or []))
+        if isinstance(content, str) or isinstance(original.content, str):
+            return replace(original, content=content if isinstance(content, str) else list(content or []))
+        own = [c for c in original.content if isinstance(c, str)]  # images, audio, files: kept where they were
+        return replace(original, content=[*(t for t in content or [] if t not in own), *original.content])
     if isinstance(original, ModelResponse):
         calls = [p for p in original.parts if isinstance(p, ToolCallPart)]
         return replace(original, parts=[TextPart(_text(content)), *calls])

@@ -302,3 +302,22 @@ def test_defense_rejecting_tool_results_withholds_the_result() -> None:
         r"and the policy for tool results is 'reject'\.",
         results[0],
     )
+
+
+def test_the_session_block_keeps_a_prompt_s_images() -> None:
+    """The pointer written into a user prompt with an image comes first; the prompt's own items stay."""
+    from pydantic_ai.messages import ImageUrl
+
+    image = ImageUrl("https://example.com/chart.png")
+    prompt = UserPromptPart(["Read this chart.", image])
+    conv = converted([ModelRequest(parts=[prompt])])
+    block = "[OMITTED: 3 earlier messages]"
+    prepared = [
+        {
+            "role": "user",
+            "content": [{"type": "text", "text": block}, {"type": "text", "text": "Read this chart."}],
+            "id": "t_4",
+        }
+    ]
+    (out,) = rebuilt(prepared, [None], {"t_4": conv.messages[0]["id"]}, conv)
+    assert out.parts[0].content == [block, "Read this chart.", image]
