@@ -149,7 +149,7 @@ class TokenBoxCapability(AbstractCapability[Any]):
                 parts = [*parts, InstructionPart(statement)]
                 params = request_context.model_request_parameters = replace(params, instruction_parts=parts)
         system = "\n\n".join([*conversation.system, *(p.content for p in parts)]) or None
-        tools = [tool_schema(t) for t in [*params.function_tools, *params.output_tools]]
+        tools = [tool_schema(t) for t in [*params.declared_function_tools, *params.output_tools]]  # as sent
         schema = params.output_object
         response_format = (
             {"type": "json_schema", "json_schema": {"name": schema.name or "output", "schema": schema.json_schema}}
