@@ -321,3 +321,29 @@ def test_the_session_block_keeps_a_prompt_s_images() -> None:
     ]
     (out,) = rebuilt(prepared, [None], {"t_4": conv.messages[0]["id"]}, conv)
     assert out.parts[0].content == [block, "Read this chart.", image]
+
+
+def test_streamed_runs_are_prepared_too() -> None:
+    """run_stream's requests go through the capability: a long history given is fitted before the model streams."""
+    import asyncio
+    from collections.abc import AsyncIterator
+
+    sizes: list[int] = []
+    history: list[ModelMessage] = [ModelRequest(parts=[UserPromptPart("Collect the pages.")])]
+    for i in range(40):
+        history.append(ModelResponse(parts=[ToolCallPart("page", {"n": i}, tool_call_id=f"p{i}")]))
+        history.append(ModelRequest(parts=[ToolReturnPart("page", "text " * 300, tool_call_id=f"p{i}")]))
+    history.append(ModelResponse(parts=[TextPart("collected")]))
+
+    async def stream(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[str]:
+        sizes.append(independent_tokens(messages, info))
+        yield "summary"
+
+    agent = Agent(FunctionModel(stream_function=stream), capabilities=[TokenBoxCapability(3000)])
+
+    async def run() -> str:
+        async with agent.run_stream("Summarise them.", message_history=history) as result:
+            return await result.get_output()
+
+    assert asyncio.run(run()) == "summary"
+    assert sizes and max(sizes) <= 3000
