@@ -324,8 +324,7 @@ def test_the_session_block_keeps_a_prompt_s_images() -> None:
 
 
 def test_streamed_runs_are_prepared_too() -> None:
-    """run_stream's requests go through the capability: a long history given is fitted before the model streams."""
-    import asyncio
+    """Streamed runs go through the capability: a long history given is fitted before the model streams."""
     from collections.abc import AsyncIterator
 
     sizes: list[int] = []
@@ -341,9 +340,6 @@ def test_streamed_runs_are_prepared_too() -> None:
 
     agent = Agent(FunctionModel(stream_function=stream), capabilities=[TokenBoxCapability(3000)])
 
-    async def run() -> str:
-        async with agent.run_stream("Summarise them.", message_history=history) as result:
-            return await result.get_output()
-
-    assert asyncio.run(run()) == "summary"
+    with agent.run_stream_sync("Summarise them.", message_history=history) as result:
+        assert result.get_output() == "summary"
     assert sizes and max(sizes) <= 3000
