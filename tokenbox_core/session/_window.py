@@ -84,6 +84,16 @@ def _start_on_user(units: Sequence[Unit], start: int) -> int:
     return start
 
 
+def _openings(units: Sequence[Unit]) -> list[int]:
+    """``_start_on_user(units, i)`` for every ``i`` (and ``len(units)``), in one pass from the end: the block
+    window asks it of every candidate cut, and a long agent loop before the current user message would make each
+    answer a scan to its end (quadratic in the session's length)."""
+    opens = [len(units)] * (len(units) + 1)
+    for i in range(len(units) - 1, -1, -1):
+        opens[i] = i if units[i].user or units[i].after_anchor else opens[i + 1]
+    return opens
+
+
 def plan_window(
     units: Sequence[Unit],
     *,
@@ -170,6 +180,7 @@ def _blocks(
         candidates.append(i)
         mark = (starts[i] // step + 1) * step
     ends = [*candidates[1:], len(units)]  # ends[n]: where the n-th candidate's oldest block ends
+    opens = _openings(units)
 
     def fits(cut: int, masked_end: int) -> bool:
         return starts[-1] - starts[cut] - (saved[masked_end] - saved[cut]) <= room
@@ -177,7 +188,7 @@ def _blocks(
     chosen, masked_to = len(units), len(units)
     last = None
     for n, c in enumerate(candidates):
-        if _start_on_user(units, c) >= len(units):
+        if opens[c] >= len(units):
             break  # from here on no window can open on a user message (the history would be left out whole)
         if fits(c, ends[n]):
             chosen, masked_to = c, ends[n]
