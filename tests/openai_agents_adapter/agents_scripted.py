@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-agents = pytest.importorskip("agents")
+pytest.importorskip("agents")
 
 from agents import Agent, ModelResponse, RunConfig, Runner, Usage, function_tool, set_tracing_disabled  # noqa: E402
 from agents.models.interface import Model  # noqa: E402
@@ -37,8 +37,9 @@ def lookup(n: int) -> str:
 class ScriptedModel(Model):
     """Calls ``lookup`` ``steps`` times (a reasoning item before each call), then answers; records its inputs."""
 
-    def __init__(self, steps: int) -> None:
+    def __init__(self, steps: int, prefix: str = "") -> None:
         self.steps = steps
+        self.prefix = prefix  # item ids are unique across a session's runs, as the provider's are
         self.calls = 0
         self.inputs: list[tuple[str | None, list[dict[str, Any]], list[Any]]] = []
 
@@ -51,7 +52,7 @@ class ScriptedModel(Model):
         items = [dict(i) for i in input] if isinstance(input, list) else [{"role": "user", "content": input}]
         self.inputs.append((system_instructions, items, list(tools)))
         self.calls += 1
-        k = self.calls
+        k = f"{self.prefix}{self.calls}"
         last_user = next(i for i in reversed(items) if i.get("role") == "user")
         asks = "deploy key" in json.dumps(last_user) and "?" in json.dumps(last_user)
         done = sum(1 for i in items if i.get("type") == "function_call_output")
