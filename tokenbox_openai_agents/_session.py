@@ -59,11 +59,22 @@ class TokenBoxSession:
     ) -> None:
         self.session_id = session_id
         self.window = window
+        self._options = options
+        self._owns_store = not isinstance(store, SessionStore)
         self.context = ContextSession(_store(store), session_id, budget=window, **options)
 
+    def _reopen(self) -> None:
+        """A new ContextSession on the same store: what it derived from the archive (views, the recall index)
+        is read again after the archive was rewritten (pop, clear)."""
+        store = self.context.store
+        self.context.archive.close()
+        self.context = ContextSession(store, self.session_id, budget=self.window, **self._options)
+
     def close(self) -> None:
-        """Close the archive (and the store it opened)."""
-        self.context.close()
+        """Close the archive (and the store it opened from a path or URI)."""
+        self.context.archive.close()
+        if self._owns_store:
+            self.context.store.close()
 
     def _messages(self) -> list[dict[str, Any]]:
         return [dict(t.message) for t in self.context.archive.turns()]
@@ -101,13 +112,13 @@ class TokenBoxSession:
         *rest, last = (messages[-1].get("items") or [None])
         kept = messages[:-1] + (to_messages(rest) if rest else [])
         self.context.store.replace(self.session_id, kept)
-        self.context.archive.turns()  # the archive reads the store again
+        self._reopen()
         return last
 
     async def clear_session(self) -> None:
         """Remove every item of this session."""
         self.context.store.clear(self.session_id)
-        self.context.archive.turns()
+        self._reopen()
 
 
 class TokenBoxInputFilter:
