@@ -5,6 +5,6 @@
 >>> run_config_filter = TokenBoxInputFilter(session)  # RunConfig(call_model_input_filter=run_config_filter)
 """
 
-from tokenbox_openai_agents._session import TokenBoxInputFilter, TokenBoxSession
+from tokenbox_openai_agents._session import TokenBoxInputFilter, TokenBoxSession, rehydrate_tool
 
-__all__ = ["TokenBoxInputFilter", "TokenBoxSession"]
+__all__ = ["TokenBoxInputFilter", "TokenBoxSession", "rehydrate_tool"]

@@ -120,7 +120,10 @@ def to_messages(items: Sequence[Any], seen: dict[str, int] | None = None) -> lis
 def _input_parts(content: Any) -> Any:
     if isinstance(content, str) or content is None:
         return content
-    return [{"type": "input_text", "text": p["text"]} if isinstance(p, Mapping) and p.get("type") == "text" else p for p in content]
+    return [
+        {"type": "input_text", "text": p["text"]} if isinstance(p, Mapping) and p.get("type") == "text" else p
+        for p in content
+    ]
 
 
 def from_message(message: Mapping[str, Any], archived: Mapping[str, Any] | None) -> list[dict[str, Any]]:

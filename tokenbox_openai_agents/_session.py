@@ -22,7 +22,7 @@ from tokenbox_core.request import ModelRequest, PreparedRequest
 from tokenbox_core.session import MemorySessionStore, PostgresSessionStore, SessionStore, SQLiteSessionStore
 from tokenbox_openai_agents._items import from_message, to_messages, tool_schema
 
-__all__ = ["TokenBoxInputFilter", "TokenBoxSession"]
+__all__ = ["TokenBoxInputFilter", "TokenBoxSession", "rehydrate_tool"]
 
 
 def _store(store: Any) -> SessionStore:
@@ -109,7 +109,7 @@ class TokenBoxSession:
         messages = self._messages()
         if not messages:
             return None
-        *rest, last = (messages[-1].get("items") or [None])
+        *rest, last = messages[-1].get("items") or [None]
         kept = messages[:-1] + (to_messages(rest) if rest else [])
         self.context.store.replace(self.session_id, kept)
         self._reopen()
@@ -185,3 +185,17 @@ class TokenBoxInputFilter:
                 found = archived.get(str(message.get("id")))
                 items.extend(from_message(message, found if isinstance(found, Mapping) else None))
         return ModelInputData(input=items, instructions=data.model_data.instructions)
+
+
+def rehydrate_tool(session: TokenBoxSession) -> Any:
+    """The ``rehydrate`` function tool (``Agent(tools=[..., rehydrate_tool(session)])``): the model reads an
+    archived message or an offloaded result back by the archived id a pointer, a masked output or a preview
+    names (``t_17``)."""
+    from agents import function_tool
+
+    def rehydrate(id: str, offset: int = 0, limit: int = 4000) -> str:
+        """Read an archived message or an offloaded tool result back by its id (such as t_17), as named in an
+        omission pointer, a masked result or an offload preview; offset and limit are in characters."""
+        return session.context.rehydrate(id, offset, limit)
+
+    return function_tool(rehydrate, name_override="rehydrate")

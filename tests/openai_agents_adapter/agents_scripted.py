@@ -9,9 +9,9 @@ import pytest
 
 pytest.importorskip("agents")
 
-from agents import Agent, ModelResponse, RunConfig, Runner, Usage, function_tool, set_tracing_disabled  # noqa: E402
-from agents.models.interface import Model  # noqa: E402
-from openai.types.responses import (  # noqa: E402
+from agents import Agent, ModelResponse, RunConfig, Runner, Usage, function_tool, set_tracing_disabled
+from agents.models.interface import Model
+from openai.types.responses import (
     ResponseFunctionToolCall,
     ResponseOutputMessage,
     ResponseOutputText,
@@ -25,7 +25,7 @@ FACT = "The deploy key is K-7731."
 
 def tool_output(n: int) -> str:
     """A large tool result (about 1,300 tokens) that names its step."""
-    return f"step {n} log: " + " ".join(f"line{n}-{i} ok" for i in range(400))
+    return f"step {n} log: " + " ".join(f"line{n}-{i} ok" for i in range(250))
 
 
 @function_tool
@@ -47,8 +47,9 @@ class ScriptedModel(Model):
         text = json.dumps(items)
         return "the key is K-7731" if "K-7731" in text else "I do not know"
 
-    async def get_response(self, system_instructions, input, model_settings, tools, output_schema, handoffs, tracing,
-                           **kwargs):  # type: ignore[no-untyped-def]
+    async def get_response(
+        self, system_instructions, input, model_settings, tools, output_schema, handoffs, tracing, **kwargs
+    ):  # type: ignore[no-untyped-def]
         items = [dict(i) for i in input] if isinstance(input, list) else [{"role": "user", "content": input}]
         self.inputs.append((system_instructions, items, list(tools)))
         self.calls += 1
@@ -61,7 +62,10 @@ class ScriptedModel(Model):
             output: list[Any] = [
                 ResponseReasoningItem(id=f"rs_{k}", type="reasoning", summary=[]),
                 ResponseFunctionToolCall(
-                    id=f"fc_{k}", call_id=f"call_{k}", type="function_call", name="lookup",
+                    id=f"fc_{k}",
+                    call_id=f"call_{k}",
+                    type="function_call",
+                    name="lookup",
                     arguments=json.dumps({"n": k}),
                 ),
             ]
@@ -69,7 +73,10 @@ class ScriptedModel(Model):
             text = self._answer(items) if asks else f"done after {done} results"
             output = [
                 ResponseOutputMessage(
-                    id=f"msg_{k}", type="message", role="assistant", status="completed",
+                    id=f"msg_{k}",
+                    type="message",
+                    role="assistant",
+                    status="completed",
                     content=[ResponseOutputText(type="output_text", text=text, annotations=[])],
                 )
             ]

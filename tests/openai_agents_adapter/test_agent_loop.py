@@ -9,8 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tests.openai_agents_adapter.agents_scripted import FACT, ScriptedModel, run
-
+from tests.openai_agents_adapter.agents_scripted import FACT, ScriptedModel, run, tool_output
 from tokenbox_core import get_counter
 from tokenbox_openai_agents import TokenBoxInputFilter, TokenBoxSession
 
@@ -55,7 +54,8 @@ def test_long_loop_within_window_paired_and_recalled(tmp_path: Path) -> None:
     path = tmp_path / "agents.db"
     session = TokenBoxSession("user-1", store=path, window=WINDOW)
     run_filter = TokenBoxInputFilter(session)
-    asyncio.run(run(ScriptedModel(0, "note"), "Note this. " + FACT, session, run_filter))  # the early fact, its own turn
+    note = ScriptedModel(0, "note")
+    asyncio.run(run(note, "Note this. " + FACT, session, run_filter))  # the early fact, in a turn of its own
     model = ScriptedModel(STEPS)
     result = asyncio.run(run(model, "Task: read the logs of every step.", session, run_filter))
     assert result.final_output == f"done after {STEPS} results" or result.final_output.startswith("done after")
@@ -70,6 +70,7 @@ def test_long_loop_within_window_paired_and_recalled(tmp_path: Path) -> None:
         if k:  # the newest step: the previous call and its output end the input
             assert [i.get("call_id") for i in items[-2:]] == [f"call_{k}", f"call_{k}"]
             assert items[-3] == {"id": f"rs_{k}", "type": "reasoning", "summary": []}
+            assert items[-1]["output"] == tool_output(k)
     assert peak > WINDOW * 3 // 4, peak  # the window was used, not just the newest step
     stored = asyncio.run(session.get_items())
     assert len(stored) == 2 + 1 + 3 * STEPS + 1  # each item archived once
@@ -88,7 +89,8 @@ from tests.openai_agents_adapter.agents_scripted import ScriptedModel, run
 from tokenbox_openai_agents import TokenBoxInputFilter, TokenBoxSession
 session = TokenBoxSession("user-1", store={str(path)!r}, window={WINDOW})
 before = len(asyncio.run(session.get_items()))
-result = asyncio.run(run(ScriptedModel(0, "again"), "Once more: what is the deploy key?", session, TokenBoxInputFilter(session)))
+model = ScriptedModel(0, "again")
+result = asyncio.run(run(model, "Once more: what is the deploy key?", session, TokenBoxInputFilter(session)))
 print(before, len(asyncio.run(session.get_items())), result.final_output)
 """
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=600)

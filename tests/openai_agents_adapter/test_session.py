@@ -10,12 +10,12 @@ import pytest
 
 pytest.importorskip("agents")
 
-from agents.memory.session import Session  # noqa: E402
+from agents.memory.session import Session
 
-import tokenbox_openai_agents  # noqa: E402
-from tokenbox_core.errors import ConfigTypeError, SessionError  # noqa: E402
-from tokenbox_core.session import MemorySessionStore  # noqa: E402
-from tokenbox_openai_agents import TokenBoxInputFilter, TokenBoxSession  # noqa: E402
+import tokenbox_openai_agents
+from tokenbox_core.errors import ConfigTypeError, SessionError
+from tokenbox_core.session import MemorySessionStore
+from tokenbox_openai_agents import TokenBoxInputFilter, TokenBoxSession
 
 ITEMS: list[dict[str, Any]] = [
     {"role": "user", "content": "hello"},
@@ -38,8 +38,9 @@ ITEMS: list[dict[str, Any]] = [
 
 def test_exports() -> None:
     """The package exports exactly its __all__."""
-    assert tokenbox_openai_agents.__all__ == ["TokenBoxInputFilter", "TokenBoxSession"]
-    assert {n for n in dir(tokenbox_openai_agents) if not n.startswith("_")} >= set(tokenbox_openai_agents.__all__)
+    assert tokenbox_openai_agents.__all__ == ["TokenBoxInputFilter", "TokenBoxSession", "rehydrate_tool"]
+    public = {n for n in vars(tokenbox_openai_agents) if not n.startswith("_")}
+    assert public == set(tokenbox_openai_agents.__all__)
 
 
 def test_is_a_session() -> None:
