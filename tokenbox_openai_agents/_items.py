@@ -29,7 +29,7 @@ _ROLES = ("user", "system", "developer", "assistant")
 _TEXT_PARTS = ("input_text", "output_text")
 
 
-def _item(value: Any, index: int) -> dict[str, Any]:
+def _item(value: Any, index: int, copy_items: bool) -> dict[str, Any]:
     if hasattr(value, "model_dump"):  # a pydantic item the SDK's own types build
         value = value.model_dump(exclude_unset=True, mode="json")
     if not isinstance(value, Mapping):
@@ -37,7 +37,7 @@ def _item(value: Any, index: int) -> dict[str, Any]:
             f"item {index} must be a Responses input item (a dict such as {{'role': 'user', 'content': '...'}}), "
             f"got {type(value).__name__}"
         )
-    return copy.deepcopy(dict(value))
+    return copy.deepcopy(dict(value)) if copy_items else dict(value)
 
 
 def _kind(item: Mapping[str, Any]) -> str:
@@ -77,8 +77,11 @@ def _output_text(output: Any) -> Any:
     return _content(output)
 
 
-def to_messages(items: Sequence[Any], seen: dict[str, int] | None = None) -> list[dict[str, Any]]:
-    """The neutral messages of ``items`` (see the module docstring)."""
+def to_messages(
+    items: Sequence[Any], seen: dict[str, int] | None = None, *, copy_items: bool = True
+) -> list[dict[str, Any]]:
+    """The neutral messages of ``items`` (see the module docstring); ``copy_items=False`` when the messages are
+    only read (the archive copies what it stores)."""
     seen = {} if seen is None else seen
     out: list[dict[str, Any]] = []
     step: list[dict[str, Any]] = []
@@ -99,7 +102,7 @@ def to_messages(items: Sequence[Any], seen: dict[str, int] | None = None) -> lis
         step.clear()
 
     for index, value in enumerate(items):
-        item = _item(value, index)
+        item = _item(value, index, copy_items)
         kind = _kind(item)
         if kind == "step":
             step.append(item)

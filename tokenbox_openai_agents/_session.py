@@ -96,10 +96,12 @@ class TokenBoxSession:
 
     async def add_items(self, items: list[Any]) -> None:
         """Archive ``items`` after the archived ones (those an input filter archived already are recognised)."""
-        have = self._messages()
-        seen: dict[str, int] = {}
-        to_messages([i for m in have for i in m.get("items") or ()], seen)  # the digests' ordinals so far
-        keys = {str(m.get("id")) for m in have}
+        keys = {str(m.get("id")) for m in self._messages()}
+        seen: dict[str, int] = {}  # the ordinals of the digests archived so far
+        for key in keys:
+            if key.startswith("item:"):
+                _, digest, n = key.split(":")
+                seen[digest] = max(seen.get(digest, -1), int(n))
         new = [m for m in to_messages(items, seen) if m["id"] not in keys]
         if new:
             self.context.add(new)
@@ -163,8 +165,9 @@ class TokenBoxInputFilter:
         reserve = self.output_reserve
         if reserve is None:
             reserve = getattr(getattr(agent, "model_settings", None), "max_tokens", None) or 0
-        return ModelRequest(
-            to_messages(data.model_data.input),
+        known = {str(t.message.get("id")) for t in self.session.context.archive.turns()}
+        return ModelRequest(  # the input beyond the archive (prepare archives it; the archive holds the rest)
+            [m for m in to_messages(data.model_data.input, copy_items=False) if m["id"] not in known],
             system=data.model_data.instructions,
             tools=tools,
             response_format=response_format,

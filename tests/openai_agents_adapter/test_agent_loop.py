@@ -97,3 +97,21 @@ print(before, len(asyncio.run(session.get_items())), result.final_output)
     before, after, answer = done.stdout.split(maxsplit=2)
     assert int(before) == len(stored) + 2 and int(after) == int(before) + 2
     assert answer.strip() == "the key is K-7731"
+
+
+def test_repeated_input_archived_once_per_turn() -> None:
+    """The same user text sent in two runs is archived twice, each item once, whichever of the filter and the
+    runner's session write comes first."""
+    session = TokenBoxSession("s", window=WINDOW)
+    run_filter = TokenBoxInputFilter(session)
+    for prefix in ("a", "b"):
+        asyncio.run(run(ScriptedModel(1, prefix), "continue", session, run_filter))
+    items = asyncio.run(session.get_items())
+    assert [i.get("type") or i.get("role") for i in items] == [
+        "user",
+        "reasoning",
+        "function_call",
+        "function_call_output",
+        "message",
+    ] * 2
+    assert [i["content"] for i in items if i.get("role") == "user"] == ["continue", "continue"]
