@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tokenbox_core.errors import ConfigTypeError
-from tokenbox_core.tokens import canonical_json
 
 __all__ = ["from_message", "item_key", "to_messages", "tool_schema"]
 
@@ -57,7 +57,8 @@ def item_key(item: Mapping[str, Any], seen: dict[str, int]) -> str:
         return str(item["id"])
     if item.get("type") == "function_call" and item.get("call_id"):
         return f"call:{item['call_id']}"
-    digest = hashlib.sha256(canonical_json(dict(item)).encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    canonical = json.dumps(dict(item), sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    digest = hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()[:16]
     seen[digest] = seen.get(digest, -1) + 1
     return f"item:{digest}:{seen[digest]}"
 
