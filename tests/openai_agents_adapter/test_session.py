@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
 from typing import Any
 
@@ -97,3 +98,26 @@ def test_filter_needs_a_session() -> None:
     """TokenBoxInputFilter names the session it needs."""
     with pytest.raises(ConfigTypeError, match=r"TokenBoxInputFilter needs a TokenBoxSession .* got str"):
         TokenBoxInputFilter("s")  # type: ignore[arg-type]
+
+
+def test_postgresql_uri_opens_the_postgres_store() -> None:
+    """A PostgreSQL URI is opened by PostgresSessionStore (an unreachable server is its clear error)."""
+    pytest.importorskip("psycopg")
+    from tokenbox_core.errors import SessionStoreError
+
+    with pytest.raises(SessionStoreError, match=r"cannot open the session archive at 127\.0\.0\.1:1/postgres"):
+        TokenBoxSession("s", store="postgresql://tokenbox@127.0.0.1:1/postgres")
+
+
+@pytest.mark.skipif(not os.environ.get("TOKENBOX_TEST_POSTGRES_DSN"), reason="set TOKENBOX_TEST_POSTGRES_DSN")
+def test_round_trip_on_postgres() -> None:
+    """On PostgreSQL too, get_items gives back exactly the items added, after a reopen."""
+    dsn = os.environ["TOKENBOX_TEST_POSTGRES_DSN"]
+    session = TokenBoxSession("oai-round-trip", store=dsn)
+    asyncio.run(session.clear_session())
+    asyncio.run(session.add_items(ITEMS))
+    session.close()
+    again = TokenBoxSession("oai-round-trip", store=dsn)
+    assert asyncio.run(again.get_items()) == ITEMS
+    asyncio.run(again.clear_session())
+    again.close()
