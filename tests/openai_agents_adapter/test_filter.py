@@ -80,3 +80,16 @@ def test_outputs_masked_in_place_and_archived_whole() -> None:
     context = ToolContext(context=None, tool_name="rehydrate", tool_call_id="r1", tool_arguments=args)
     text = asyncio.run(tool.on_invoke_tool(context, args))
     assert text == tool_output(int(shortened[0]["call_id"][1:]))[:30]
+
+
+def test_an_oversized_output_is_sent_as_its_preview() -> None:
+    """An output over the offload threshold reaches the model as its head/tail preview naming its archived id
+    (the newest step included), under its call id; the archive keeps it whole."""
+    session = TokenBoxSession("s", window=8000, offload={"threshold_tokens": 600})
+    items = steps(2)
+    prepared = TokenBoxInputFilter(session)(call(Agent(name="a", tools=[lookup]), items)).input
+    newest = prepared[-1]
+    assert newest["type"] == "function_call_output" and newest["call_id"] == "c2"
+    assert newest["output"] != tool_output(2) and newest["output"].startswith("step 2 log:")
+    assert re.search(r'rehydrate\("t_\d+", offset=', newest["output"])
+    assert asyncio.run(session.get_items()) == items
