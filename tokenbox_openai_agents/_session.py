@@ -10,6 +10,7 @@ calls ``prepare`` once, and maps the compiled messages back to the original item
 
 from __future__ import annotations
 
+import copy
 import os
 from collections.abc import Mapping
 from typing import Any
@@ -91,7 +92,7 @@ class TokenBoxSession:
         """Every archived item in order, or the newest ``limit`` of them."""
         if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
             raise SessionError(f"limit must be an integer >= 0 or None, got {limit!r}")
-        items = [dict(i) for m in self._messages() for i in m.get("items") or ()]
+        items = [copy.deepcopy(dict(i)) for m in self._messages() for i in m.get("items") or ()]
         return items if limit is None else items[len(items) - limit :] if limit else []
 
     async def add_items(self, items: list[Any]) -> None:
@@ -153,8 +154,11 @@ class TokenBoxInputFilter:
 
     def request(self, data: CallModelData[Any]) -> ModelRequest:
         """The neutral request of one model call."""
+        from agents import Handoff, handoff
+
         agent = data.agent
-        tools = [s for t in [*getattr(agent, "tools", ()), *getattr(agent, "handoffs", ())] if (s := tool_schema(t))]
+        handoffs = [h if isinstance(h, Handoff) else handoff(h) for h in getattr(agent, "handoffs", ())]
+        tools = [s for t in [*getattr(agent, "tools", ()), *handoffs] if (s := tool_schema(t))]
         response_format = None
         output_type = getattr(agent, "output_type", None)
         if output_type is not None and output_type is not str:

@@ -45,11 +45,12 @@ def call(agent: Agent[Any], items: list[dict[str, Any]]) -> CallModelData[Any]:
 
 
 def test_request_counts_instructions_tools_and_output_schema() -> None:
-    """The neutral request carries the instructions, the tool schemas and the output schema, all reserved."""
-    agent = Agent(name="a", instructions="Be brief.", tools=[lookup], output_type=Report)
+    """The neutral request carries the instructions, the tool and handoff schemas and the output schema, reserved."""
+    helper = Agent(name="helper", handoff_description="Hands the logs over.")
+    agent = Agent(name="a", instructions="Be brief.", tools=[lookup], handoffs=[helper], output_type=Report)
     request = TokenBoxInputFilter(TokenBoxSession("s"), window=4000).request(call(agent, steps(1)))
     assert request.system == "Be brief."
-    assert [t["function"]["name"] for t in request.tools] == ["lookup"]
+    assert [t["function"]["name"] for t in request.tools] == ["lookup", "transfer_to_helper"]
     assert request.response_format is not None
     assert "steps" in json.dumps(request.response_format)
     budget = request.budget("o200k_base")
