@@ -1,4 +1,4 @@
-"""No import cycles in the three packages (issue 9 §2).
+"""No import cycles in the packages (issue 9 §2).
 
 Module-level imports only, read with the standard library's ``ast``: imports
 under ``if TYPE_CHECKING:`` and inside functions do not run at import time
@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("tokenbox_core", "tokenbox_langchain", "tokenbox_llamaindex", "tokenbox_pydantic_ai")
+PACKAGES = ("tokenbox_core", "tokenbox_langchain", "tokenbox_llamaindex", "tokenbox_pydantic_ai", "tokenbox_openai_agents")
 
 
 def _modules(root: Path, packages: tuple[str, ...]) -> dict[str, Path]:
