@@ -96,7 +96,7 @@ def test_prepare_archives_what_is_new_and_fits_the_window() -> None:
     assert len(session.messages()) == len(messages)  # each message archived once
 
 
-@settings(max_examples=30, deadline=None)
+@settings(deadline=None)
 @given(st.lists(st.integers(min_value=1, max_value=900), min_size=1, max_size=10), st.sampled_from([600, 1200]))
 def test_prepared_requests_never_exceed_the_window(words: list[int], window: int) -> None:
     """Random agent loops through prepare(): within the window as sent, the newest step present, no result twice."""

@@ -50,7 +50,7 @@ def test_a_newest_step_larger_than_the_window_is_previewed_head_and_tail() -> No
     assert session.rehydrate("t_13").endswith("w5x399")
 
 
-@settings(max_examples=40, deadline=None)
+@settings(deadline=None)
 @given(
     st.lists(st.integers(min_value=1, max_value=500), min_size=1, max_size=12),
     st.sampled_from([300, 500, 900]),
