@@ -1,13 +1,13 @@
 """The newest agent step: kept whole when it fits, previewed head/tail when it does not, never dropped.
 
-The rule (DESIGN.md, Sessions), decided here once for every fit path (``fit_conversation``, the cache-aware cut,
-and through them the LangChain middleware, ``TokenBoxMessages`` and ``trim_messages``): the newest agent step —
-the last assistant message with tool calls and all its results, when the conversation ends on them (the loop
-in flight) — outranks older history, omission markers and a layout's target.  It is critical; when it does not
-fit the window beside the other critical messages, each result too large for its share of the room is shown
-as its head and tail with a note naming the result and the characters cut (:func:`preview_result`), the
-tool call itself untouched.  Only when even the call with the shortest previews cannot fit is the step left to
-the layout as ordinary history.
+The rule (``docs/request-path.md``; the session's planner applies it too), decided here once for every fit path
+(``fit_conversation``, the cache-aware cut, and through them the LangChain middleware, ``TokenBoxMessages`` and
+``trim_messages``): the newest agent step — the last assistant message with tool calls and all its results, when the
+conversation ends on them (the loop in flight) — outranks older history, omission markers and a layout's target. It
+is critical; when it does not fit the window beside the other critical messages, each result too large for its share
+of the room is shown as its head and tail with a note naming the result and the characters cut
+(:func:`preview_result`), the tool call itself untouched. Only when even the call with the shortest previews cannot
+fit is the step left to the layout as ordinary history.
 
 >>> from tokenbox_core.chat._messages import ChatCounter
 >>> result = {"role": "tool", "tool_call_id": "c1", "id": "t1", "content": " ".join(f"w{i}" for i in range(100))}
