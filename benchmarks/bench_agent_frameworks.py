@@ -12,9 +12,10 @@ after each task the three facts are asked for, one question a run.  Per manager:
 
 - requests: model calls; over: those larger than the window, counted independently of every adapter (the text,
   tool arguments and outputs, instructions and tool schemas of what the model receives, with the core counter);
+- unpaired: requests with a tool call lacking its result or a result lacking its call (a provider rejects them);
 - peak: the largest request in tokens;
 - facts: of the 12 questions (4 checkpoints x 3 facts), those whose fact's text is in what the model receives
-  when it is asked;
+  when it is asked; in window: those of them whose request also fits the window (a provider would refuse the rest);
 - CPU ms/call: process time of the whole run over the model calls, the scripted model's own counting excluded.
 
 Managers.  pydantic-ai 2.78: ``TokenBoxCapability(window, session=path)``; nothing; pydantic-ai's own history
@@ -79,15 +80,20 @@ class Meter:
         self.tokens: list[int] = []
         self.asked = 0
         self.found = 0
+        self.found_within = 0
         self.own_cpu = 0.0
+        self.unpaired = 0
 
-    def record(self, texts: list[str], question: str | None) -> None:
+    def record(self, texts: list[str], question: str | None, calls: list[str], outputs: list[str]) -> None:
         start = time.process_time()
+        self.unpaired += set(calls) != set(outputs)
         self.tokens.append(sum(COUNTER.count(t) for t in texts))
         if question is not None:
             needle = next(n for topic, _, n in FACTS if topic in question)
             self.asked += 1
-            self.found += any(needle in t for t in texts)
+            found = any(needle in t for t in texts)
+            self.found += found
+            self.found_within += found and self.tokens[-1] <= WINDOW
         self.own_cpu += time.process_time() - start
 
     def row(self, framework: str, manager: str, cpu: float) -> dict[str, Any]:
@@ -97,8 +103,10 @@ class Meter:
             "manager": manager,
             "requests": calls,
             "over": sum(t > WINDOW for t in self.tokens),
+            "unpaired": self.unpaired,
             "peak": max(self.tokens),
             "facts": f"{self.found}/{self.asked}",
+            "facts_within": f"{self.found_within}/{self.asked}",
             "cpu_ms": round((cpu - self.own_cpu) * 1000 / calls, 2),
         }
 
@@ -162,7 +170,9 @@ def run_pydantic_ai(steps: int, manager: str, tmp: Path) -> dict[str, Any]:
         text = content.rstrip().splitlines()[-1] if content.strip() else ""  # the turn's own text (recall goes before)
         question = next((topic for topic, _, _ in FACTS if text.startswith("Question") and topic in text), None)
         texts = texts_of(messages, info)
-        meter.record(texts, question)
+        calls = [p.tool_call_id for m in messages for p in m.parts if isinstance(p, ToolCallPart)]
+        outputs = [p.tool_call_id for m in messages for p in m.parts if isinstance(p, ToolReturnPart)]
+        meter.record(texts, question, calls, outputs)
         if question is not None:
             needle = next(n for topic, _, n in FACTS if topic == question)
             return ModelResponse(parts=[TextPart(needle if any(needle in t for t in texts) else "unknown")])
@@ -259,7 +269,9 @@ def run_agents(steps: int, manager: str, tmp: Path) -> dict[str, Any]:
             last_is_user = bool(items) and items[-1].get("role") == "user"
             question = next((t for t, _, _ in FACTS if "Question" in text and t in text and last_is_user), None)
             texts = texts_of(system_instructions, items, list(tools))
-            meter.record(texts, question)
+            calls = [i["call_id"] for i in items if i.get("type") == "function_call"]
+            outputs = [i["call_id"] for i in items if i.get("type") == "function_call_output"]
+            meter.record(texts, question, calls, outputs)
             state["k"] += 1
             k = state["k"]
             if last_is_user and "Task" in text:
@@ -340,11 +352,11 @@ def main() -> None:
         if args.only != "pydantic-ai":
             rows += [run_agents(args.steps, m, Path(tmp)) for m in AGENTS]
     print(f"{args.steps} tool steps, window {WINDOW:,} tokens (o200k), {CHECKPOINTS} x {len(FACTS)} questions\n")
-    print(f"{'framework':12}{'manager':32}{'requests':>9}{'over':>6}{'peak':>9}{'facts':>7}{'CPU ms/call':>13}")
+    print(f"{'framework':12}{'manager':32}{'requests':>9}{'over':>6}{'unpaired':>10}{'peak':>9}{'facts':>7}{'in window':>11}{'CPU ms/call':>13}")
     for r in rows:
         print(
-            f"{r['framework']:12}{r['manager']:32}{r['requests']:>9}{r['over']:>6}{r['peak']:>9,}"
-            f"{r['facts']:>7}{r['cpu_ms']:>13}"
+            f"{r['framework']:12}{r['manager']:32}{r['requests']:>9}{r['over']:>6}{r['unpaired']:>10}{r['peak']:>9,}"
+            f"{r['facts']:>7}{r['facts_within']:>11}{r['cpu_ms']:>13}"
         )
 
 
