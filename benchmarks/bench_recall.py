@@ -46,17 +46,17 @@ import sys
 import tempfile
 import time
 import zipfile
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from _agent_managers import COUNTER, ExtractiveFakeChat, count  # noqa: E402
+from _agent_managers import COUNTER, ExtractiveFakeChat, count
 
-from tokenbox_core.session._lexical import content_words  # noqa: E402
+from tokenbox_core.session._lexical import content_words
 
 LOCOMO_ZIP = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo10.zip"
 SECOND_CORPUS = """LongMemEval_S (Wu et al., ICLR 2025): no stored public snapshot holds it whole (its 264 MB file is
@@ -160,7 +160,7 @@ class Manager:
 
 class TokenBox(Manager):
     name = "ContextSession"
-    options: dict[str, Any] = {}
+    options: ClassVar[dict[str, Any]] = {}
 
     def __init__(self, messages: list[Message]) -> None:
         from tokenbox_core import ContextSession
