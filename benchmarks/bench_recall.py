@@ -7,10 +7,14 @@ Corpora (prepared outside the repository, never committed):
   dialogue turns holding the evidence.  Read from ``../shared/data/locomo10.zip`` (one JSON file per
   conversation, unchanged; see that folder's README), unzipped to a temporary directory.  Conversations 0–4
   (sorted by their number: 26, 30, 41, 42, 43) are the ones tuned on; 5–9 are held out and reported apart.
-- **A second corpus of 100k+ tokens per conversation** (``--corpus second --data FILE``): a LongMemEval-style
-  JSON list of instances with ``haystack_sessions`` (lists of ``{"role", "content", "has_answer"}`` turns),
-  ``haystack_dates``, ``question`` and ``answer``; the evidence is the turns marked ``has_answer``.  Never tuned
-  on.  See the module's ``SECOND_CORPUS`` note for where it comes from.
+- **BEAM 100K** (Tavakoli et al., "Beyond a Million Tokens: Benchmarking and Enhancing Long-Term Memory in
+  LLMs"; github.com/mohammadtavakoli78/BEAM at commit b2a3ee8ba12d68f83143dda191097dc3e028ddd3, ``chats/100K``):
+  20 user–assistant conversations of ~100–130k tokens (~190 messages each, long assistant answers), 20 probing
+  questions each whose ``source_chat_ids`` name the evidence messages (abstention questions name none and are
+  left out).  Never tuned on.  Prepare it outside the repository, e.g.
+  ``git --git-dir <mirror> archive b2a3ee8 chats/100K | tar -x -C /tmp/beam``, then
+  ``--corpus beam --data /tmp/beam/chats/100K``.  (LongMemEval_S could not be had: its 264 MB file is in no
+  stored snapshot.)  Its answers are sentences, so "answer present" is near zero there: read evidence recall.
 
 Each conversation is replayed turn by turn into the managers as one message per dialogue turn, the session's
 date and the speaker in the text (``[8:56 pm on 20 July, 2023] Caroline: ...``); the first speaker is the
@@ -59,8 +63,6 @@ from _agent_managers import COUNTER, ExtractiveFakeChat, count
 from tokenbox_core.session._lexical import content_words
 
 LOCOMO_ZIP = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo10.zip"
-SECOND_CORPUS = """LongMemEval_S (Wu et al., ICLR 2025): no stored public snapshot holds it whole (its 264 MB file is
-above the snapshot limit); pass a prepared file with --data."""
 BUDGETS = (2000, 4000, 8000, 16000)
 Message = dict[str, Any]
 
@@ -68,7 +70,7 @@ Message = dict[str, Any]
 @dataclass
 class Question:
     text: str
-    answer: str
+    answer: str | None  # None: no short answer to look for (not counted in answer presence)
     evidence: tuple[int, ...]  # positions of the evidence turns
 
 
@@ -120,22 +122,34 @@ def _locomo_conversation(name: str, data: dict[str, Any]) -> Conversation:
     return Conversation(name, messages, questions)
 
 
-def load_second(path: Path) -> list[Conversation]:
-    """LongMemEval-shaped instances: one conversation per instance (its haystack), one question each."""
-    data = json.loads(path.read_text())
+def load_beam(path: Path) -> list[Conversation]:
+    """BEAM's 100K conversations: ``path`` holds ``<n>/chat.json`` and ``<n>/probing_questions/probing_questions.json``
+    (``chats/100K`` of the pinned commit); evidence: each question's ``source_chat_ids`` (message ids)."""
     out = []
-    for item in data:
+    for folder in sorted((p for p in path.iterdir() if p.is_dir()), key=lambda p: int(p.name)):
+        chat, probes = folder / "chat.json", folder / "probing_questions" / "probing_questions.json"
+        if not chat.is_file() or not probes.is_file():
+            continue
         messages: list[Message] = []
-        evidence = []
-        for date, session in zip(item.get("haystack_dates", []), item["haystack_sessions"], strict=False):
-            for turn in session:
-                if turn.get("has_answer"):
-                    evidence.append(len(messages))
-                speaker = "User" if turn["role"] == "user" else "Assistant"
-                messages.append({"role": turn["role"], "content": f"[{date}] {speaker}: {turn['content']}"})
-        if evidence:
-            q = Question(item["question"], str(item["answer"]), tuple(evidence))
-            out.append(Conversation(str(item.get("question_id", len(out))), messages, [q]))
+        where: dict[int, int] = {}
+        for batch in json.loads(chat.read_text()):
+            for turn in batch["turns"]:
+                for m in turn:
+                    date = m.get("time_anchor") or batch.get("time_anchor") or ""
+                    speaker = "User" if m["role"] == "user" else "Assistant"
+                    where[int(m["id"])] = len(messages)
+                    messages.append({"role": m["role"], "content": f"[{date}] {speaker}: {m['content']}"})
+        questions = []
+        for items in json.loads(probes.read_text()).values():
+            for item in items:
+                source = item.get("source_chat_ids") or []
+                ids = [i for v in source.values() for i in v] if isinstance(source, dict) else list(source)
+                evidence = tuple(sorted({where[int(i)] for i in ids if int(i) in where}))
+                if evidence:
+                    questions.append(
+                        Question(item["question"], str(item["answer"]) if item.get("answer") else None, evidence)
+                    )
+        out.append(Conversation(folder.name, messages, questions))
     return out
 
 
@@ -357,6 +371,7 @@ class Tally:
     evidence: int = 0
     found: int = 0
     questions: int = 0
+    answers: int = 0
     answered: int = 0
     recalled: int = 0
     false: int = 0
@@ -367,7 +382,7 @@ class Tally:
 
     def row(self) -> str:
         recall = 100 * self.found / max(1, self.evidence)
-        answer = 100 * self.answered / max(1, self.questions)
+        answer = 100 * self.answered / max(1, self.answers)
         false = f"{100 * self.false / max(1, self.recalled):5.1f} %" if self.recalling else "    –  "
         empty = f"{100 * self.empty / max(1, self.questions):5.1f} %" if self.recalling else "    –  "
         tokens = sum(self.tokens) / max(1, len(self.tokens))
@@ -395,7 +410,9 @@ def evaluate(
                         tally.evidence += len(q.evidence)
                         tally.found += sum(1 for p in q.evidence if needles[p] in text)
                         tally.questions += 1
-                        tally.answered += q.answer.lower() in text.lower()
+                        if q.answer is not None:
+                            tally.answers += 1
+                            tally.answered += q.answer.lower() in text.lower()
                         tally.tokens.append(count(messages))
                         if recalled is not None:
                             tally.recalling = True
@@ -436,15 +453,17 @@ def _corpus_tokens(conversations: Sequence[Conversation]) -> Iterator[int]:
 
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--corpus", choices=("locomo", "second"), default="locomo")
+    parser.add_argument("--corpus", choices=("locomo", "beam"), default="locomo")
     parser.add_argument("--data", type=Path, help="the corpus file (default for locomo: ../shared/data/locomo10.zip)")
     parser.add_argument("--conversations", default="0-9", help="LoCoMo conversations, e.g. 0-4 or 5-9 (default 0-9)")
     parser.add_argument("--limit", type=int, help="questions per conversation")
-    parser.add_argument("--max-conversations", type=int, help="second corpus: instances to replay")
+    parser.add_argument("--max-conversations", type=int, help="BEAM: conversations to replay")
     parser.add_argument("--budgets", type=int, nargs="*", default=list(BUDGETS))
     parser.add_argument("--only", nargs="*", help="managers whose name contains one of these words")
+    parser.add_argument("--skip", nargs="*", default=[], help="managers whose name contains one of these words")
     args = parser.parse_args(argv)
     names = [n for n in MANAGERS if not args.only or any(w.lower() in n.lower() for w in args.only)]
+    names = [n for n in names if not any(w.lower() in n.lower() for w in args.skip)]
     if args.corpus == "locomo":
         every = load_locomo(args.data or LOCOMO_ZIP)
         picked = _ranges(args.conversations)
@@ -454,9 +473,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         }
     else:
         if args.data is None:
-            raise SystemExit(f"--corpus second needs --data FILE: {SECOND_CORPUS}")
-        every = load_second(args.data)[: args.max_conversations]
-        splits = {"second corpus (held out)": every}
+            raise SystemExit("--corpus beam needs --data DIR: BEAM's chats/100K folder (see the module docstring)")
+        every = load_beam(args.data)[: args.max_conversations]
+        splits = {"BEAM 100K (held out)": every}
     for title, convs in splits.items():
         if not convs:
             continue
