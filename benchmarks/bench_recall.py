@@ -122,6 +122,15 @@ def _locomo_conversation(name: str, data: dict[str, Any]) -> Conversation:
     return Conversation(name, messages, questions)
 
 
+def _flat(value: Any) -> list[int]:
+    """Every message id in a ``source_chat_ids`` value (a list, a dict of lists, nested)."""
+    if isinstance(value, dict):
+        return [i for v in value.values() for i in _flat(v)]
+    if isinstance(value, list):
+        return [i for v in value for i in _flat(v)]
+    return [int(value)] if str(value).strip().isdigit() else []
+
+
 def load_beam(path: Path) -> list[Conversation]:
     """BEAM's 100K conversations: ``path`` holds ``<n>/chat.json`` and ``<n>/probing_questions/probing_questions.json``
     (``chats/100K`` of the pinned commit); evidence: each question's ``source_chat_ids`` (message ids)."""
@@ -143,8 +152,8 @@ def load_beam(path: Path) -> list[Conversation]:
         for items in json.loads(probes.read_text()).values():
             for item in items:
                 source = item.get("source_chat_ids") or []
-                ids = [i for v in source.values() for i in v] if isinstance(source, dict) else list(source)
-                evidence = tuple(sorted({where[int(i)] for i in ids if int(i) in where}))
+                ids = _flat(source)
+                evidence = tuple(sorted({where[i] for i in ids if i in where}))
                 if evidence:
                     questions.append(
                         Question(item["question"], str(item["answer"]) if item.get("answer") else None, evidence)
@@ -172,15 +181,22 @@ class Manager:
         """Release what the manager holds."""
 
 
+RECALL: dict[str, Any] = {}  # --recall: RecallConfig fields for the TokenBox rows
+
+
 class TokenBox(Manager):
     name = "ContextSession"
     options: ClassVar[dict[str, Any]] = {}
 
     def __init__(self, messages: list[Message]) -> None:
         from tokenbox_core import ContextSession
+        from tokenbox_core.session import RecallConfig
 
         super().__init__(messages)
-        self.session = ContextSession(None, "bench", budget=max(BUDGETS), counter="gpt-4o", **self.options)
+        options = dict(self.options)
+        if RECALL:
+            options["recall"] = RecallConfig(**{**RECALL, **({"embedder": _EMBEDDER} if "recall" in options else {})})
+        self.session = ContextSession(None, "bench", budget=max(BUDGETS), counter="gpt-4o", **options)
         self.session.add(messages)
         self.position = {t.turn_id: n for n, t in enumerate(self.session.archive.turns())}
 
@@ -460,10 +476,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--max-conversations", type=int, help="BEAM: conversations to replay")
     parser.add_argument("--budgets", type=int, nargs="*", default=list(BUDGETS))
     parser.add_argument("--only", nargs="*", help="managers whose name contains one of these words")
+    parser.add_argument("--recall", nargs="*", default=[], help="RecallConfig fields for the TokenBox rows: share=0.5")
     parser.add_argument("--skip", nargs="*", default=[], help="managers whose name contains one of these words")
     args = parser.parse_args(argv)
     names = [n for n in MANAGERS if not args.only or any(w.lower() in n.lower() for w in args.only)]
     names = [n for n in names if not any(w.lower() in n.lower() for w in args.skip)]
+    for item in args.recall:
+        key, _, value = item.partition("=")
+        RECALL[key] = json.loads(value)
     if args.corpus == "locomo":
         every = load_locomo(args.data or LOCOMO_ZIP)
         picked = _ranges(args.conversations)

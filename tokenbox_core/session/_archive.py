@@ -66,8 +66,10 @@ class Archive:
             if count < len(self._turns):  # cleared or replaced elsewhere: start over
                 self._reset()
             if count > len(self._turns):
-                for turn in self.store.turns(self.session_id, start=len(self._turns)):
+                start = len(self._turns)
+                for turn in self.store.turns(self.session_id, start=start):
                     self._read(turn)
+                self._index.extend([(t.turn_id, t.text) for t in self._turns[start:]])  # embedded as added
             return list(self._turns)
 
     def _read(self, turn: Turn) -> None:
@@ -75,7 +77,6 @@ class Archive:
         message = turn.as_message()
         self._turns.append(turn)
         self._messages.append(message)
-        self._index.add(turn.turn_id, turn.text)
         role = message.get("role")
         calls = message.get("tool_calls") if role != "tool" else None
         self._grouper.add(position, message, role, calls)
