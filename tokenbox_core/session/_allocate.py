@@ -48,11 +48,54 @@ def recall_room(
     omitted: Sequence[int],
     counter: TokenCounter,
     call_of: Callable[[int], int | None] = lambda p: None,
+    then: Callable[[int], Sequence[int]] | None = None,
+    grain: int = 1,
 ) -> int:
     """The tokens recall may use of ``room``: what its ranked hits among ``omitted`` (and their ``neighbours``)
     need, in rank order (a tool result with its call: ``call_of``), with the block's header, counted by
     ``counter`` as the block's lines; at most ``config.share`` of ``room``; 0 when nothing passes the relevance
-    gate or less than ``config.min_share`` of ``room`` would be left for it."""
+    gate or less than ``config.min_share`` of ``room`` would be left for it.
+
+    ``then(r)``: the positions recall may bring back once it takes ``r`` tokens (the window shrinks, so it leaves
+    out more): the hits are ranked once more among those, and their need is the answer."""
+    need = _need(
+        index,
+        query,
+        config=config,
+        room=room,
+        ids=ids,
+        messages=messages,
+        omitted=omitted,
+        counter=counter,
+        call_of=call_of,
+    )
+    if then is None or not need:
+        return need
+    return _need(
+        index,
+        query,
+        config=config,
+        room=room,
+        ids=ids,
+        messages=messages,
+        omitted=then(need),
+        counter=counter,
+        call_of=call_of,
+    )
+
+
+def _need(
+    index: RecallIndex,
+    query: str,
+    *,
+    config: RecallConfig,
+    room: int,
+    ids: Sequence[str],
+    messages: Sequence[Mapping[str, Any]],
+    omitted: Sequence[int],
+    counter: TokenCounter,
+    call_of: Callable[[int], int | None],
+) -> int:
     cap = int(config.share * max(0, room))
     if cap < config.min_share * room or not omitted or not query.strip():
         return 0

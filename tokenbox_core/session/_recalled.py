@@ -10,10 +10,10 @@ templates.  Only a compile without any user message sends it as a message.
 Recall ranks the omitted messages (and the masked tool results, whose text the
 window does not show) for the query
 (:class:`~tokenbox_core.session._recall.RecallIndex`) and places them, best
-first, while they fit ``room`` tokens: a recalled tool result brings its call,
-and each hit brings its neighbours (``neighbours`` messages either side, omitted
-ones only) while room remains.  A hit longer than what is left is cut to the
-passage that holds the most query words (:func:`passage`).  The block lists them in
+first, whole, while they fit ``room`` tokens (a recalled tool result brings its
+call); then the hits' neighbours (``neighbours`` messages either side, omitted
+ones only) while room remains; then what is left shows the best hit that did not
+fit by the passage that holds the most query words (:func:`passage`).  The block lists them in
 archive order, one ``<id> <role>: <text>`` line each.
 
 >>> print(pointer_line(["t_2", "t_3", "t_4", "t_9"], [1, 2, 3, 8]))
@@ -156,11 +156,14 @@ def recall(
         return True
 
     omitted_set = set(omitted)
-    for hit in hits:
-        call = call_of(hit)
-        if call is not None and call in allowed.values() and call not in chosen and not place(call, cut=False):
-            continue  # a tool result is recalled with its call, or not at all
-        place(hit, cut=True)
+
+    def with_call(hit: int) -> bool:
+        call = call_of(hit)  # a tool result is recalled with its call, or not at all
+        return call is None or call not in allowed.values() or call in chosen or place(call, cut=False)
+
+    for hit in hits:  # whole messages first: a hit verbatim is worth more than a passage of one
+        if with_call(hit):
+            place(hit, cut=False)
     for hit in hits:  # then the hits' neighbours (the reply next to a matched turn often holds the answer)
         if hit not in chosen:
             continue
@@ -171,6 +174,9 @@ def recall(
                     if call is not None and call != near and call not in chosen and call in omitted_set:
                         continue  # a neighbour that is a tool result comes only with its call
                     place(near, cut=False)
+    for hit in hits:  # then what is left shows the best hit too long to fit by the passage the question matched
+        if hit not in chosen and with_call(hit) and place(hit, cut=True):
+            break
     order = sorted(chosen)
     return Recalled(tuple(order), tuple(chosen[p] for p in order))
 
