@@ -49,7 +49,6 @@ def recall_room(
     counter: TokenCounter,
     call_of: Callable[[int], int | None] = lambda p: None,
     then: Callable[[int], Sequence[int]] | None = None,
-    grain: int = 1,
 ) -> int:
     """The tokens recall may use of ``room``: what its ranked hits among ``omitted`` (and their ``neighbours``)
     need, in rank order (a tool result with its call: ``call_of``), with the block's header, counted by

@@ -295,7 +295,6 @@ class ContextSession:
                 counter=counter,
                 call_of=view.call_of,
                 then=lambda taken: (lambda p: sorted({*p.omitted, *p.masked}))(window(room - taken)),
-                grain=step,
             )
         first_pointer = pointer_line(*view.omitted_ids(plan.omitted)) if plan.omitted else None
         reserve = view.size_of(block_message(first_pointer, None))
