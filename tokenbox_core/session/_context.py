@@ -371,7 +371,10 @@ class ContextSession:
             return plan, None, None
         cfg = self.recall_config
         recall_room = 0
-        if cfg is not None:  # what the question's hits need, at most cfg.share of the room (see _allocate)
+        if cfg is not None and self.cache_window is not None:  # a fixed room: the cut does not follow the question
+            fixed = int(cfg.cached_share * max_tokens)
+            recall_room = fixed if fixed >= cfg.min_share * max_tokens else 0
+        elif cfg is not None:  # what the question's hits need, at most cfg.share of the room (see _allocate)
             candidates = sorted({*plan.omitted, *plan.masked})
             recall_room = recall_room_for(
                 self.archive.index(),

@@ -10,7 +10,7 @@ with a did-you-mean); the session takes ``True`` (the defaults), ``False``
 Traceback (most recent call last):
 ...
 tokenbox_core._arguments.UnknownArgumentError: RecallConfig got unknown argument 'shrae' (did you mean 'share'?); \
-its arguments are embedder, limit, max_term_share, min_coverage, min_relevance, min_share, min_terms, \
+its arguments are cached_share, embedder, limit, max_term_share, min_coverage, min_relevance, min_share, min_terms, \
 neighbours, rrf_k, share, summaries
 """
 
@@ -77,6 +77,11 @@ class RecallConfig:
             its hits (and their calls and neighbours) need, up to this share; a question matching nothing takes
             none, and what recall does not need stays with the history (``_allocate``).  Measured on LoCoMo
             (``benchmarks/bench_recall.py``): a fixed 15 % held one to four messages.
+        cached_share: with ``cache_aware``, recall's room is this fixed share of the budget instead: a room that
+            followed the question would move the window's cut with every new question, and every cached prefix
+            with it (``benchmarks/bench_agent_loop.py``: 88 % of prompt tokens cacheable at 10 % of the session
+            with a fixed 15 %, 21 % when the room followed the evidence).  Prompt caching or recall: the option
+            says which a session favours.
         min_share: recall is skipped when less than this share of the room is left for it.
         limit: most archived messages a compile recalls (hits; their calls and neighbours come on top).
         neighbours: messages either side of a hit brought along when room allows (the answer is often
@@ -103,6 +108,7 @@ class RecallConfig:
     """
 
     share: float = 0.8
+    cached_share: float = 0.15
     min_share: float = 0.02
     limit: int = 60
     neighbours: int = 1
@@ -122,6 +128,7 @@ class RecallConfig:
         ):
             raise SessionError(f"RecallConfig: min_coverage must be a number >= 1, got {self.min_coverage!r}; e.g. 4")
         _share("RecallConfig", "share", self.share)
+        _share("RecallConfig", "cached_share", self.cached_share)
         _share("RecallConfig", "min_share", self.min_share)
         _int("RecallConfig", "limit", self.limit, 1)
         _int("RecallConfig", "neighbours", self.neighbours, 0)

@@ -373,8 +373,9 @@ def test_option_errors_name_the_field(make: Any, message: str) -> None:
 def test_a_question_matching_nothing_takes_no_room_from_the_window() -> None:
     """When the question matches nothing, recall takes no room (issue 33: recall's room follows the evidence): the
     block is the pointer alone and the window keeps the room a fixed share used to hold (then filled with
-    checkpoint summaries, which now appear only in room recall was given and left unused)."""
-    for cache_aware in (False, True):
+    checkpoint summaries, which now appear only in room recall was given and left unused).  Not cache-aware: a
+    cache-aware session's recall room is fixed (next test)."""
+    for cache_aware in (False,):
         session = ContextSession(None, "s", budget=600, counter=W, cache_aware=cache_aware)
         chat(session, 80)
         session.add(user("xyzzy"))
@@ -383,6 +384,24 @@ def test_a_question_matching_nothing_takes_no_room_from_the_window() -> None:
         assert block(compiled).startswith("[OMITTED:") and "SUMMARIES" not in block(compiled)
         fixed = ContextSession(session.store, "s", budget=600, counter=W, recall={"share": 0.15, "summaries": False})
         assert len(ids(compiled)) >= len(ids(fixed.compile()))
+
+
+def test_a_cache_aware_session_holds_a_fixed_recall_room_with_checkpoint_summaries() -> None:
+    """Cache-aware, recall's room is a fixed share of the budget (RecallConfig.cached_share), so the cut does not
+    follow the question; when the question matches nothing that room holds checkpoint summaries of omitted turns,
+    newest first, each covering at least min_coverage times its size; a higher bar, or summaries=False, leaves
+    them out."""
+    session = ContextSession(None, "s", budget=600, counter=W, cache_aware=True)
+    chat(session, 80)
+    session.add(user("xyzzy"))
+    text = block(session.compile())
+    assert "SUMMARIES of omitted turns" in text and "t_81–t_120] [Extracted" in text  # newest first
+    summarized = session.compile().trace.session["summarized"]
+    assert summarized and all(f"[{s}: " in text for s in summarized)
+    strict = ContextSession(session.store, "s", budget=600, counter=W, cache_aware=True, recall={"min_coverage": 50})
+    assert "SUMMARIES" not in block(strict.compile())
+    off = ContextSession(session.store, "s", budget=600, counter=W, cache_aware=True, recall={"summaries": False})
+    assert "SUMMARIES" not in block(off.compile())
 
 
 def test_recall_changes_every_turn_after_a_stable_prefix() -> None:
