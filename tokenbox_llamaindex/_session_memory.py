@@ -61,7 +61,7 @@ class TokenBoxSessionMemory(StrictArguments, BaseMemory):
     sends its tool calls and results after it, and puts them into the memory when the run ends, so the memory
     measures what each run added beyond what it returned and reserves the largest seen so far
     (:attr:`in_flight_reserve`: at least ``in_flight_tokens``, at most what leaves the memory
-    ``token_flush_size``; when the largest run needs more, later ``get``\ s compile into what it leaves, as long
+    ``token_flush_size``; when the largest run needs more, each later ``get`` compiles into what it leaves, as long
     as the memory's messages fit there).  A run that adds more than was reserved for it can overshoot
     ``token_limit`` by the excess — the first such run cannot be foreseen — and the memory says so with a
     :class:`~tokenbox_core.errors.TokenBoxWarning` naming the numbers (``in_flight_tokens=`` sized for your
