@@ -61,8 +61,9 @@ class TokenBoxSessionMemory(StrictArguments, BaseMemory):
     sends its tool calls and results after it, and puts them into the memory when the run ends, so the memory
     measures what each run added beyond what it returned and reserves the largest seen so far
     (:attr:`in_flight_reserve`: at least ``in_flight_tokens``, at most what leaves the memory
-    ``token_flush_size``).  A run that adds more than was reserved for it can overshoot ``token_limit`` by the
-    excess — the first such run cannot be foreseen — and the memory says so with a
+    ``token_flush_size``; when the largest run needs more, each later ``get`` compiles into what it leaves, as long
+    as the memory's messages fit there).  A run that adds more than was reserved for it can overshoot
+    ``token_limit`` by the excess — the first such run cannot be foreseen — and the memory says so with a
     :class:`~tokenbox_core.errors.TokenBoxWarning` naming the numbers (``in_flight_tokens=`` sized for your
     tools' output avoids it from the first run).  Tools found by a ``tool_retriever`` are not measured.
 
@@ -384,10 +385,32 @@ class TokenBoxSessionMemory(StrictArguments, BaseMemory):
         """(template data, chat messages) of block contents (``Memory``'s private method)."""
         return format_blocks(self.memory_blocks, contents)
 
+    @property
+    def _request_budget(self) -> int:
+        """What the next ``get`` compiles into: :attr:`memory_budget`, or less when the largest run seen needs
+        more than :attr:`in_flight_reserve` may keep (it leaves the memory ``token_flush_size`` for flushing):
+        then what that run leaves of ``token_limit``, so the request stays within it when the memory's messages
+        fit there (a memory that fills its budget — recall takes the room the window leaves — would otherwise
+        push such a run over the limit by what the reserve could not keep)."""
+        if self.reserve_tokens is not None:
+            return self.memory_budget
+        left = self.token_limit - self.agent_tokens - self._chat().base - self._in_flight_seen
+        return max(1, min(self.memory_budget, left))
+
     async def aget(self, input: str | ChatMessage | None = None, **block_kwargs: Any) -> list[ChatMessage]:
         """The memory's messages for the next request: the session compiled into ``memory_budget`` tokens
-        with the memory blocks in place (module docstring)."""
-        budget, chat = self.memory_budget, self._chat()
+        (less when a run seen adds more than the reserve may keep: :attr:`_request_budget`) with the memory
+        blocks in place (module docstring)."""
+        budget = self._request_budget
+        if budget < self.memory_budget:
+            try:
+                return await self._aget(budget, input, **block_kwargs)
+            except ShareOverflow:  # the memory's messages do not fit what the run leaves: the run will warn
+                pass
+        return await self._aget(self.memory_budget, input, **block_kwargs)
+
+    async def _aget(self, budget: int, input: str | ChatMessage | None, **block_kwargs: Any) -> list[ChatMessage]:
+        chat = self._chat()
         data: list[Any] = []
         block_messages: list[ChatMessage] = []
         used = 0

@@ -101,9 +101,13 @@ def test_function_agent_300_calls_within_the_limit_persisted_and_continued_in_a_
     run_agent(agent, memory, range(100))
     assert len(llm.requests) == 300
     sizes = check(llm.requests)
-    # the budget is used, not just respected; the session keeps recall's share for recalled turns (or summaries)
-    # and moves its window in blocks of 15 % so the prefix stays cacheable, so requests peak at ~60-70 % of it
-    assert max(sizes) > LIMIT * 0.55
+    # the budget is used, not just respected.  Recall takes room only as far as the question's hits need it (issue
+    # 33): these questions' distinctive terms (booking number, city) are in no earlier turn and their common ones
+    # in every turn, so nothing is recalled and the window plans into 80-97 % of the memory's budget (it moves in
+    # blocks of 15 % so the prefix stays cacheable); the compiler then shows the near-identical records as
+    # references, so requests peak at ~54 % of the limit (~61 % before issue 33, when recall filled a fixed share
+    # with turns that merely shared "please check booking number" — no evidence, only tokens)
+    assert max(sizes) > LIMIT * 0.5
     assert len(memory.get_all()) == 600 and memory.flushed_count > 0
     script = f"""
 import asyncio, json, warnings

@@ -441,3 +441,18 @@ def test_the_adapted_in_flight_reserve_is_bounded() -> None:
     assert memory.in_flight_reserve == 50
     memory._in_flight_seen = 2000
     assert memory.memory_budget == memory.token_flush_size == 100
+
+
+def test_a_run_larger_than_the_reserve_may_keep_lowers_what_get_returns() -> None:
+    """When the largest run seen needs more than the in-flight reserve may keep (it leaves the memory
+    token_flush_size), get compiles into what that run leaves of token_limit, so its request stays within the
+    limit; when the memory's messages cannot fit there, get returns them within memory_budget instead."""
+    memory = TokenBoxSessionMemory(token_limit=1000, in_flight_tokens=50, tokenizer_fn="whitespace")
+    memory.put_messages(turns(60))
+    memory._in_flight_seen = 950  # more than the reserve may keep: the memory's budget stays token_flush_size
+    assert memory.memory_budget == memory.token_flush_size == 100
+    memory.get()
+    assert 0 < (memory.last_total_tokens or 0) <= 1000 - memory.agent_tokens - memory._chat().base - 950 < 100
+    memory._in_flight_seen = 2000  # nothing is left: the newest messages still come back, within memory_budget
+    assert memory.get()[-1].content == "answer 59: total 590 EUR"
+    assert 1 < (memory.last_total_tokens or 0) <= memory.memory_budget

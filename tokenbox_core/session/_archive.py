@@ -69,8 +69,11 @@ class Archive:
             if count < len(self._turns):  # cleared or replaced elsewhere: start over
                 self._reset()
             if count > len(self._turns):
-                for turn in self.store.turns(self.session_id, start=len(self._turns)):
+                start = len(self._turns)
+                for turn in self.store.turns(self.session_id, start=start):
                     self._read(turn)
+                if self._database is None:  # a store that searches itself (PostgreSQL) needs no index here
+                    self._index.extend([(t.turn_id, t.text) for t in self._turns[start:]])  # embedded as added
             return list(self._turns)
 
     def _read(self, turn: Turn) -> None:
@@ -78,8 +81,6 @@ class Archive:
         message = turn.as_message()
         self._turns.append(turn)
         self._messages.append(message)
-        if self._database is None:
-            self._index.add(turn.turn_id, turn.text)
         role = message.get("role")
         calls = message.get("tool_calls") if role != "tool" else None
         self._grouper.add(position, message, role, calls)

@@ -47,6 +47,7 @@ from tokenbox_core.chat._validate import MESSAGE_ROLES, check_conversation, chec
 from tokenbox_core.compiler import CompiledContext, CompilerConfig, ContextCompiler
 from tokenbox_core.errors import SessionError
 from tokenbox_core.request import ModelRequest, PreparedRequest
+from tokenbox_core.session._allocate import recall_room as recall_room_for
 from tokenbox_core.session._archive import Archive, sync_new
 from tokenbox_core.session._checkpoints import Checkpointer
 from tokenbox_core.session._model import Summary, Turn, message_text, plain_message
@@ -369,8 +370,24 @@ class ContextSession:
         if not plan.omitted and not (plan.masked and self.recall_config is not None):
             return plan, None, None
         cfg = self.recall_config
-        share = int(cfg.share * max_tokens) if cfg is not None else 0
-        recall_room = share if cfg is not None and share >= cfg.min_share * max_tokens else 0
+        recall_room = 0
+        if cfg is not None and self.cache_window is not None:  # a fixed room: the cut does not follow the question
+            fixed = int(cfg.cached_share * max_tokens)
+            recall_room = fixed if fixed >= cfg.min_share * max_tokens else 0
+        elif cfg is not None:  # what the question's hits need, at most cfg.share of the room (see _allocate)
+            candidates = sorted({*plan.omitted, *plan.masked})
+            recall_room = recall_room_for(
+                self.archive.index(),
+                question,
+                config=cfg,
+                room=room,
+                ids=view.ids,
+                messages=view.messages,
+                omitted=candidates,
+                counter=counter,
+                call_of=view.call_of,
+                then=lambda taken: (lambda p: sorted({*p.omitted, *p.masked}))(window(room - taken)),
+            )
         first_pointer = pointer_line(*view.omitted_ids(plan.omitted)) if plan.omitted else None
         reserve = view.size_of(block_message(first_pointer, None))
         step_tokens = sum(fit_step(view, newest, room - reserve)[0][p] for p in newest)

@@ -14,8 +14,8 @@ one session's recall never depends on another's.
 The index is owned by a :class:`~tokenbox_core.ContextSession` (or built for
 one :func:`~tokenbox_core.session.search_archive` call) and lives as long as
 it; it holds the session's message texts once (its size is the session's
-text), and message vectors when an embedder is set, keyed by the archived id
-(archived messages never change).
+text), and message vectors when an embedder is set, computed as messages are
+added (never by a search) and keyed by their text (the same text is embedded once).
 
 >>> index = RecallIndex()
 >>> index.add("t_1", "The staging database listens on port 5433")
@@ -27,6 +27,7 @@ text), and message vectors when an embedder is set, keyed by the archived id
 from __future__ import annotations
 
 import math
+import operator
 import sqlite3
 import threading
 from collections.abc import Callable, Collection, Sequence
@@ -68,8 +69,8 @@ def fts_query(text: str) -> str | None:
 def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
     if len(a) != len(b):
         raise SessionError(f"embedding lengths differ: {len(a)} and {len(b)}; use one embedding model for a session")
-    dot = sum(x * y for x, y in zip(a, b, strict=True))
-    na, nb = math.sqrt(sum(x * x for x in a)), math.sqrt(sum(y * y for y in b))
+    dot = sum(map(operator.mul, a, b))
+    na, nb = math.hypot(*a), math.hypot(*b)
     return dot / (na * nb) if na and nb else 0.0
 
 
@@ -77,7 +78,7 @@ class RecallIndex:
     """One session's messages, searchable by BM25 (and embeddings); see the module docstring.
 
     Args:
-        embedder: optional ``text -> vector``; vectors are computed when first needed and kept by id.
+        embedder: optional ``text -> vector``; vectors are computed as messages are added, kept by content.
         rrf_k: the reciprocal-rank-fusion constant.
         vectors: where to keep the vectors (several indexes of one session share them).
     """
@@ -109,18 +110,32 @@ class RecallIndex:
 
     def add(self, doc_id: str, text: str) -> None:
         """Index one message's text under its archived id (an id already indexed is ignored)."""
-        with self._lock:
-            if doc_id in self._row:
-                return
-            self._db.execute("INSERT INTO docs (rowid, body) VALUES (?, ?)", (len(self._ids) + 1, text))
-            self._row[doc_id] = len(self._ids)
-            self._ids.append(doc_id)
-            self._texts.append(text)
+        self.extend([(doc_id, text)])
 
     def extend(self, docs: Sequence[tuple[str, str]]) -> None:
-        """Index several ``(id, text)`` pairs."""
-        for doc_id, text in docs:
-            self.add(doc_id, text)
+        """Index several ``(id, text)`` pairs; with an embedder, embed the texts not embedded yet (one batch when
+        the embedder has ``embed_many``), so no compile embeds an archived message."""
+        with self._lock:
+            new = []
+            for doc_id, text in docs:
+                if doc_id in self._row:
+                    continue
+                self._db.execute("INSERT INTO docs (rowid, body) VALUES (?, ?)", (len(self._ids) + 1, text))
+                self._row[doc_id] = len(self._ids)
+                self._ids.append(doc_id)
+                self._texts.append(text)
+                new.append(text)
+        if self.embedder is not None:
+            self._embed([t for t in dict.fromkeys(new) if t not in self._vectors])
+
+    def _embed(self, texts: list[str]) -> None:
+        """Vectors for ``texts``, kept by content (the same text is embedded once, whatever its id)."""
+        if not texts or self.embedder is None:
+            return
+        many = getattr(self.embedder, "embed_many", None)
+        vectors = many(texts) if callable(many) else [self.embedder(t) for t in texts]
+        for text, vector in zip(texts, vectors, strict=True):
+            self._vectors[text] = tuple(float(x) for x in vector)
 
     def close(self) -> None:
         """Release the in-memory database."""
@@ -151,17 +166,8 @@ class RecallIndex:
             return []
         q = tuple(float(x) for x in self.embedder(query))
         rows = [(row, doc_id) for row, doc_id in enumerate(self._ids) if allowed is None or doc_id in allowed]
-        missing = [(row, doc_id) for row, doc_id in rows if doc_id not in self._vectors]
-        many = getattr(self.embedder, "embed_many", None)
-        if missing and callable(many):  # one batch for what is new (a model embeds a batch far faster)
-            for (_, doc_id), vector in zip(missing, many([self._texts[row] for row, _ in missing]), strict=True):
-                self._vectors[doc_id] = tuple(float(x) for x in vector)
-        scored = []
-        for row, doc_id in rows:
-            vector = self._vectors.get(doc_id)
-            if vector is None:
-                vector = self._vectors[doc_id] = tuple(float(x) for x in self.embedder(self._texts[row]))
-            scored.append((_cosine(vector, q), row, doc_id))
+        self._embed([t for t in dict.fromkeys(self._texts[row] for row, _ in rows) if t not in self._vectors])
+        scored = [(_cosine(self._vectors[self._texts[row]], q), row, doc_id) for row, doc_id in rows]
         scored.sort(key=lambda s: (-s[0], -s[1]))
         return [Hit(doc_id, score) for score, _row, doc_id in scored[:depth]]
 

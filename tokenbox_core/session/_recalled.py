@@ -10,10 +10,10 @@ templates.  Only a compile without any user message sends it as a message.
 Recall ranks the omitted messages (and the masked tool results, whose text the
 window does not show) for the query
 (:class:`~tokenbox_core.session._recall.RecallIndex`) and places them, best
-first, while they fit ``room`` tokens: a recalled tool result brings its call,
-and when every hit is placed the hits' neighbours (``neighbours`` messages either
-side, omitted ones only) follow in the hits' order while room remains.  A hit
-longer than what is left is cut to it (its head).  The block lists them in
+first, whole, while they fit ``room`` tokens (a recalled tool result brings its
+call); then the hits' neighbours (``neighbours`` messages either side, omitted
+ones only) while room remains; then what is left shows the best hit that did not
+fit by the passage that holds the most query words (:func:`passage`).  The block lists them in
 archive order, one ``<id> <role>: <text>`` line each.
 
 >>> print(pointer_line(["t_2", "t_3", "t_4", "t_9"], [1, 2, 3, 8]))
@@ -22,10 +22,12 @@ archive order, one ``<id> <role>: <text>`` line each.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from tokenbox_core.session._lexical import content_words
 from tokenbox_core.session._model import Summary
 from tokenbox_core.session._options import RecallConfig
 from tokenbox_core.session._recall import RecallIndex, StoreIndex
@@ -45,6 +47,8 @@ __all__ = [
     "pointer_line",
     "recall",
 ]
+
+_WORD = re.compile(r"\w+")
 
 BLOCK_ROLE = "user"
 RECALL_HEADER = (
@@ -129,6 +133,7 @@ def recall(
     chosen: dict[int, str] = {}
     base = block_message(pointer, Recalled((), ("",)))
     used = message_token_count(base, counter) if base is not None else 0
+    terms = query_terms(query)
 
     def place(position: int, *, cut: bool) -> bool:
         nonlocal used
@@ -136,13 +141,13 @@ def recall(
             return True
         line = turn_line({**messages[position], "id": ids[position]})
         if len(line) > 64 * (room + 1):  # more than ``room`` tokens whatever the text: cut before counting
-            line = line[: 64 * (room + 1)]
+            line = passage(line, terms, 64 * (room + 1))
         cost = counter.count("\n" + line)
         if used + cost > room:
             left = room - used - counter.count("\n") - 1
             if not cut or left < 16:
                 return False
-            line = counter.truncate(line, left) + "…"
+            line = counter.truncate(passage(line, terms, 4 * left), left) + "…"
             cost = counter.count("\n" + line)
             if used + cost > room:
                 return False
@@ -150,13 +155,16 @@ def recall(
         used += cost
         return True
 
-    for hit in hits:
-        call = call_of(hit)
-        if call is not None and call in allowed.values() and call not in chosen and not place(call, cut=False):
-            continue  # a tool result is recalled with its call, or not at all
-        place(hit, cut=True)
     omitted_set = set(omitted)
-    for hit in hits:
+
+    def with_call(hit: int) -> bool:
+        call = call_of(hit)  # a tool result is recalled with its call, or not at all
+        return call is None or call not in allowed.values() or call in chosen or place(call, cut=False)
+
+    for hit in hits:  # whole messages first: a hit verbatim is worth more than a passage of one
+        if with_call(hit):
+            place(hit, cut=False)
+    for hit in hits:  # then the hits' neighbours (the reply next to a matched turn often holds the answer)
         if hit not in chosen:
             continue
         for distance in range(1, config.neighbours + 1):
@@ -166,5 +174,39 @@ def recall(
                     if call is not None and call != near and call not in chosen and call in omitted_set:
                         continue  # a neighbour that is a tool result comes only with its call
                     place(near, cut=False)
+    for hit in hits:  # then what is left shows the best hit too long to fit by the passage the question matched
+        if hit not in chosen and with_call(hit) and place(hit, cut=True):
+            break
     order = sorted(chosen)
     return Recalled(tuple(order), tuple(chosen[p] for p in order))
+
+
+def query_terms(query: str) -> frozenset[str]:
+    """The query's content words as :func:`passage` matches them: their first five letters (a crude stem)."""
+    return frozenset(w[:5] for w in content_words(query))
+
+
+def passage(line: str, terms: frozenset[str], chars: int) -> str:
+    """``line`` (``<id> <role>: <text>``) cut to at most about ``chars`` characters around the span of its text
+    that holds the most query ``terms`` (the earliest such span; the head when none matches): a long hit is shown
+    by the part the question matched, not by its head.  Cut text is marked ``…``."""
+    if len(line) <= chars:
+        return line
+    head, sep, text = line.partition(": ")
+    if not sep:
+        head, text = "", line
+    width = max(1, chars - len(head) - 4)
+    spans = [(m.start(), m.group().lower()) for m in _WORD.finditer(text)]
+    hits = [start for start, word in spans if word[:5] in terms]
+    best, best_count = 0, 0
+    j = 0
+    for i, start in enumerate(hits):  # hits[i:j] are the matches within width characters of hits[i]
+        j = max(j, i)
+        while j < len(hits) and hits[j] - start < width:
+            j += 1
+        if j - i > best_count:
+            best, best_count = start, j - i
+    begin = max(0, min(best - width // 8, len(text) - width)) if best_count else 0
+    body = text[begin : begin + width]
+    shown = ("…" if begin else "") + body + ("…" if begin + width < len(text) else "")
+    return f"{head}{sep}{shown}"
