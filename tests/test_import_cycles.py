@@ -14,7 +14,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("tokenbox_core", "tokenbox_langchain", "tokenbox_llamaindex", "tokenbox_pydantic_ai", "tokenbox_openai_agents")
+PACKAGES = (
+    "tokenbox_core", "tokenbox_langchain", "tokenbox_llamaindex", "tokenbox_pydantic_ai", "tokenbox_openai_agents",
+)  # fmt: skip
 
 
 def _modules(root: Path, packages: tuple[str, ...]) -> dict[str, Path]:

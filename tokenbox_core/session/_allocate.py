@@ -29,7 +29,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from tokenbox_core.session._options import RecallConfig
-from tokenbox_core.session._recall import RecallIndex
+from tokenbox_core.session._recall import RecallIndex, StoreIndex
 from tokenbox_core.session._recalled import RECALL_HEADER
 from tokenbox_core.session._summarize import turn_line
 from tokenbox_core.tokens import TokenCounter
@@ -38,7 +38,7 @@ __all__ = ["recall_room"]
 
 
 def recall_room(
-    index: RecallIndex,
+    index: RecallIndex | StoreIndex,
     query: str,
     *,
     config: RecallConfig,
@@ -84,7 +84,7 @@ def recall_room(
 
 
 def _need(
-    index: RecallIndex,
+    index: RecallIndex | StoreIndex,
     query: str,
     *,
     config: RecallConfig,
