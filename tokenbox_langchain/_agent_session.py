@@ -22,7 +22,6 @@ middleware answers it from the thread's session.
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
@@ -30,9 +29,9 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage, To
 from langchain_core.tools import BaseTool, StructuredTool
 
 from tokenbox_core import ContextBudget, ContextSession, TokenCounter
-from tokenbox_core.errors import ConfigTypeError, SessionError
+from tokenbox_core.errors import SessionError
 from tokenbox_core.request import ModelRequest
-from tokenbox_core.session import MemorySessionStore, OffloadConfig, SessionStore, SQLiteSessionStore
+from tokenbox_core.session import OffloadConfig, SessionStore, open_store
 from tokenbox_langchain._fit import neutral
 from tokenbox_langchain._history import from_neutral
 
@@ -133,21 +132,7 @@ class ThreadSessions:
         counter: TokenCounter,
         options: Mapping[str, Any],
     ) -> None:
-        from tokenbox_core.session import PostgresSessionStore
-
-        if store is True:
-            store = MemorySessionStore()
-        elif PostgresSessionStore.accepts(store):
-            store = PostgresSessionStore(store)
-        elif isinstance(store, str | os.PathLike):
-            store = SQLiteSessionStore(store)
-        elif not isinstance(store, SessionStore):
-            kind = type(store).__name__
-            raise ConfigTypeError(
-                f"session must be True (in memory), a path (a SQLite file), a PostgreSQL URI ('postgresql://…') "
-                f"or a SessionStore, got {kind}"
-            )
-        self.store: SessionStore = store
+        self.store: SessionStore = open_store(store, argument="session")
         self.session_id = session_id
         self.counter = counter
         self.options = dict(options)

@@ -30,8 +30,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
-from tokenbox_core import TokenCounter
-from tokenbox_core._sections import Section
+from tokenbox_core import Section, TokenCounter
 from tokenbox_core.defense import DefensePolicy, DefenseReport, check_output, defend_sections, hierarchy_statement
 from tokenbox_core.defense._policy import security_log
 from tokenbox_core.errors import ConfigTypeError, SecurityError

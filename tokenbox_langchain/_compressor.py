@@ -18,7 +18,7 @@ from langchain_core.runnables import RunnableSerializable
 from pydantic import ConfigDict, field_validator
 
 from tokenbox_core import ContextBudget, Item, Layout, Section, TokenBox
-from tokenbox_core._arguments import StrictArguments, no_bool
+from tokenbox_core.arguments import StrictArguments, no_bool
 from tokenbox_langchain._runs import TracedFit
 
 __all__ = ["TRUNCATED_KEY", "TokenBoxCompressor"]

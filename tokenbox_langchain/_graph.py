@@ -27,7 +27,7 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
-from tokenbox_core._budget import ContextBudget
+from tokenbox_core import ContextBudget
 from tokenbox_core.errors import SessionError
 from tokenbox_core.session import ManagedHistory, SessionStore
 from tokenbox_langchain._history import from_neutral, to_neutral

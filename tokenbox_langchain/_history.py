@@ -16,7 +16,7 @@ from typing import Any
 from langchain_core.chat_history import BaseChatMessageHistory
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
-from tokenbox_core._budget import ContextBudget
+from tokenbox_core import ContextBudget
 from tokenbox_core.errors import ConfigTypeError
 from tokenbox_core.session import ManagedContext, ManagedHistory, SessionStore
 from tokenbox_langchain._fit import neutral

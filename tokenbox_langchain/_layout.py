@@ -25,7 +25,7 @@ from langchain_core.runnables import RunnableSerializable
 from pydantic import ConfigDict, Field, PrivateAttr, ValidationInfo, field_validator
 
 from tokenbox_core import ContextBudget, Layout, Section, SectionError, TokenBox, TokenCounter, get_counter
-from tokenbox_core._arguments import StrictArguments, no_bool
+from tokenbox_core.arguments import StrictArguments, no_bool
 from tokenbox_core.chat._fixups import place_markers, start_on_fixup
 from tokenbox_core.chat._sections import MARKER_ID_PREFIX
 from tokenbox_langchain._counting import MessageCounter

@@ -22,7 +22,7 @@ from langchain_core.runnables import RunnableSerializable
 from pydantic import ConfigDict, PrivateAttr, ValidationInfo, field_validator
 
 from tokenbox_core import BudgetError, ContextBudget
-from tokenbox_core._arguments import StrictArguments, no_bool
+from tokenbox_core.arguments import StrictArguments, no_bool
 from tokenbox_core.models._registry import find_model_profile
 from tokenbox_langchain._counting import MessageCounter
 from tokenbox_langchain._fit import FitOptions, FitResult, MessageTypes, fit_messages

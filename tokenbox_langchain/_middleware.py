@@ -33,7 +33,7 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
 from tokenbox_core import ContextBudget
-from tokenbox_core._arguments import check_arguments, no_bool
+from tokenbox_core.arguments import check_arguments, no_bool
 from tokenbox_core.chat._validate import check_on_invalid
 from tokenbox_core.errors import BudgetError
 from tokenbox_core.request import ModelRequest as NeutralRequest

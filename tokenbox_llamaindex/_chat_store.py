@@ -27,6 +27,7 @@ from tokenbox_llamaindex._messages import neutral, plain_message
 
 __all__ = ["SessionChatStore", "from_neutral", "to_neutral"]
 
+
 def to_neutral(messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:
     """LlamaIndex messages as the core's neutral dicts."""
     return neutral(list(messages))

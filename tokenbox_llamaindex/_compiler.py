@@ -50,7 +50,7 @@ from llama_index.core.settings import Settings
 from pydantic import ConfigDict, Field, PrivateAttr
 
 from tokenbox_core import CompiledContext, CompilerConfig, ContextBudget, ContextCompiler, Evidence
-from tokenbox_core._arguments import StrictArguments, check_arguments, no_bool
+from tokenbox_core.arguments import StrictArguments, check_arguments, no_bool
 from tokenbox_core.errors import CompilerInputError
 from tokenbox_llamaindex._counting import resolve_counter
 from tokenbox_llamaindex._messages import neutral, plain_message

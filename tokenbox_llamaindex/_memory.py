@@ -77,7 +77,7 @@ from llama_index.core.memory.types import DEFAULT_CHAT_STORE_KEY, BaseChatStoreM
 from llama_index.core.storage.chat_store import BaseChatStore, SimpleChatStore
 
 from tokenbox_core import ContextBudget, ContextCriticalOverflow, Item, Layout, Section, TokenCounter
-from tokenbox_core._arguments import StrictArguments, check_arguments
+from tokenbox_core.arguments import StrictArguments, check_arguments
 from tokenbox_core.chat import ChatCounter, ConversationOverflow, fit_conversation
 from tokenbox_core.errors import ConfigError
 from tokenbox_core.layout import RemovedItem

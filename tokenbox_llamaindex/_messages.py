@@ -5,7 +5,7 @@ in the ``llama-index-llms-openai`` integration), so this is the one mapping:
 ``role``; ``content`` (the text and thinking blocks joined by newlines, or,
 when the message has media blocks, a list of text parts and, per image or
 audio block, an OpenAI-shaped part with its data that the core costs by the
-model's rule (:func:`tokenbox_core.media._blocks.media_part`), per video or
+model's rule (:func:`tokenbox_llamaindex._media.media_part`), per video or
 document block a ``{"type": <media>}`` placeholder charged ``media_tokens``);
 ``name``; ``tool_calls`` in the OpenAI shape, read from both places LlamaIndex keeps them
 (``additional_kwargs["tool_calls"]``, OpenAI objects or dicts, and
@@ -43,8 +43,8 @@ from llama_index.core.base.llms.types import (
 
 from tokenbox_core.chat import OVERRIDE_KEY
 from tokenbox_core.errors import MediaError
-from tokenbox_core.media._blocks import media_part
-from tokenbox_core.media._parts import media_part_tokens
+from tokenbox_core.media import media_part_tokens
+from tokenbox_llamaindex._media import media_part
 
 __all__ = [
     "DEFAULT_MEDIA_TOKENS",

@@ -34,7 +34,7 @@ from llama_index.core.settings import Settings
 from pydantic import AliasChoices
 
 from tokenbox_core import BudgetError, ContextBudget, Item, Layout, Section, TokenBox, TokenCounter
-from tokenbox_core._arguments import StrictArguments, no_bool
+from tokenbox_core.arguments import StrictArguments, no_bool
 from tokenbox_core.lenses import get_lens
 from tokenbox_llamaindex._counting import counter_name, resolve_counter
 from tokenbox_llamaindex._events import emit_layout

@@ -73,7 +73,7 @@ from tokenbox_core import (
     TokenBox,
     TokenCounter,
 )
-from tokenbox_core._arguments import check_arguments
+from tokenbox_core.arguments import check_arguments
 from tokenbox_core.layout import RemovedItem
 from tokenbox_core.tokens import Keep, canonical_json, count_message_tokens
 from tokenbox_llamaindex._counting import resolve_counter

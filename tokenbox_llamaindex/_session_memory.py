@@ -17,7 +17,7 @@ from llama_index.core.prompts import RichPromptTemplate
 from llama_index.core.storage.chat_store.base_db import MessageStatus
 
 from tokenbox_core import ContextCriticalOverflow, TokenCounter
-from tokenbox_core._arguments import StrictArguments
+from tokenbox_core.arguments import StrictArguments
 from tokenbox_core.chat import ChatCounter
 from tokenbox_core.errors import BudgetError, TokenBoxWarning
 from tokenbox_core.session import SessionStore

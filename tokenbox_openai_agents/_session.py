@@ -11,7 +11,6 @@ calls ``prepare`` once, and maps the compiled messages back to the original item
 from __future__ import annotations
 
 import copy
-import os
 from collections.abc import Mapping
 from typing import Any
 
@@ -20,25 +19,14 @@ from agents.run_config import CallModelData, ModelInputData
 from tokenbox_core import ContextBudget, ContextSession
 from tokenbox_core.errors import ConfigTypeError, SessionError
 from tokenbox_core.request import ModelRequest, PreparedRequest
-from tokenbox_core.session import MemorySessionStore, PostgresSessionStore, SessionStore, SQLiteSessionStore
+from tokenbox_core.session import SessionStore, open_store
 from tokenbox_openai_agents._items import from_message, to_messages, tool_schema
 
 __all__ = ["TokenBoxInputFilter", "TokenBoxSession", "rehydrate_tool"]
 
 
 def _store(store: Any) -> SessionStore:
-    if store is None:
-        return MemorySessionStore()
-    if PostgresSessionStore.accepts(store):
-        return PostgresSessionStore(store)
-    if isinstance(store, str | os.PathLike):
-        return SQLiteSessionStore(store)
-    if isinstance(store, SessionStore):
-        return store
-    raise ConfigTypeError(
-        f"store must be None (in memory), a path (a SQLite file), a PostgreSQL URI ('postgresql://…') or a "
-        f"SessionStore, got {type(store).__name__}"
-    )
+    return open_store(store, argument="store")
 
 
 class TokenBoxSession:

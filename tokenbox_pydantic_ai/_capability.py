@@ -18,7 +18,6 @@ preview, the archive the whole result, which the ``rehydrate`` tool reads back.
 
 from __future__ import annotations
 
-import os
 from dataclasses import KW_ONLY, dataclass, replace
 from typing import Any
 
@@ -33,7 +32,7 @@ from tokenbox_core import ContextBudget, ContextSession, Section, get_counter
 from tokenbox_core.defense import DefensePolicy, defend_sections, hierarchy_statement
 from tokenbox_core.errors import ConfigError, ConfigTypeError, SecurityError, SessionError
 from tokenbox_core.request import ModelRequest
-from tokenbox_core.session import MemorySessionStore, PostgresSessionStore, SessionStore, SQLiteSessionStore
+from tokenbox_core.session import SessionStore, open_store
 from tokenbox_pydantic_ai._messages import converted, rebuilt, tool_schema
 
 __all__ = ["REHYDRATE_TOOL", "TokenBoxCapability"]
@@ -42,18 +41,7 @@ REHYDRATE_TOOL = "rehydrate"
 
 
 def _store(session: Any) -> SessionStore:
-    if session is True:
-        return MemorySessionStore()
-    if PostgresSessionStore.accepts(session):
-        return PostgresSessionStore(session)
-    if isinstance(session, str | os.PathLike):
-        return SQLiteSessionStore(session)
-    if isinstance(session, SessionStore):
-        return session
-    raise ConfigTypeError(
-        "TokenBoxCapability(session=...) must be True (in memory), a path (a SQLite file), a PostgreSQL URI "
-        f"('postgresql://…') or a SessionStore, got {type(session).__name__}"
-    )
+    return open_store(session, argument="TokenBoxCapability(session=...)")
 
 
 @dataclass

@@ -107,13 +107,21 @@ def test_the_root_api_is_small_and_exactly_this() -> None:
 
 
 def test_every_implementation_module_is_private() -> None:
-    """Each module of the core is a package's ``__init__``, a public module by name (errors, layout, lenses),
-    or private (a leading underscore): the packages' ``__init__`` files are the API."""
+    """Each module of the core is a package's ``__init__``, a public module by name (arguments — the keyword checks
+    the adapters share —, errors, layout, lenses), or private (a leading underscore): the ``__init__`` files are the
+    API."""
     from pathlib import Path
 
     root = Path(tokenbox_core.__file__).parent
-    public = {"errors.py", "layout.py", "lenses.py", "__init__.py", "__main__.py"}
+    public = {"arguments.py", "errors.py", "layout.py", "lenses.py", "__init__.py", "__main__.py"}
     exposed = sorted(
         str(p.relative_to(root)) for p in root.rglob("*.py") if p.name not in public and not p.name.startswith("_")
     )
     assert exposed == []
+
+
+def test_the_arguments_module_is_exactly_this() -> None:
+    """``tokenbox_core.arguments`` offers the adapters the core's keyword checks, nothing else."""
+    import tokenbox_core.arguments as arguments
+
+    assert arguments.__all__ == ["StrictArguments", "check_arguments", "no_bool"]

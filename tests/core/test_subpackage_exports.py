@@ -36,7 +36,7 @@ EXPECTED_ALL: dict[str, list[str]] = {
     "media": [
         "ModalityInput", "ModelProfile", "MultiModalContext", "assemble_multimodal", "audio_tokens",
         "choose_detail", "crop_image", "downscale_to_fit", "get_model_profile", "image_size", "image_tokens",
-        "max_image_tokens", "remote_images", "video_tokens", "wav_seconds",
+        "max_image_tokens", "media_part_tokens", "remote_images", "video_tokens", "wav_seconds",
     ],
     "models": [
         "CalibratedCounter", "DEFAULT_CONTEXT_WINDOW", "EndpointCounter", "ModelProfile", "ReportedUsage",
@@ -57,7 +57,8 @@ EXPECTED_ALL: dict[str, list[str]] = {
     "session": [
         "ContextSession", "ExtractiveSummarizer", "ManagedContext", "ManagedHistory", "MaskingConfig",
         "MemorySessionStore", "MiniLMEmbedder", "OffloadConfig", "PostgresSessionStore", "RecallConfig",
-        "SQLiteSessionStore", "SessionStore", "Summarizer", "Turn", "format_turns", "rehydrate", "search_archive",
+        "SQLiteSessionStore", "SessionStore", "Summarizer", "Turn", "format_turns", "open_store", "rehydrate",
+        "search_archive",
     ],
     "structured": [
         "FORMATS", "Rendering", "TableFit", "aggregate", "cheapest", "fit_table", "parse", "render", "sample_rows",

@@ -113,7 +113,7 @@ def test_session_needs_a_thread() -> None:
 
 def test_session_option_errors() -> None:
     """Invalid session combinations fail at construction, saying what to change."""
-    with pytest.raises(TypeError, match=r"session must be True \(in memory\), a path"):
+    with pytest.raises(TypeError, match=r"session must be True or None \(in memory\), a path"):
         TokenBoxMiddleware(1_000, session=42)
     with pytest.raises(TypeError, match=r"needs a counter the core can use"):
         TokenBoxMiddleware(1_000, session=True, token_counter=lambda messages: 1)

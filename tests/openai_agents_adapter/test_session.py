@@ -84,7 +84,7 @@ def test_bad_limit() -> None:
 
 def test_bad_store() -> None:
     """A store of the wrong kind names what is accepted."""
-    with pytest.raises(ConfigTypeError, match=r"store must be None \(in memory\), a path .* got int"):
+    with pytest.raises(ConfigTypeError, match=r"store must be True or None \(in memory\), a path .* got int"):
         TokenBoxSession("s", store=3)
 
 

@@ -53,7 +53,8 @@ def test_core_import_loads_no_framework() -> None:
 
 def test_session_of_the_wrong_kind_is_a_config_type_error() -> None:
     """session= that is no store, path or URI names the kinds accepted."""
-    with pytest.raises(ConfigTypeError, match=r"must be True \(in memory\), a path .* or a SessionStore, got int"):
+    expected = r"session=...\) must be True or None \(in memory\), a path .* or a SessionStore, got int"
+    with pytest.raises(ConfigTypeError, match=expected):
         TokenBoxCapability(8000, session=3)
 
 

@@ -103,12 +103,8 @@ class Finished:
 
 
 def _system_end(messages: Sequence[Mapping[str, Any]], rule: SystemRule) -> int:
-    n = 0
-    while n < len(messages) and messages[n]["role"] in SYSTEM_ROLES:
-        n += 1
-    if rule == "first":
-        return min(n, 1)
-    return n if rule in ("leading", "all") else 0
+    n = next((i for i, m in enumerate(messages) if m["role"] not in SYSTEM_ROLES), len(messages))
+    return min(n, 1) if rule == "first" else n if rule in ("leading", "all") else 0
 
 
 @dataclass

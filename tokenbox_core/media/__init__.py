@@ -12,7 +12,7 @@ sets the explicit policy for images TokenBox never fetches.
 from tokenbox_core.media._assembly import ModalityInput, MultiModalContext, assemble_multimodal
 from tokenbox_core.media._costs import audio_tokens, image_tokens, max_image_tokens, video_tokens
 from tokenbox_core.media._image_lenses import choose_detail, crop_image, downscale_to_fit
-from tokenbox_core.media._parts import remote_images
+from tokenbox_core.media._parts import media_part_tokens, remote_images
 from tokenbox_core.media._sizes import image_size, wav_seconds
 from tokenbox_core.models import ModelProfile, get_model_profile
 
@@ -29,6 +29,7 @@ __all__ = [
     "image_size",
     "image_tokens",
     "max_image_tokens",
+    "media_part_tokens",
     "remote_images",
     "video_tokens",
     "wav_seconds",

@@ -11,6 +11,7 @@ from tokenbox_core.session._context import ContextSession
 from tokenbox_core.session._embeddings import MiniLMEmbedder
 from tokenbox_core.session._managed import ManagedContext, ManagedHistory
 from tokenbox_core.session._model import Turn
+from tokenbox_core.session._open import open_store
 from tokenbox_core.session._options import MaskingConfig, OffloadConfig, RecallConfig
 from tokenbox_core.session._postgres import PostgresSessionStore
 from tokenbox_core.session._rehydrate import format_turns, rehydrate, search_archive
@@ -34,6 +35,7 @@ __all__ = [
     "Summarizer",
     "Turn",
     "format_turns",
+    "open_store",
     "rehydrate",
     "search_archive",
 ]

@@ -174,6 +174,14 @@ class Archive:
         with self._lock:
             return self._answers.get(call_id)
 
+    def previewed(self, message: Mapping[str, Any]) -> str | None:
+        """The archived id of the result ``message`` is the offload preview of (what
+        :meth:`~tokenbox_core.ContextSession.offload` returned, back from a framework's state), else ``None``."""
+        call = message.get("tool_call_id") if message.get("role") == "tool" else None
+        answer = self.answer_of(str(call)) if call else None
+        text = message.get("content")
+        return answer if answer and isinstance(text, str) and f'rehydrate("{answer}", offset=' in text else None
+
     def append(self, messages: Sequence[Mapping[str, Any]]) -> list[str]:
         """Archive ``messages`` in one transaction; their ids."""
         if not messages:

@@ -51,13 +51,12 @@ from tokenbox_core.session._allocate import recall_room as recall_room_for
 from tokenbox_core.session._archive import Archive, sync_new
 from tokenbox_core.session._checkpoints import Checkpointer
 from tokenbox_core.session._model import Summary, Turn, message_text, plain_message
+from tokenbox_core.session._open import open_store
 from tokenbox_core.session._options import MaskingConfig, OffloadConfig, RecallConfig, coerce_option
-from tokenbox_core.session._postgres import PostgresSessionStore
 from tokenbox_core.session._recall import Hit
 from tokenbox_core.session._recalled import Recalled, block_message, pointer_line, recall
-from tokenbox_core.session._sqlite import SQLiteSessionStore
 from tokenbox_core.session._step import fit_step, given_back
-from tokenbox_core.session._store import MemorySessionStore, SessionStore
+from tokenbox_core.session._store import SessionStore
 from tokenbox_core.session._view import Rows, View, offload_preview
 from tokenbox_core.session._window import STEP_GRAIN, WindowPlan, plan_window
 
@@ -142,19 +141,13 @@ class ContextSession:
             if not isinstance(self.defense, DefensePolicy):
                 raise SessionError(f"defense must be a tokenbox_core.defense.DefensePolicy, got {self.defense!r}")
         self._owns_store = not isinstance(store, SessionStore)
-        if store is None:
-            store = MemorySessionStore()
-        elif PostgresSessionStore.accepts(store):
-            store = PostgresSessionStore(store)
-        elif not isinstance(store, SessionStore):
-            store = SQLiteSessionStore(store)
-        self.store: SessionStore = store
+        self.store: SessionStore = open_store(store)
         self.session_id = session_id
         embedder = self.recall_config.embedder if self.recall_config else None
         rrf_k = self.recall_config.rrf_k if self.recall_config else 60
         self._checkpointer: Checkpointer | None = None
         self._rows = Rows(self.masking, self.offload_config)  # each archived message as shown, kept between compiles
-        self.archive = Archive(store, session_id, self.compiler.counter, embedder=embedder, rrf_k=rrf_k)
+        self.archive = Archive(self.store, session_id, self.compiler.counter, embedder=embedder, rrf_k=rrf_k)
 
     def __repr__(self) -> str:
         return f"ContextSession({self.store!r}, {self.session_id!r}, budget={self.compiler.budget.max_tokens})"
@@ -183,11 +176,8 @@ class ContextSession:
         """
         given = [messages] if isinstance(messages, Mapping) else list(messages)
         batch = [plain_message(m, i) for i, m in enumerate(given)]  # every value checked before anything is stored
-        archived: dict[int, str] = {}  # batch position -> the archived id it repeats
-        for i, m in enumerate(batch):
-            found = self._offloaded_answer(m)
-            if found is not None:
-                archived[i] = found
+        # position -> the archived result it is the offload preview of (archived once, however often it comes back)
+        archived = {i: aid for i, m in enumerate(batch) if (aid := self.archive.previewed(m)) is not None}
         fresh = [m for i, m in enumerate(batch) if i not in archived]
         checked = check_conversation(
             fresh, on_invalid=self.on_invalid, complete=False, known_calls=self.archive.call_ids(), roles=MESSAGE_ROLES
@@ -197,18 +187,6 @@ class ContextSession:
             return stored
         rest = iter(stored)
         return [archived[i] if i in archived else next(rest) for i in range(len(batch))]
-
-    def _offloaded_answer(self, message: Mapping[str, Any]) -> str | None:
-        """The archived id of the result ``message`` stands for when it is that result's offload preview (as
-        :meth:`offload` returned it, and the framework's state now holds and sends back), else ``None``: a result
-        offloaded at production is archived once, however often its preview comes back."""
-        if message.get("role") != "tool" or not message.get("tool_call_id"):
-            return None
-        answer = self.archive.answer_of(str(message["tool_call_id"]))
-        text = message.get("content")
-        if answer is None or not isinstance(text, str) or f'rehydrate("{answer}", offset=' not in text:
-            return None
-        return answer
 
     def offload(self, message: Mapping[str, Any]) -> dict[str, Any]:
         """Archive a tool result as it is produced and return what the agent's state should keep instead: its

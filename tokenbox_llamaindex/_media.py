@@ -1,4 +1,4 @@
-"""Framework media blocks as OpenAI-shaped content parts the core can cost (duck typing, no framework import).
+"""LlamaIndex media blocks as OpenAI-shaped content parts the core can cost (duck typing).
 
 LangChain messages already convert to OpenAI parts (``convert_to_openai_messages`` turns v1 ``image`` /
 ``audio`` blocks into ``image_url`` / ``input_audio`` parts).  LlamaIndex has no such converter in core:

@@ -11,7 +11,7 @@ import pytest
 
 from tokenbox_core import count_message_tokens
 from tokenbox_core.media import image_tokens, remote_images
-from tokenbox_core.media._blocks import media_part
+from tokenbox_llamaindex._media import media_part
 
 PIL = pytest.importorskip("PIL.Image")
 
