@@ -30,7 +30,7 @@ def open_store(store: object, *, argument: str = "store") -> SessionStore:
     if isinstance(store, SessionStore):
         return store
     if PostgresSessionStore.accepts(store):
-        return PostgresSessionStore(store)  # type: ignore[arg-type]
+        return PostgresSessionStore(store)
     if isinstance(store, str | os.PathLike):
         return SQLiteSessionStore(store)
     raise ConfigTypeError(
