@@ -152,7 +152,7 @@ def build_parser() -> argparse.ArgumentParser:
         "schema",
         help="print the JSON Schema of the spec format",
         description="Print the JSON Schema of the layout spec format (--compile: of the compile spec format). Save "
-        'it (tokenbox schema > tokenbox-spec.schema.json) and point your editor at it, or name it in a spec\'s '
+        "it (tokenbox schema > tokenbox-spec.schema.json) and point your editor at it, or name it in a spec's "
         '"$schema" key, for completion and checking while you write specs.',
     )
     schema.add_argument("--compile", action="store_true", help="the compile spec format (tokenbox compile)")

@@ -37,9 +37,7 @@ __all__ = ["find_duplicates", "find_exact_duplicates", "jaccard", "normalise", "
 
 # punctuation (except %) and the separators \x1c-\x1f, which str.split takes for whitespace, become spaces
 _PUNCTUATION = str.maketrans({c: " " for c in string.punctuation.replace("%", "") + "\x1c\x1d\x1e\x1f"})
-_PUNCTUATION_BYTES = bytes(range(256)).translate(
-    bytes.maketrans(bytes(sorted(_PUNCTUATION)), b" " * len(_PUNCTUATION))
-)
+_PUNCTUATION_BYTES = bytes(range(256)).translate(bytes.maketrans(bytes(sorted(_PUNCTUATION)), b" " * len(_PUNCTUATION)))
 # what str.split() takes for whitespace beyond ASCII (every c with c.isspace(), c > "\x7f"; a test checks)
 _UNICODE_SPACE = re.compile("[\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]")
 _SKETCH = 16

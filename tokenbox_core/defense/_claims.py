@@ -140,12 +140,16 @@ def _in_tag(text: str, start: int, end: int) -> bool:
 
 _UNSPACED = 4
 """The last entries of :data:`_MODES` (Thai, Chinese, Japanese, Korean) take no word boundaries."""
-_QUALIFIED = re.compile("|".join([rf"(?<!\w)(?:{_nfkc(m)})(?!\w)" for m in _MODES[:-_UNSPACED]] + [_nfkc(m) for m in _MODES[-_UNSPACED:]]))
+_QUALIFIED = re.compile(
+    "|".join([rf"(?<!\w)(?:{_nfkc(m)})(?!\w)" for m in _MODES[:-_UNSPACED]] + [_nfkc(m) for m in _MODES[-_UNSPACED:]])
+)
 _MODE = "|".join(map(re.escape, _words(_MODE_WORDS)))
 """The mode words alone: one cheap pass finds them, and the context reads the qualified mode around each."""
 _MODE_RE = re.compile(_MODE)
-_ENTERED = (rf"(?:{'|'.join(map(re.escape, _words(_ENTER)))})[^.!?\n<>]{{0,30}}?(?:{_MODE})|"
-            rf"(?:{_MODE})[^.!?\n<>]{{0,8}}?(?:{'|'.join(map(re.escape, _words(_ENTER_AFTER)))})")
+_ENTERED = (
+    rf"(?:{'|'.join(map(re.escape, _words(_ENTER)))})[^.!?\n<>]{{0,30}}?(?:{_MODE})|"
+    rf"(?:{_MODE})[^.!?\n<>]{{0,8}}?(?:{'|'.join(map(re.escape, _words(_ENTER_AFTER)))})"
+)
 _TAG_LEAD = re.compile(r"<[^<>\n]{0,40}$")
 
 CLAIM_RULES: tuple[Rule, ...] = (

@@ -66,8 +66,29 @@ def _starts(*words: str) -> tuple[str, ...]:
     return tuple(rf"\b{w}" for w in words)
 
 
-_AI_WORDS = (*_words("ai", "llm", "llms", "model", "models", "assistant", "assistants", "chatbot", "chatbots", "bot",
-                     "bots", "agent", "agents", "gpt", "chatgpt", "claude", "gemini", "copilot"), r"\ba.i.")
+_AI_WORDS = (
+    *_words(
+        "ai",
+        "llm",
+        "llms",
+        "model",
+        "models",
+        "assistant",
+        "assistants",
+        "chatbot",
+        "chatbots",
+        "bot",
+        "bots",
+        "agent",
+        "agents",
+        "gpt",
+        "chatgpt",
+        "claude",
+        "gemini",
+        "copilot",
+    ),
+    r"\ba.i.",
+)
 """An addressee (``_AI`` of the rules): every form of it ends with one of these words."""
 _VOCATIVE_VERBS = _starts("ignore", "disregard", "forget", "you must", "you should", "you will", "you are", "do not",
                           "don't", "send", "forward", "reveal", "output", "print", "call", "run", "delete", "rename",

@@ -27,6 +27,7 @@ from tokenbox_core.defense._rules import Rule
 
 __all__ = ["Prefilter", "native_available"]
 
+
 def _automaton_module() -> Any | None:
     try:
         return importlib.import_module("ahocorasick_rs")

@@ -58,9 +58,7 @@ _REWRITE_VERBS = (
 """Verbs that act on a text: what an instruction does to the reader's response (grammar, not attack samples)."""
 _CODE_NOUN = r"(?:code|codebase|code base|solution|implementation|algorithm|program|script|function|elucidation|logic)"
 
-_NOT_IMPERATIVE = re.compile(
-    r"\b(?:to|will|can|may|must|should|would|could|it|they|he|she|which|that|not|who)\s+$"
-)
+_NOT_IMPERATIVE = re.compile(r"\b(?:to|will|can|may|must|should|would|could|it|they|he|she|which|that|not|who)\s+$")
 """Words before a verb that make it a description ("the parser will ignore ..."), not an order."""
 
 

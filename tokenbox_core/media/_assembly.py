@@ -158,7 +158,12 @@ def _plan(
     if substitute is not None:
         text, utility = substitute
         choice = choose_ocr(
-            cost, text, counter, image_utility=item.utility, text_utility=utility, fidelity=fidelity,
+            cost,
+            text,
+            counter,
+            image_utility=item.utility,
+            text_utility=utility,
+            fidelity=fidelity,
             modality=item.modality,
         )
         if choice.use_text:

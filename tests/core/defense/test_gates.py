@@ -43,6 +43,7 @@ _TEXT = st.lists(
     max_size=30,
 ).map("".join)
 
+
 @given(_TEXT)
 def test_every_gate_is_necessary(text: str) -> None:
     """A rule whose pattern matches (its lead too) in the case-folded text is among the open rules."""
