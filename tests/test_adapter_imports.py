@@ -73,7 +73,10 @@ def test_no_adapter_module_imports_a_private_core_module_or_name() -> None:
 @pytest.mark.parametrize(
     ("source", "expected"),
     [
-        ("from tokenbox_core.chat._fixups import place_markers", ["m.py:1: from tokenbox_core.chat._fixups import ..."]),
+        (
+            "from tokenbox_core.chat._fixups import place_markers",
+            ["m.py:1: from tokenbox_core.chat._fixups import ..."],
+        ),
         ("from tokenbox_core.chat import _transcripts", ["m.py:1: from tokenbox_core.chat import _transcripts"]),
         ("import tokenbox_core.session._view as v", ["m.py:1: import tokenbox_core.session._view"]),
         ("def f():\n    from tokenbox_core._arguments import x", ["m.py:2: from tokenbox_core._arguments import ..."]),
