@@ -18,7 +18,7 @@ message).  A core :class:`~tokenbox_core.session.Summarizer` is taken as it is.
   ``RemoveMessage(id=REMOVE_ALL_MESSAGES)`` followed by the summary (a human
   message) and the kept messages.  The newest agent step is kept whole in the
   state even when only its preview fits the target (the core's rule,
-  :mod:`tokenbox_core.chat._step`): the model call previews it, the state never
+  :func:`tokenbox_core.chat.fit_conversation`): the model call previews it, the state never
   loses it.
 - On the async path (``awrap_model_call``, ``abefore_model``) a summarizer with
   an async API is awaited — a chat model's or Runnable's ``ainvoke``, an

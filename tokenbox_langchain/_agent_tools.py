@@ -26,17 +26,21 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
 from tokenbox_core import Section, TokenCounter
 from tokenbox_core.defense import DefensePolicy, DefenseReport, check_output, defend_sections, hierarchy_statement
-from tokenbox_core.defense._policy import security_log
 from tokenbox_core.errors import ConfigTypeError, SecurityError
 from tokenbox_core.tokens import content_text
 
 __all__ = ["LEAK_ACTIONS", "METADATA_KEY", "SystemDefense", "check_defense", "defense_statement", "screen_result"]
+
+_SECURITY_LOG = logging.getLogger("tokenbox.security")
+"""The core's security-event logger (``tokenbox_core.defense``: "Security events are logged to the
+``tokenbox.security`` logger")."""
 
 LEAK_ACTIONS = ("flag", "raise")
 """What ``TokenBoxMiddleware(on_leak=...)`` does with a response that leaks: record it, or raise."""
@@ -125,7 +129,7 @@ class SystemDefense:
             calls = [json.dumps(c.get("args"), sort_keys=True, default=str) for c in m.tool_calls]
             check = check_output("\n".join([content_text(m.content), *calls]), report)
             if not check.ok:
-                security_log.warning("defense: model output %s leaks: %s", m.id, check.to_dict())
+                _SECURITY_LOG.warning("defense: model output %s leaks: %s", m.id, check.to_dict())
                 if self.on_leak == "raise":
                     check.raise_if_leaked()
             note = {**m.response_metadata.get(METADATA_KEY, {}), "output": check.to_dict()}

@@ -6,7 +6,7 @@
 
 Once the messages count more than ``trigger`` tokens, every tool result but those of the newest
 ``masking.keep_last`` tool groups (and of ``masking.exclude_tools``) is replaced in the request by the core's
-placeholder (:func:`tokenbox_core.session._view.masked_message`: tool name, size, first line).  The message id,
+placeholder (:func:`tokenbox_core.session.mask_tool_result`: tool name, size, first line).  The message id,
 tool-call id and name are kept.  A masked result is marked as LangChain's ``ClearToolUsesEdit`` marks the results it
 clears (``response_metadata["context_editing"]["cleared"]``), so the two edits never clear each other's results
 twice; results already cleared by either are left alone.  A result whose content is text (a string or text parts)
@@ -28,8 +28,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
 from tokenbox_core.errors import ConfigError, ConfigTypeError
-from tokenbox_core.session import MaskingConfig
-from tokenbox_core.session._view import masked_message, plain_text
+from tokenbox_core.session import MaskingConfig, mask_tool_result
 
 __all__ = ["CLEARED_PLACEHOLDER", "TokenBoxMaskingEdit"]
 
@@ -70,9 +69,9 @@ class TokenBoxMaskingEdit:
                 continue
             tool = m.name or names.get(m.tool_call_id, "tool")
             row = {"role": "tool", "content": m.content, "id": m.id or m.tool_call_id}
-            if tool in self.masking.exclude_tools or plain_text(row) is None:
+            shown = mask_tool_result(row, tool, count_tokens([m]), self.masking)
+            if shown is None:
                 continue
-            shown = masked_message(row, tool, count_tokens([m]), self.masking)
             marked = {**m.response_metadata, _MARK: {"cleared": True, "strategy": "tokenbox_masking"}}
             messages[i] = m.model_copy(
                 update={"content": shown["content"], "artifact": None, "response_metadata": marked}

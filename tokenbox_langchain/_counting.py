@@ -37,8 +37,8 @@ from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.messages.utils import count_tokens_approximately
 
 from tokenbox_core import CounterError, TokenBoxError, TokenCounter, get_counter
+from tokenbox_core.chat import ChatCounter
 from tokenbox_core.tokens import PRIMING_TOKENS, content_text
-from tokenbox_core.tokens._messages import message_token_count
 
 __all__ = [
     "CounterSpec",
@@ -158,7 +158,7 @@ def check_counter_name(name: str) -> str:
         return name
     except KeyError:
         pass
-    from tokenbox_core.models._registry import suggest_model
+    from tokenbox_core.models import suggest_model
 
     close = difflib.get_close_matches(name, [*_SHORTCUTS, *encodings], n=1, cutoff=0.8)  # a near-exact shortcut
     suggestion = close[0] if close else suggest_model(name)  # else a model name: 'gpt4o' is 'gpt-4o', not 'gpt2'
@@ -201,6 +201,7 @@ class MessageCounter:
         elif isinstance(spec, str | TokenCounter):
             core = get_counter(check_counter_name(spec) if isinstance(spec, str) else spec)
             self.core = core
+            self._chat = ChatCounter.of(core)
             self.name = core.name
             self.base = PRIMING_TOKENS
             self.exact_chat = True
@@ -230,8 +231,7 @@ class MessageCounter:
         return f"MessageCounter({self.name!r})"
 
     def _chat_size(self, message: BaseMessage) -> int:
-        assert self.core is not None
-        return message_token_count(
+        return self._chat.size(
             {
                 "role": openai_role(message),
                 # issue 14 hook: a list keeps its media parts, which the core costs by the model's rules
@@ -239,8 +239,7 @@ class MessageCounter:
                 "name": message.name,
                 "tool_calls": getattr(message, "tool_calls", None),
                 "tool_call_id": getattr(message, "tool_call_id", None),
-            },
-            self.core,
+            }
         )
 
     def _list_one(self, fn: Callable[[list[BaseMessage]], int]) -> Callable[[BaseMessage], int]:
@@ -279,9 +278,8 @@ class MessageCounter:
         """
         if self.core is not None:
             return self.core
-        from tokenbox_core.tokens._counters import CallableCounter
-
-        return CallableCounter(lambda text: self.size(HumanMessage(content=text)), name=self.name)
+        as_human = ChatCounter(lambda m, i: self.size(HumanMessage(content=m["content"])), name=self.name)
+        return as_human.text_counter("user")
 
 
 def _approximate_one(message: BaseMessage) -> int:

@@ -27,15 +27,17 @@ from langchain_core.messages import (
 
 from tokenbox_core import ContextBudget, Layout
 from tokenbox_core.chat import (
+    FRAMEWORK_ROLES,
+    MARKER_ID_PREFIX,
     ChatCounter,
     ConversationFit,
     ConversationOverflow,
     Marker,
     RemovedMessage,
+    check_conversation,
+    check_on_invalid,
     fit_conversation,
 )
-from tokenbox_core.chat._sections import MARKER_ID_PREFIX
-from tokenbox_core.chat._validate import FRAMEWORK_ROLES, check_conversation, check_on_invalid
 from tokenbox_core.tokens import content_text
 from tokenbox_langchain._counting import MessageCounter, openai_role
 

@@ -26,8 +26,7 @@ from pydantic import ConfigDict, Field, PrivateAttr, ValidationInfo, field_valid
 
 from tokenbox_core import ContextBudget, Layout, Section, SectionError, TokenBox, TokenCounter, get_counter
 from tokenbox_core.arguments import StrictArguments, no_bool
-from tokenbox_core.chat._fixups import place_markers, start_on_fixup
-from tokenbox_core.chat._sections import MARKER_ID_PREFIX
+from tokenbox_core.chat import MARKER_ID_PREFIX, place_markers, start_on_fixup
 from tokenbox_langchain._counting import MessageCounter
 from tokenbox_langchain._fit import MessageTypes, matches, omission_message
 from tokenbox_langchain._messages import budget_from
@@ -114,7 +113,7 @@ class TokenBoxLayout(StrictArguments, TracedFit, RunnableSerializable[dict[str, 
     documents, a leading message of ``marker_type`` for messages (rendered
     bare, without a ``"System: "`` prefix, when a message list is pasted into
     a string variable).  A message list sent as messages keeps a valid
-    sequence, as in ``TokenBoxMessages`` (:func:`~tokenbox_core.chat._fixups.place_markers`):
+    sequence, as in ``TokenBoxMessages`` (:func:`~tokenbox_core.chat.place_markers`):
     a ``"human"`` or ``"ai"`` marker follows the list's leading system
     messages, and one not of a ``start_on`` type follows the first message
     (and its tool group) rather than open the conversation; the marker costs

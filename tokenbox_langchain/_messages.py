@@ -23,7 +23,7 @@ from pydantic import ConfigDict, PrivateAttr, ValidationInfo, field_validator
 
 from tokenbox_core import BudgetError, ContextBudget
 from tokenbox_core.arguments import StrictArguments, no_bool
-from tokenbox_core.models._registry import find_model_profile
+from tokenbox_core.models import find_model_profile
 from tokenbox_langchain._counting import MessageCounter
 from tokenbox_langchain._fit import FitOptions, FitResult, MessageTypes, fit_messages
 from tokenbox_langchain._runs import LAYOUT_EVENT, TracedFit

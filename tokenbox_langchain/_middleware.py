@@ -34,7 +34,7 @@ from langgraph.types import Command
 
 from tokenbox_core import ContextBudget
 from tokenbox_core.arguments import check_arguments, no_bool
-from tokenbox_core.chat._validate import check_on_invalid
+from tokenbox_core.chat import check_on_invalid
 from tokenbox_core.errors import BudgetError
 from tokenbox_core.request import ModelRequest as NeutralRequest
 from tokenbox_langchain._agent_window import (

@@ -16,8 +16,7 @@ from langchain_core.documents import Document
 from langchain_core.messages import BaseMessage, get_buffer_string
 
 from tokenbox_core import ContextBudget, Item, Layout, Section, SectionError
-from tokenbox_core.chat import ToolGroups, tool_groups
-from tokenbox_core.chat._sections import MARKER_ID_PREFIX
+from tokenbox_core.chat import MARKER_ID_PREFIX, ToolGroups, tool_groups
 from tokenbox_core.lenses import LIST_LENSES, lens_name
 from tokenbox_langchain._counting import MessageCounter
 from tokenbox_langchain._fit import neutral

@@ -11,12 +11,9 @@ objects of :class:`~tokenbox_langchain._converted.ConvertedMessages`, in order,
 with their tool groups) and, for a request that extends one of them, checks
 and groups only the messages added since.
 
-Exactness: the new messages are checked with the core's own
-:func:`~tokenbox_core.chat.conversation_problems` (``complete=True``), the
-earlier calls' ids given as ``known_calls``; a conversation that was valid and
-complete stays valid when the added messages pass that check, and the grouping
-continues from where it stopped (the core's grouper, fed in order).  When the
-added messages have a problem, carry ``"tokenbox"`` overrides or an odd shape,
+Exactness is the core's: :func:`~tokenbox_core.chat.read_conversation` with
+``after=`` the read of the prefix checks and groups only the added messages.
+When they have a problem, carry ``"tokenbox"`` overrides or an odd shape,
 :meth:`PrefixReads.read` returns ``None`` and the whole list goes to the core,
 which checks it and raises its own error.
 
@@ -29,13 +26,11 @@ the entries each conversation holds; the oldest go first.
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from tokenbox_core.chat import ReadMessages, conversation_problems
-from tokenbox_core.chat._messages import OVERRIDE_KEY, _Grouper
-from tokenbox_core.chat._validate import FRAMEWORK_ROLES
+from tokenbox_core.chat import ReadMessages, read_conversation
 
 if TYPE_CHECKING:
     from tokenbox_langchain._converted import Entry
@@ -48,23 +43,12 @@ _PER_MESSAGE = 200
 
 @dataclass(frozen=True)
 class _Read:
-    """A conversation read: its entries in order, the grouper after its last message (never fed again) and the
+    """A conversation read: its entries in order, the core's read of them (continued, never changed) and the
     bytes it holds."""
 
     entries: tuple[Entry, ...]
-    grouper: _Grouper
+    read: ReadMessages
     nbytes: int
-
-
-def _plain_shapes(dicts: Sequence[Mapping[str, Any]]) -> bool:
-    """True when every dict has a non-empty string role, ``tool_calls`` a list or absent, and no overrides (what
-    the core's reader checks in its fast path)."""
-    for d in dicts:
-        role = d.get("role")
-        calls = d.get("tool_calls")
-        if not (type(role) is str and role and (calls is None or type(calls) is list)) or OVERRIDE_KEY in d:
-            return False
-    return True
 
 
 class PrefixReads:
@@ -93,25 +77,12 @@ class PrefixReads:
                 base = r
                 break
         start = 0 if base is None else len(base.entries)
-        dicts = tuple(e.neutral for e in entries)
-        new = dicts[start:]
-        if not _plain_shapes(new):
+        read = read_conversation(tuple(e.neutral for e in entries), after=None if base is None else base.read)
+        if read is None:
             return None
-        known = () if base is None else base.grouper.owner.keys()
-        if conversation_problems(new, known_calls=known, roles=FRAMEWORK_ROLES):
-            return None
-        grouper = _Grouper() if base is None else base.grouper.copy()
-        add = grouper.add
-        for i in range(start, n):
-            d = dicts[i]
-            add(i, d, d["role"], d.get("tool_calls"))
-        done = _Read(
-            tuple(entries),
-            grouper,
-            (0 if base is None else base.nbytes) + sum(e.nbytes + _PER_MESSAGE for e in entries[start:]),
-        )
-        self._store(done, base)
-        return ReadMessages(dicts, grouper.groups(), {})  # the core reads the groups; the next read copies them
+        nbytes = (0 if base is None else base.nbytes) + sum(e.nbytes + _PER_MESSAGE for e in entries[start:])
+        self._store(_Read(tuple(entries), read, nbytes), base)
+        return read
 
     def _store(self, done: _Read, base: _Read | None) -> None:
         with self._lock:

@@ -3,7 +3,7 @@
 Temperature 0, the seed derived from the block hash where the model has a ``seed`` field, the prompt
 versioned, and every summary cached in the session store by (block hash, prompt version, model): a summary
 is generated once and replays are byte-identical.  The prompt, seed and cache live in the core
-(:class:`tokenbox_core.session._llm.ModelSummarizer`); this adapter only calls the model.
+(:class:`tokenbox_core.session.ModelSummarizer`); this adapter only calls the model.
 """
 
 from __future__ import annotations
@@ -14,8 +14,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage
 
 from tokenbox_core.errors import ConfigTypeError
-from tokenbox_core.session import SessionStore
-from tokenbox_core.session._llm import PROMPT_VERSION, SUMMARY_PROMPT, ModelSummarizer
+from tokenbox_core.session import PROMPT_VERSION, SUMMARY_PROMPT, ModelSummarizer, SessionStore
 from tokenbox_core.tokens import content_text
 from tokenbox_langchain._agent_summary import SUMMARY_CONFIG, deferred
 

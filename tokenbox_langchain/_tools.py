@@ -13,8 +13,14 @@ from __future__ import annotations
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 
 from tokenbox_core.errors import TokenBoxError
-from tokenbox_core.session import SessionStore, format_turns, rehydrate, search_archive
-from tokenbox_core.session._rehydrate import REHYDRATE_DESCRIPTION, SEARCH_DESCRIPTION
+from tokenbox_core.session import (
+    REHYDRATE_DESCRIPTION,
+    SEARCH_DESCRIPTION,
+    SessionStore,
+    format_turns,
+    rehydrate,
+    search_archive,
+)
 
 __all__ = ["rehydrate_tool", "search_archive_tool", "session_tools"]
 

@@ -96,7 +96,7 @@ def trim_messages(
        ``max_tokens`` is returned as its head and tail with a note naming it
        and the characters cut (a copy of the ``ToolMessage``, same id and
        ``tool_call_id``), where LangChain would drop it
-       (:mod:`tokenbox_core.chat._step`).
+       (the core's newest-step rule, :func:`tokenbox_core.chat.fit_conversation`).
 
     Beyond LangChain's parameters, ``cache_aware=True`` (or a
     :class:`tokenbox_core.cache.CacheWindow`) evicts history in prefix-stable

@@ -27,7 +27,7 @@ from langchain_core.tools import BaseTool, StructuredTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import PrivateAttr
 
-from tokenbox_core.chat import _transcripts as transcripts
+from tokenbox_core import testing as core_testing
 from tokenbox_langchain._agent_window import tool_tokens
 from tokenbox_langchain._history import from_neutral
 
@@ -38,12 +38,12 @@ def agent_transcript(
     turns: int = 6, *, seed: int = 0, max_parallel: int = 3, tool_rate: float = 0.5, words: tuple[int, int] = (2, 12)
 ) -> list[BaseMessage]:
     """A system message, then ``turns`` human turns, each answered directly or through agent steps:
-    :func:`tokenbox_core.chat._transcripts.agent_transcript` as LangChain messages.
+    :func:`tokenbox_core.testing.agent_transcript` as LangChain messages.
 
     An agent step is an ``AIMessage`` with 1..``max_parallel`` tool calls followed by one
     ``ToolMessage`` per call.  Every message has an id; the same seed gives the same transcript.
     """
-    neutral = transcripts.agent_transcript(
+    neutral = core_testing.agent_transcript(
         turns, seed=seed, max_parallel=max_parallel, tool_rate=tool_rate, words=words
     )
     return from_neutral(neutral)
@@ -51,10 +51,10 @@ def agent_transcript(
 
 def sequence_problems(messages: Sequence[BaseMessage], *, start_on_human: bool = True) -> list[str]:
     """Everything a chat provider would reject in ``messages`` (an empty list means valid): the core's check
-    (:func:`tokenbox_core.chat._transcripts.sequence_problems`) on the messages' neutral form."""
+    (:func:`tokenbox_core.testing.sequence_problems`) on the messages' neutral form."""
     from tokenbox_langchain._fit import neutral
 
-    return transcripts.sequence_problems(neutral(messages), start_on_user=start_on_human)
+    return core_testing.sequence_problems(neutral(messages), start_on_user=start_on_human)
 
 
 class FakeToolModel(BaseChatModel):

@@ -12,7 +12,7 @@ document block a ``{"type": <media>}`` placeholder charged ``media_tokens``);
 ``ToolCallBlock`` blocks); ``tool_call_id`` of a tool result; and the
 per-message overrides of ``additional_kwargs["tokenbox"]`` (``{"critical":
 bool, "priority": int}``, as in the LangChain adapter).  A message
-costs what :func:`tokenbox_core.tokens._messages.message_token_count` says of it.
+costs what :func:`tokenbox_core.count_message_tokens` says of it (less the priming tokens).
 
 The way back: :func:`archived` adds, to each neutral message the plain mapping
 (:func:`plain_message`) would not give back unchanged, the LlamaIndex message

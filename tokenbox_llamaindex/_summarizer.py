@@ -2,7 +2,7 @@
 
 Temperature 0, the seed derived from the block hash where the LLM has a ``seed`` field, the prompt
 versioned, every summary cached in the session store by (block hash, prompt version, model).  The prompt,
-seed and cache live in the core (:class:`tokenbox_core.session._llm.ModelSummarizer`).
+seed and cache live in the core (:class:`tokenbox_core.session.ModelSummarizer`).
 """
 
 from __future__ import annotations
@@ -12,8 +12,7 @@ from typing import Any
 from llama_index.core.llms import LLM
 
 from tokenbox_core.errors import ConfigTypeError
-from tokenbox_core.session import SessionStore
-from tokenbox_core.session._llm import PROMPT_VERSION, SUMMARY_PROMPT, ModelSummarizer
+from tokenbox_core.session import PROMPT_VERSION, SUMMARY_PROMPT, ModelSummarizer, SessionStore
 
 __all__ = ["LLMSummarizer"]
 

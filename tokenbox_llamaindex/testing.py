@@ -33,7 +33,7 @@ from llama_index.core.llms.mock import MockFunctionCallingLLM
 
 from tokenbox_core import get_counter
 from tokenbox_core.chat import ChatCounter
-from tokenbox_core.session._recalled import BLOCK_END
+from tokenbox_core.session import BLOCK_END
 from tokenbox_llamaindex._messages import neutral
 from tokenbox_llamaindex._reserve import tool_tokens
 

@@ -1,7 +1,8 @@
 """Each subpackage's ``__init__`` lists only what users import (issue 22): its ``__all__`` is pinned here.
 
 A name leaves a package's ``__all__`` only on purpose: the rest of the package is private (modules whose
-names start with ``_``), imported from its module by the core, the tests and the adapters.
+names start with ``_``), imported from its module by the core and the tests; the adapters import public names
+only (``tests/test_adapter_imports.py``).
 """
 
 from __future__ import annotations
@@ -18,9 +19,10 @@ EXPECTED_ALL: dict[str, list[str]] = {
         "cache_rules", "rule_names", "simulate_cache", "with_cache_control",
     ],
     "chat": [
-        "ChatCounter", "ConversationFit", "ConversationOverflow", "ConversationSections", "Marker", "OVERRIDE_KEY",
-        "ReadMessages", "RemovedMessage", "ToolGroups", "check_conversation", "conversation_problems",
-        "conversation_sections", "fit_conversation", "read_messages", "tool_groups",
+        "ChatCounter", "ConversationFit", "ConversationOverflow", "ConversationSections", "FRAMEWORK_ROLES",
+        "MARKER_ID_PREFIX", "Marker", "OVERRIDE_KEY", "ReadMessages", "RemovedMessage", "ToolGroups",
+        "check_conversation", "check_on_invalid", "conversation_problems", "conversation_sections",
+        "fit_conversation", "place_markers", "read_conversation", "read_messages", "start_on_fixup", "tool_groups",
     ],
     "compiler": [
         "CompilationTrace", "CompiledContext", "CompilerConfig", "ContextCompiler", "DEFINITIONS", "Developer",
@@ -41,7 +43,7 @@ EXPECTED_ALL: dict[str, list[str]] = {
     "models": [
         "CalibratedCounter", "DEFAULT_CONTEXT_WINDOW", "EndpointCounter", "ModelProfile", "ReportedUsage",
         "UsageCalibrator", "find_model_profile", "get_model_profile", "read_usage", "register_profile",
-        "registered_names",
+        "registered_names", "suggest_model",
     ],
     # select keeps the Cupel vocabulary issue 3 made public (scorers, slicers, placers, presets, analysis):
     # composing them is the package's job; results' records, protocols and constants are private.
@@ -55,10 +57,11 @@ EXPECTED_ALL: dict[str, list[str]] = {
         "code_review_policy", "marginal_items", "min_budget_for", "rag_policy", "tool_use_policy",
     ],
     "session": [
-        "ContextSession", "ExtractiveSummarizer", "ManagedContext", "ManagedHistory", "MaskingConfig",
-        "MemorySessionStore", "MiniLMEmbedder", "OffloadConfig", "PostgresSessionStore", "RecallConfig",
-        "SQLiteSessionStore", "SessionStore", "Summarizer", "Turn", "format_turns", "open_store", "rehydrate",
-        "search_archive",
+        "BLOCK_END", "ContextSession", "ExtractiveSummarizer", "ManagedContext", "ManagedHistory", "MaskingConfig",
+        "MemorySessionStore", "MiniLMEmbedder", "ModelSummarizer", "OffloadConfig", "PROMPT_VERSION",
+        "PostgresSessionStore", "REHYDRATE_DESCRIPTION", "RecallConfig", "SEARCH_DESCRIPTION", "SQLiteSessionStore",
+        "SUMMARY_PROMPT", "SessionStore", "Summarizer", "Turn", "format_turns", "mask_tool_result", "open_store",
+        "rehydrate", "search_archive",
     ],
     "structured": [
         "FORMATS", "Rendering", "TableFit", "aggregate", "cheapest", "fit_table", "parse", "render", "sample_rows",
@@ -92,12 +95,14 @@ def test_errors_have_one_home() -> None:
 
 
 def test_the_testing_package_ships_only_what_has_no_other_home() -> None:
-    """``tokenbox_core.testing`` ships the example sections and the OpenAI checks; fake counters are ``get_counter``'s
-    (``"whitespace"``, a callable such as ``len``), not a second class."""
+    """``tokenbox_core.testing`` ships the example sections, the agent transcripts and the OpenAI and sequence
+    checks; fake counters are ``get_counter``'s (``"whitespace"``, a callable such as ``len``), not a second class."""
     import tokenbox_core.testing as testing
     from tokenbox_core.tokens import get_counter
 
-    assert testing.__all__ == ["assert_openai_chat", "make_sections", "openai_chat_problems"]
+    assert testing.__all__ == [
+        "agent_transcript", "assert_openai_chat", "make_sections", "openai_chat_problems", "sequence_problems"
+    ]  # fmt: skip
     assert get_counter("whitespace").count("one two three") == 3 and get_counter(len).count("abc") == 3
 
 

@@ -12,16 +12,31 @@ boundary message.
 
 - :func:`fit_conversation` → :class:`ConversationFit`: one call, one layout;
 - :func:`conversation_sections` → :class:`ConversationSections`: the same
-  translation as Sections, for a caller laying them out with its own sections.
+  translation as Sections, for a caller laying them out with its own sections;
+- :func:`read_conversation`: a conversation checked and grouped, an agent
+  loop's request read only past the previous one;
+- :func:`start_on_fixup` and :func:`place_markers`: the ``start_on`` and
+  marker rules over a laid-out message list (*entries*: input indices and
+  markers), for an adapter that lays out messages among its own sections;
+- :data:`MARKER_ID_PREFIX` (what an omission marker's id starts with),
+  :data:`FRAMEWORK_ROLES` (the roles the engine accepts) and
+  :func:`check_on_invalid` (an ``on_invalid`` option checked where it is given).
 """
 
 from tokenbox_core._arguments import check_keywords as _check_keywords
 from tokenbox_core.chat._fit import ConversationFit, ConversationOverflow
 from tokenbox_core.chat._fit import fit_conversation as _fit_conversation
+from tokenbox_core.chat._fixups import place_markers, start_on_fixup
 from tokenbox_core.chat._messages import OVERRIDE_KEY, ChatCounter, ToolGroups, tool_groups
-from tokenbox_core.chat._read import ReadMessages, read_messages
-from tokenbox_core.chat._sections import ConversationSections, Marker, RemovedMessage, conversation_sections
-from tokenbox_core.chat._validate import check_conversation, conversation_problems
+from tokenbox_core.chat._read import ReadMessages, read_conversation, read_messages
+from tokenbox_core.chat._sections import (
+    MARKER_ID_PREFIX,
+    ConversationSections,
+    Marker,
+    RemovedMessage,
+    conversation_sections,
+)
+from tokenbox_core.chat._validate import FRAMEWORK_ROLES, check_conversation, check_on_invalid, conversation_problems
 
 fit_conversation = _check_keywords(_fit_conversation)  # a misspelt keyword fails with a did-you-mean
 
@@ -30,15 +45,21 @@ __all__ = [
     "ConversationFit",
     "ConversationOverflow",
     "ConversationSections",
+    "FRAMEWORK_ROLES",
+    "MARKER_ID_PREFIX",
     "Marker",
     "OVERRIDE_KEY",
     "ReadMessages",
     "RemovedMessage",
     "ToolGroups",
     "check_conversation",
+    "check_on_invalid",
     "conversation_problems",
     "conversation_sections",
     "fit_conversation",
+    "place_markers",
+    "read_conversation",
     "read_messages",
+    "start_on_fixup",
     "tool_groups",
 ]

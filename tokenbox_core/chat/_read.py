@@ -9,13 +9,14 @@ message, grouping the tool calls and reading the ``"tokenbox"`` options were thr
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from tokenbox_core.chat._messages import OVERRIDE_KEY, ToolGroups, _Grouper
-from tokenbox_core.errors import SectionError
+from tokenbox_core.chat._validate import FRAMEWORK_ROLES, conversation_problems
+from tokenbox_core.errors import ConversationError, SectionError
 
-__all__ = ["ReadMessages", "read_messages"]
+__all__ = ["ReadMessages", "read_conversation", "read_messages"]
 
 _OVERRIDE_KEYS = ("critical", "priority", "id")
 
@@ -78,6 +79,8 @@ class ReadMessages:
     overrides: dict[int, Mapping[str, Any]]
     group_error: Exception | None = None
     override_error: Exception | None = None
+    _grouper: _Grouper | None = field(default=None, repr=False, compare=False)
+    """The grouping state after the last message, kept by :func:`read_conversation` to continue from."""
 
     def raise_deferred(self) -> None:
         """Raise what grouping, then reading the overrides, found wrong (nothing when all is well)."""
@@ -152,3 +155,52 @@ def read_messages(messages: Iterable[Any], *, only: Iterable[int] | None = None)
         except Exception as exc:  # a call object whose id raises: raised after validation, as tool_groups did
             group_error = exc
     return ReadMessages(out, grouper.groups(), found, group_error, override_error)
+
+
+def _plain_shapes(messages: Sequence[Any]) -> bool:
+    """True when every message is a dict with a non-empty string role, ``tool_calls`` a list or absent, and no
+    ``"tokenbox"`` overrides (what :func:`read_messages` checks in its fast path)."""
+    for m in messages:
+        if type(m) is not dict:
+            return False
+        role = m.get("role")
+        calls = m.get("tool_calls")
+        if not (type(role) is str and role and (calls is None or type(calls) is list)) or OVERRIDE_KEY in m:
+            return False
+    return True
+
+
+def read_conversation(messages: Sequence[Any], *, after: ReadMessages | None = None) -> ReadMessages | None:
+    """A conversation a provider would accept, checked and grouped — reading only what ``after`` has not.
+
+    The messages are checked with :func:`~tokenbox_core.chat.conversation_problems` (``complete=True``, the
+    framework roles) and their tool calls grouped; the result is a :class:`ReadMessages` (its messages a tuple,
+    no overrides) that :func:`~tokenbox_core.chat.fit_conversation` takes without checking it again.  ``None``
+    when the messages have a problem, carry ``"tokenbox"`` overrides or are not plain dicts: give them to
+    ``fit_conversation`` whole, which checks them and raises its own error.
+
+    ``after``: a read this function returned for a prefix of ``messages`` (the caller vouches that the prefix
+    is unchanged: an agent loop's request is the previous one plus a step).  Only the messages past it are
+    checked, the earlier calls' ids given as known calls, and grouping continues where it stopped; a
+    conversation that was valid and complete stays valid when the added messages pass that check, so the read
+    is the same as reading the whole list — at a cost that does not grow with the loop.
+    """
+    start = 0
+    grouper = _Grouper()
+    if after is not None:
+        if after._grouper is None or len(after.messages) > len(messages):
+            raise ConversationError(
+                f"read_conversation(after=...) takes a read read_conversation returned for a prefix of the "
+                f"messages; got a {'read_messages read' if after._grouper is None else 'read of a longer list'} "
+                f"({len(after.messages)} messages, {len(messages)} given): pass after=None to read them all"
+            )
+        start = len(after.messages)
+        grouper = after._grouper.copy()
+    new = messages[start:]
+    if not _plain_shapes(new) or conversation_problems(new, known_calls=grouper.owner.keys(), roles=FRAMEWORK_ROLES):
+        return None
+    add = grouper.add
+    for i in range(start, len(messages)):
+        m = messages[i]
+        add(i, m, m["role"], m.get("tool_calls"))
+    return ReadMessages(tuple(messages), grouper.groups(), {}, _grouper=grouper)

@@ -3,6 +3,9 @@
 >>> from tokenbox_core.models import get_model_profile
 >>> get_model_profile("o3-mini").context_window
 200000
+
+:func:`suggest_model` is the did-you-mean for a model name (the nearest built-in, registered or tiktoken
+model), for a caller that validates a model name of its own.
 """
 
 from tokenbox_core.models._calibrated import CalibratedCounter
@@ -15,6 +18,7 @@ from tokenbox_core.models._registry import (
     get_model_profile,
     register_profile,
     registered_names,
+    suggest_model,
 )
 from tokenbox_core.models._usage import ReportedUsage, read_usage
 
@@ -30,4 +34,5 @@ __all__ = [
     "read_usage",
     "register_profile",
     "registered_names",
+    "suggest_model",
 ]

@@ -34,6 +34,7 @@ __all__ = [
     "Rows",
     "View",
     "fitted_preview",
+    "mask_tool_result",
     "masked_message",
     "offload_preview",
     "plain_text",
@@ -84,6 +85,23 @@ def masked_message(message: Mapping[str, Any], tool: str, tokens: int, config: M
     return _with_content(
         message, config.placeholder.format(id=message.get("id", "?"), tool=tool, tokens=tokens, preview=preview)
     )
+
+
+def mask_tool_result(
+    message: Mapping[str, Any], tool: str, tokens: int, masking: MaskingConfig
+) -> dict[str, Any] | None:
+    """The placeholder a tool result is shown as when ``masking`` masks it, as a session's compile shows it
+    (same role, ``tool_call_id`` and id; ``tokens`` is the result's size); ``None`` when ``masking`` never
+    masks it: the ``tool`` is in ``masking.exclude_tools``, or the content is not text only (media, provider
+    items).  For a framework's own in-place masking (LangChain's ``ContextEdit``).
+
+    >>> result = {"role": "tool", "content": "x", "id": "t_1"}
+    >>> mask_tool_result(result, "grep", 1, MaskingConfig(exclude_tools=("grep",))) is None
+    True
+    """
+    if tool in masking.exclude_tools or plain_text(message) is None:
+        return None
+    return masked_message(message, tool, tokens, masking)
 
 
 def offload_preview(

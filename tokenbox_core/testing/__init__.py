@@ -5,14 +5,18 @@
 - :func:`make_sections`: a reproducible set of sections for examples and benchmarks.
 - :func:`openai_chat_problems` / :func:`assert_openai_chat`: what OpenAI's chat API would reject in a message
   list, checked offline against the ``openai`` package's types (imported on first use; the ``dev`` extra).
+- :func:`agent_transcript`: a reproducible agent conversation (parallel tool calls) as neutral messages, and
+  :func:`sequence_problems`: what a provider would reject in a message list (the adapters' ``testing``
+  modules give both in their framework's types).
 """
 
 from __future__ import annotations
 
 from tokenbox_core._sections import Item, Section
+from tokenbox_core.chat._transcripts import agent_transcript, sequence_problems
 from tokenbox_core.testing._openai_chat import assert_openai_chat, openai_chat_problems
 
-__all__ = ["assert_openai_chat", "make_sections", "openai_chat_problems"]
+__all__ = ["agent_transcript", "assert_openai_chat", "make_sections", "openai_chat_problems", "sequence_problems"]
 
 
 def make_sections(n_docs: int = 5, n_turns: int = 6) -> list[Section]:
