@@ -224,7 +224,7 @@ class AgentAdapterContract:
         """Under a DefensePolicy, the recalled turn with an injection reaches the model inside a boundary."""
         from tokenbox_core.defense import DefensePolicy
 
-        script = Script.of(1, 14, fact=ATTACK)
+        script = Script.of(max(1, 14 // self.STEPS), min(14, self.STEPS), fact=ATTACK)
         self.drive(script, tmp_path / "defended.db", window=2500, defense=DefensePolicy(secret="deployment-secret-1"))
         asked = next(i for i, turn in enumerate(script.turn_of) if turn == QUESTION)
         last_task = max(i for i, turn in enumerate(script.turn_of) if turn.startswith("Task"))

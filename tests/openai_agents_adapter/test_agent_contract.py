@@ -77,14 +77,20 @@ class Scripted(Model):
         if isinstance(reply, str):
             text = ResponseOutputText(type="output_text", text=reply, annotations=[])
             output = [
-                ResponseOutputMessage(id=f"msg_{self.k}", type="message", role="assistant", status="completed",
-                                      content=[text])  # fmt: skip
+                ResponseOutputMessage(
+                    id=f"msg_{self.k}", type="message", role="assistant", status="completed", content=[text]
+                )
             ]
         else:
             output = [
                 ResponseReasoningItem(id=f"rs_{self.k}", type="reasoning", summary=[]),
-                ResponseFunctionToolCall(id=f"fc_{self.k}", call_id=call_id(reply), type="function_call",
-                                         name="read_log", arguments=json.dumps({"page": reply})),  # fmt: skip
+                ResponseFunctionToolCall(
+                    id=f"fc_{self.k}",
+                    call_id=call_id(reply),
+                    type="function_call",
+                    name="read_log",
+                    arguments=json.dumps({"page": reply}),
+                ),
             ]
         return ModelResponse(output=output, usage=Usage(), response_id=None)
 
