@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib.util
 import json
 import sys
 import tempfile
@@ -152,7 +153,7 @@ def run_pydantic_ai(steps: int, manager: str, tmp: Path) -> dict[str, Any]:
         UserPromptPart,
     )
     from pydantic_ai.models.function import AgentInfo, FunctionModel
-    from pydantic_ai.usage import UsageLimits
+    from pydantic_ai.usage import RequestUsage, UsageLimits
 
     from tokenbox_pydantic_ai import TokenBoxCapability
 
@@ -160,6 +161,8 @@ def run_pydantic_ai(steps: int, manager: str, tmp: Path) -> dict[str, Any]:
     meter = Meter()
     per = steps // CHECKPOINTS
     state = {"page": 0, "left": 0}
+    asking: dict[str, str] = {}
+    searching = manager.endswith("+ ConversationSearch")
 
     def texts_of(messages: list[ModelMessage], info: AgentInfo) -> list[str]:
         texts: list[str] = [info.instructions or ""]
@@ -183,21 +186,35 @@ def run_pydantic_ai(steps: int, manager: str, tmp: Path) -> dict[str, Any]:
         text = content.rstrip().splitlines()[-1] if content.strip() else ""  # the turn's own text (recall goes before)
         question = next((topic for topic, _, _ in FACTS if text.startswith("Question") and topic in text), None)
         texts = texts_of(messages, info)
+        searched = isinstance(last, ToolReturnPart) and last.tool_name == SEARCH_TOOL
+        if searched:  # the search this model asked for answered: the question is asked now
+            question = asking.pop("topic")
+        needle = next((n for topic, _, n in FACTS if topic == question), "")
+        # a model that searches the harness's history tool whenever the fact it is asked for is not in front of it
+        search = searching and question is not None and not searched and not any(needle in t for t in texts)
         calls = [p.tool_call_id for m in messages for p in m.parts if isinstance(p, ToolCallPart)]
         outputs = [p.tool_call_id for m in messages for p in m.parts if isinstance(p, ToolReturnPart)]
-        meter.record(texts, question, calls, outputs)
+        meter.record(texts, None if search else question, calls, outputs)
+        # the usage a provider reports (the request's size, as counted above): the harness's triggers anchor on it
+        usage = RequestUsage(input_tokens=meter.tokens[-1], output_tokens=8)
+        if search:
+            assert question is not None
+            asking["topic"] = question
+            call = ToolCallPart(SEARCH_TOOL, {"query": question}, tool_call_id=f"s{len(meter.tokens)}")
+            return ModelResponse(parts=[call], usage=usage)
         if question is not None:
-            needle = next(n for topic, _, n in FACTS if topic == question)
-            return ModelResponse(parts=[TextPart(needle if any(needle in t for t in texts) else "unknown")])
+            answer = needle if any(needle in t for t in texts) else "unknown"
+            return ModelResponse(parts=[TextPart(answer)], usage=usage)
         if text.startswith("Task"):
             state["left"] = per
         if state["left"] <= 0:
-            return ModelResponse(parts=[TextPart("noted" if text.startswith("Note") else "done")])
+            return ModelResponse(parts=[TextPart("noted" if text.startswith("Note") else "done")], usage=usage)
         state["left"] -= 1
         state["page"] += 1
         n = state["page"]
         return ModelResponse(
-            parts=[ThinkingPart(f"next: page {n}"), ToolCallPart("read_page", {"n": n}, tool_call_id=f"c{n}")]
+            parts=[ThinkingPart(f"next: page {n}"), ToolCallPart("read_page", {"n": n}, tool_call_id=f"c{n}")],
+            usage=usage,
         )
 
     def keep_recent(messages):  # type: ignore[no-untyped-def]  # pydantic-ai resolves annotations at runtime
@@ -213,6 +230,8 @@ def run_pydantic_ai(steps: int, manager: str, tmp: Path) -> dict[str, Any]:
         capabilities = [TokenBoxCapability(WINDOW, session=str(tmp / "pai.db"), session_id="bench")]
     elif manager == "ProcessHistory (keep task + 8)":
         capabilities = [ProcessHistory(keep_recent)]
+    elif manager in HARNESS:
+        capabilities = harness_capabilities(manager, tmp)
     agent: Agent[None, str] = Agent(
         FunctionModel(model), instructions="You audit documents page by page.", capabilities=capabilities
     )
@@ -360,7 +379,49 @@ def run_agents(steps: int, manager: str, tmp: Path) -> dict[str, Any]:
     return meter.row("Agents SDK", manager, time.process_time() - start)
 
 
-PYDANTIC_AI = ["TokenBoxCapability", "nothing", "ProcessHistory (keep task + 8)"]
+SEARCH_TOOL = "search_conversation_history"  # pydantic-ai-harness's ConversationSearch tool
+
+
+def harness_capabilities(manager: str, tmp: Path) -> list[Any]:
+    """pydantic-ai-harness's zero-LLM compaction, as its README configures it: a trigger at 80 % of the window
+    (``max_fraction`` / ``target_fraction`` with ``context_window=WINDOW``), counted with the same o200k
+    tokenizer the meter uses (the harness anchors on the provider-reported input tokens, which the scripted model
+    reports exactly, and estimates only what was added since); ``+ ConversationSearch``: its README's pairing of
+    ``StepPersistence`` (every step snapshotted in SQLite) with the BM25 history-search tool, which the scripted
+    model calls with the question's topic whenever the fact asked for is not in its request."""
+    from pydantic_ai_harness.compaction import ClearToolResults, SlidingWindowCompaction, TieredCompaction
+
+    exact = {"tokenizer": COUNTER.count, "context_window": WINDOW}
+    compaction: Any
+    if manager == "harness ClearToolResults(keep_pairs=3)":
+        compaction = ClearToolResults(max_fraction=0.8, keep_pairs=3, **exact)
+    elif manager.startswith("harness SlidingWindowCompaction"):
+        compaction = SlidingWindowCompaction(max_fraction=0.8, keep_tokens=WINDOW // 2, **exact)
+    else:
+        tiers = [ClearToolResults(keep_pairs=3), SlidingWindowCompaction(keep_tokens=WINDOW // 2)]
+        compaction = TieredCompaction(tiers=tiers, target_fraction=0.8, **exact)
+    if not manager.endswith("+ ConversationSearch"):
+        return [compaction]
+    from pydantic_ai_harness.conversation_search import ConversationSearch, SnapshotHistorySource
+    from pydantic_ai_harness.step_persistence import SqliteStepStore, StepPersistence
+
+    store = SqliteStepStore(database=str(tmp / f"harness-{len(manager)}.db"))
+    return [StepPersistence(store=store), ConversationSearch(SnapshotHistorySource(store)), compaction]
+
+
+# pydantic-ai-harness pins the pydantic-ai-slim it was released with: measured where it installs (a venv of its own)
+HARNESS = (
+    [
+        "harness ClearToolResults(keep_pairs=3)",
+        "harness SlidingWindowCompaction",
+        "harness TieredCompaction(clear, slide)",
+        "harness SlidingWindowCompaction + ConversationSearch",
+        "harness TieredCompaction(clear, slide) + ConversationSearch",
+    ]
+    if importlib.util.find_spec("pydantic_ai_harness") is not None
+    else []
+)
+PYDANTIC_AI = ["TokenBoxCapability", "nothing", "ProcessHistory (keep task + 8)", *HARNESS]
 AGENTS = ["TokenBoxInputFilter", "nothing", "ToolOutputTrimmer()", "SQLiteSession(limit=24)"]
 
 
@@ -368,19 +429,21 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=220)
     parser.add_argument("--only", choices=["pydantic-ai", "agents"])
+    parser.add_argument("--managers", help="comma-separated manager names to run (default: all)")
     args = parser.parse_args()
+    chosen = set(args.managers.split(",")) if args.managers else None
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         if args.only != "agents":
-            rows += [run_pydantic_ai(args.steps, m, Path(tmp)) for m in PYDANTIC_AI]
+            rows += [run_pydantic_ai(args.steps, m, Path(tmp)) for m in PYDANTIC_AI if not chosen or m in chosen]
         if args.only != "pydantic-ai":
-            rows += [run_agents(args.steps, m, Path(tmp)) for m in AGENTS]
+            rows += [run_agents(args.steps, m, Path(tmp)) for m in AGENTS if not chosen or m in chosen]
     print(f"{args.steps} tool steps, window {WINDOW:,} tokens (o200k), {CHECKPOINTS} x {len(FACTS)} questions\n")
     header = ("requests", 9), ("over", 6), ("unpaired", 10), ("peak", 9), ("facts", 7), ("in window", 11)
-    print(f"{'framework':12}{'manager':32}" + "".join(f"{h:>{w}}" for h, w in header) + f"{'CPU ms/call':>13}")
+    print(f"{'framework':12}{'manager':60}" + "".join(f"{h:>{w}}" for h, w in header) + f"{'CPU ms/call':>13}")
     for r in rows:
         print(
-            f"{r['framework']:12}{r['manager']:32}{r['requests']:>9}{r['over']:>6}{r['unpaired']:>10}{r['peak']:>9,}"
+            f"{r['framework']:12}{r['manager']:60}{r['requests']:>9}{r['over']:>6}{r['unpaired']:>10}{r['peak']:>9,}"
             f"{r['facts']:>7}{r['facts_within']:>11}{r['cpu_ms']:>13}"
         )
 
