@@ -406,7 +406,11 @@ def harness_capabilities(manager: str, tmp: Path) -> list[Any]:
     from pydantic_ai_harness.step_persistence import SqliteStepStore, StepPersistence
 
     store = SqliteStepStore(database=str(tmp / f"harness-{len(manager)}.db"))
-    return [StepPersistence(store=store), ConversationSearch(SnapshotHistorySource(store)), compaction]
+    return [
+        StepPersistence(store=store),
+        ConversationSearch(SnapshotHistorySource(store), scope="conversation"),
+        compaction,
+    ]
 
 
 # pydantic-ai-harness pins the pydantic-ai-slim it was released with: measured where it installs (a venv of its own)
@@ -429,9 +433,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=220)
     parser.add_argument("--only", choices=["pydantic-ai", "agents"])
-    parser.add_argument("--managers", help="comma-separated manager names to run (default: all)")
+    parser.add_argument("--managers", help="semicolon-separated manager names to run (default: all)")
     args = parser.parse_args()
-    chosen = set(args.managers.split(",")) if args.managers else None
+    chosen = set(args.managers.split(";")) if args.managers else None
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         if args.only != "agents":
