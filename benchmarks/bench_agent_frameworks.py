@@ -4,6 +4,10 @@ Run on purpose (not a test):
 
     PYTHONPATH=. .venv/bin/python benchmarks/bench_agent_frameworks.py            # 220 steps, window 8,000
     PYTHONPATH=. .venv/bin/python benchmarks/bench_agent_frameworks.py --steps 40  # a smoke run
+    # the pydantic-ai-harness rows, in a venv holding the harness (see Managers); that venv has no llama-index-core,
+    # whose tiktoken files the counter reads offline, so point TIKTOKEN_CACHE_DIR at them:
+    TIKTOKEN_CACHE_DIR=.venv/lib/python3.11/site-packages/llama_index/core/_static/tiktoken_cache PYTHONPATH=. \
+        /tmp/harness-venv/bin/python benchmarks/bench_agent_frameworks.py --only pydantic-ai
 
 One long scripted run per framework, offline (a ``FunctionModel`` for pydantic-ai, a scripted agents ``Model``
 for the SDK, as in the adapters' tests): three facts are planted in turns of their own, then four audit tasks of
@@ -20,30 +24,63 @@ after each task the three facts are asked for, one question a run.  Per manager:
 
 Managers.  pydantic-ai 2.78: ``TokenBoxCapability(window, session=path)``; nothing; pydantic-ai's own history
 processor (the ``ProcessHistory`` capability) keeping the task and the newest 8 messages (a pair-safe cut).
-pydantic-ai-harness (its compaction and tool-result clearing) was not measured: its only release resolvable here
-(0.62.0) pins pydantic-ai-slim 2.62.0 and would downgrade the installed 2.78.0.  Agents SDK 0.25:
-``TokenBoxInputFilter(TokenBoxSession(...))``; nothing (``SQLiteSession``); the SDK's ``ToolOutputTrimmer()``
+pydantic-ai-harness (rows only where it is installed: it pins the pydantic-ai-slim it was released with, so it
+runs in a venv of its own, ``python3 -m venv /tmp/harness-venv && /tmp/harness-venv/bin/pip install -e .
+pydantic-ai-harness``, which resolved 0.75.0 with pydantic-ai-slim 2.75.0): ``ClearToolResults(keep_pairs=3)``,
+``SlidingWindowCompaction(keep_tokens=window / 2)`` and ``TieredCompaction`` of the two, each triggered at 80 %
+of the window (``max_fraction=0.8, context_window=window``, the harness's own tokenizer hook given the o200k
+counter; the scripted model reports its request's size as the provider's ``input_tokens``, which the harness
+anchors on), and two of them with its README's recall pairing, ``StepPersistence`` on SQLite + the BM25
+``ConversationSearch`` tool, which the scripted model calls with the question's topic whenever the fact is not in
+its request (a model that always knows to search: the tool's best case).  Its ``SummarizingCompaction`` needs a
+summarising model and is not measured (a scripted summary would decide the facts column by itself).  Agents SDK
+0.25: ``TokenBoxInputFilter(TokenBoxSession(...))``; nothing (``SQLiteSession``); the SDK's ``ToolOutputTrimmer()``
 (defaults: the newest 2 user turns untouched, older outputs over 500 characters cut to a 200-character preview);
 ``SQLiteSession(session_settings=SessionSettings(limit=24))`` (the newest 24 items read back at each run's start).
 
 Measured (220 steps, window 8,000, o200k; this project's 2-core machine shared with other jobs, 2026-12-07;
-CPU ms/call moved by up to ~15 % between three runs: TokenBox 33-40 with pydantic-ai, 29-32 with the SDK):
+CPU ms/call moves by up to ~20 % between runs under that load).  The Agents SDK and the first three pydantic-ai
+rows in the project venv (pydantic-ai-slim 2.78); the pydantic-ai rows below them in the harness venv
+(``--only pydantic-ai``, pydantic-ai-slim 2.75, where TokenBox measured 47.4 ms/call, nothing 25.5, ProcessHistory
+4.2, the other columns identical):
 
-    framework   manager                          requests  over  unpaired     peak  facts  in window  CPU ms/call
-    pydantic-ai TokenBoxCapability                    239     0         0    7,835  12/12      12/12         39.7
-    pydantic-ai nothing                               239   225         0  156,056  12/12       0/12        37.49
-    pydantic-ai ProcessHistory (keep task + 8)        239     0         0    3,511   0/12       0/12         5.07
-    Agents SDK  TokenBoxInputFilter                   239     0         0    7,835  12/12      12/12        30.08
-    Agents SDK  nothing                               239   225         0  158,483  12/12       0/12        13.48
-    Agents SDK  ToolOutputTrimmer()                   239   219         0   55,774  12/12       2/12        13.85
-    Agents SDK  SQLiteSession(limit=24)               239   196         0   45,200   0/12       0/12         6.14
+    framework   manager                                   requests  over unpaired    peak  facts  in window  CPU ms
+    pydantic-ai TokenBoxCapability                             239     0        0   7,835  12/12      12/12    39.7
+    pydantic-ai nothing                                        239   225        0 156,056  12/12       0/12    37.5
+    pydantic-ai ProcessHistory (keep task + 8)                 239     0        0   3,511   0/12       0/12     5.1
+    pydantic-ai harness ClearToolResults(keep_pairs=3)         239     0        0   6,401  12/12      12/12    15.7
+    pydantic-ai harness SlidingWindowCompaction                239     0        0   6,403   4/12       4/12     5.3
+    pydantic-ai harness TieredCompaction(clear, slide)         239     0        0   6,401  10/12      10/12    16.5
+    pydantic-ai harness SlidingWindow + ConversationSearch     247    13        0  11,624  12/12       9/12    40.7
+    pydantic-ai harness Tiered + ConversationSearch            239     0        0   6,380  12/12      12/12    98.9
+    Agents SDK  TokenBoxInputFilter                            239     0        0   7,835  12/12      12/12    30.1
+    Agents SDK  nothing                                        239   225        0 158,483  12/12       0/12    13.5
+    Agents SDK  ToolOutputTrimmer()                            239   219        0  55,774  12/12       2/12    13.9
+    Agents SDK  SQLiteSession(limit=24)                        239   196        0  45,200   0/12       0/12     6.1
+
+and at 360 steps (``--steps 360``, the most the distinct prose allows; harness venv):
+
+    pydantic-ai TokenBoxCapability                             379     0        0   7,911  12/12      12/12    57.3
+    pydantic-ai harness ClearToolResults(keep_pairs=3)         379    36        0   8,769  12/12       9/12    26.2
+    pydantic-ai harness TieredCompaction(clear, slide)         379     0        0   6,404   8/12       8/12    14.0
+    pydantic-ai harness Tiered + ConversationSearch            379     0        0   6,402  12/12      12/12    89.2
 
 Read: without management the facts are there but 225 of 239 requests exceed the window (a provider refuses them).
 pydantic-ai's history processor fits but forgets the planted facts at once.  The SDK's ``ToolOutputTrimmer`` only
 trims outputs older than the newest two user turns, so a single long task is never trimmed; a session ``limit``
-bounds only what a run starts from, not the items the run itself adds.  TokenBox fits every request and keeps
-the facts answerable, for ~30-40 ms of CPU a call (its archive on SQLite, recall and the layout; pydantic-ai with
-no management pays about as much, replaying a 150k-token history each call).
+bounds only what a run starts from, not the items the run itself adds.  pydantic-ai-harness's ``ClearToolResults``
+is the strong peer on this workload (the facts are short turns, the tool outputs are what is large): at 220 steps
+it fits every request and keeps every fact for a third of TokenBox's CPU, but it keeps every call and a
+placeholder per result, so the history still grows ~18 tokens a step and at 360 steps 36 requests exceed the
+window.  Its sliding window fits but loses what it slides past (the first user message is kept: 4/12); tiering the
+two fits and loses some facts (10/12, 8/12 at 360 steps).  Its search tool: after the sliding window the model
+called it 8 times (the 8 extra requests) and got every fact back, but 13 requests went over the window (peak 11,624)
+once search results joined the history; beside the tiered compaction it was never called — the facts were in the
+requests already (the tool's schema and instructions move when compaction fires, and so what it keeps; not
+investigated further) — and ``StepPersistence``, which snapshots the history at every step, brought the CPU to
+89-99 ms a call.  TokenBox fits every request at both lengths and keeps every fact
+in front of the model without a tool call, for ~40-57 ms of CPU a call (its archive on SQLite, recall and the
+layout; pydantic-ai with no management pays 25-37 ms, replaying a 150k-token history each call).
 """
 
 from __future__ import annotations

@@ -54,7 +54,7 @@ def read_log(page: int) -> str:
 class TestLlamaIndexContract(AgentAdapterContract):
     # A FunctionAgent keeps the tool rounds of the run in progress in its own scratchpad, after what the memory
     # returns, so a memory fits what it returns and reserves room for the rounds it has seen runs take (the
-    # in-flight reserve): the script's tasks are short here (4 steps each), many of them, the same 90 steps.
+    # in-flight reserve): the script's tasks are short here (3 steps each), 30 of them, the same 90 steps.
     TASKS: ClassVar[int] = 30
     STEPS: ClassVar[int] = 3
 
