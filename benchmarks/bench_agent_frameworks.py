@@ -4,6 +4,10 @@ Run on purpose (not a test):
 
     PYTHONPATH=. .venv/bin/python benchmarks/bench_agent_frameworks.py            # 220 steps, window 8,000
     PYTHONPATH=. .venv/bin/python benchmarks/bench_agent_frameworks.py --steps 40  # a smoke run
+    # the pydantic-ai-harness rows, in a venv holding the harness (see Managers); that venv has no llama-index-core,
+    # whose tiktoken files the counter reads offline, so point TIKTOKEN_CACHE_DIR at them:
+    TIKTOKEN_CACHE_DIR=.venv/lib/python3.11/site-packages/llama_index/core/_static/tiktoken_cache PYTHONPATH=. \
+        /tmp/harness-venv/bin/python benchmarks/bench_agent_frameworks.py --only pydantic-ai
 
 One long scripted run per framework, offline (a ``FunctionModel`` for pydantic-ai, a scripted agents ``Model``
 for the SDK, as in the adapters' tests): three facts are planted in turns of their own, then four audit tasks of
@@ -20,36 +24,70 @@ after each task the three facts are asked for, one question a run.  Per manager:
 
 Managers.  pydantic-ai 2.78: ``TokenBoxCapability(window, session=path)``; nothing; pydantic-ai's own history
 processor (the ``ProcessHistory`` capability) keeping the task and the newest 8 messages (a pair-safe cut).
-pydantic-ai-harness (its compaction and tool-result clearing) was not measured: its only release resolvable here
-(0.62.0) pins pydantic-ai-slim 2.62.0 and would downgrade the installed 2.78.0.  Agents SDK 0.25:
-``TokenBoxInputFilter(TokenBoxSession(...))``; nothing (``SQLiteSession``); the SDK's ``ToolOutputTrimmer()``
+pydantic-ai-harness (rows only where it is installed: it pins the pydantic-ai-slim it was released with, so it
+runs in a venv of its own, ``python3 -m venv /tmp/harness-venv && /tmp/harness-venv/bin/pip install -e .
+pydantic-ai-harness``, which resolved 0.75.0 with pydantic-ai-slim 2.75.0): ``ClearToolResults(keep_pairs=3)``,
+``SlidingWindowCompaction(keep_tokens=window / 2)`` and ``TieredCompaction`` of the two, each triggered at 80 %
+of the window (``max_fraction=0.8, context_window=window``, the harness's own tokenizer hook given the o200k
+counter; the scripted model reports its request's size as the provider's ``input_tokens``, which the harness
+anchors on), and two of them with its README's recall pairing, ``StepPersistence`` on SQLite + the BM25
+``ConversationSearch`` tool, which the scripted model calls with the question's topic whenever the fact is not in
+its request (a model that always knows to search: the tool's best case).  Its ``SummarizingCompaction`` needs a
+summarising model and is not measured (a scripted summary would decide the facts column by itself).  Agents SDK
+0.25: ``TokenBoxInputFilter(TokenBoxSession(...))``; nothing (``SQLiteSession``); the SDK's ``ToolOutputTrimmer()``
 (defaults: the newest 2 user turns untouched, older outputs over 500 characters cut to a 200-character preview);
 ``SQLiteSession(session_settings=SessionSettings(limit=24))`` (the newest 24 items read back at each run's start).
 
 Measured (220 steps, window 8,000, o200k; this project's 2-core machine shared with other jobs, 2026-12-07;
-CPU ms/call moved by up to ~15 % between three runs: TokenBox 33-40 with pydantic-ai, 29-32 with the SDK):
+CPU ms/call moves by up to ~20 % between runs under that load).  The Agents SDK and the first three pydantic-ai
+rows in the project venv (pydantic-ai-slim 2.78); the pydantic-ai rows below them in the harness venv
+(``--only pydantic-ai``, pydantic-ai-slim 2.75, where TokenBox measured 47.4 ms/call, nothing 25.5, ProcessHistory
+4.2, the other columns identical):
 
-    framework   manager                          requests  over  unpaired     peak  facts  in window  CPU ms/call
-    pydantic-ai TokenBoxCapability                    239     0         0    7,835  12/12      12/12         39.7
-    pydantic-ai nothing                               239   225         0  156,056  12/12       0/12        37.49
-    pydantic-ai ProcessHistory (keep task + 8)        239     0         0    3,511   0/12       0/12         5.07
-    Agents SDK  TokenBoxInputFilter                   239     0         0    7,835  12/12      12/12        30.08
-    Agents SDK  nothing                               239   225         0  158,483  12/12       0/12        13.48
-    Agents SDK  ToolOutputTrimmer()                   239   219         0   55,774  12/12       2/12        13.85
-    Agents SDK  SQLiteSession(limit=24)               239   196         0   45,200   0/12       0/12         6.14
+    framework   manager                                   requests  over unpaired    peak  facts  in window  CPU ms
+    pydantic-ai TokenBoxCapability                             239     0        0   7,835  12/12      12/12    39.7
+    pydantic-ai nothing                                        239   225        0 156,056  12/12       0/12    37.5
+    pydantic-ai ProcessHistory (keep task + 8)                 239     0        0   3,511   0/12       0/12     5.1
+    pydantic-ai harness ClearToolResults(keep_pairs=3)         239     0        0   6,401  12/12      12/12    15.7
+    pydantic-ai harness SlidingWindowCompaction                239     0        0   6,403   4/12       4/12     5.3
+    pydantic-ai harness TieredCompaction(clear, slide)         239     0        0   6,401  10/12      10/12    16.5
+    pydantic-ai harness SlidingWindow + ConversationSearch     247    13        0  11,624  12/12       9/12    40.7
+    pydantic-ai harness Tiered + ConversationSearch            239     0        0   6,380  12/12      12/12    98.9
+    Agents SDK  TokenBoxInputFilter                            239     0        0   7,835  12/12      12/12    30.1
+    Agents SDK  nothing                                        239   225        0 158,483  12/12       0/12    13.5
+    Agents SDK  ToolOutputTrimmer()                            239   219        0  55,774  12/12       2/12    13.9
+    Agents SDK  SQLiteSession(limit=24)                        239   196        0  45,200   0/12       0/12     6.1
+
+and at 360 steps (``--steps 360``, the most the distinct prose allows; harness venv):
+
+    pydantic-ai TokenBoxCapability                             379     0        0   7,911  12/12      12/12    57.3
+    pydantic-ai harness ClearToolResults(keep_pairs=3)         379    36        0   8,769  12/12       9/12    26.2
+    pydantic-ai harness TieredCompaction(clear, slide)         379     0        0   6,404   8/12       8/12    14.0
+    pydantic-ai harness Tiered + ConversationSearch            379     0        0   6,402  12/12      12/12    89.2
 
 Read: without management the facts are there but 225 of 239 requests exceed the window (a provider refuses them).
 pydantic-ai's history processor fits but forgets the planted facts at once.  The SDK's ``ToolOutputTrimmer`` only
 trims outputs older than the newest two user turns, so a single long task is never trimmed; a session ``limit``
-bounds only what a run starts from, not the items the run itself adds.  TokenBox fits every request and keeps
-the facts answerable, for ~30-40 ms of CPU a call (its archive on SQLite, recall and the layout; pydantic-ai with
-no management pays about as much, replaying a 150k-token history each call).
+bounds only what a run starts from, not the items the run itself adds.  pydantic-ai-harness's ``ClearToolResults``
+is the strong peer on this workload (the facts are short turns, the tool outputs are what is large): at 220 steps
+it fits every request and keeps every fact for a third of TokenBox's CPU, but it keeps every call and a
+placeholder per result, so the history still grows ~18 tokens a step and at 360 steps 36 requests exceed the
+window.  Its sliding window fits but loses what it slides past (the first user message is kept: 4/12); tiering the
+two fits and loses some facts (10/12, 8/12 at 360 steps).  Its search tool: after the sliding window the model
+called it 8 times (the 8 extra requests) and got every fact back, but 13 requests went over the window (peak 11,624)
+once search results joined the history; beside the tiered compaction it was never called — the facts were in the
+requests already (the tool's schema and instructions move when compaction fires, and so what it keeps; not
+investigated further) — and ``StepPersistence``, which snapshots the history at every step, brought the CPU to
+89-99 ms a call.  TokenBox fits every request at both lengths and keeps every fact
+in front of the model without a tool call, for ~40-57 ms of CPU a call (its archive on SQLite, recall and the
+layout; pydantic-ai with no management pays 25-37 ms, replaying a 150k-token history each call).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib.util
 import json
 import sys
 import tempfile
@@ -152,7 +190,7 @@ def run_pydantic_ai(steps: int, manager: str, tmp: Path) -> dict[str, Any]:
         UserPromptPart,
     )
     from pydantic_ai.models.function import AgentInfo, FunctionModel
-    from pydantic_ai.usage import UsageLimits
+    from pydantic_ai.usage import RequestUsage, UsageLimits
 
     from tokenbox_pydantic_ai import TokenBoxCapability
 
@@ -160,6 +198,8 @@ def run_pydantic_ai(steps: int, manager: str, tmp: Path) -> dict[str, Any]:
     meter = Meter()
     per = steps // CHECKPOINTS
     state = {"page": 0, "left": 0}
+    asking: dict[str, str] = {}
+    searching = manager.endswith("+ ConversationSearch")
 
     def texts_of(messages: list[ModelMessage], info: AgentInfo) -> list[str]:
         texts: list[str] = [info.instructions or ""]
@@ -183,21 +223,35 @@ def run_pydantic_ai(steps: int, manager: str, tmp: Path) -> dict[str, Any]:
         text = content.rstrip().splitlines()[-1] if content.strip() else ""  # the turn's own text (recall goes before)
         question = next((topic for topic, _, _ in FACTS if text.startswith("Question") and topic in text), None)
         texts = texts_of(messages, info)
+        searched = isinstance(last, ToolReturnPart) and last.tool_name == SEARCH_TOOL
+        if searched:  # the search this model asked for answered: the question is asked now
+            question = asking.pop("topic")
+        needle = next((n for topic, _, n in FACTS if topic == question), "")
+        # a model that searches the harness's history tool whenever the fact it is asked for is not in front of it
+        search = searching and question is not None and not searched and not any(needle in t for t in texts)
         calls = [p.tool_call_id for m in messages for p in m.parts if isinstance(p, ToolCallPart)]
         outputs = [p.tool_call_id for m in messages for p in m.parts if isinstance(p, ToolReturnPart)]
-        meter.record(texts, question, calls, outputs)
+        meter.record(texts, None if search else question, calls, outputs)
+        # the usage a provider reports (the request's size, as counted above): the harness's triggers anchor on it
+        usage = RequestUsage(input_tokens=meter.tokens[-1], output_tokens=8)
+        if search:
+            assert question is not None
+            asking["topic"] = question
+            call = ToolCallPart(SEARCH_TOOL, {"query": question}, tool_call_id=f"s{len(meter.tokens)}")
+            return ModelResponse(parts=[call], usage=usage)
         if question is not None:
-            needle = next(n for topic, _, n in FACTS if topic == question)
-            return ModelResponse(parts=[TextPart(needle if any(needle in t for t in texts) else "unknown")])
+            answer = needle if any(needle in t for t in texts) else "unknown"
+            return ModelResponse(parts=[TextPart(answer)], usage=usage)
         if text.startswith("Task"):
             state["left"] = per
         if state["left"] <= 0:
-            return ModelResponse(parts=[TextPart("noted" if text.startswith("Note") else "done")])
+            return ModelResponse(parts=[TextPart("noted" if text.startswith("Note") else "done")], usage=usage)
         state["left"] -= 1
         state["page"] += 1
         n = state["page"]
         return ModelResponse(
-            parts=[ThinkingPart(f"next: page {n}"), ToolCallPart("read_page", {"n": n}, tool_call_id=f"c{n}")]
+            parts=[ThinkingPart(f"next: page {n}"), ToolCallPart("read_page", {"n": n}, tool_call_id=f"c{n}")],
+            usage=usage,
         )
 
     def keep_recent(messages):  # type: ignore[no-untyped-def]  # pydantic-ai resolves annotations at runtime
@@ -213,6 +267,8 @@ def run_pydantic_ai(steps: int, manager: str, tmp: Path) -> dict[str, Any]:
         capabilities = [TokenBoxCapability(WINDOW, session=str(tmp / "pai.db"), session_id="bench")]
     elif manager == "ProcessHistory (keep task + 8)":
         capabilities = [ProcessHistory(keep_recent)]
+    elif manager in HARNESS:
+        capabilities = harness_capabilities(manager, tmp)
     agent: Agent[None, str] = Agent(
         FunctionModel(model), instructions="You audit documents page by page.", capabilities=capabilities
     )
@@ -360,7 +416,53 @@ def run_agents(steps: int, manager: str, tmp: Path) -> dict[str, Any]:
     return meter.row("Agents SDK", manager, time.process_time() - start)
 
 
-PYDANTIC_AI = ["TokenBoxCapability", "nothing", "ProcessHistory (keep task + 8)"]
+SEARCH_TOOL = "search_conversation_history"  # pydantic-ai-harness's ConversationSearch tool
+
+
+def harness_capabilities(manager: str, tmp: Path) -> list[Any]:
+    """pydantic-ai-harness's zero-LLM compaction, as its README configures it: a trigger at 80 % of the window
+    (``max_fraction`` / ``target_fraction`` with ``context_window=WINDOW``), counted with the same o200k
+    tokenizer the meter uses (the harness anchors on the provider-reported input tokens, which the scripted model
+    reports exactly, and estimates only what was added since); ``+ ConversationSearch``: its README's pairing of
+    ``StepPersistence`` (every step snapshotted in SQLite) with the BM25 history-search tool, which the scripted
+    model calls with the question's topic whenever the fact asked for is not in its request."""
+    from pydantic_ai_harness.compaction import ClearToolResults, SlidingWindowCompaction, TieredCompaction
+
+    exact = {"tokenizer": COUNTER.count, "context_window": WINDOW}
+    compaction: Any
+    if manager == "harness ClearToolResults(keep_pairs=3)":
+        compaction = ClearToolResults(max_fraction=0.8, keep_pairs=3, **exact)
+    elif manager.startswith("harness SlidingWindowCompaction"):
+        compaction = SlidingWindowCompaction(max_fraction=0.8, keep_tokens=WINDOW // 2, **exact)
+    else:
+        tiers = [ClearToolResults(keep_pairs=3), SlidingWindowCompaction(keep_tokens=WINDOW // 2)]
+        compaction = TieredCompaction(tiers=tiers, target_fraction=0.8, **exact)
+    if not manager.endswith("+ ConversationSearch"):
+        return [compaction]
+    from pydantic_ai_harness.conversation_search import ConversationSearch, SnapshotHistorySource
+    from pydantic_ai_harness.step_persistence import SqliteStepStore, StepPersistence
+
+    store = SqliteStepStore(database=str(tmp / f"harness-{len(manager)}.db"))
+    return [
+        StepPersistence(store=store),
+        ConversationSearch(SnapshotHistorySource(store), scope="conversation"),
+        compaction,
+    ]
+
+
+# pydantic-ai-harness pins the pydantic-ai-slim it was released with: measured where it installs (a venv of its own)
+HARNESS = (
+    [
+        "harness ClearToolResults(keep_pairs=3)",
+        "harness SlidingWindowCompaction",
+        "harness TieredCompaction(clear, slide)",
+        "harness SlidingWindowCompaction + ConversationSearch",
+        "harness TieredCompaction(clear, slide) + ConversationSearch",
+    ]
+    if importlib.util.find_spec("pydantic_ai_harness") is not None
+    else []
+)
+PYDANTIC_AI = ["TokenBoxCapability", "nothing", "ProcessHistory (keep task + 8)", *HARNESS]
 AGENTS = ["TokenBoxInputFilter", "nothing", "ToolOutputTrimmer()", "SQLiteSession(limit=24)"]
 
 
@@ -368,19 +470,21 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=220)
     parser.add_argument("--only", choices=["pydantic-ai", "agents"])
+    parser.add_argument("--managers", help="semicolon-separated manager names to run (default: all)")
     args = parser.parse_args()
+    chosen = set(args.managers.split(";")) if args.managers else None
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         if args.only != "agents":
-            rows += [run_pydantic_ai(args.steps, m, Path(tmp)) for m in PYDANTIC_AI]
+            rows += [run_pydantic_ai(args.steps, m, Path(tmp)) for m in PYDANTIC_AI if not chosen or m in chosen]
         if args.only != "pydantic-ai":
-            rows += [run_agents(args.steps, m, Path(tmp)) for m in AGENTS]
+            rows += [run_agents(args.steps, m, Path(tmp)) for m in AGENTS if not chosen or m in chosen]
     print(f"{args.steps} tool steps, window {WINDOW:,} tokens (o200k), {CHECKPOINTS} x {len(FACTS)} questions\n")
     header = ("requests", 9), ("over", 6), ("unpaired", 10), ("peak", 9), ("facts", 7), ("in window", 11)
-    print(f"{'framework':12}{'manager':32}" + "".join(f"{h:>{w}}" for h, w in header) + f"{'CPU ms/call':>13}")
+    print(f"{'framework':12}{'manager':60}" + "".join(f"{h:>{w}}" for h, w in header) + f"{'CPU ms/call':>13}")
     for r in rows:
         print(
-            f"{r['framework']:12}{r['manager']:32}{r['requests']:>9}{r['over']:>6}{r['unpaired']:>10}{r['peak']:>9,}"
+            f"{r['framework']:12}{r['manager']:60}{r['requests']:>9}{r['over']:>6}{r['unpaired']:>10}{r['peak']:>9,}"
             f"{r['facts']:>7}{r['facts_within']:>11}{r['cpu_ms']:>13}"
         )
 

@@ -89,7 +89,7 @@ class ShareOverflow(MemoryOverflow):
 
 class HistorySession:
     """One memory's session in ``store`` (see the module docstring); ``options`` are the ContextSession's
-    ``recall``, ``masking``, ``offload`` and ``on_invalid``."""
+    ``recall``, ``masking``, ``offload``, ``on_invalid`` and ``defense``."""
 
     def __init__(self, store: SessionStore, session_id: str, path: str | None, **options: Any) -> None:
         self.store = store

@@ -19,7 +19,7 @@ from llama_index.core.storage.chat_store.base_db import MessageStatus
 from tokenbox_core import ContextCriticalOverflow, TokenCounter
 from tokenbox_core.arguments import StrictArguments
 from tokenbox_core.chat import ChatCounter
-from tokenbox_core.errors import BudgetError, TokenBoxWarning
+from tokenbox_core.errors import BudgetError, ConfigTypeError, TokenBoxWarning
 from tokenbox_core.session import SessionStore
 from tokenbox_llamaindex._blocks import block_contents, format_blocks, insert_blocks, place_blocks, restored_values
 from tokenbox_llamaindex._counting import resolve_counter
@@ -134,6 +134,7 @@ class TokenBoxSessionMemory(StrictArguments, BaseMemory):
     masking: Any = Field(default=True, exclude=True, description="ContextSession masking (bool or MaskingConfig).")
     offload: Any = Field(default=True, exclude=True, description="ContextSession offload (bool or OffloadConfig).")
     on_invalid: str = Field(default="raise", description="Messages a provider would reject: 'raise' or 'repair'.")
+    defense: Any = Field(default=None, exclude=True, description="A DefensePolicy screening what recall brings back.")
 
     _history: HistorySession = PrivateAttr()
     _lock: tuple[Any, asyncio.Lock] | None = PrivateAttr(default=None)
@@ -161,8 +162,16 @@ class TokenBoxSessionMemory(StrictArguments, BaseMemory):
         if self.in_flight_tokens is None:
             self.in_flight_tokens = int(self.token_limit * DEFAULT_IN_FLIGHT_RATIO)
         self._check_room()
+        if self.defense is not None:
+            from tokenbox_core.defense import DefensePolicy  # loaded by the memories that use it only
+
+            if not isinstance(self.defense, DefensePolicy):
+                raise ConfigTypeError(
+                    f"TokenBoxSessionMemory(defense=...) must be a tokenbox_core.defense.DefensePolicy, got "
+                    f"{type(self.defense).__name__}; e.g. defense=DefensePolicy()"
+                )
         store, path = store_of(self.chat_store)
-        options = {name: getattr(self, name) for name in ("recall", "masking", "offload", "on_invalid")}
+        options = {name: getattr(self, name) for name in ("recall", "masking", "offload", "on_invalid", "defense")}
         self._history = HistorySession(store, self.session_id, path, **options)
 
     def _check_room(self) -> None:

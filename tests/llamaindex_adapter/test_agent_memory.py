@@ -161,22 +161,3 @@ def test_token_box_memory_under_an_agent_overshoots_by_what_the_agent_adds() -> 
     sizes = [request_tokens(r) for r in llm.requests]
     # 3,171: tool-call arguments counted as sent since issue 32 (3,161 as compact JSON)
     assert (len(sizes), sum(s > LIMIT for s in sizes), max(sizes)) == (300, 96, 3171)
-
-
-def test_an_early_fact_is_recalled_for_the_question_that_needs_it() -> None:
-    """After 40 questions evicted the first turn, asking about it brings it back into the request (recall)."""
-    llm = RecordingFunctionLLM(tool_rounds=1)
-    agent = FunctionAgent(tools=[lookup], llm=llm, system_prompt="You are a travel desk assistant.")
-    memory = TokenBoxSessionMemory.from_defaults(token_limit=2000, agent=agent)
-
-    async def main() -> None:
-        await agent.run("Please note: my frequent flyer number is QF-88231-X.", memory=memory)
-        for i in range(40):
-            await agent.run(question(i), memory=memory)
-        await agent.run("What is my frequent flyer number?", memory=memory)
-
-    asyncio.run(main())
-    asked = llm.requests[-2]  # the last run's first request
-    assert "QF-88231-X" not in "".join(str(m.content) for m in llm.requests[-5].messages)  # evicted before
-    assert any("QF-88231-X" in str(m.content) for m in asked.messages) and request_tokens(asked) <= 2000
-    assert memory.last_compiled is not None and "t_1" in memory.last_compiled.recalled

@@ -25,7 +25,7 @@ from llama_index.core.memory.memory_blocks import StaticMemoryBlock
 from llama_index.core.storage.chat_store.base_db import MessageStatus
 
 from tokenbox_core._arguments import UnknownArgumentError
-from tokenbox_core.errors import BudgetError, TokenBoxWarning
+from tokenbox_core.errors import BudgetError, ConfigTypeError, TokenBoxWarning
 from tokenbox_core.media import image_tokens
 from tokenbox_llamaindex import MemoryOverflow, TokenBoxSessionMemory
 from tokenbox_llamaindex._messages import archived
@@ -390,8 +390,8 @@ def test_fact_extraction_and_vector_blocks_work_unchanged() -> None:
 
 
 def test_remaining_errors_say_what_to_pass() -> None:
-    """Both chat_store and async_database_uri, an agent= that is not an agent, and a memory block returning
-    something else than text, content blocks or messages are refused with the fix."""
+    """Both chat_store and async_database_uri, an agent= that is not an agent, a defense= that is no DefensePolicy,
+    and a memory block returning something else than text, content blocks or messages are refused with the fix."""
 
     class Odd(BaseMemoryBlock[str]):
         async def _aget(self, messages: list[ChatMessage] | None = None, **kwargs: Any) -> Any:
@@ -404,6 +404,8 @@ def test_remaining_errors_say_what_to_pass() -> None:
         TokenBoxSessionMemory.from_defaults(chat_store="a.db", async_database_uri="sqlite+aiosqlite:///b.db")
     with pytest.raises(TypeError, match="agent= must be a LlamaIndex agent .* or give reserve_tokens= yourself"):
         TokenBoxSessionMemory.from_defaults(agent=object())
+    with pytest.raises(ConfigTypeError, match=r"defense=...\) must be a tokenbox_core.defense.DefensePolicy, got dict"):
+        TokenBoxSessionMemory(defense={})
     memory = TokenBoxSessionMemory(memory_blocks=[Odd(name="odd")])
     memory.put(ChatMessage(role="user", content="hi"))
     with pytest.raises(ValueError, match="memory block 'odd' returned dict; a memory block returns text"):
