@@ -15,6 +15,12 @@ Measured on the tree of issue 32's one-compile round against 433c242 (a963599's 
 Token Box simplification), ``--n 3000``: 65 of 3,000 differ, all under the ``approximate`` counter, all from
 a963599 itself (every later commit of box/ and tokens/ gives the same 65): 63 totals 1-2 tokens apart with every
 section the same, and two truncated sections one token shorter at the same total (seeds 624 and 2321).
+With no item declaring ``tokens=`` none of the 3,000 differ.  The rule that changed is the total's: the text around
+items whose size the caller vouched for (``Item.tokens``) was counted as ONE string (every unvouched unit joined,
+skipping the vouched ones: a string never sent); since a963599 the vouched items split the text into runs counted
+apart (``box/_totals.py``).  With chars/4 rounding the runs apart count up to a token more each, so the total is 1-2
+higher and, where the budget binds, the truncated section gives that token back.  The new count is the one that
+follows what is sent (the runs are not adjacent in the output); not a regression.
 """
 
 from __future__ import annotations
