@@ -24,12 +24,8 @@ it over, laid out again with the excess taken off (at most a few passes).
 
 from __future__ import annotations
 
-import hashlib
 import time
-import uuid
-from collections.abc import Mapping
 from dataclasses import replace
-from datetime import datetime
 from typing import Any
 
 from tokenbox_core._arguments import check_keywords, suggest_keywords
@@ -37,20 +33,20 @@ from tokenbox_core._budget import ContextBudget
 from tokenbox_core.compiler._assemble import Assembled, assemble, scaffold_reserve
 from tokenbox_core.compiler._build import SectionPlan, build_plan
 from tokenbox_core.compiler._collect import Candidates, collect, collect_async, has_async_sources
-from tokenbox_core.compiler._compress import Compressed, compress, measure, section_summary
+from tokenbox_core.compiler._compress import Compressed, compress, measure
 from tokenbox_core.compiler._config import CompilerConfig
 from tokenbox_core.compiler._context import CompiledContext
 from tokenbox_core.compiler._filter import Exclusion, filter_candidates, reference_time
-from tokenbox_core.compiler._metrics import compute_metrics
+from tokenbox_core.compiler._finish import Laid, finish, policy_tokens
 from tokenbox_core.compiler._overflow import OverflowEvent
-from tokenbox_core.compiler._rank import Ranked, rank_candidates
+from tokenbox_core.compiler._rank import rank_candidates
 from tokenbox_core.compiler._refs import Reference, compress_references, dangling_references, restore_references
 from tokenbox_core.compiler._stable import cache_aware_plans
-from tokenbox_core.compiler._trace import CompilationTrace, input_hash, output_hash
+from tokenbox_core.compiler._trace import input_hash
 from tokenbox_core.compiler._turn_cache import TurnCache
-from tokenbox_core.compiler._validate import check_invariants, run_checks
+from tokenbox_core.compiler._validate import density_violations, window_violations
 from tokenbox_core.errors import CompilationError, CompilerInputError, Violation
-from tokenbox_core.tokens import TokenCounter, canonical_json, get_counter
+from tokenbox_core.tokens import TokenCounter, get_counter
 
 __all__ = ["CompiledContext", "ContextCompiler"]
 
@@ -130,13 +126,8 @@ class ContextCompiler:
         try:
             return self._compile_candidates(candidates, started)
         except CompilationError as exc:
-            tight = {"constraint_density", "window", "overflow"}
-            if not self.config.precedence_statement or not set(exc.rules) <= tight:
-                raise
             failed = exc.rules
-            config = replace(self.config, precedence_statement=False)
-            plain = ContextCompiler(self.budget, counter=self.counter, config=config)
-            plain._cache = self._cache
+            plain = self._without_statement(exc)
             result = plain._compile_candidates(candidates, started)  # raises the user's material's own problem
         event = OverflowEvent(
             self.config.overflow_policy,
@@ -148,15 +139,87 @@ class ContextCompiler:
         trace = replace(result.trace, overflow_events=(*result.trace.overflow_events, event))
         return replace(result, trace=trace)
 
+    @check_keywords
+    def measure(
+        self,
+        *,
+        policy: Any = None,
+        developer: Any = None,
+        task: Any = None,
+        tools: Any = (),
+        evidence: Any = (),
+        memory: Any = (),
+        history: Any = (),
+        user: Any = None,
+    ) -> int:
+        """The ``total_tokens`` :meth:`compile` returns for these sources, counted as sent, without building what
+        only a compile that is sent needs: the trace, the metrics, the checks, further pages.
+
+        For a caller that plans one more tier in the room these sources leave (``ContextSession`` plans its
+        history this way, then compiles once).  Raises what the layout raises (a critical overflow, an empty
+        compile) and what the budget's rules raise (``window``, ``constraint_density``); as :meth:`compile` does,
+        it leaves the precedence statement out when only that fits.  The other checks (required sections,
+        metric gates, user checks) are left to the compile that is sent.
+
+        >>> compiler = ContextCompiler(1000, counter="whitespace")
+        >>> sources = {"policy": "Answer in one sentence.", "user": "What is TokenBox?"}
+        >>> compiler.measure(**sources), compiler.compile(**sources).total_tokens
+        (49, 49)
+        """
+        sources = _sources(policy, developer, task, tools, evidence, memory, history, user)
+        if has_async_sources(sources):
+            raise CompilerInputError("measure() takes values or sync callables: await acompile() for async sources")
+        candidates = collect(sources)
+        try:
+            return self._measured(candidates)
+        except CompilationError as exc:  # as compile() does: a tight budget's failure measured without the statement
+            return self._without_statement(exc)._measured(candidates)
+
+    def _measured(self, candidates: Candidates) -> int:
+        """The laid-out total, checked against the rules a tight budget breaks (window, constraint density)."""
+        laid = self._laid_out(candidates, traced=False)
+        capacity = self.budget.effective().max_tokens
+        window = self.budget.max_tokens
+        violations = window_violations(
+            laid.total, window=window, output_reserve=self.budget.output_reserve, capacity=capacity
+        )
+        violations += density_violations(policy_tokens(laid.compressed), capacity, self.config)
+        if violations:
+            raise CompilationError(violations)
+        return laid.total
+
+    def _without_statement(self, exc: CompilationError) -> ContextCompiler:
+        """This compiler without the precedence statement, when ``exc`` is a tight budget's failure; else raise it."""
+        if not self.config.precedence_statement or not set(exc.rules) <= {"constraint_density", "window", "overflow"}:
+            raise exc
+        plain = ContextCompiler(
+            self.budget, counter=self.counter, config=replace(self.config, precedence_statement=False)
+        )
+        plain._cache = self._cache
+        return plain
+
     def _compile_candidates(self, candidates: Candidates, started: float) -> CompiledContext:
+        laid = self._laid_out(candidates, traced=True)
+        result = finish(candidates, laid, started, budget=self.budget, counter=self.counter, config=self.config)
+        defense = laid.defense
+        if defense is not None and hasattr(defense, "finish"):  # phase 4 of Algorithm 6.6, then `.defense`
+            result = defense.finish(result)
+        if self.config.overflow_policy == "paginate" and _paged_out(laid.compressed):
+            pages = self._paginate(laid.filtered, result)
+            result = replace(pages[0], pages=pages)  # the returned context is page 1 of len(pages), and says so
+        return result
+
+    def _laid_out(self, candidates: Candidates, *, traced: bool) -> Laid:
+        """Filter → Assemble and the count as sent (``traced``: with the input hash and the stage latencies)."""
         config = self.config
         stages: dict[str, float] = {}
         clock = _Stopwatch(stages)
         now = reference_time(candidates, config)
-        digest = input_hash(candidates, config, self.budget, self.counter.name, now)
-        filtered, excluded = filter_candidates(candidates, config, now, self._cache)
         defense = config.defense
-        if defense is not None and hasattr(defense, "begin"):  # a per-compile session (tokenbox_core.defense)
+        begins = defense is not None and hasattr(defense, "begin")  # a per-compile session (tokenbox_core.defense)
+        digest = input_hash(candidates, config, self.budget, self.counter.name, now) if traced or begins else ""
+        filtered, excluded = filter_candidates(candidates, config, now, self._cache)
+        if begins:
             defense = defense.begin(digest, self.counter)
         if defense is not None and hasattr(defense, "screen"):
             filtered, screened = defense.screen(filtered)
@@ -187,27 +250,9 @@ class ContextCompiler:
         clock.lap("references")
         compressed, assembled, total, refs = self._fit(dedup.plans, dedup.references, base_plans)
         clock.lap("compress+assemble")
-        result = self._finish(
-            candidates,
-            ranked,
-            compressed,
-            assembled,
-            total,
-            refs,
-            dedup.clusters,
-            excluded,
-            now,
-            digest,
-            started,
-            stages,
-            defense=defense,
+        return Laid(
+            filtered, ranked, compressed, assembled, total, refs, dedup.clusters, excluded, now, digest, stages, defense
         )
-        if defense is not None and hasattr(defense, "finish"):  # phase 4 of Algorithm 6.6, then `.defense`
-            result = defense.finish(result)
-        if config.overflow_policy == "paginate" and _paged_out(compressed):
-            pages = self._paginate(filtered, result)
-            result = replace(pages[0], pages=pages)  # the returned context is page 1 of len(pages), and says so
-        return result
 
     def _history_allocation(self, plans: tuple[SectionPlan, ...]) -> int:
         """The history tier's tokens when ``plans`` are laid out (the block cut's capacity)."""
@@ -244,107 +289,6 @@ class ContextCompiler:
 
     def _count(self, assembled: Assembled) -> int:
         return assembled.count(self.counter, self.config.output)
-
-    def _finish(
-        self,
-        candidates: Candidates,
-        ranked: Ranked,
-        compressed: Compressed,
-        assembled: Assembled,
-        total: int,
-        refs: tuple[Reference, ...],
-        clusters: tuple[tuple[tuple[str, str], ...], ...],
-        excluded: tuple[Exclusion, ...],
-        now: datetime | None,
-        digest: str,
-        started: float,
-        stages: dict[str, float],
-        page: tuple[int, int] = (1, 1),
-        defense: Any = None,
-    ) -> CompiledContext:
-        config = self.config
-        layout = compressed.layout
-        effective = self.budget.effective()
-        pointer_targets = {(r.section, r.item_id): (r.canonical_section, r.canonical_id) for r in refs}
-        lost = tuple(Exclusion(r.id, r.section, f"compress:{r.reason}", r.score) for r in layout.removed)
-        all_excluded = excluded + compressed.excluded + lost + assembled.excluded
-        metrics = compute_metrics(
-            assembled,
-            compressed.plans,
-            total_tokens=total,
-            capacity=effective.max_tokens,
-            counter=self.counter,
-            config=config,
-            now=now,
-            candidate_scores=ranked.scores,
-            pointer_targets=pointer_targets,
-            clusters=clusters,
-            defense=defense,
-        )
-        summary = section_summary(compressed)
-        ratios = {sid: (row["used"] / row["demand"] if row["demand"] else 1.0) for sid, row in summary.items()}
-        trace = CompilationTrace(
-            trace_id=str(uuid.uuid4()),
-            timestamp=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            config_version=config.version,
-            input_hash=digest,
-            output_hash=_with_tools(output_hash(assembled.messages, assembled.text, config.output), assembled.tools),
-            total_tokens=total,
-            section_allocations=summary,
-            excluded_items=all_excluded,
-            compression_ratios=ratios,
-            latency_ms=(time.perf_counter() - started) * 1000.0,
-            policy_version=candidates.policy.version if candidates.policy is not None else None,
-            allocator=config.allocator,
-            overflow_policy=config.overflow_policy,
-            overflow_events=tuple(e.to_dict() for e in compressed.events),
-            shadow_price=compressed.shadow_price,
-            marginal_utilities=compressed.marginal_utilities,
-            references=tuple(r.to_dict() for r in refs),
-            retrieval_pending=compressed.retrieval_pending,
-            page=page[0],
-            pages=page[1],
-            stage_latency_ms=dict(stages),
-        )
-        compiled = CompiledContext(
-            messages=assembled.messages,
-            text=assembled.text,
-            layout=layout,
-            trace=trace,
-            metrics=metrics,
-            total_tokens=total,
-            allocations=compressed.allocations,
-            marginal_utilities=compressed.marginal_utilities,
-            shadow_price=compressed.shadow_price,
-            references=refs,
-            excluded=all_excluded,
-            retrieval_pending=compressed.retrieval_pending,
-            sections=tuple(assembled.emitted),
-            stable_messages=assembled.turn_start,
-            tools=assembled.tools,
-        )
-        policy_tokens = sum(
-            layout[s].final_tokens for s in ("policy", "developer") if any(p.id == s for p in compressed.plans)
-        )
-        violations = check_invariants(
-            assembled,
-            compressed.plans,
-            config=config,
-            total_tokens=total,
-            window=self.budget.max_tokens,
-            output_reserve=self.budget.output_reserve,
-            capacity=effective.max_tokens,
-            prefill_budget=effective.max_tokens,
-            used={row: summary[row]["used"] for row in summary},
-            allocations=compressed.allocations,
-            pointer_targets=pointer_targets,
-            policy_tokens=policy_tokens,
-            metrics=metrics,
-        )
-        violations += run_checks(compiled, config)
-        if violations:
-            raise CompilationError(violations, trace.to_dict())
-        return compiled
 
     def _paginate(self, filtered: Candidates, first: CompiledContext) -> tuple[CompiledContext, ...]:
         """Under ``paginate``: further pages carry every fixed tier and the evidence earlier pages could not hold."""
@@ -415,10 +359,3 @@ def _paged_out(compressed: Compressed) -> bool:
     if not any(p.id == "evidence" for p in compressed.plans):
         return False
     return bool(compressed.layout["evidence"].removed) or compressed.layout["evidence"].status == "dropped"
-
-
-def _with_tools(digest: str, tools: tuple[Mapping[str, Any], ...]) -> str:
-    """The output hash covering the tool schemas sent beside the messages (``tools_as="schemas"``)."""
-    if not tools:
-        return digest
-    return hashlib.sha256(f"{digest}:{canonical_json(list(tools))}".encode("utf-8", "surrogatepass")).hexdigest()

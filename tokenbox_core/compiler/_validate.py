@@ -34,9 +34,39 @@ from tokenbox_core.compiler._metrics import Metrics
 from tokenbox_core.compiler._render import evidence_tag
 from tokenbox_core.errors import Violation
 
-__all__ = ["check_invariants", "run_checks"]
+__all__ = ["check_invariants", "density_violations", "run_checks", "window_violations"]
 
 _TAG = re.compile(r"\[evidence (\S+) \| source: ")
+
+
+def window_violations(total_tokens: int, *, window: int, output_reserve: int, capacity: int) -> list[Violation]:
+    """``window``: the prefill and the generation reserve within the window, the prefill within the capacity."""
+    if total_tokens + output_reserve > window:
+        return [
+            Violation(
+                "window",
+                f"{total_tokens:,} prefill tokens + {output_reserve:,} generation reserve = "
+                f"{total_tokens + output_reserve:,} > window {window:,}",
+            )
+        ]
+    if total_tokens > capacity:
+        return [Violation("window", f"{total_tokens:,} prefill tokens > effective capacity {capacity:,}")]
+    return []
+
+
+def density_violations(policy_tokens: int, prefill_budget: int, config: CompilerConfig) -> list[Violation]:
+    """``constraint_density``: the policy tier within its share of the prefill budget (§6.6.5)."""
+    limit = config.constraint_density_limit
+    if limit is None or policy_tokens <= limit * prefill_budget:
+        return []
+    return [
+        Violation(
+            "constraint_density",
+            f"the policy tier uses {policy_tokens:,} tokens, over {limit:.0%} of the {prefill_budget:,}-token "
+            f"prefill budget ({int(limit * prefill_budget):,}); shorten the policy or raise "
+            f"CompilerConfig.constraint_density_limit",
+        )
+    ]
 
 
 def check_invariants(
@@ -56,17 +86,7 @@ def check_invariants(
     metrics: Metrics,
 ) -> list[Violation]:
     """Check the built-in invariants (see the module docstring) and return every violation."""
-    out: list[Violation] = []
-    if total_tokens + output_reserve > window:
-        out.append(
-            Violation(
-                "window",
-                f"{total_tokens:,} prefill tokens + {output_reserve:,} generation reserve = "
-                f"{total_tokens + output_reserve:,} > window {window:,}",
-            )
-        )
-    elif total_tokens > capacity:
-        out.append(Violation("window", f"{total_tokens:,} prefill tokens > effective capacity {capacity:,}"))
+    out = window_violations(total_tokens, window=window, output_reserve=output_reserve, capacity=capacity)
     emitted_sections = set(assembled.emitted)
     for plan in plans:
         if plan.id in assembled.emitted:
@@ -114,16 +134,7 @@ def check_invariants(
                         f"emitted before it",
                     )
                 )
-    limit = config.constraint_density_limit
-    if limit is not None and policy_tokens > limit * prefill_budget:
-        out.append(
-            Violation(
-                "constraint_density",
-                f"the policy tier uses {policy_tokens:,} tokens, over {limit:.0%} of the {prefill_budget:,}-token "
-                f"prefill budget ({int(limit * prefill_budget):,}); shorten the policy or raise "
-                f"CompilerConfig.constraint_density_limit",
-            )
-        )
+    out += density_violations(policy_tokens, prefill_budget, config)
     values = metrics.to_dict()
     for name, low in sorted(config.min_metrics.items()):
         if values[name] < low:

@@ -293,9 +293,10 @@ class ContextSession:
         view = View(
             self.archive, self.masking, self.offload_config, self.on_invalid, has_user=user is not None, rows=self._rows
         )
-        fixed = compiler.compile(history=view.fixed_messages(), **sources)
+        # the fixed tiers' size from the compiler's own layout and count, without a compile: one compile a turn
+        fixed_tokens = compiler.measure(history=view.fixed_messages(), **sources)
         limit = compiler.budget.effective().max_tokens
-        room = limit - fixed.total_tokens
+        room = limit - fixed_tokens
         question = query if query is not None else (user if user is not None else view.anchor_text())
         compiled, plan, recalled, block = None, None, None, None
         block_source = "memory" if compiler.config.defense is not None else None  # recalled text is untrusted

@@ -129,3 +129,54 @@ def test_compiled_context_diff_uses_the_compiles_own_numbers() -> None:
     assert (d.fingerprint_a, d.fingerprint_b) == (a.fingerprint, b.fingerprint) and not d.identical
     assert a.layout.diff(b.layout).total_a != d.total_a  # the body-only figure the issue reported
     assert a.diff(a).identical
+
+
+def _compiled_total(compiler: ContextCompiler, sources: dict[str, Any]) -> int | str:
+    try:
+        return compiler.compile(**sources).total_tokens
+    except CompilationError as exc:
+        return f"{type(exc).__name__}: {', '.join(exc.rules)}"
+
+
+def _measured_total(compiler: ContextCompiler, sources: dict[str, Any]) -> int | str:
+    try:
+        return compiler.measure(**sources)
+    except CompilationError as exc:
+        return f"{type(exc).__name__}: {', '.join(exc.rules)}"
+
+
+@pytest.mark.parametrize("budget", [40, 60, 100, 160, 400, 900, 4000])
+@pytest.mark.parametrize("policy", ["Answer briefly.", "Answer briefly. " * 20])
+def test_measure_is_the_compiles_total_at_every_budget(turn: dict[str, Any], budget: int, policy: str) -> None:
+    """measure() returns compile()'s total_tokens, or fails with the same error, from a roomy window down to one
+    where the precedence statement is left out, the policy breaks its density limit or the fixed tiers overflow."""
+    for sources in ({**turn, "policy": policy}, {"policy": policy, "user": "What is 2+2?"}):
+        compiler = ContextCompiler(budget, counter="gpt-4o")
+        assert _measured_total(compiler, sources) == _compiled_total(compiler, sources)
+
+
+def test_measure_counts_what_a_defence_and_a_cache_window_add(turn: dict[str, Any]) -> None:
+    """Under a DefensePolicy (boundaries derived from the input hash) and a cache-aware window, measure() is still
+    the compile's total."""
+    from tokenbox_core.cache import CacheWindow
+    from tokenbox_core.defense import DefensePolicy
+
+    history = [{"role": "user" if i % 2 == 0 else "assistant", "content": f"turn {i} " * 12} for i in range(30)]
+    sources = {"policy": "Be exact.", "evidence": turn["evidence"], "history": history, "user": "And now?"}
+    for config in (
+        CompilerConfig(defense=DefensePolicy(secret="s" * 16)),
+        CompilerConfig(cache_aware=CacheWindow(role="user")),
+    ):
+        for budget in (300, 900):
+            compiler = ContextCompiler(budget, counter="gpt-4o", config=config)
+            assert compiler.measure(**sources) == compiler.compile(**sources).total_tokens
+
+
+def test_measure_refuses_async_sources() -> None:
+    """measure() takes values and sync callables; an async source is refused with the way to compile it."""
+
+    async def policy() -> str:
+        return "Be brief."
+
+    with pytest.raises(CompilerInputError, match=r"measure\(\) takes values or sync callables: await acompile"):
+        ContextCompiler(400, counter="whitespace").measure(policy=policy, user="hi")
