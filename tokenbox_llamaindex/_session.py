@@ -2,10 +2,11 @@
 
 :class:`HistorySession` archives neutral messages through a :class:`~tokenbox_core.ContextSession`, keeps
 the flush mark (as eviction events in the archive, so a reload in another process keeps it), decides with the
-core's conversation engine which messages a flush takes, and compiles the history that fits a budget with the
-session (recall, masking, offload, tool groups whole — the core decides).  It returns LlamaIndex messages:
-each archived message the compile left unchanged rebuilt from the archive (so it comes back as it went in),
-each message the compile wrote (the pointer with recalled turns, a masked or offloaded preview) from its text.
+core's conversation engine which messages a flush takes, and prepares each model call's history with the
+session (``ContextSession.prepare``: recall, masking, offload, tool groups whole — the core decides).  It returns
+LlamaIndex messages: each archived message the compile left unchanged rebuilt from the archive (so it comes back
+as it went in), each message the compile wrote (the pointer with recalled turns, a masked or offloaded preview)
+from its text.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from llama_index.core.base.llms.types import ChatMessage
 from tokenbox_core import CompilerConfig, ContextCriticalOverflow, ContextSession, TokenCounter
 from tokenbox_core.chat import ChatCounter, ConversationOverflow, fit_conversation
 from tokenbox_core.errors import CompilationError, ConfigError, ConfigTypeError
+from tokenbox_core.request import ModelRequest
 from tokenbox_core.session import MemorySessionStore, PostgresSessionStore, SessionStore, SQLiteSessionStore
 from tokenbox_llamaindex._memory import MemoryOverflow
 from tokenbox_llamaindex._messages import plain_message, restore
@@ -159,25 +161,26 @@ class HistorySession:
             self._flushed = self.flushed_count + len(flushed)
         return flushed
 
-    def compile(self, budget: int, query: str | None, counter: TokenCounter) -> tuple[list[ChatMessage], Any, int]:
-        """(the history that fits ``budget`` tokens — the messages, priming not included — as LlamaIndex
-        messages, the session's CompiledContext, what the messages cost)."""
+    def prepare(self, request: ModelRequest, counter: TokenCounter) -> tuple[list[ChatMessage], Any, int]:
+        """(the history for ``request`` — :meth:`~tokenbox_core.ContextSession.prepare`, once per model call — as
+        LlamaIndex messages, the session's CompiledContext, what the messages cost, priming not included)."""
         if not self.store.count(self.session_id):
             return [], None, 0
-        chat = ChatCounter.of(counter)
+        base = ChatCounter.of(counter).base
+        share = request.budget(counter).capacity - base
         try:
-            compiled = self.context(counter).compile(budget=budget + chat.base, query=query)
+            prepared = self.context(counter).prepare(request)
         except CompilationError as exc:  # first: the compiler's FixedTiersOverflow is a ContextCriticalOverflow too
             if "overflow" not in exc.rules:
                 raise
             fixed = self._fixed()  # the leading system messages and the latest user message: every compile's
             names = ["system"] * (fixed[0]["role"] != "user") + ["latest-user"]
-            raise ShareOverflow(budget, sum(chat.size(m) for m in fixed), names) from exc
+            raise ShareOverflow(share, sum(ChatCounter.of(counter).size(m) for m in fixed), names) from exc
         except ContextCriticalOverflow as exc:
-            raise ShareOverflow(exc.budget - chat.base, exc.required - chat.base, exc.section_ids) from exc
-        pairs = zip(compiled.messages, compiled.message_sources, strict=True)
+            raise ShareOverflow(share, exc.required - base, exc.section_ids) from exc
+        pairs = zip(prepared.messages, prepared.sources, strict=True)
         out = [restore(m) if source is not None else plain_message(m) for m, source in pairs]
-        return out, compiled, compiled.total_tokens - chat.base
+        return out, prepared.compiled, prepared.tokens - base
 
     def _fixed(self) -> list[dict[str, Any]]:
         turns = self.turns()
