@@ -21,7 +21,7 @@ from tokenbox_core import CompilerConfig, ContextCriticalOverflow, ContextSessio
 from tokenbox_core.chat import ChatCounter, ConversationOverflow, fit_conversation
 from tokenbox_core.errors import CompilationError, ConfigError, ConfigTypeError
 from tokenbox_core.request import ModelRequest
-from tokenbox_core.session import MemorySessionStore, PostgresSessionStore, SessionStore, SQLiteSessionStore
+from tokenbox_core.session import PostgresSessionStore, SessionStore, open_store
 from tokenbox_llamaindex._memory import MemoryOverflow
 from tokenbox_llamaindex._messages import plain_message, restore
 
@@ -33,22 +33,17 @@ _SQLITE_PREFIXES = ("sqlite+aiosqlite:///", "sqlite:///")
 
 
 def store_of(chat_store: Any) -> tuple[SessionStore, str | None]:
-    """(the session store, its path) for ``chat_store``: a SessionStore, a SQLite path, a PostgreSQL URI
-    (``postgresql+psycopg://…``), or None (in memory)."""
-    if chat_store is None:
-        return MemorySessionStore(), None
-    if isinstance(chat_store, SessionStore):
-        return chat_store, getattr(chat_store, "path", None)
-    if PostgresSessionStore.accepts(chat_store):
-        return PostgresSessionStore(chat_store), None
-    if isinstance(chat_store, str | os.PathLike):
-        path = os.fspath(chat_store)
-        return SQLiteSessionStore(path), path
-    raise ConfigTypeError(
-        f"chat_store must be a TokenBox SessionStore, a SQLite path or None, got {type(chat_store).__name__}; "
-        f"LlamaIndex's AsyncDBChatStore is not supported (TokenBoxSessionMemory archives in a session store): "
-        f"pass chat_store='memory.db' or async_database_uri='sqlite+aiosqlite:///memory.db'"
-    )
+    """(the session store, its SQLite path) for ``chat_store``, as :func:`tokenbox_core.session.open_store` opens
+    it: a SessionStore, a SQLite path, a PostgreSQL URI (``postgresql+psycopg://…``), or None (in memory)."""
+    try:
+        store = open_store(chat_store, argument="chat_store")
+    except ConfigTypeError as exc:
+        raise ConfigTypeError(
+            f"{exc}; LlamaIndex's AsyncDBChatStore is not supported (TokenBoxSessionMemory archives in a session "
+            f"store): pass chat_store='memory.db' or async_database_uri='sqlite+aiosqlite:///memory.db'"
+        ) from exc
+    path = getattr(store, "path", None)
+    return store, None if path is None else os.fspath(path)
 
 
 def sqlite_path(uri: str) -> str | None:
