@@ -254,8 +254,8 @@ class TokenBoxSessionMemory(StrictArguments, BaseMemory):
 
     @property
     def reserve(self) -> int:
-        """Tokens of each request left to the agent: ``reserve_tokens``, or the measured ``agent_tokens`` plus
-        :attr:`in_flight_reserve` plus the chat format's priming."""
+        """Tokens of each request left to the agent: ``reserve_tokens`` (at least the chat format's priming, which
+        every request pays), or the measured ``agent_tokens`` plus :attr:`in_flight_reserve` plus the priming."""
         return self.token_limit - self.memory_budget
 
     @property
