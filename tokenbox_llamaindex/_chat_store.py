@@ -25,12 +25,7 @@ from llama_index.core.storage.chat_store import BaseChatStore
 from tokenbox_core.session import MemorySessionStore, SessionStore, SQLiteSessionStore
 from tokenbox_llamaindex._messages import neutral, plain_message
 
-__all__ = ["SessionChatStore", "from_neutral", "to_neutral"]
-
-
-def to_neutral(messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:
-    """LlamaIndex messages as the core's neutral dicts."""
-    return neutral(list(messages))
+__all__ = ["SessionChatStore", "from_neutral"]
 
 
 def from_neutral(messages: Sequence[Mapping[str, Any]]) -> list[ChatMessage]:
@@ -76,7 +71,7 @@ class SessionChatStore(BaseChatStore):
 
     def set_messages(self, key: str, messages: list[ChatMessage]) -> None:
         """Replace the session's turns."""
-        self._rewrite(key, to_neutral(messages))
+        self._rewrite(key, neutral(messages))
 
     def get_messages(self, key: str) -> list[ChatMessage]:
         """Every turn of the session."""
@@ -85,10 +80,10 @@ class SessionChatStore(BaseChatStore):
     def add_message(self, key: str, message: ChatMessage, idx: int | None = None) -> None:
         """Append (or insert at ``idx``, which rewrites the session)."""
         if idx is None:
-            self.session_store.extend(key, to_neutral([message]))
+            self.session_store.extend(key, neutral([message]))
             return
         turns = self._plain(key)
-        turns.insert(idx, to_neutral([message])[0])
+        turns.insert(idx, neutral([message])[0])
         self._rewrite(key, turns)
 
     def delete_messages(self, key: str) -> list[ChatMessage] | None:

@@ -2,10 +2,11 @@
 
 :class:`HistorySession` archives neutral messages through a :class:`~tokenbox_core.ContextSession`, keeps
 the flush mark (as eviction events in the archive, so a reload in another process keeps it), decides with the
-core's conversation engine which messages a flush takes, and compiles the history that fits a budget with the
-session (recall, masking, offload, tool groups whole — the core decides).  It returns LlamaIndex messages:
-each archived message the compile left unchanged rebuilt from the archive (so it comes back as it went in),
-each message the compile wrote (the pointer with recalled turns, a masked or offloaded preview) from its text.
+core's conversation engine which messages a flush takes, and prepares each model call's history with the
+session (``ContextSession.prepare``: recall, masking, offload, tool groups whole — the core decides).  It returns
+LlamaIndex messages: each archived message the compile left unchanged rebuilt from the archive (so it comes back
+as it went in), each message the compile wrote (the pointer with recalled turns, a masked or offloaded preview)
+from its text.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from llama_index.core.base.llms.types import ChatMessage
 from tokenbox_core import CompilerConfig, ContextCriticalOverflow, ContextSession, TokenCounter
 from tokenbox_core.chat import ChatCounter, ConversationOverflow, fit_conversation
 from tokenbox_core.errors import CompilationError, ConfigError, ConfigTypeError
-from tokenbox_core.session import MemorySessionStore, PostgresSessionStore, SessionStore, SQLiteSessionStore
+from tokenbox_core.request import ModelRequest
+from tokenbox_core.session import PostgresSessionStore, SessionStore, open_store
 from tokenbox_llamaindex._memory import MemoryOverflow
 from tokenbox_llamaindex._messages import plain_message, restore
 
@@ -31,22 +33,17 @@ _SQLITE_PREFIXES = ("sqlite+aiosqlite:///", "sqlite:///")
 
 
 def store_of(chat_store: Any) -> tuple[SessionStore, str | None]:
-    """(the session store, its path) for ``chat_store``: a SessionStore, a SQLite path, a PostgreSQL URI
-    (``postgresql+psycopg://…``), or None (in memory)."""
-    if chat_store is None:
-        return MemorySessionStore(), None
-    if isinstance(chat_store, SessionStore):
-        return chat_store, getattr(chat_store, "path", None)
-    if PostgresSessionStore.accepts(chat_store):
-        return PostgresSessionStore(chat_store), None
-    if isinstance(chat_store, str | os.PathLike):
-        path = os.fspath(chat_store)
-        return SQLiteSessionStore(path), path
-    raise ConfigTypeError(
-        f"chat_store must be a TokenBox SessionStore, a SQLite path or None, got {type(chat_store).__name__}; "
-        f"LlamaIndex's AsyncDBChatStore is not supported (TokenBoxSessionMemory archives in a session store): "
-        f"pass chat_store='memory.db' or async_database_uri='sqlite+aiosqlite:///memory.db'"
-    )
+    """(the session store, its SQLite path) for ``chat_store``, as :func:`tokenbox_core.session.open_store` opens
+    it: a SessionStore, a SQLite path, a PostgreSQL URI (``postgresql+psycopg://…``), or None (in memory)."""
+    try:
+        store = open_store(chat_store, argument="chat_store")
+    except ConfigTypeError as exc:
+        raise ConfigTypeError(
+            f"{exc}; LlamaIndex's AsyncDBChatStore is not supported (TokenBoxSessionMemory archives in a session "
+            f"store): pass chat_store='memory.db' or async_database_uri='sqlite+aiosqlite:///memory.db'"
+        ) from exc
+    path = getattr(store, "path", None)
+    return store, None if path is None else os.fspath(path)
 
 
 def sqlite_path(uri: str) -> str | None:
@@ -159,25 +156,26 @@ class HistorySession:
             self._flushed = self.flushed_count + len(flushed)
         return flushed
 
-    def compile(self, budget: int, query: str | None, counter: TokenCounter) -> tuple[list[ChatMessage], Any, int]:
-        """(the history that fits ``budget`` tokens — the messages, priming not included — as LlamaIndex
-        messages, the session's CompiledContext, what the messages cost)."""
+    def prepare(self, request: ModelRequest, counter: TokenCounter) -> tuple[list[ChatMessage], Any, int]:
+        """(the history for ``request`` — :meth:`~tokenbox_core.ContextSession.prepare`, once per model call — as
+        LlamaIndex messages, the session's CompiledContext, what the messages cost, priming not included)."""
         if not self.store.count(self.session_id):
             return [], None, 0
-        chat = ChatCounter.of(counter)
+        base = ChatCounter.of(counter).base
+        share = request.budget(counter).capacity - base
         try:
-            compiled = self.context(counter).compile(budget=budget + chat.base, query=query)
+            prepared = self.context(counter).prepare(request)
         except CompilationError as exc:  # first: the compiler's FixedTiersOverflow is a ContextCriticalOverflow too
             if "overflow" not in exc.rules:
                 raise
             fixed = self._fixed()  # the leading system messages and the latest user message: every compile's
             names = ["system"] * (fixed[0]["role"] != "user") + ["latest-user"]
-            raise ShareOverflow(budget, sum(chat.size(m) for m in fixed), names) from exc
+            raise ShareOverflow(share, sum(ChatCounter.of(counter).size(m) for m in fixed), names) from exc
         except ContextCriticalOverflow as exc:
-            raise ShareOverflow(exc.budget - chat.base, exc.required - chat.base, exc.section_ids) from exc
-        pairs = zip(compiled.messages, compiled.message_sources, strict=True)
+            raise ShareOverflow(share, exc.required - base, exc.section_ids) from exc
+        pairs = zip(prepared.messages, prepared.sources, strict=True)
         out = [restore(m) if source is not None else plain_message(m) for m, source in pairs]
-        return out, compiled, compiled.total_tokens - chat.base
+        return out, prepared.compiled, prepared.tokens - base
 
     def _fixed(self) -> list[dict[str, Any]]:
         turns = self.turns()

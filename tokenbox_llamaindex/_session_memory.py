@@ -16,10 +16,11 @@ from llama_index.core.memory.types import BaseMemory
 from llama_index.core.prompts import RichPromptTemplate
 from llama_index.core.storage.chat_store.base_db import MessageStatus
 
-from tokenbox_core import ContextCriticalOverflow, TokenCounter
+from tokenbox_core import ContextBudget, ContextCriticalOverflow, TokenCounter
 from tokenbox_core.arguments import StrictArguments
 from tokenbox_core.chat import ChatCounter
 from tokenbox_core.errors import BudgetError, ConfigTypeError, TokenBoxWarning
+from tokenbox_core.request import ModelRequest
 from tokenbox_core.session import SessionStore
 from tokenbox_llamaindex._blocks import block_contents, format_blocks, insert_blocks, place_blocks, restored_values
 from tokenbox_llamaindex._counting import resolve_counter
@@ -240,31 +241,43 @@ class TokenBoxSessionMemory(StrictArguments, BaseMemory):
     def reserve_for(self, agent: Any) -> int:
         """Measure what ``agent`` (a LlamaIndex agent or ``AgentWorkflow``) adds to each request into
         :attr:`agent_tokens`; returns it."""
-        self.agent_tokens = agent_tokens(agent, self._chat(), self.resolve_counter())
+        self.agent_tokens = agent_tokens(agent, self.resolve_counter())
         self._check_room()
         return self.agent_tokens
 
+    def _request(self, in_flight: int, blocks: int = 0, query: str | None = None) -> ModelRequest:
+        """The next model call as the core sees it: no new messages (``put`` archived them), ``token_limit`` as the
+        window with what the agent adds, the run's in-flight part and the memory blocks reserved — the core's
+        window calculation (:meth:`~tokenbox_core.request.ModelRequest.budget`) leaves the memory's messages the
+        rest.  ``reserve_tokens`` covers the chat format's priming, which the capacity includes."""
+        if self.reserve_tokens is not None:
+            slots = {"agent": max(0, self.reserve_tokens - self._chat().base)}
+        else:
+            slots = {"agent": self.agent_tokens, "in_flight": in_flight}
+        window = ContextBudget(self.token_limit, reserved_slots={**slots, "memory_blocks": blocks})
+        return ModelRequest((), window=window, query=query)
+
+    def _share(self, in_flight: int) -> int:
+        """What the memory's messages may cost (priming not included) with ``in_flight`` tokens reserved."""
+        return self._request(in_flight).budget(self.resolve_counter()).capacity - self._chat().base
+
     @property
     def reserve(self) -> int:
-        """Tokens of each request left to the agent: ``reserve_tokens``, or the measured ``agent_tokens`` plus
-        ``in_flight_tokens`` plus the chat format's priming."""
-        if self.reserve_tokens is not None:
-            return self.reserve_tokens
-        return self.agent_tokens + self.in_flight_reserve + self._chat().base
+        """Tokens of each request left to the agent: ``reserve_tokens`` (at least the chat format's priming, which
+        every request pays), or the measured ``agent_tokens`` plus :attr:`in_flight_reserve` plus the priming."""
+        return self.token_limit - self.memory_budget
 
     @property
     def in_flight_reserve(self) -> int:
         """What the next request keeps for the run's in-flight tool calls and results: ``in_flight_tokens``, or
         the largest run seen (:attr:`in_flight_seen`) when larger, but never so much that the memory keeps less
         than ``token_flush_size`` (a run that adds more than that leaves cannot fit and warns)."""
-        floor = self.in_flight_tokens or 0
-        room = self.token_limit - self.agent_tokens - self._chat().base - self.token_flush_size
-        return max(floor, min(self._in_flight_seen, room))
+        return max(self.in_flight_tokens or 0, min(self._in_flight_seen, self._share(0) - self.token_flush_size))
 
     @property
     def memory_budget(self) -> int:
         """What the memory's messages may cost: ``token_limit - reserve``."""
-        return self.token_limit - self.reserve
+        return self._share(self.in_flight_reserve)
 
     def resolve_counter(self) -> TokenCounter:
         """The counter in use (``counter``/``tokenizer_fn``, else ``Settings.tokenizer``, else cl100k_base)."""
@@ -394,32 +407,24 @@ class TokenBoxSessionMemory(StrictArguments, BaseMemory):
         """(template data, chat messages) of block contents (``Memory``'s private method)."""
         return format_blocks(self.memory_blocks, contents)
 
-    @property
-    def _request_budget(self) -> int:
-        """What the next ``get`` compiles into: :attr:`memory_budget`, or less when the largest run seen needs
-        more than :attr:`in_flight_reserve` may keep (it leaves the memory ``token_flush_size`` for flushing):
-        then what that run leaves of ``token_limit``, so the request stays within it when the memory's messages
-        fit there (a memory that fills its budget — recall takes the room the window leaves — would otherwise
-        push such a run over the limit by what the reserve could not keep)."""
-        if self.reserve_tokens is not None:
-            return self.memory_budget
-        left = self.token_limit - self.agent_tokens - self._chat().base - self._in_flight_seen
-        return max(1, min(self.memory_budget, left))
-
     async def aget(self, input: str | ChatMessage | None = None, **block_kwargs: Any) -> list[ChatMessage]:
-        """The memory's messages for the next request: the session compiled into ``memory_budget`` tokens
-        (less when a run seen adds more than the reserve may keep: :attr:`_request_budget`) with the memory
-        blocks in place (module docstring)."""
-        budget = self._request_budget
-        if budget < self.memory_budget:
+        """The memory's messages for the next request: the session prepared for one model call within
+        :attr:`memory_budget` tokens, with the memory blocks in place (class docstring).  When the largest run
+        seen needs more than :attr:`in_flight_reserve` may keep (it leaves the memory ``token_flush_size`` for
+        flushing), the request first reserves that run, so it stays within ``token_limit`` as long as the
+        memory's messages fit what the run leaves (else the run will warn)."""
+        reserves = [self.in_flight_reserve]
+        if self.reserve_tokens is None and self._in_flight_seen > reserves[0] and self._share(self._in_flight_seen) > 0:
+            reserves.insert(0, self._in_flight_seen)
+        for in_flight in reserves[:-1]:
             try:
-                return await self._aget(budget, input, **block_kwargs)
-            except ShareOverflow:  # the memory's messages do not fit what the run leaves: the run will warn
+                return await self._aget(in_flight, input, **block_kwargs)
+            except ShareOverflow:
                 pass
-        return await self._aget(self.memory_budget, input, **block_kwargs)
+        return await self._aget(reserves[-1], input, **block_kwargs)
 
-    async def _aget(self, budget: int, input: str | ChatMessage | None, **block_kwargs: Any) -> list[ChatMessage]:
-        chat = self._chat()
+    async def _aget(self, in_flight: int, input: str | ChatMessage | None, **block_kwargs: Any) -> list[ChatMessage]:
+        chat, budget = self._chat(), self._share(in_flight)
         data: list[Any] = []
         block_messages: list[ChatMessage] = []
         used = 0
@@ -434,9 +439,9 @@ class TokenBoxSessionMemory(StrictArguments, BaseMemory):
                 )  # fmt: skip
             except ContextCriticalOverflow as exc:
                 raise ShareOverflow(exc.budget, exc.required, exc.section_ids) from exc
-        query = input if isinstance(input, str) else None
+        request = self._request(in_flight, used, input if isinstance(input, str) else None)
         conversation, compiled, total = await self._locked(
-            lambda: self._history.compile(budget - used, query, self.resolve_counter())
+            lambda: self._history.prepare(request, self.resolve_counter())
         )
         self._last, self._last_total = compiled, total + used
         self._run_base = self._last_total  # what the run's requests carry from the memory (_check_in_flight)

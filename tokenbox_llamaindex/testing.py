@@ -31,11 +31,10 @@ from llama_index.core.base.llms.types import ChatMessage, MessageRole, TextBlock
 from llama_index.core.bridge.pydantic import PrivateAttr
 from llama_index.core.llms.mock import MockFunctionCallingLLM
 
-from tokenbox_core import get_counter
-from tokenbox_core.chat import ChatCounter
+from tokenbox_core.request import ModelRequest
 from tokenbox_core.session import BLOCK_END
 from tokenbox_llamaindex._messages import neutral
-from tokenbox_llamaindex._reserve import tool_tokens
+from tokenbox_llamaindex._reserve import tool_schemas
 
 __all__ = ["RecordedRequest", "RecordingFunctionLLM", "Script", "request_tokens"]
 
@@ -113,7 +112,4 @@ class RecordingFunctionLLM(MockFunctionCallingLLM):
 def request_tokens(request: RecordedRequest, counter: Any = "cl100k_base") -> int:
     """What ``request`` costs as sent: the chat format (priming, per-message overhead, content, tool-call payloads,
     media by the model's rules) plus each tool's definition (its OpenAI schema as compact JSON)."""
-    resolved = get_counter(counter)
-    chat = ChatCounter.of(resolved)
-    messages = neutral(list(request.messages))
-    return chat.base + sum(chat.size(m) for m in messages) + tool_tokens(request.tools, resolved)
+    return ModelRequest(neutral(list(request.messages)), tools=tool_schemas(request.tools), window=1).tokens(counter)

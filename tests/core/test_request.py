@@ -114,3 +114,17 @@ def test_a_session_defense_must_be_a_policy() -> None:
     """ContextSession(defense=...) takes a DefensePolicy, and says so."""
     with pytest.raises(SessionError, match="defense must be a tokenbox_core.defense.DefensePolicy, got 'strict'"):
         ContextSession(None, "s", budget=100, defense="strict")
+
+
+def test_the_request_query_steers_recall_and_must_be_text() -> None:
+    """ModelRequest(query=...) is what recall searches for (a LlamaIndex Memory.get(input=...)); not text: an error."""
+    session = ContextSession(None, "q", budget=10_000, counter="whitespace")
+    session.add([{"role": "user", "content": "my locker code is 4471"}, {"role": "assistant", "content": "noted"}])
+    for i in range(40):
+        session.add([{"role": "user", "content": f"question {i} about trains"}, {"role": "assistant", "content": "ok"}])
+    request = ModelRequest((), window=120, query="what is my locker code")
+    prepared = session.prepare(request)
+    assert "t_1" in prepared.compiled.recalled and "4471" in json.dumps(prepared.messages)
+    assert "t_1" not in session.prepare(ModelRequest((), window=120)).compiled.recalled
+    with pytest.raises(ConversationError, match="query must be a string or None, got int"):
+        ModelRequest((), window=60, query=3)  # type: ignore[arg-type]

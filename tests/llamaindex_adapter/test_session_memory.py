@@ -458,3 +458,14 @@ def test_a_run_larger_than_the_reserve_may_keep_lowers_what_get_returns() -> Non
     memory._in_flight_seen = 2000  # nothing is left: the newest messages still come back, within memory_budget
     assert memory.get()[-1].content == "answer 59: total 590 EUR"
     assert 1 < (memory.last_total_tokens or 0) <= memory.memory_budget
+
+
+def test_reserve_tokens_below_the_priming_still_keeps_the_request_within_the_limit() -> None:
+    """reserve_tokens=0 leaves the memory token_limit less the chat format's priming (every request pays it), so
+    what get returns plus the priming stays within token_limit (the share was token_limit, the priming on top)."""
+    memory = TokenBoxSessionMemory(token_limit=60, reserve_tokens=0, tokenizer_fn="whitespace")
+    memory.put_messages(turns(30))
+    memory.get()
+    base = memory._chat().base
+    assert memory.reserve == base and memory.memory_budget == 60 - base
+    assert (memory.last_total_tokens or 0) + base <= 60

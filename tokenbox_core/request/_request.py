@@ -65,6 +65,8 @@ class ModelRequest:
         response_format: the structured-output schema sent with the call, or ``None``.
         window: the model's input window in tokens, or a :class:`~tokenbox_core.ContextBudget`.
         output_reserve: tokens kept for the answer (added to a budget's own reserve).
+        query: what recall searches the archive for (``None``: the newest user message), e.g. the input a
+            LlamaIndex ``Memory.get(input=...)`` is given.
     """
 
     messages: Sequence[Mapping[str, Any]]
@@ -73,6 +75,7 @@ class ModelRequest:
     response_format: Mapping[str, Any] | None = None
     window: int | ContextBudget = 0
     output_reserve: int = 0
+    query: str | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "messages", tuple(self.messages))
@@ -88,6 +91,8 @@ class ModelRequest:
                 raise ConversationError(f"ModelRequest tool {i} is a {type(t).__name__}; pass OpenAI tool schemas")
         if self.system is not None and not isinstance(self.system, str):
             raise ConversationError(f"ModelRequest system must be a string or None, got {type(self.system).__name__}")
+        if self.query is not None and not isinstance(self.query, str):
+            raise ConversationError(f"ModelRequest query must be a string or None, got {type(self.query).__name__}")
         window = self.window
         if isinstance(window, float) and not math.isfinite(window):
             raise BudgetError(f"ModelRequest window must be a finite number of tokens, got {window}")

@@ -259,7 +259,7 @@ class ContextSession:
             )
         self.sync(request.messages)
         counter = self.compiler.counter
-        compiled = self.compile(budget=request.budget(counter))
+        compiled = self.compile(budget=request.budget(counter), query=request.query)
         messages = tuple(dict(m) for m in compiled.messages)
         return PreparedRequest(messages, compiled.message_sources, compiled, request.tokens(counter, messages))
 
