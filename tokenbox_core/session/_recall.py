@@ -16,6 +16,13 @@ one :func:`~tokenbox_core.session.search_archive` call) and lives as long as
 it; it holds the session's message texts once (its size is the session's
 text), and message vectors when an embedder is set, computed as messages are
 added (never by a search) and keyed by their text (the same text is embedded once).
+A compile asks one index about one query several times (the recall room is
+planned, then filled): the index keeps what it found for its latest query — the
+whole BM25 ranking, the distinctive-term counts, the cosine ranking — until the
+next query or the next message added, so each is computed once per compile.  The
+query's own vector is kept by its text among the last few queries (``queries``,
+shared by a session's indexes): a query is embedded once, however many indexes
+rank it.
 
 >>> index = RecallIndex()
 >>> index.add("t_1", "The staging database listens on port 5433")
@@ -32,14 +39,17 @@ import sqlite3
 import threading
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Protocol, TypeVar, runtime_checkable
 
 from tokenbox_core.errors import SessionError
 from tokenbox_core.session._lexical import content_words, words
 
+_T = TypeVar("_T")
+
 __all__ = ["Embedder", "Hit", "RecallIndex", "SearchableStore", "StoreIndex", "fts_query"]
 
 _MIN_COMMON = 10  # a term in at most this many messages is distinctive, whatever the session's length
+_QUERIES = 8  # query vectors kept (a compile's one query, embedded once; a few floats per dimension each)
 
 
 @runtime_checkable
@@ -81,6 +91,7 @@ class RecallIndex:
         embedder: optional ``text -> vector``; vectors are computed as messages are added, kept by content.
         rrf_k: the reciprocal-rank-fusion constant.
         vectors: where to keep the vectors (several indexes of one session share them).
+        queries: where to keep the vectors of the latest queries (shared likewise; at most 8 are kept).
     """
 
     def __init__(
@@ -89,6 +100,7 @@ class RecallIndex:
         *,
         rrf_k: int = 60,
         vectors: dict[str, tuple[float, ...]] | None = None,
+        queries: dict[str, tuple[float, ...]] | None = None,
     ) -> None:
         self._db = sqlite3.connect(":memory:", check_same_thread=False)
         self._db.execute("CREATE VIRTUAL TABLE docs USING fts5(body, tokenize = 'porter unicode61')")
@@ -97,6 +109,9 @@ class RecallIndex:
         self._texts: list[str] = []
         self._row: dict[str, int] = {}
         self._vectors: dict[str, tuple[float, ...]] = {} if vectors is None else vectors  # may be shared
+        self._queries: dict[str, tuple[float, ...]] = {} if queries is None else queries  # may be shared
+        # the latest query's findings: (what was asked, its answer); cleared when a message is added
+        self._found: dict[tuple[object, ...], object] = {}
         self.embedder = embedder
         self.rrf_k = rrf_k
 
@@ -125,6 +140,8 @@ class RecallIndex:
                 self._ids.append(doc_id)
                 self._texts.append(text)
                 new.append(text)
+            if new:
+                self._found = {}
         if self.embedder is not None:
             self._embed([t for t in dict.fromkeys(new) if t not in self._vectors])
 
@@ -143,6 +160,28 @@ class RecallIndex:
 
     def bm25(self, query: str, *, allowed: Collection[str] | None = None, depth: int = 200) -> list[Hit]:
         """Messages matching ``query`` by BM25, best first (ties: newer first); only ``allowed`` ids when given."""
+        ranking = self._latest(("bm25", query), lambda: self._bm25_all(query))
+        hits = []
+        for hit in ranking:
+            if allowed is None or hit.id in allowed:
+                hits.append(hit)
+                if len(hits) >= depth:
+                    break
+        return hits
+
+    def _latest(self, key: tuple[object, ...], find: Callable[[], _T]) -> _T:
+        """What ``find`` gives for ``key``, computed once while the query and the messages stay the same."""
+        with self._lock:
+            if key in self._found:
+                return self._found[key]  # type: ignore[return-value]
+            if any(k[1] != key[1] for k in self._found):  # a new query: forget the last one's
+                self._found = {}
+        value = find()
+        with self._lock:
+            self._found[key] = value
+        return value
+
+    def _bm25_all(self, query: str) -> list[Hit]:
         match = fts_query(query)
         if match is None:
             return []
@@ -151,31 +190,43 @@ class RecallIndex:
                 "SELECT rowid, bm25(docs) FROM docs WHERE docs MATCH ? ORDER BY bm25(docs), rowid DESC",
                 (match,),
             ).fetchall()
-        hits = []
-        for rowid, score in rows:
-            doc_id = self._ids[int(rowid) - 1]
-            if allowed is None or doc_id in allowed:
-                hits.append(Hit(doc_id, -float(score)))
-                if len(hits) >= depth:
-                    break
-        return hits
+        return [Hit(self._ids[int(rowid) - 1], -float(score)) for rowid, score in rows]
+
+    def query_vector(self, query: str) -> tuple[float, ...]:
+        """The embedding of ``query``, computed once among the latest queries (see the module docstring)."""
+        assert self.embedder is not None
+        with self._lock:
+            found = self._queries.get(query)
+        if found is None:
+            found = tuple(float(x) for x in self.embedder(query))
+            with self._lock:
+                self._queries[query] = found
+                while len(self._queries) > _QUERIES:
+                    del self._queries[next(iter(self._queries))]  # the oldest query first
+        return found
 
     def dense(self, query: str, *, allowed: Collection[str] | None = None, depth: int = 200) -> list[Hit]:
         """Messages by the cosine of their embedding with the query's, best first (ties: newer first)."""
         if self.embedder is None:
             return []
-        q = tuple(float(x) for x in self.embedder(query))
-        rows = [(row, doc_id) for row, doc_id in enumerate(self._ids) if allowed is None or doc_id in allowed]
-        self._embed([t for t in dict.fromkeys(self._texts[row] for row, _ in rows) if t not in self._vectors])
-        scored = [(_cosine(self._vectors[self._texts[row]], q), row, doc_id) for row, doc_id in rows]
+        ranking = self._latest(("dense", query), lambda: self._dense_all(query))
+        return [h for h in ranking if allowed is None or h.id in allowed][:depth]
+
+    def _dense_all(self, query: str) -> list[Hit]:
+        q = self.query_vector(query)
+        self._embed([t for t in dict.fromkeys(self._texts) if t not in self._vectors])
+        scored = [(_cosine(self._vectors[text], q), row) for row, text in enumerate(self._texts)]
         scored.sort(key=lambda s: (-s[0], -s[1]))
-        return [Hit(doc_id, score) for score, _row, doc_id in scored[:depth]]
+        return [Hit(self._ids[row], score) for score, row in scored]
 
     def distinctive_matches(self, query: str, *, max_share: float) -> dict[str, int]:
         """Indexed id → how many of the query's *distinctive* terms it holds: terms found in at most
         ``max_share`` of the indexed messages, or in at most 10 (a short session's own echoes of a fact — the
         question, its answer, a tool call repeating it — do not make its words common), so a word most of the
         conversation uses ("service", "error") never makes a message relevant on its own."""
+        return self._latest(("terms", query, max_share), lambda: self._distinctive(query, max_share))
+
+    def _distinctive(self, query: str, max_share: float) -> dict[str, int]:
         terms = list(dict.fromkeys(content_words(query) or words(query)))[:64]
         most = max(_MIN_COMMON, int(max_share * len(self._ids)))
         counts: dict[str, int] = {}
