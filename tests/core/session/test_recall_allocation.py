@@ -179,3 +179,20 @@ def test_a_compile_embeds_its_query_once_and_no_archived_message() -> None:
     assert seen == ["where is the deploy key?"] and "t_1" in compiled.recalled
     session.compile(user="where is the deploy key?")
     assert seen == ["where is the deploy key?"]
+
+
+def test_a_hit_next_to_the_turn_the_question_names_outranks_a_lone_one() -> None:
+    """Two turns hold the question's word "paint"; the one whose neighbour holds its other words ("Melanie",
+    "sunrise") is ranked first, and a turn holding no query word is never a hit, whatever its neighbours."""
+    index = RecallIndex()
+    index.extend(
+        [
+            ("t_1", "Melanie: look at the sunrise over the lake this morning"),
+            ("t_2", "Caroline: did you paint it?"),
+            *[(f"t_{i}", f"filler {i} about the weather") for i in range(3, 20)],
+            ("t_20", "Caroline: I want to paint the kitchen"),
+        ]
+    )
+    ranked = [h.id for h in index.search("when did Melanie paint a sunrise?")]
+    assert ranked[:2] == ["t_1", "t_2"] and ranked.index("t_2") < ranked.index("t_20")
+    assert "t_3" not in ranked
