@@ -36,6 +36,7 @@ stdlib prototype (FTS5 bm25 hits with ±1 neighbours in half the budget, the new
 
     python benchmarks/bench_recall.py --limit 20 --budgets 2000 8000      # quick
     python benchmarks/bench_recall.py                                      # LoCoMo, every manager, 2k–16k
+    python benchmarks/bench_recall.py --skip MiniLM --json benchmarks/results/recall.json   # notebook 07's figures
 
 Not a timed test: CPU times are for comparison on one machine.
 """
@@ -478,6 +479,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--only", nargs="*", help="managers whose name contains one of these words")
     parser.add_argument("--recall", nargs="*", default=[], help="RecallConfig fields for the TokenBox rows: share=0.5")
     parser.add_argument("--skip", nargs="*", default=[], help="managers whose name contains one of these words")
+    parser.add_argument(
+        "--json", type=Path, help="also write the figures (no CPU times) to this file, merged with what it holds"
+    )
     args = parser.parse_args(argv)
     names = [n for n in MANAGERS if not args.only or any(w.lower() in n.lower() for w in args.only)]
     names = [n for n in names if not any(w.lower() in n.lower() for w in args.skip)]
@@ -505,6 +509,30 @@ def main(argv: Sequence[str] | None = None) -> None:
         report(
             f"{title}: {len(convs)} conversations of {min(sizes):,}–{max(sizes):,} tokens", tallies, names, args.budgets
         )
+        if args.json is not None:
+            write_json(args.json, title, tallies)
+
+
+def write_json(path: Path, split: str, tallies: dict[tuple[str, int], Tally]) -> None:
+    """Merge the split's figures into ``path`` (``benchmarks/results/recall.json``, read by notebook 07): one row per
+    split, manager and budget, in percent; CPU times are left out (they are this machine's)."""
+    rows = json.loads(path.read_text()) if path.is_file() else []
+    rows = [r for r in rows if not (r["split"] == split and any(r["manager"] == m for m, _ in tallies))]
+    for (manager, budget), t in tallies.items():
+        rows.append(
+            {
+                "split": split,
+                "manager": manager,
+                "budget": budget,
+                "evidence_recall": round(100 * t.found / max(1, t.evidence), 1),
+                "answer_present": round(100 * t.answered / max(1, t.answers), 1),
+                "false_recalls": round(100 * t.false / max(1, t.recalled), 1) if t.recalling else None,
+                "tokens": round(sum(t.tokens) / max(1, len(t.tokens))),
+            }
+        )
+    rows.sort(key=lambda r: (r["split"], r["manager"], r["budget"]))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(rows, indent=1, ensure_ascii=False) + "\n")
 
 
 if __name__ == "__main__":

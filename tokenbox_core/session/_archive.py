@@ -57,10 +57,15 @@ class Archive:
         self._sizes: dict[tuple[str, str], int] = {}
         self._keys: list[str] = []
         self._vectors: dict[str, tuple[float, ...]] = {}
-        self._index = RecallIndex(embedder, rrf_k=rrf_k, vectors=self._vectors)
+        self._queries: dict[str, tuple[float, ...]] = {}  # the latest queries' vectors: one embedding a query
+        self._index = self._new_index()
         self._prefixes: list[RecallIndex] = []  # prefix_index's, at most two, the most recently used last
         # a store with its own full-text index (PostgreSQL) ranks recall itself; embeddings fuse in process
         self._database = store if embedder is None and isinstance(store, SearchableStore) else None
+
+    def _new_index(self) -> RecallIndex:
+        """An empty index sharing the session's message and query vectors."""
+        return RecallIndex(self._embedder, rrf_k=self._rrf_k, vectors=self._vectors, queries=self._queries)
 
     def turns(self) -> list[Turn]:
         """Every archived turn, in order (new ones read from the store)."""
@@ -98,8 +103,8 @@ class Archive:
         self._index.close()
         for prefix in self._prefixes:
             prefix.close()
-        self._vectors = {}
-        self._index = RecallIndex(self._embedder, rrf_k=self._rrf_k, vectors=self._vectors)
+        self._vectors, self._queries = {}, {}
+        self._index = self._new_index()
         self._prefixes = []
         self._turns, self._calls, self._sizes, self._keys = [], set(), {}, []
         self._answers = {}
@@ -151,11 +156,7 @@ class Archive:
             index = next((p for p in self._prefixes if len(p) == min(upto, len(turns))), None)
             if index is None:
                 shorter = [p for p in self._prefixes if len(p) < upto]
-                index = (
-                    max(shorter, key=len)
-                    if shorter
-                    else RecallIndex(self._embedder, rrf_k=self._rrf_k, vectors=self._vectors)
-                )
+                index = max(shorter, key=len) if shorter else self._new_index()
                 index.extend([(t.turn_id, t.text) for t in turns[len(index) : upto]])
             self._prefixes = [p for p in self._prefixes if p is not index] + [index]
             while len(self._prefixes) > 2:

@@ -69,7 +69,9 @@ def information_density(text: str) -> float:
     if not raw:
         return 0.0
     content = sum(1 for w in raw if w.lower() not in STOPWORDS)
-    technical = sum(1 for w in raw if _TECHNICAL.search(w))
+    # a lower-case alphabetic word is never technical: only the others are searched (most words; summaries
+    # score every turn of a block this way)
+    technical = sum(1 for w in raw if not (w.isalpha() and w.islower()) and _TECHNICAL.search(w))
     return (content + min(technical, content)) / (2 * len(raw))
 
 
@@ -104,6 +106,21 @@ def contains_decision(text: str) -> bool:
     return _DECISION.search(text) is not None
 
 
+_CORRECTION_WORDS = (
+    "actually", "wrong", "incorrect", "not right", "correction", "meant", "instead", "not what", "mistake", "should",
+    "change", "scratch",
+)  # fmt: skip
+"""A word every match of ``_CORRECTION`` holds (besides a leading "no" and "don't use"): a text holding none is not
+searched (the search tries a dozen patterns at every character)."""
+
+
 def contains_correction(text: str) -> bool:
     """True when the text corrects something said before ("no,", "actually", "that's wrong", "instead")."""
+    folded = text.casefold()
+    if (
+        not folded.lstrip().startswith("no")
+        and not ("don" in folded and "use" in folded)
+        and not any(w in folded for w in _CORRECTION_WORDS)
+    ):
+        return False
     return _CORRECTION.search(text) is not None

@@ -157,3 +157,42 @@ def test_the_newest_message_is_always_sent_and_the_budget_kept(turns: int, budge
     assert compiled.total_tokens <= budget
     assert compiled.messages[-1].get("id") == newest
     assert not set(compiled.recalled) & set(window_ids(compiled))
+
+
+def test_a_compile_embeds_its_query_once_and_no_archived_message() -> None:
+    """With an embedder, add embeds each new archived text (once per distinct text); a compile — which plans the
+    recall room and then fills it, over two indexes — embeds only its query, once, and a second compile of the same
+    query embeds nothing."""
+    seen: list[str] = []
+
+    def embed(text: str) -> list[float]:
+        seen.append(text)
+        return [float("key" in text), float("lunch" in text), 1.0]
+
+    session = ContextSession(None, "s", budget=120, counter="whitespace", recall=RecallConfig(embedder=embed))
+    session.add([{"role": "user", "content": "the deploy key lives in vault"}, {"role": "assistant", "content": "ok"}])
+    for i in range(20):
+        session.add([{"role": "user", "content": f"lunch {i} at noon"}, {"role": "assistant", "content": "ok"}])
+    assert len(seen) == 22  # 21 distinct user texts and "ok"
+    seen.clear()
+    compiled = session.compile(user="where is the deploy key?")
+    assert seen == ["where is the deploy key?"] and "t_1" in compiled.recalled
+    session.compile(user="where is the deploy key?")
+    assert seen == ["where is the deploy key?"]
+
+
+def test_a_hit_next_to_the_turn_the_question_names_outranks_a_lone_one() -> None:
+    """Two turns hold the question's word "paint"; the one whose neighbour holds its other words ("Melanie",
+    "sunrise") is ranked first, and a turn holding no query word is never a hit, whatever its neighbours."""
+    index = RecallIndex()
+    index.extend(
+        [
+            ("t_1", "Melanie: look at the sunrise over the lake this morning"),
+            ("t_2", "Caroline: did you paint it?"),
+            *[(f"t_{i}", f"filler {i} about the weather") for i in range(3, 20)],
+            ("t_20", "Caroline: I want to paint the kitchen"),
+        ]
+    )
+    ranked = [h.id for h in index.search("when did Melanie paint a sunrise?")]
+    assert ranked[:2] == ["t_1", "t_2"] and ranked.index("t_2") < ranked.index("t_20")
+    assert "t_3" not in ranked
