@@ -272,10 +272,11 @@ class TokenBoxMiddleware(AgentMiddleware):
             neutral(request.messages),
             system=system.text if system is not None else None,
             tools=request_schemas(request) if request.tools or request.response_format is not None else (),
-            window=ContextBudget(
+            window=ContextBudget(  # the schemas' slot is the neutral request's to reserve; the user's slots kept
                 max_tokens=budget.max_tokens,
                 target_tokens=budget.target_tokens,
                 output_reserve=budget.output_reserve,
+                reserved_slots={k: v for k, v in budget.reserved_slots.items() if k != "tools"},
                 estimation_safety_margin_percent=budget.estimation_safety_margin_percent,
             ),
         )
