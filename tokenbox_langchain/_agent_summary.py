@@ -46,7 +46,7 @@ from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from tokenbox_core import ContextBudget, TokenCounter
 from tokenbox_core.cache import CacheWindow
 from tokenbox_core.errors import ConfigTypeError
-from tokenbox_core.request import keep_tokens, reached, resolve_window, thresholds
+from tokenbox_core.request import ContextSize, keep_tokens, reached, resolve_window, thresholds
 from tokenbox_core.tokens import canonical_json, content_text
 from tokenbox_langchain._fit import FitOptions, fit_messages, neutral
 from tokenbox_langchain._history import from_neutral
@@ -72,7 +72,7 @@ SUMMARY_CONFIG: RunnableConfig = {"metadata": {"lc_source": "tokenbox_summarizat
 ``stream_mode="messages"`` (as ``SummarizationMiddleware`` does); the metadata names the call in traces."""
 SUMMARY_TOKENS = 512
 """The room a summary may take in the persistent mode (it is cut to fit)."""
-_DEFAULT_KEEP = ("fraction", 0.5)
+_DEFAULT_KEEP: ContextSize = ("fraction", 0.5)
 _T = TypeVar("_T")
 
 _AWAITED: ContextVar[dict[Any, Any] | None] = ContextVar("tokenbox_awaited_summaries", default=None)
