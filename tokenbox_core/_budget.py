@@ -106,6 +106,18 @@ class ContextBudget:
         return sum(self.reserved_slots.values())
 
     @property
+    def room(self) -> int:
+        """The window less the output reserve and the reserved slots (never below 0), before the safety margin:
+        what the critical sections and the rest may take together (:attr:`capacity` is it after the margin).
+
+        >>> budget = ContextBudget(8000, output_reserve=1000, reserved_slots={"tools": 500},
+        ...                        estimation_safety_margin_percent=10)
+        >>> budget.room, budget.capacity
+        (6500, 5850)
+        """
+        return max(0, self.max_tokens - self.output_reserve - self.reserved_tokens)
+
+    @property
     def capacity(self) -> int:
         """What the messages may use: ``max_tokens`` less the output reserve and the reserved slots (and the
         safety margin) — the effective max with nothing pinned, the one capacity every path fits to.
@@ -122,7 +134,7 @@ class ContextBudget:
             raise BudgetError(f"pinned_tokens must be >= 0, got {pinned_tokens}")
         target = self.max_tokens if self.target_tokens is None else self.target_tokens
         reserved = self.reserved_tokens
-        eff_max = max(0, self.max_tokens - self.output_reserve - pinned_tokens - reserved)
+        eff_max = max(0, self.room - pinned_tokens)
         eff_target = max(0, target - pinned_tokens - reserved)
         eff_target = min(eff_target, eff_max)
         if self.estimation_safety_margin_percent > 0:

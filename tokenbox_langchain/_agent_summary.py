@@ -13,7 +13,7 @@ message).  A core :class:`~tokenbox_core.session.Summarizer` is taken as it is.
 - In the persistent mode (:func:`compact_state`) the graph state itself is
   compacted once the trigger (default: the window) is reached, to ``keep``
   (default ``("fraction", 0.5)``: half the limit, the limit being the budget less
-  its output reserve by the window's own rule, :func:`~tokenbox_langchain._agent_window.resolve_window`,
+  its output reserve by the window's own rule, :func:`tokenbox_core.request.resolve_window`,
   and less the summary's room): LangChain's idiom,
   ``RemoveMessage(id=REMOVE_ALL_MESSAGES)`` followed by the summary (a human
   message) and the kept messages.  The newest agent step is kept whole in the
@@ -33,7 +33,6 @@ import dataclasses
 import functools
 import hashlib
 import inspect
-import math
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -47,8 +46,8 @@ from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from tokenbox_core import ContextBudget, TokenCounter
 from tokenbox_core.cache import CacheWindow
 from tokenbox_core.errors import ConfigTypeError
+from tokenbox_core.request import ContextSize, keep_tokens, reached, resolve_window, thresholds
 from tokenbox_core.tokens import canonical_json, content_text
-from tokenbox_langchain._agent_window import reached, resolve_window, thresholds
 from tokenbox_langchain._fit import FitOptions, fit_messages, neutral
 from tokenbox_langchain._history import from_neutral
 
@@ -73,7 +72,7 @@ SUMMARY_CONFIG: RunnableConfig = {"metadata": {"lc_source": "tokenbox_summarizat
 ``stream_mode="messages"`` (as ``SummarizationMiddleware`` does); the metadata names the call in traces."""
 SUMMARY_TOKENS = 512
 """The room a summary may take in the persistent mode (it is cut to fit)."""
-_DEFAULT_KEEP = ("fraction", 0.5)
+_DEFAULT_KEEP: ContextSize = ("fraction", 0.5)
 _T = TypeVar("_T")
 
 _AWAITED: ContextVar[dict[Any, Any] | None] = ContextVar("tokenbox_awaited_summaries", default=None)
@@ -193,10 +192,7 @@ def compact_state(middleware: TokenBoxMiddleware, messages: Sequence[BaseMessage
     assert budget is not None  # checked at construction
     # the window's own rule (resolve_window): the budget's output reserve, else output_reserve=...; the model's
     # profile is not known before the model call, and the tool schemas are reserved by the call's own fit
-    window = resolve_window(
-        budget, model=None, settings={}, reserve=middleware.output_reserve, tools=0, trigger=None, keep=None
-    )
-    limit = window.limit
+    limit = resolve_window(budget, output_reserve=middleware.output_reserve or 0).limit
     counter = middleware.counter
 
     def size() -> int:
@@ -209,7 +205,7 @@ def compact_state(middleware: TokenBoxMiddleware, messages: Sequence[BaseMessage
     if not due:
         return None
     keep = middleware._keep(None, messages) or _DEFAULT_KEEP
-    kept_tokens = int(keep[1]) if keep[0] == "tokens" else math.floor(keep[1] * limit)
+    kept_tokens = keep_tokens(keep, limit)
     room = SUMMARY_TOKENS if middleware.summarizer is not None else 0
     # keep's tokens are the kept messages', the summary comes on top (as SummarizationMiddleware's); both in the limit
     target = max(1, min(kept_tokens, limit - room))

@@ -319,7 +319,7 @@ class TokenBoxLayout(StrictArguments, TracedFit, RunnableSerializable[dict[str, 
                 return Outcome(fitted, None, layout, budget, start_on_removed=start_on_removed)
             prompt = self.template.invoke(self._render_values(fitted, sections))
             used = self._prompt_tokens(prompt)
-            limit = budget.max_tokens - budget.output_reserve - budget.reserved_tokens
+            limit = budget.room
             if used <= limit:
                 return Outcome(fitted, prompt, layout, budget, extra, used, start_on_removed)
             # what the rendering costs beyond the layout's own count (template, joins, chat overhead)

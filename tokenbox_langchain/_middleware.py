@@ -36,17 +36,9 @@ from tokenbox_core import ContextBudget
 from tokenbox_core.arguments import check_arguments, no_bool
 from tokenbox_core.chat import check_on_invalid
 from tokenbox_core.errors import BudgetError
+from tokenbox_core.request import ContextSize, RequestWindow, check_size, check_trigger, resolve_window
 from tokenbox_core.request import ModelRequest as NeutralRequest
-from tokenbox_langchain._agent_window import (
-    ContextSize,
-    Window,
-    check_size,
-    check_trigger,
-    reached,
-    request_schemas,
-    resolve_window,
-    tool_tokens,
-)
+from tokenbox_langchain._agent_window import model_window, output_reserve, request_schemas, tool_tokens
 from tokenbox_langchain._counting import MessageCounter
 from tokenbox_langchain._fit import MARKER_ID_PREFIX, FitOptions, FitResult, fit_messages, neutral
 
@@ -230,17 +222,16 @@ class TokenBoxMiddleware(AgentMiddleware):
 
     # ------------------------------------------------------------------ the model call
 
-    def window(self, request: ModelRequest) -> Window:
-        """The window of ``request``: budget, output reserve, the tokens of the tool schemas (with the structured-output
-        tools or schema ``create_agent`` adds for a ``response_format``), trigger and keep."""
+    def window(self, request: ModelRequest) -> RequestWindow:
+        """The window of ``request`` (:func:`tokenbox_core.request.resolve_window`) from what LangChain says: the
+        budget or the model's profile, the output reserve, the tokens of the tool schemas (with the
+        structured-output tools or schema ``create_agent`` adds for a ``response_format``), trigger and keep."""
         sent = request.tools or request.response_format is not None
-        tools = tool_tokens(request_schemas(request), self._text_counter) if sent else 0
+        reserve = self.output_reserve
         return resolve_window(
-            self.budget,
-            model=request.model,
-            settings=request.model_settings,
-            reserve=self.output_reserve,
-            tools=tools,
+            model_window(self.budget, request.model),
+            output_reserve=reserve if reserve is not None else output_reserve(request.model, request.model_settings),
+            tools=tool_tokens(request_schemas(request), self._text_counter) if sent else 0,
             trigger=self.trigger,
             keep=self._keep(request.system_message, request.messages),
         )
@@ -272,7 +263,7 @@ class TokenBoxMiddleware(AgentMiddleware):
         return self._fitted(request, system, result)
 
     def _compiled(
-        self, request: ModelRequest, system: SystemMessage | None, window: Window, thread: Any
+        self, request: ModelRequest, system: SystemMessage | None, window: RequestWindow, thread: Any
     ) -> ModelRequest:
         """The request prepared by the thread's session (:meth:`~tokenbox_core.ContextSession.prepare`): the
         neutral request — system text, tool schemas, messages, the window — in, the messages to send out."""
@@ -281,10 +272,11 @@ class TokenBoxMiddleware(AgentMiddleware):
             neutral(request.messages),
             system=system.text if system is not None else None,
             tools=request_schemas(request) if request.tools or request.response_format is not None else (),
-            window=ContextBudget(
+            window=ContextBudget(  # the schemas' slot is the neutral request's to reserve; the user's slots kept
                 max_tokens=budget.max_tokens,
                 target_tokens=budget.target_tokens,
                 output_reserve=budget.output_reserve,
+                reserved_slots={k: v for k, v in budget.reserved_slots.items() if k != "tools"},
                 estimation_safety_margin_percent=budget.estimation_safety_margin_percent,
             ),
         )
@@ -295,13 +287,10 @@ class TokenBoxMiddleware(AgentMiddleware):
             system = _joined(system, lead)
         return request.override(messages=messages, system_message=system)
 
-    def _triggered(self, window: Window, system: SystemMessage | None, messages: Sequence[BaseMessage]) -> bool:
-        """True when the messages must be fitted: a trigger is reached, or there is none (the core returns
-        what fits unchanged), or the request is over the window."""
-        if window.trigger is None:
-            return True
+    def _triggered(self, window: RequestWindow, system: SystemMessage | None, messages: Sequence[BaseMessage]) -> bool:
+        """True when the messages must be fitted (:meth:`~tokenbox_core.request.RequestWindow.due`)."""
         size = functools.cache(lambda: self.converted.count([system, *messages] if system is not None else messages))
-        return reached(window.trigger, len(messages), size) or size() + window.budget.reserved_tokens > window.limit
+        return window.due(len(messages), size)
 
     def _fitted(self, request: ModelRequest, system: SystemMessage | None, result: FitResult) -> ModelRequest:
         out = result.messages

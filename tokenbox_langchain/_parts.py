@@ -144,10 +144,7 @@ class Outcome:
     def report(self) -> dict[str, Any]:
         """The layout report sent to the callbacks (see :meth:`TokenBoxLayout.report`)."""
         layout, budget = self.layout, self.budget
-        if self.prompt is None:
-            effective = layout.max_tokens
-        else:
-            effective = max(0, budget.max_tokens - budget.output_reserve - budget.reserved_tokens)
+        effective = layout.max_tokens if self.prompt is None else budget.room
         return {
             "total_tokens": layout.total_tokens,
             "prompt_tokens": self.prompt_tokens,

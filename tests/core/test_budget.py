@@ -176,3 +176,13 @@ def test_token_budget_converts_to_context_budget() -> None:
 def test_integral_floats_are_accepted() -> None:
     """A float with an integral value (e.g. from JSON) is accepted as an int."""
     assert ContextBudget(max_tokens=100.0).max_tokens == 100  # type: ignore[arg-type]
+
+
+def test_room_is_the_window_less_its_reserves_before_the_margin() -> None:
+    """room = max(0, max - output_reserve - slots); capacity is room after the margin; effective() subtracts pins."""
+    budget = ContextBudget(1000, output_reserve=100, reserved_slots={"tools": 50, "memo": 25},
+                           estimation_safety_margin_percent=20)  # fmt: skip
+    assert budget.room == 825
+    assert budget.capacity == 660 == budget.effective().max_tokens
+    assert budget.effective(pinned_tokens=25).max_tokens == 640
+    assert ContextBudget(100, output_reserve=60, reserved_slots={"tools": 70}).room == 0

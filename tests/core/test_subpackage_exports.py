@@ -47,7 +47,10 @@ EXPECTED_ALL: dict[str, list[str]] = {
     ],
     # select keeps the Cupel vocabulary issue 3 made public (scorers, slicers, placers, presets, analysis):
     # composing them is the package's job; results' records, protocols and constants are private.
-    "request": ["ModelRequest", "PreparedRequest", "schema_tokens"],
+    "request": [
+        "ContextSize", "ModelRequest", "PreparedRequest", "RequestWindow", "Trigger", "check_size", "check_trigger",
+        "keep_tokens", "reached", "resolve_window", "schema_tokens", "thresholds",
+    ],
     "select": [
         "ChronologicalPlacer", "CompositeScorer", "CountConstrainedKnapsackSlicer", "CountQuotaEntry",
         "CountQuotaSlicer", "DecayScorer", "ExponentialDecay", "FrequencyScorer", "GreedySlicer", "KindScorer",

@@ -10,7 +10,7 @@ from langchain.agents import create_agent
 from langchain_core.messages import HumanMessage, SystemMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
-from tokenbox_core import get_counter
+from tokenbox_core import ContextBudget, get_counter
 from tokenbox_core.errors import SessionError
 from tokenbox_core.session import OffloadConfig
 from tokenbox_langchain import TokenBoxMiddleware
@@ -162,3 +162,11 @@ def test_recalled_turns_are_screened_under_a_defense_policy() -> None:
     ]
     assert recalled and all("<<<SECTION:" in text and "4417" in text for text in recalled)
     assert all(request[0].text.count("Instruction hierarchy") == 1 for request in model.requests)
+
+
+def test_the_budgets_own_reserved_slots_are_kept_with_a_session() -> None:
+    """A ContextBudget's reserved slots are reserved with a session too (as without one): requests fit the rest."""
+    model = FakeToolModel(steps=60)
+    run(TokenBoxMiddleware(ContextBudget(3_000, reserved_slots={"memo": 1_200}), session=True), model)
+    sizes = [COUNT.count(r) + tool_tokens(model.tool_schemas[i], TEXT) for i, r in enumerate(model.requests)]
+    assert max(sizes) <= 1_800 < 3_000

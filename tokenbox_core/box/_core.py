@@ -10,7 +10,7 @@ of its own:
    includes the separator that follows it, so sizes nearly add up; what is
    emitted is re-counted (:mod:`._totals`), since BPE can merge across a join.
 3. **Fixed load**: critical sections (``shrink == 0``) are kept whole.  If they
-   alone exceed the capacity (``max_tokens - output_reserve - reserved``),
+   alone exceed the room (``ContextBudget.room``: ``max_tokens - output_reserve - reserved``),
    :class:`~tokenbox_core.errors.ContextCriticalOverflow` is raised.  The
    flexible budget is Cupel's effective budget with the critical load as
    the pinned tokens.
@@ -137,7 +137,7 @@ class TokenBox:
                 )
         fixed = exact_total(ruler, critical)  # the last one's separator is only paid if something follows it
         critical_ids = [s.section.id for s in critical]
-        capacity = max(0, self.budget.max_tokens - self.budget.output_reserve - self.budget.reserved_tokens)
+        capacity = self.budget.room
         if fixed > capacity:
             raise ContextCriticalOverflow(capacity, fixed, critical_ids)
         effective = self.budget.effective(pinned_tokens=fixed)

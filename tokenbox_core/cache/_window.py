@@ -296,7 +296,7 @@ def fit_cache_aware(
         keep_last=options.get("keep_last", "user"),
         start_on=options.get("start_on", "user"),
         media_tokens=options.get("media_tokens"),
-        step_room=core.max_tokens - core.output_reserve - core.reserved_tokens - PRIMING_TOKENS,
+        step_room=core.room - PRIMING_TOKENS,
     )  # the newest step is critical (previewed when it must be): the cut never reaches it
     critical = sum(conv.sizes[i] for i in conv.critical)
     lead = sum(conv.sizes[i] for i in range(conv.system_end))

@@ -272,7 +272,7 @@ def fit_conversation(
     chat = ChatCounter.of(counter, media_tokens=media_tokens)
     delta = PRIMING_TOKENS - chat.base
     core_budget = shift_budget(resolved, delta)
-    room = core_budget.max_tokens - core_budget.output_reserve - core_budget.reserved_tokens - PRIMING_TOKENS
+    room = core_budget.room - PRIMING_TOKENS
     splitter = (text_splitter or _default_splitter) if allow_partial else None
     conversation = conversation_sections(
         messages,

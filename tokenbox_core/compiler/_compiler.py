@@ -263,7 +263,7 @@ class ContextCompiler:
     def _fit(
         self, plans: tuple[SectionPlan, ...], refs: tuple[Reference, ...], base_plans: tuple[SectionPlan, ...]
     ) -> tuple[Compressed, Assembled, int, tuple[Reference, ...]]:
-        limit = self.budget.effective().max_tokens
+        limit = self.budget.capacity
         correction = passes = 0
         while True:  # ends: each restore removes pointers for good, and over-budget passes are bounded
             compressed = compress(

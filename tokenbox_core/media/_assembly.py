@@ -220,7 +220,7 @@ def assemble_multimodal(
     planned = [_plan(i, profile, counter, fidelity, (allocations or {}).get(i.modality)) for i in inputs]
     empty_turn = [{"role": "user", "content": [{"type": "text", "text": task}]}]
     overhead = count_message_tokens(empty_turn, counter)
-    limit = budget.effective().max_tokens
+    limit = budget.capacity
     if overhead > limit:
         raise MediaError(f"the task alone costs {overhead:,} tokens but the budget leaves {limit:,}")
     sections = [

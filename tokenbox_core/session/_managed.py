@@ -148,12 +148,12 @@ class ManagedHistory:
         """
         limit = self.budget if budget is None else ContextBudget.coerce(budget)
         if self.window == "budget":
-            first = self._budget_window(limit, limit.effective().max_tokens * 3 // 4)
+            first = self._budget_window(limit, limit.capacity * 3 // 4)
             cp = self.checkpointer.update(window=first)
             # the whole budget, as a session's history tier uses it: the window takes what the summaries leave
             section = summary_section(cp)
             used = self._size({"role": self.summary_role, "content": section}) if section is not None else 0
-            room = limit.effective().max_tokens - used - limit.effective().max_tokens // _POINTER_SHARE
+            room = limit.capacity - used - limit.capacity // _POINTER_SHARE
             grown = self._budget_window(limit, room)
             if grown > first:
                 cp = self.checkpointer.update(window=grown)
