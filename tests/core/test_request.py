@@ -40,7 +40,9 @@ def test_the_budget_reserves_what_is_sent_whatever_happens() -> None:
     assert budget.reserved_slots["tools"] == counter.count(canonical_json(TOOL)) == schema_tokens([TOOL], counter)
     assert budget.capacity == 4000 - 500 - budget.reserved_tokens
     inner = ModelRequest([], window=ContextBudget(4000, output_reserve=100), output_reserve=400)
-    assert inner.budget("o200k_base").output_reserve == 500  # a budget's own reserve and the request's add up
+    assert inner.budget("o200k_base").output_reserve == 400  # the larger of a budget's own reserve and the request's
+    outer = ModelRequest([], window=ContextBudget(4000, output_reserve=700), output_reserve=400)
+    assert outer.budget("o200k_base").output_reserve == 700
 
 
 def test_the_request_is_counted_as_sent() -> None:

@@ -94,12 +94,15 @@ def test_keep_in_tokens_or_a_fraction_of_the_limit() -> None:
 
 
 def test_the_window_reserves_the_answer_and_the_schemas() -> None:
-    """The window's own output reserve wins over the caller's; the schemas are a reserved slot beside the user's."""
+    """The larger of the window's own output reserve and the caller's is kept (a provider checks the input against the
+    window less the answer's maximum); the schemas are a reserved slot beside the user's."""
     window = resolve_window(ContextBudget(4000, output_reserve=300, reserved_slots={"memo": 50}), output_reserve=900,
                             tools=200)  # fmt: skip
-    assert window.budget.output_reserve == 300 and window.limit == 3700
+    assert window.budget.output_reserve == 900 and window.limit == 3100
     assert dict(window.budget.reserved_slots) == {"memo": 50, "tools": 200}
-    assert window.budget.capacity == 4000 - 300 - 50 - 200
+    assert window.budget.capacity == 4000 - 900 - 50 - 200
+    own = resolve_window(ContextBudget(4000, output_reserve=300), output_reserve=100)
+    assert own.budget.output_reserve == 300
     plain = resolve_window(4000, output_reserve=900)
     assert plain.budget.output_reserve == 900 and dict(plain.budget.reserved_slots) == {} and plain.trigger is None
 

@@ -64,7 +64,8 @@ class ModelRequest:
         tools: the tool schemas sent with the call, in OpenAI's shape.
         response_format: the structured-output schema sent with the call, or ``None``.
         window: the model's input window in tokens, or a :class:`~tokenbox_core.ContextBudget`.
-        output_reserve: tokens kept for the answer (added to a budget's own reserve).
+        output_reserve: tokens kept for the answer; with a budget's own reserve, the larger of the two is kept (a
+            provider checks the input against the window less the answer's maximum once, not twice).
         query: what recall searches the archive for (``None``: the newest user message), e.g. the input a
             LlamaIndex ``Memory.get(input=...)`` is given.
     """
@@ -123,7 +124,7 @@ class ModelRequest:
         return ContextBudget(
             max_tokens=base.max_tokens,
             target_tokens=base.target_tokens,
-            output_reserve=base.output_reserve + self.output_reserve,
+            output_reserve=max(base.output_reserve, self.output_reserve),
             reserved_slots=slots,
             estimation_safety_margin_percent=base.estimation_safety_margin_percent,
         )

@@ -8,7 +8,7 @@ be reached (``{"tokens": 4000, "messages": 10}``) or a list of those of which
 any one suffices, reached at its threshold (``>=``, as LangChain's).
 
 :func:`resolve_window` is the window arithmetic every adapter shares: the
-window's own output reserve, else the one the caller read from its framework;
+larger of the window's own output reserve and the one the caller read from its framework;
 the tool schemas' tokens reserved (``reserved_slots["tools"]``: they are sent
 whatever happens); ``keep`` as the budget's target; the trigger's thresholds
 in tokens.  Reading the window and the reserve from a framework's model is
@@ -182,7 +182,8 @@ def resolve_window(
 
     Args:
         window: the model's input window, or a ``ContextBudget`` (its reserves, slots, target and margin kept).
-        output_reserve: the answer's tokens, used when the window's own ``output_reserve`` is 0.
+        output_reserve: the answer's tokens; the larger of it and the window's own ``output_reserve`` is kept
+            (the rule :meth:`ModelRequest.budget <tokenbox_core.request.ModelRequest.budget>` follows).
         tools: the tool schemas' tokens (reserved as ``reserved_slots["tools"]``).
         trigger: a checked trigger (:func:`check_trigger`), its fractions taken of the limit.
         keep: ``("tokens", n)`` or ``("fraction", f)`` of the limit: what a fitted request keeps beside the
@@ -195,7 +196,7 @@ def resolve_window(
 takes 200 and the tool schemas 900; raise the budget, lower the output reserve (output_reserve=...) or bind fewer tools
     """
     base = ContextBudget.coerce(window)
-    out = base.output_reserve or output_reserve
+    out = max(base.output_reserve, output_reserve)
     if base.max_tokens - out - tools <= 0:
         raise BudgetError(
             f"the window of {base.max_tokens:,} tokens leaves no room for messages: the output reserve takes "
