@@ -13,8 +13,8 @@ and groups only the messages added since.
 
 Exactness: the new messages are checked with the core's own
 :func:`~tokenbox_core.chat.conversation_problems` (``complete=True``), the
-earlier calls' ids given as ``known_calls``; a conversation that was valid and
-complete stays valid when the added messages pass that check, and the grouping
+earlier calls answered already; a conversation that was valid and
+complete stays valid when the added messages pass that check on their own, and the grouping
 continues from where it stopped (the core's grouper, fed in order).  When the
 added messages have a problem, carry ``"tokenbox"`` overrides or an odd shape,
 :meth:`PrefixReads.read` returns ``None`` and the whole list goes to the core,
@@ -97,8 +97,9 @@ class PrefixReads:
         new = dicts[start:]
         if not _plain_shapes(new):
             return None
-        known = () if base is None else base.grouper.owner.keys()
-        if conversation_problems(new, known_calls=known, roles=FRAMEWORK_ROLES):
+        # the base was valid and complete, so every call it made is answered: a new result answering one of them
+        # is a duplicate or stands apart from its call, and the whole list goes to the core (no known_calls)
+        if conversation_problems(new, roles=FRAMEWORK_ROLES):
             return None
         grouper = _Grouper() if base is None else base.grouper.copy()
         add = grouper.add
