@@ -111,7 +111,9 @@ def _trim(messages: list[dict[str, Any]], **kw: Any) -> list[dict[str, Any]]:
 
 def _middleware(messages: list[dict[str, Any]], **kw: Any) -> list[dict[str, Any]]:
     model = FakeToolModel(steps=0)
-    agent = create_agent(model, [lookup_tool()], middleware=[TokenBoxMiddleware(2_000, token_counter="whitespace", **kw)])
+    agent = create_agent(
+        model, [lookup_tool()], middleware=[TokenBoxMiddleware(2_000, token_counter="whitespace", **kw)]
+    )
     agent.invoke({"messages": from_neutral(messages)})
     return neutral(model.requests[0])
 

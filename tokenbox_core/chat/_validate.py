@@ -8,30 +8,44 @@ index and the fix:
   ``assistant`` or ``tool`` (``"robot"``, ``"sytem"`` — with a did-you-mean);
 - ``no_content``: a message without ``content`` (an assistant message may carry
   ``tool_calls`` instead);
+- ``bad_content``: content that is not text, ``None`` or a flat list of parts each with a ``type``;
 - ``orphan_result``: a tool result whose ``tool_call_id`` names no earlier call;
+- ``separated_result``: a result with other messages between it and its call's message and other results
+  (another turn in between, or a result arriving after a later turn);
+- ``duplicate_result``: a second result for a call already answered;
 - ``unanswered_call``: an assistant tool call no later tool message answers —
   only when the conversation is ``complete`` (about to be sent), since an agent
   appends the results after the call.
 
+With ``portable=True`` it adds the rules of the strictest providers, reported and never repaired:
+``late_system`` (a system message after the conversation started: OpenAI accepts it, Anthropic and Gemini take
+a system prompt only at the top), ``starts_on_reply`` and ``repeated_call_id``.  Consecutive user messages are
+no problem (see ``docs/conversations.md``).
+
 :func:`check_conversation` raises :class:`~tokenbox_core.errors.ConversationError`
 for the first problem (``on_invalid="raise"``) or returns the conversation
-repaired (``on_invalid="repair"``): messages with an unknown role, without
-content, or answering no call are dropped; an unanswered call is removed from
-its message (the message is dropped when nothing else is left in it).  Repair
-never rewrites a message's content or a tool-call id.
+repaired (``on_invalid="repair"``, :mod:`tokenbox_core.chat._repair`: a separated
+result moved next to its call, a duplicate and what cannot be sent dropped, an
+unanswered call removed), every change named by one
+:class:`~tokenbox_core.errors.ConversationRepairWarning`.  Repair never rewrites a
+message's content or a tool-call id.  Every path taking a conversation runs it.
 
-:func:`sequence_problems` is the same check as strings, plus the ordering rules
-a test of a trimmer wants (no system message after the conversation started, the
-history starts on a user message).
+:func:`sequence_problems`: the same as strings, with the portable rules.
 
 >>> check_conversation([{"role": "robot", "content": "beep"}])
 Traceback (most recent call last):
 ...
 tokenbox_core.errors.ConversationError: message 0 has role 'robot', which is not one of system, developer, \
 user, assistant, tool; give it one of those roles (or drop it, or pass on_invalid='repair')
->>> check_conversation([{"role": "tool", "content": "42", "tool_call_id": "c1"}, {"role": "user", "content": "hi"}],
-...                    on_invalid="repair")
+>>> import warnings
+>>> with warnings.catch_warnings(record=True) as caught:
+...     warnings.simplefilter("always")
+...     check_conversation([{"role": "tool", "content": "42", "tool_call_id": "c1"}, {"role": "user", "content": "hi"}],
+...                        on_invalid="repair")
 [{'role': 'user', 'content': 'hi'}]
+>>> str(caught[0].message)
+"on_invalid='repair' changed the conversation (1 change): dropped the tool result at 0 (it answers no call, \
+tool_call_id 'c1')"
 """
 
 from __future__ import annotations
