@@ -260,3 +260,10 @@ def test_repair_ends_valid_and_names_everything_it_changes(seed: int, edits: lis
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert check_conversation(fixed.messages, on_invalid="repair") == fixed.messages
+
+
+def test_a_result_naming_another_call_does_not_join_its_neighbour() -> None:
+    """A result whose tool_call_id names a later call, placed after another call's results, answers no earlier
+    call (it used to join its neighbour by adjacency and pass)."""
+    messages = [_say("user", "q", "u0"), _call("c1"), _result("c1"), _result("c2"), _call("c2"), _result("c2", rid="r")]
+    assert [(p.kind, p.index) for p in conversation_problems(messages)] == [("orphan_result", 3)]

@@ -222,6 +222,8 @@ def _result_problems(messages: Sequence[Mapping[str, Any]], checked: list[int], 
         call_id = m.get("tool_call_id")
         named = f" (id {m['id']!r})" if m.get("id") else ""
         a = groups.group_of.get(n)
+        if a is not None and call_id and str(call_id) not in {str(_field(c, "id")) for c in sub[a]["tool_calls"]}:
+            a = None  # joined a call by adjacency, but it names a call that call message did not make
         if a is None:
             if str(call_id) not in known:
                 problems.append(
@@ -277,7 +279,7 @@ def _unanswered(messages: Sequence[Mapping[str, Any]], checked: list[int]) -> li
         calls = [c for c in sub[a].get("tool_calls") or ()]
         results = [sub[j] for j in members[1:]]
         ids = {str(r.get("tool_call_id")) for r in results}
-        loose = sum(1 for r in results if str(r.get("tool_call_id")) not in {str(_field(c, "id")) for c in calls})
+        loose = sum(1 for r in results if not r.get("tool_call_id"))  # a result naming another call is an orphan
         for call in calls:
             call_id = str(_field(call, "id"))
             if call_id in ids:
