@@ -15,7 +15,7 @@ import pytest
 from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
-from tokenbox_core.errors import ConversationError
+from tokenbox_core.errors import ConversationError, ConversationRepairWarning
 from tokenbox_langchain import TokenBoxMessages, TokenBoxMiddleware, trim_messages
 from tokenbox_langchain.testing import FakeToolModel, lookup_tool
 
@@ -93,18 +93,22 @@ def test_trim_messages_and_tokenbox_messages_take_on_invalid() -> None:
     """The conversation error names on_invalid='repair'; trim_messages and TokenBoxMessages take it."""
     with pytest.raises(ConversationError, match="on_invalid='repair'"):
         trim_messages(_orphan(), max_tokens=500, token_counter="o200k_base")
-    kept = trim_messages(_orphan(), max_tokens=500, token_counter="o200k_base", on_invalid="repair")
+    with pytest.warns(ConversationRepairWarning, match="dropped the tool result at 2"):
+        kept = trim_messages(_orphan(), max_tokens=500, token_counter="o200k_base", on_invalid="repair")
     assert [m.id for m in kept] == [None, "task"]
     with pytest.raises(ConversationError, match="on_invalid='repair'"):
         TokenBoxMessages(budget=500).invoke(_orphan())
-    assert [m.id for m in TokenBoxMessages(budget=500, on_invalid="repair").invoke(_orphan())] == [None, "task"]
+    with pytest.warns(ConversationRepairWarning, match="dropped the tool result at 2"):
+        repaired = TokenBoxMessages(budget=500, on_invalid="repair").invoke(_orphan())
+    assert [m.id for m in repaired] == [None, "task"]
 
 
 def test_an_unanswered_call_is_closed_by_repair() -> None:
     """repair removes an unanswered call from its message (a copy), keeping the rest of the caller's objects."""
     call = {"name": "lookup", "args": {}, "id": "c1", "type": "tool_call"}
     messages = [HumanMessage("task", id="task"), AIMessage("thinking", tool_calls=[call], id="a")]
-    kept = trim_messages(messages, max_tokens=500, token_counter="o200k_base", on_invalid="repair")
+    with pytest.warns(ConversationRepairWarning, match="removed unanswered tool call c1 from message 1"):
+        kept = trim_messages(messages, max_tokens=500, token_counter="o200k_base", on_invalid="repair")
     assert kept[0] is messages[0] and kept[1].id == "a" and kept[1].tool_calls == []
 
 
@@ -112,7 +116,8 @@ def test_the_middleware_takes_on_invalid() -> None:
     """TokenBoxMiddleware(on_invalid='repair') leaves an orphan result out of the request."""
     model = FakeToolModel(steps=1)
     agent = create_agent(model, [lookup_tool()], middleware=[TokenBoxMiddleware(2_000, on_invalid="repair")])
-    agent.invoke({"messages": [HumanMessage("task", id="task"), ToolMessage("x", tool_call_id="nowhere", id="t")]})
+    with pytest.warns(ConversationRepairWarning, match="dropped the tool result at 1"):
+        agent.invoke({"messages": [HumanMessage("task", id="task"), ToolMessage("x", tool_call_id="nowhere", id="t")]})
     assert all(m.id != "t" for m in model.requests[0])
     with pytest.raises(ConversationError, match="on_invalid='repair'"):
         create_agent(FakeToolModel(steps=1), [lookup_tool()], middleware=[TokenBoxMiddleware(2_000)]).invoke(

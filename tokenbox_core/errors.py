@@ -32,6 +32,7 @@
 Warnings (``warnings.warn``), shown on stderr by Python's default filter::
 
     TokenBoxWarning (UserWarning)
+    ├── ConversationRepairWarning    on_invalid="repair" changed a conversation: each move and drop, by index
     └── UnknownModelWarning          a model name TokenBox does not know: counted with a fallback encoding
 
 Every message names the numbers involved and how to fix the problem.  Errors
@@ -53,6 +54,7 @@ __all__ = [
     "ConfigTypeError",
     "ContextCriticalOverflow",
     "ConversationError",
+    "ConversationRepairWarning",
     "CounterError",
     "FixedTiersOverflow",
     "InvalidTextError",
@@ -276,10 +278,11 @@ class ConversationError(TokenBoxError, ValueError):
 
     Attributes:
         index: the position of the offending message in the list given.
-        kind: ``"orphan_result"``, ``"unanswered_call"``, ``"unknown_role"`` or ``"no_content"``.
+        kind: ``"orphan_result"``, ``"separated_result"``, ``"duplicate_result"``, ``"unanswered_call"``,
+            ``"unknown_role"``, ``"no_content"`` or ``"bad_content"``.
         problems: every problem found (:class:`tokenbox_core.chat._validate.Problem`), the first one in the message.
 
-    Pass ``on_invalid="repair"`` to drop or close what cannot be sent instead (see
+    Pass ``on_invalid="repair"`` to move, drop or close what cannot be sent instead (see
     :func:`tokenbox_core.chat.check_conversation`).
     """
 
@@ -292,6 +295,12 @@ class ConversationError(TokenBoxError, ValueError):
 
 class TokenBoxWarning(UserWarning):
     """The base of TokenBox's warnings: something a result depends on was assumed, and how to avoid it."""
+
+
+class ConversationRepairWarning(TokenBoxWarning):
+    """``on_invalid="repair"`` changed a conversation: a tool result moved next to its call, a duplicate result, a
+    message a provider rejects or an unanswered call dropped.  The message lists each change by index; pass
+    ``on_invalid="raise"`` to get a :class:`ConversationError` instead."""
 
 
 class UnknownModelWarning(TokenBoxWarning):

@@ -190,8 +190,8 @@ def compact_state(middleware: TokenBoxMiddleware, messages: Sequence[BaseMessage
     """The state update compacting ``messages`` (see the module docstring); None below the trigger."""
     budget = middleware.budget
     assert budget is not None  # checked at construction
-    # the window's own rule (resolve_window): the larger of the budget's output reserve and output_reserve=...; the model's
-    # profile is not known before the model call, and the tool schemas are reserved by the call's own fit
+    # the window's own rule (resolve_window): the larger of the budget's output reserve and output_reserve=...;
+    # the model's profile is not known before the model call, and the tool schemas are reserved by the call's fit
     limit = resolve_window(budget, output_reserve=middleware.output_reserve or 0).limit
     counter = middleware.counter
 

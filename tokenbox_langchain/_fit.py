@@ -34,8 +34,8 @@ from tokenbox_core.chat import (
     ConversationOverflow,
     Marker,
     RemovedMessage,
-    check_conversation,
     check_on_invalid,
+    checked_conversation,
     fit_conversation,
 )
 from tokenbox_core.tokens import content_text
@@ -132,23 +132,21 @@ def neutral(messages: Sequence[BaseMessage]) -> list[dict[str, Any]]:
 
 
 def repaired(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
-    """``messages`` less what a provider would reject (the core's repair on their neutral form, mapped back)."""
+    """``messages`` as the core repairs their neutral form (:func:`~tokenbox_core.chat.check_conversation`:
+    separated results moved next to their call, duplicates and what cannot be sent dropped, unanswered calls
+    removed), mapped back to the caller's objects; each change named by a ``ConversationRepairWarning``."""
     msgs = list(messages)
     dicts = neutral(msgs)
-    kept = check_conversation(dicts, on_invalid="repair", roles=FRAMEWORK_ROLES)
-    if len(kept) == len(dicts) and all(a is b for a, b in zip(kept, dicts, strict=True)):
+    kept = checked_conversation(dicts, on_invalid="repair", roles=FRAMEWORK_ROLES)
+    if kept.sources == list(range(len(msgs))) and all(a is b for a, b in zip(kept.messages, dicts, strict=True)):
         return msgs
     out: list[BaseMessage] = []
-    at = 0
-    for d in kept:
-        while dicts[at] is not d and d.get("content") is not dicts[at].get("content"):  # a copy keeps the content
-            at += 1
+    for d, at in zip(kept.messages, kept.sources, strict=True):
         m = msgs[at]
         if d is not dicts[at] and isinstance(m, AIMessage):  # an unanswered call removed
             left = {str(c.get("id")) for c in d.get("tool_calls") or ()}
             m = m.model_copy(update={"tool_calls": [c for c in m.tool_calls if str(c.get("id")) in left]})
         out.append(m)
-        at += 1
     return out
 
 

@@ -200,6 +200,7 @@ class TokenBoxMiddleware(AgentMiddleware):
                 "pointer and recalled when needed: drop one of them"
             )
         options["cache_aware"] = self.options.cache_aware
+        options["on_invalid"] = self.options.on_invalid  # the session validates what it archives and sends
         if self.defense is not None:  # results are screened as produced; the session screens what it recalls
             options["defense"] = self.defense
         self.sessions = ThreadSessions(store, session_id=session_id, counter=self.counter.core, options=options)

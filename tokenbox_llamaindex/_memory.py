@@ -78,14 +78,21 @@ from llama_index.core.storage.chat_store import BaseChatStore, SimpleChatStore
 
 from tokenbox_core import ContextBudget, ContextCriticalOverflow, Item, Layout, Section, TokenCounter
 from tokenbox_core.arguments import StrictArguments, check_arguments
-from tokenbox_core.chat import ChatCounter, ConversationOverflow, fit_conversation
+from tokenbox_core.chat import (
+    FRAMEWORK_ROLES,
+    ChatCounter,
+    ConversationOverflow,
+    check_on_invalid,
+    checked_conversation,
+    fit_conversation,
+)
 from tokenbox_core.errors import ConfigError
 from tokenbox_core.layout import RemovedItem
 from tokenbox_core.tokens import content_text
 from tokenbox_llamaindex._blocks import restored_values
 from tokenbox_llamaindex._counting import counter_name, resolve_counter
 from tokenbox_llamaindex._events import emit_layout
-from tokenbox_llamaindex._messages import DEFAULT_MEDIA_TOKENS, neutral
+from tokenbox_llamaindex._messages import DEFAULT_MEDIA_TOKENS, neutral, plain_message
 from tokenbox_llamaindex._sync import run_sync
 
 __all__ = ["DEFAULT_TOKEN_LIMIT", "DEFAULT_TOKEN_LIMIT_RATIO", "MemoryOverflow", "TokenBoxMemory"]
@@ -199,9 +206,23 @@ class TokenBoxMemory(StrictArguments, BaseChatStoreMemory):
         ),
     )
 
+    on_invalid: str = Field(
+        default="raise",
+        description=(
+            "A history a provider would reject (a tool result apart from its call or twice, an orphan result, an "
+            "unanswered call): 'raise' a ConversationError, or 'repair' it (a ConversationRepairWarning names "
+            "each change; the chat store is left as it is)."
+        ),
+    )
+
     _last_layout: Layout | None = PrivateAttr(default=None)
     _last_start_on_removed: tuple[RemovedItem, ...] = PrivateAttr(default=())
     _last_total: int | None = PrivateAttr(default=None)
+
+    @field_validator("on_invalid")
+    @classmethod
+    def _known_on_invalid(cls, value: str) -> str:
+        return check_on_invalid(value)
 
     @field_validator("memory_blocks")
     @classmethod
@@ -227,6 +248,7 @@ class TokenBoxMemory(StrictArguments, BaseChatStoreMemory):
         history_priority: int = 0,
         media_tokens: int = DEFAULT_MEDIA_TOKENS,
         start_on_user: bool = True,
+        on_invalid: str = "raise",
         **kwargs: Any,
     ) -> TokenBoxMemory:
         """Build from ``ChatMemoryBuffer``'s arguments.
@@ -258,6 +280,7 @@ class TokenBoxMemory(StrictArguments, BaseChatStoreMemory):
             history_priority=history_priority,
             media_tokens=media_tokens,
             start_on_user=start_on_user,
+            on_invalid=on_invalid,
             chat_store=store,
             chat_store_key=chat_store_key,
         )
@@ -406,12 +429,22 @@ class TokenBoxMemory(StrictArguments, BaseChatStoreMemory):
                     role="system",
                 )
             )
+        dicts = neutral(history)
+        checked = checked_conversation(dicts, on_invalid=self.on_invalid, roles=FRAMEWORK_ROLES)
+        if checked.sources != list(range(len(history))) or any(
+            a is not b for a, b in zip(checked.messages, dicts, strict=True)
+        ):  # repaired: the kept messages in their new order (a message that lost an unanswered call, rebuilt)
+            history = [
+                history[at] if d is dicts[at] else plain_message(d)
+                for d, at in zip(checked.messages, checked.sources, strict=True)
+            ]
+            dicts = list(checked.messages)
         budget: int | ContextBudget = self.token_limit
         if initial_token_count:
             budget = ContextBudget(max_tokens=self.token_limit, reserved_slots={"initial": initial_token_count})
         try:
             fit = fit_conversation(
-                neutral(history),
+                dicts,
                 budget,
                 counter=chat,
                 include_system="all",

@@ -167,17 +167,6 @@ PROBES: dict[str, tuple[Callable[[], object], str]] = {
 }
 
 
-# Probes that still pass on main: conversation validation is issue 36 §3's ("one validator, used on every path"),
-# and fit_conversation's argument checks live in chat/_fit.py, which that item rewrites.
-OWNED_BY_ITEM_3 = {
-    "fit-nested-parts",
-    "fit-part-without-type",
-    "fit-content-int",
-    "fit-keep-last-bad",
-    "fit-messages-dict",
-    "compile-history-unknown-role",
-}
-
 # name -> (call, a piece of the warning's message): accepted, but never silently
 WARNED: dict[str, tuple[Callable[[], object], str]] = {
     "box-unknown-counter": (lambda: TokenBox(100, counter="o200k_bse"), "o200k_bse"),
@@ -185,15 +174,7 @@ WARNED: dict[str, tuple[Callable[[], object], str]] = {
 }
 
 
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(n, marks=pytest.mark.xfail(reason="conversation validation: issue 36 §3", strict=True))
-        if n in OWNED_BY_ITEM_3
-        else n
-        for n in PROBES
-    ],
-)
+@pytest.mark.parametrize("name", list(PROBES))
 def test_careless_input_fails_with_a_tokenbox_error(name: str) -> None:
     """The probe raises a TokenBoxError (never a bare builtin exception) whose message names what was wrong."""
     call, names = PROBES[name]

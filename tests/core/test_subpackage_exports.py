@@ -20,9 +20,10 @@ EXPECTED_ALL: dict[str, list[str]] = {
     ],
     "chat": [
         "ChatCounter", "ConversationFit", "ConversationOverflow", "ConversationSections", "FRAMEWORK_ROLES",
-        "MARKER_ID_PREFIX", "Marker", "OVERRIDE_KEY", "ReadMessages", "RemovedMessage", "ToolGroups",
-        "check_conversation", "check_on_invalid", "conversation_problems", "conversation_sections",
-        "fit_conversation", "place_markers", "read_conversation", "read_messages", "start_on_fixup", "tool_groups",
+        "MARKER_ID_PREFIX", "Marker", "OVERRIDE_KEY", "ReadMessages", "RemovedMessage", "Repaired", "ToolGroups",
+        "check_conversation", "check_on_invalid", "checked_conversation", "conversation_problems",
+        "conversation_sections", "fit_conversation", "place_markers", "read_conversation", "read_messages",
+        "start_on_fixup", "tool_groups",
     ],
     "compiler": [
         "CompilationTrace", "CompiledContext", "CompilerConfig", "ContextCompiler", "DEFINITIONS", "Developer",

@@ -10,6 +10,7 @@ import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
 from tokenbox_core import CounterError
+from tokenbox_core.errors import ConversationError, ConversationRepairWarning
 from tokenbox_langchain import TokenBoxCompressor, TokenBoxLayout, TokenBoxMessages, trim_messages
 from tokenbox_langchain._counting import MessageCounter
 from tokenbox_langchain.testing import agent_transcript, sequence_problems
@@ -59,8 +60,9 @@ def test_per_message_counter_that_raises_is_a_counter_error_naming_it() -> None:
 
 
 def test_tool_results_never_orphaned_across_a_human_message() -> None:
-    """Issue 10 item 3: the reported case returned [system, human, tool c1]; the call and its result now stay
-    together or go together, and so does trim_messages(strategy='first') on random interleavings."""
+    """Issue 10 item 3: the reported case returned [system, human, tool c1]; issue 36 item 3: a result apart from
+    its call is rejected, and repaired it moves next to its call, kept or removed with it — trim_messages on random
+    interleavings too."""
     call = {"name": "search", "args": {"q": "x"}, "id": "c1", "type": "tool_call"}
     messages: list[BaseMessage] = [
         SystemMessage("be brief"),
@@ -69,7 +71,10 @@ def test_tool_results_never_orphaned_across_a_human_message() -> None:
         HumanMessage("also, hurry"),
         ToolMessage("found it", tool_call_id="c1"),
     ]
-    out = TokenBoxMessages(budget=40, counter="gpt-4o").invoke(messages)
+    with pytest.raises(ConversationError, match="other messages stand between them"):
+        TokenBoxMessages(budget=40, counter="gpt-4o").invoke(messages)
+    with pytest.warns(ConversationRepairWarning, match="moved the tool result at 4"):
+        out = TokenBoxMessages(budget=40, counter="gpt-4o", on_invalid="repair").invoke(messages)
     assert (messages[2] in out) == (messages[4] in out)
     assert not [p for p in sequence_problems(out, start_on_human=False) if "tool" in p]
     rng = random.Random(7)
@@ -83,7 +88,11 @@ def test_tool_results_never_orphaned_across_a_human_message() -> None:
         size = MessageCounter("whitespace").count(mixed)
         for budget in (size // 4, size // 2, size - 5):
             for strategy in ("first", "last"):
-                kept = trim_messages(mixed, max_tokens=budget, token_counter="whitespace", strategy=strategy)
+                with pytest.warns(ConversationRepairWarning, match="moved the tool result"):
+                    kept = trim_messages(
+                        mixed, max_tokens=budget, token_counter="whitespace", strategy=strategy, on_invalid="repair"
+                    )
+                assert sequence_problems(kept, start_on_human=False) == [], (seed, budget, strategy)
                 ids = {m.id for m in kept}
                 for i in calls:
                     group = {base[i].id} | {f"t{c['id']}" for c in base[i].tool_calls}

@@ -11,7 +11,7 @@ from langchain_core.messages import HumanMessage, SystemMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from tokenbox_core import ContextBudget, get_counter
-from tokenbox_core.errors import SessionError
+from tokenbox_core.errors import ConversationError, ConversationRepairWarning, SessionError
 from tokenbox_core.session import OffloadConfig
 from tokenbox_langchain import TokenBoxMiddleware
 from tokenbox_langchain._agent_window import tool_tokens
@@ -65,11 +65,19 @@ def test_rehydrate_tool_reads_the_archive() -> None:
 
 
 def test_sqlite_session_survives_a_new_middleware(tmp_path: Path) -> None:
-    """A SQLite session file keeps the thread's archive; a new middleware on it continues without duplicates."""
+    """A SQLite session file keeps the thread's archive; a new middleware on it continues without duplicates.
+
+    The second run's model reuses the first run's tool-call ids (call_1_0, ...) and message ids, so its results
+    answer calls the archive holds already: a provider would reject the view (issue 36 item 3), and the default
+    raises; on_invalid='repair' drops the second results with a warning.  (The sync matching a second run's
+    messages by id is the session's question, left open.)"""
     path = tmp_path / "agent.db"
     run(TokenBoxMiddleware(3_000, session=path, session_id="s"), FakeToolModel(steps=5))
-    again = TokenBoxMiddleware(3_000, session=path, session_id="s")
-    run(again, FakeToolModel(steps=5))
+    with pytest.raises(ConversationError, match="answers tool call 'call_1_0' a second time"):
+        run(TokenBoxMiddleware(3_000, session=path, session_id="s"), FakeToolModel(steps=5))
+    again = TokenBoxMiddleware(3_000, session=path, session_id="s", on_invalid="repair")
+    with pytest.warns(ConversationRepairWarning, match="dropped the second result for tool call 'call_1_0'"):
+        run(again, FakeToolModel(steps=5))
     archived = again.session("s").messages()
     assert [m["id"] for m in archived].count("task") == 1  # the same task id: archived once
 

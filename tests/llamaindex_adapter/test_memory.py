@@ -175,7 +175,7 @@ def test_oldest_turns_are_evicted_first() -> None:
 def test_tool_call_blocks_group_like_additional_kwargs() -> None:
     """ToolCallBlock calls are sized and grouped exactly like additional_kwargs calls."""
     for block in (False, True):
-        history = [say("user", 3, "q"), call("c1", "a b c", block=block), result("c1", 4), result("c1", 4)]
+        history = [say("user", 3, "q"), call("c1", "a b c", block=block), result("c1", 8)]
         memory = memory_with(history, 1000)
         assert memory.get() == history
         assert memory.last_layout.total_tokens == cost(history)
@@ -194,13 +194,22 @@ def test_results_without_ids_join_the_call_they_follow() -> None:
 
 
 def test_group_straddling_a_critical_message_is_kept_or_removed_whole() -> None:
-    """A tool call whose result comes after a system message is kept or removed with its result, never split
-    (the core's rule for a group that spans sections; issue 10 item 3)."""
+    """A tool call whose result comes after a system message is rejected (issue 36 item 3: the result stands
+    apart from its call); on_invalid='repair' moves the result next to its call, kept or removed with it."""
+    from tokenbox_core.errors import ConversationError, ConversationRepairWarning
+
     history = [say("user", 3, "q"), call("c1", "a"), say("system", 3, "s"), result("c1", 3), say("assistant", 20)]
+    with pytest.raises(ConversationError, match="other messages stand between them"):
+        memory_with(history, cost(history)).get()
     for limit in range(cost([history[0], history[2]]), cost(history) + 1):
-        kept = memory_with(history, limit).get()
+        with pytest.warns(ConversationRepairWarning, match="moved the tool result at 3"):
+            kept = memory_with(history, limit, on_invalid="repair").get()
         assert (history[1] in kept) == (history[3] in kept) and cost(kept) <= limit
-    assert memory_with(history, cost(history)).get() == history
+        if history[1] in kept:
+            assert kept.index(history[3]) == kept.index(history[1]) + 1
+    with pytest.warns(ConversationRepairWarning):
+        whole = memory_with(history, cost(history), on_invalid="repair").get()
+    assert whole == [history[0], history[1], history[3], history[2], history[4]]
 
 
 def test_media_blocks_are_charged() -> None:

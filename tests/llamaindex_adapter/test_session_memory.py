@@ -339,8 +339,11 @@ def test_messages_a_provider_would_reject_raise_or_are_repaired() -> None:
     stray = [ChatMessage(role="user", content="hi"), ChatMessage(role="tool", content="result")]
     with pytest.raises(ConversationError, match="answers no earlier tool call"):
         TokenBoxSessionMemory().put_messages(stray)
+    from tokenbox_core.errors import ConversationRepairWarning
+
     repaired = TokenBoxSessionMemory(on_invalid="repair")
-    repaired.put_messages(stray)
+    with pytest.warns(ConversationRepairWarning, match="dropped the tool result at 1"):
+        repaired.put_messages(stray)
     assert repaired.get_all() == stray[:1]
 
 

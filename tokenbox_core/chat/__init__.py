@@ -20,7 +20,9 @@ boundary message.
   markers), for an adapter that lays out messages among its own sections;
 - :data:`MARKER_ID_PREFIX` (what an omission marker's id starts with),
   :data:`FRAMEWORK_ROLES` (the roles the engine accepts) and
-  :func:`check_on_invalid` (an ``on_invalid`` option checked where it is given).
+  :func:`check_on_invalid` (an ``on_invalid`` option checked where it is given);
+- :func:`checked_conversation` → :class:`Repaired`: :func:`check_conversation` with where each kept message
+  came from, for an adapter that maps a repaired list back to its own message objects.
 """
 
 from tokenbox_core._arguments import check_keywords as _check_keywords
@@ -36,7 +38,14 @@ from tokenbox_core.chat._sections import (
     RemovedMessage,
     conversation_sections,
 )
-from tokenbox_core.chat._validate import FRAMEWORK_ROLES, check_conversation, check_on_invalid, conversation_problems
+from tokenbox_core.chat._validate import (
+    FRAMEWORK_ROLES,
+    Repaired,
+    check_conversation,
+    check_on_invalid,
+    checked_conversation,
+    conversation_problems,
+)
 
 fit_conversation = _check_keywords(_fit_conversation)  # a misspelt keyword fails with a did-you-mean
 
@@ -51,9 +60,11 @@ __all__ = [
     "OVERRIDE_KEY",
     "ReadMessages",
     "RemovedMessage",
+    "Repaired",
     "ToolGroups",
     "check_conversation",
     "check_on_invalid",
+    "checked_conversation",
     "conversation_problems",
     "conversation_sections",
     "fit_conversation",

@@ -34,7 +34,13 @@ from tokenbox_core.chat._sections import (
     SystemRule,
     conversation_sections,
 )
-from tokenbox_core.chat._validate import FRAMEWORK_ROLES, OnInvalid, check_conversation, check_on_invalid
+from tokenbox_core.chat._validate import (
+    FRAMEWORK_ROLES,
+    OnInvalid,
+    check_conversation,
+    check_on_invalid,
+    role_problem,
+)
 from tokenbox_core.errors import ContextCriticalOverflow, SectionError
 from tokenbox_core.layout import Layout
 from tokenbox_core.tokens import PRIMING_TOKENS
@@ -154,12 +160,30 @@ class ConversationFit:
         }
 
 
+def _check_roles(name: str, roles: Any) -> None:
+    """A :class:`SectionError` for a ``start_on``/``keep_last`` role that is not a chat role (with a did-you-mean)."""
+    if roles is None or callable(roles):
+        return
+    names = [roles] if isinstance(roles, str) else roles
+    if not isinstance(names, Iterable):
+        raise SectionError(f"{name} must be a role, a list of roles or a predicate over a message, got {roles!r}")
+    for role in names:
+        wrong = role_problem(role, f"{name} names a role that", FRAMEWORK_ROLES) if isinstance(role, str) else None
+        if wrong is not None:
+            raise SectionError(wrong.replace(" that has role", "") + f" (in {name}=)")
+
+
 def _valid(
     messages: Iterable[Mapping[str, Any]] | ReadMessages, on_invalid: OnInvalid
 ) -> Iterable[Mapping[str, Any]] | ReadMessages:
     """The messages, checked (:func:`~tokenbox_core.chat._validate.check_conversation`); an adapter's lazily made
     messages (``read_messages(only=...)``) are the adapter's to check."""
     check_on_invalid(on_invalid)
+    if isinstance(messages, Mapping | str | bytes):
+        raise SectionError(
+            f"messages must be a list of message dicts, got a {type(messages).__name__}; wrap one message in a list: "
+            f"[{{'role': 'user', 'content': 'hi'}}]"
+        )
     if isinstance(messages, ReadMessages):
         if not isinstance(messages.messages, list):
             return messages
@@ -226,12 +250,13 @@ def fit_conversation(
         horizon: skip counting messages that can never fit (see :mod:`tokenbox_core.chat._sections`).
         cache_aware: ``True`` or a :class:`~tokenbox_core.cache.CacheWindow`: evict history in prefix-stable
             blocks so providers' prompt caches keep serving the prefix (see :mod:`tokenbox_core.cache._window`).
-        on_invalid: what to do with a conversation a provider would reject (a tool result without its call, a
-            call without results, an unknown role, a message without content —
+        on_invalid: what to do with a conversation a provider would reject (a tool result without its call, apart
+            from it or twice, a call without results, an unknown role, content that cannot be sent —
             :func:`~tokenbox_core.chat._validate.conversation_problems`): ``"raise"`` a
-            :class:`~tokenbox_core.errors.ConversationError` naming the index and the fix, or ``"repair"``: drop
-            what cannot be sent and unanswered calls (:func:`~tokenbox_core.chat.check_conversation`); indices
-            in the result are then positions in the repaired list.
+            :class:`~tokenbox_core.errors.ConversationError` naming the index and the fix, or ``"repair"``: move
+            separated tool results next to their call, drop duplicates and what cannot be sent, close unanswered
+            calls, each change named by a :class:`~tokenbox_core.errors.ConversationRepairWarning`
+            (:mod:`tokenbox_core.chat._repair`); indices in the result are then positions in the repaired list.
 
     Raises:
         ConversationError: the conversation is invalid (``on_invalid="raise"``).
@@ -239,6 +264,8 @@ def fit_conversation(
         SectionError: malformed messages or overrides, ``allow_partial`` with an omission marker.
         CounterError: a counter that raises or returns something else than a count.
     """
+    _check_roles("start_on", start_on)
+    _check_roles("keep_last", keep_last)
     messages = _valid(messages, on_invalid)
     if cache_aware is not False and cache_aware is not None:
         from tokenbox_core.cache._window import fit_cache_aware

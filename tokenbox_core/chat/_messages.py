@@ -67,7 +67,8 @@ class ToolGroups:
     ``group_of`` maps each grouped index to the index of its call message,
     ``members`` a call's index to all its group's indices in order;
     ``contiguous`` is False when some result does not directly follow the
-    previous member of its group (a message stands between a call and a result).
+    previous member of its group (a message stands between a call and a result)
+    or answers a call another result answered already.
     """
 
     group_of: dict[int, int]
@@ -93,7 +94,7 @@ def tool_groups(messages: Sequence[Mapping[str, Any]]) -> ToolGroups:
 class _Grouper:
     """:func:`tool_groups` one message at a time (``read_messages`` feeds it in its single pass)."""
 
-    __slots__ = ("contiguous", "current", "group_of", "members", "owner")
+    __slots__ = ("answered", "contiguous", "current", "group_of", "members", "owner")
 
     def __init__(self) -> None:
         self.owner: dict[str, int] = {}
@@ -101,6 +102,7 @@ class _Grouper:
         self.members: dict[int, list[int]] = {}
         self.contiguous = True
         self.current: int | None = None  # the call that directly following results join
+        self.answered: set[str] = set()  # tool_call_ids a result answered (a second one is not contiguous either)
 
     def add(self, i: int, m: Mapping[str, Any], role: Any, calls: Any) -> None:
         """Message ``i`` (``m``, its ``role`` and its ``tool_calls``, read by the caller)."""
@@ -113,6 +115,11 @@ class _Grouper:
                 group = self.members[a]
                 if group[-1] != i - 1:
                     self.contiguous = False
+                if call_id:
+                    key = f"{a}:{call_id}"
+                    if key in self.answered:
+                        self.contiguous = False
+                    self.answered.add(key)
                 group.append(i)
                 self.group_of[i] = a
             return
@@ -136,6 +143,7 @@ class _Grouper:
         out.owner, out.group_of = dict(self.owner), dict(self.group_of)
         out.members = {a: list(m) for a, m in self.members.items()}
         out.contiguous, out.current = self.contiguous, self.current
+        out.answered = set(self.answered)
         return out
 
 

@@ -181,9 +181,11 @@ def read_conversation(messages: Sequence[Any], *, after: ReadMessages | None = N
 
     ``after``: a read this function returned for a prefix of ``messages`` (the caller vouches that the prefix
     is unchanged: an agent loop's request is the previous one plus a step).  Only the messages past it are
-    checked, the earlier calls' ids given as known calls, and grouping continues where it stopped; a
-    conversation that was valid and complete stays valid when the added messages pass that check, so the read
-    is the same as reading the whole list — at a cost that does not grow with the loop.
+    checked, on their own, and grouping continues where it stopped.  The prefix was valid and complete, so each
+    of its calls is answered already: a new result answering one of them is a duplicate, or stands apart from
+    its call, and the added messages then have a problem on their own (``None``: the whole list goes to the
+    engine).  A conversation that was valid and complete stays valid when the added messages pass that check, so
+    the read is the same as reading the whole list — at a cost that does not grow with the loop.
     """
     start = 0
     grouper = _Grouper()
@@ -197,7 +199,7 @@ def read_conversation(messages: Sequence[Any], *, after: ReadMessages | None = N
         start = len(after.messages)
         grouper = after._grouper.copy()
     new = messages[start:]
-    if not _plain_shapes(new) or conversation_problems(new, known_calls=grouper.owner.keys(), roles=FRAMEWORK_ROLES):
+    if not _plain_shapes(new) or conversation_problems(new, roles=FRAMEWORK_ROLES):
         return None
     add = grouper.add
     for i in range(start, len(messages)):

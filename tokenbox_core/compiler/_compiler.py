@@ -30,6 +30,7 @@ from typing import Any
 
 from tokenbox_core._arguments import check_keywords, suggest_keywords
 from tokenbox_core._budget import ContextBudget
+from tokenbox_core.chat._validate import MESSAGE_ROLES, check_conversation
 from tokenbox_core.compiler._assemble import Assembled, assemble, scaffold_reserve
 from tokenbox_core.compiler._build import SectionPlan, build_plan
 from tokenbox_core.compiler._collect import Candidates, collect, collect_async, has_async_sources
@@ -123,6 +124,9 @@ class ContextCompiler:
         the statement, the statement is left out and a ``drop_precedence_statement`` event in the trace says so.
         """
         started = time.perf_counter() if started is None else started
+        if candidates.history:  # the one conversation validator (issue 36 item 3), before any stage reads it
+            checked = check_conversation(candidates.history, on_invalid=self.config.on_invalid, roles=MESSAGE_ROLES)
+            candidates = replace(candidates, history=tuple(checked))
         try:
             return self._compile_candidates(candidates, started)
         except CompilationError as exc:

@@ -170,6 +170,10 @@ class CompilerConfig:
         required_sections: sections that must be emitted (default ``("policy",)``;
             the chapter's list is ``("policy", "task")``).
         checks: user checks ``f(compiled) -> None | str | list[str]`` (violation messages).
+        on_invalid: a ``history`` a provider would reject (an unknown role, a tool result apart from its call
+            or twice, an unanswered call — :func:`tokenbox_core.chat.check_conversation`): ``"raise"`` a
+            :class:`~tokenbox_core.errors.ConversationError` or ``"repair"`` it with a
+            :class:`~tokenbox_core.errors.ConversationRepairWarning` naming each change.
         min_metrics / max_metrics: gates on :data:`METRICS` names that reject a compile.
         defense: the defensive-compilation policy (issue 12), ``None`` for none.
 
@@ -222,6 +226,7 @@ class CompilerConfig:
     embedding_threshold: float = 0.95
     required_sections: tuple[str, ...] = ("policy",)
     checks: tuple[Callable[[Any], Any], ...] = ()
+    on_invalid: Literal["raise", "repair"] = "raise"
     min_metrics: Mapping[str, float] = field(default_factory=dict)
     max_metrics: Mapping[str, float] = field(default_factory=dict)
     defense: Any = None
@@ -316,6 +321,8 @@ class CompilerConfig:
         _number("embedding_threshold", self.embedding_threshold, low=-1.0, high=1.0)
         if isinstance(self.shingle_size, bool) or not isinstance(self.shingle_size, int) or self.shingle_size < 1:
             raise CompilerInputError(f"CompilerConfig: shingle_size must be an integer >= 1, got {self.shingle_size!r}")
+        if self.on_invalid not in ("raise", "repair"):
+            raise CompilerInputError(f"CompilerConfig: on_invalid must be 'raise' or 'repair', got {self.on_invalid!r}")
         if not isinstance(self.near_duplicates, bool):
             raise CompilerInputError(
                 f"CompilerConfig: near_duplicates must be True or False, got {self.near_duplicates!r} "
@@ -393,7 +400,7 @@ class CompilerConfig:
         return out
 
 
-_SINCE_1_0: dict[str, Any] = {"near_duplicates": True, "tools_as": "text"}
+_SINCE_1_0: dict[str, Any] = {"near_duplicates": True, "tools_as": "text", "on_invalid": "raise"}
 """Settings added after the 1.0 configuration, with their defaults (left out of :meth:`describe` at them)."""
 
 

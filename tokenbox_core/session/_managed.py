@@ -21,6 +21,7 @@ from typing import Any
 
 from tokenbox_core._budget import ContextBudget
 from tokenbox_core.chat import ConversationFit, fit_conversation
+from tokenbox_core.chat._validate import checked_conversation
 from tokenbox_core.errors import SessionError
 from tokenbox_core.session._checkpoints import CheckpointConfig, Checkpointer, Checkpoints
 from tokenbox_core.session._hygiene import Decay, HygieneItem, evict, staleness_signals
@@ -279,7 +280,9 @@ class ManagedHistory:
                 estimation_safety_margin_percent=budget.estimation_safety_margin_percent,
             )
         # the window may open inside a tool group whose call a summary covers: that result cannot be sent alone
-        return fit_conversation(messages, budget, counter=self.counter, include_system="leading", on_invalid="repair")
+        # (the session's own repair, not the user's: no ConversationRepairWarning)
+        sendable = [dict(m) for m in checked_conversation(messages, on_invalid="repair", warn=False).messages]
+        return fit_conversation(sendable, budget, counter=self.counter, include_system="leading")
 
     def _record(self, cp: Checkpoints, evicted: Sequence[str]) -> None:
         if self._recorded is None:

@@ -7,13 +7,16 @@
   pydantic: each message against the type of its role, no key the type does
   not name (the API answers ``Additional properties are not allowed``), no
   coercion, nested tool calls and content parts included;
-- **the protocol** the types cannot express: the list is not empty; system and
-  developer messages only lead; every ``tool`` message answers a tool call of
-  the assistant message it follows (by ``tool_call_id``); every assistant tool
-  call is answered before the next message that is not a tool result; an
-  assistant message has content or tool calls; tool-call ids are unique; and,
-  with ``start_on_user`` (the default), the conversation after the leading
-  system messages starts on a user message (OpenAI accepts an opening
+- **the protocol** the types cannot express, which is the core's own rule set
+  (:func:`tokenbox_core.chat.conversation_problems` with ``portable=True``, the
+  one validator every TokenBox path runs): the list is not empty; every
+  ``tool`` message answers a call of an earlier assistant message, directly
+  after it and its other results, once; every call is answered; a message has
+  content (an assistant message may carry tool calls instead); and the portable
+  rules — system and developer messages only lead (OpenAI accepts one later,
+  Anthropic and Gemini take a system prompt only at the top), tool-call ids are
+  unique and, with ``start_on_user`` (the default), the conversation after the
+  leading system messages starts on a user message (OpenAI accepts an opening
   assistant reply, Anthropic and Gemini do not, and a history cut by a budget
   should never begin with a reply whose question was evicted).
 
@@ -33,6 +36,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
+
+from tokenbox_core.chat._validate import conversation_problems
 
 __all__ = ["assert_openai_chat", "openai_chat_problems"]
 
@@ -101,9 +106,6 @@ def openai_chat_problems(messages: Sequence[Mapping[str, Any]], *, start_on_user
     if not messages:
         return ["messages is empty; the API needs at least one message"]
     adapters = _adapters()
-    pending: dict[str, int] = {}  # tool calls of the last assistant message not answered yet
-    seen_ids: set[str] = set()
-    started: int | None = None  # index of the first message that is not system/developer
     for i, m in enumerate(messages):
         if not isinstance(m, Mapping):
             problems.append(f"message {i} is a {type(m).__name__}, not a dict")
@@ -113,42 +115,9 @@ def openai_chat_problems(messages: Sequence[Mapping[str, Any]], *, start_on_user
             problems.append(f"message {i} has role {role!r}; the roles are {', '.join(_ROLES)}")
             continue
         problems += _schema_problems(adapters, i, role, m)
-        if role != "tool" and pending:
-            ids = ", ".join(sorted(pending))
-            problems.append(f"message {i} ({role}) comes before the results of tool calls {ids}")
-            pending.clear()
-        if role in ("system", "developer"):
-            if started is not None:
-                problems.append(f"message {i} ({role}) stands after the conversation started (message {started})")
-            continue
-        if started is None:
-            started = i
-            if start_on_user and role != "user" and any(n.get("role") == "user" for n in messages[i:]):
-                problems.append(f"the conversation starts on {role} (message {i}), not on a user message")
-        if role == "assistant":
-            calls = m.get("tool_calls") or ()
-            if m.get("content") is None and not calls and m.get("function_call") is None:
-                problems.append(f"message {i} (assistant) has neither content nor tool_calls")
-            for call in calls if isinstance(calls, list | tuple) else ():
-                call_id = call.get("id") if isinstance(call, Mapping) else None
-                if not isinstance(call_id, str):
-                    continue  # the schema check reported it
-                if call_id in seen_ids:
-                    problems.append(f"message {i} (assistant) repeats tool call id {call_id!r}")
-                seen_ids.add(call_id)
-                pending[call_id] = i
-        elif role == "tool":
-            answered = m.get("tool_call_id")
-            if answered in pending:
-                del pending[answered]
-            elif isinstance(answered, str):
-                problems.append(
-                    f"message {i} (tool) answers tool call {answered!r}, which the assistant message before it "
-                    f"did not make (or another tool message answered already)"
-                )
-    for call_id, at in sorted(pending.items(), key=lambda p: p[1]):
-        problems.append(f"tool call {call_id!r} of message {at} has no tool result")
-    return problems
+    # the protocol: the core's one rule set (what every TokenBox path validates), with the portable rules
+    protocol = conversation_problems(messages, roles=_ROLES, portable=True, start_on_user=start_on_user)
+    return problems + [str(p) for p in protocol if p.kind != "unknown_role"]
 
 
 def assert_openai_chat(messages: Sequence[Mapping[str, Any]], *, start_on_user: bool = True) -> None:

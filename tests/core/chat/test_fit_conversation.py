@@ -16,6 +16,7 @@ from tokenbox_core.chat import (
     tool_groups,
 )
 from tokenbox_core.chat._transcripts import agent_transcript, sequence_problems
+from tokenbox_core.errors import ConversationError, ConversationRepairWarning
 
 W = "whitespace"
 
@@ -163,8 +164,8 @@ def test_assistant_marker_never_opens_the_conversation() -> None:
 
 
 def test_tool_results_stay_with_their_call_across_a_user_message() -> None:
-    """Issue 10 item 3: [system, user(long), call c1, user('also, hurry'), tool c1] never keeps the result
-    without its call (nor the call without its result)."""
+    """Issue 10 item 3: [system, user(long), call c1, user('also, hurry'), tool c1] is rejected (issue 36 item 3:
+    the result stands apart from its call); repaired, the result moves next to its call and never travels alone."""
     messages = [
         msg("system", "sys", "s"),
         msg("user", words(30), "long"),
@@ -172,13 +173,18 @@ def test_tool_results_stay_with_their_call_across_a_user_message() -> None:
         msg("user", "also, hurry", "hurry"),
         result("c1", 4, "res"),
     ]
+    with pytest.raises(ConversationError, match="other messages stand between them"):
+        fit_conversation(messages, 1000, counter=W)
     for budget in range(10, cost(messages) + 2):
         try:
-            fit = fit_conversation(messages, budget, counter=W)
+            with pytest.warns(ConversationRepairWarning, match="moved the tool result at 4"):
+                fit = fit_conversation(messages, budget, counter=W, on_invalid="repair")
         except ConversationOverflow:
             continue
-        kept = set(ids(fit.messages))
+        kept = ids(fit.messages)
         assert ("call" in kept) == ("res" in kept), (budget, kept)
+        if "call" in kept:
+            assert kept.index("res") == kept.index("call") + 1
         assert cost(fit.messages) == fit.total_tokens <= budget
 
 

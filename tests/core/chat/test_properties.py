@@ -5,12 +5,14 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
 from tokenbox_core import count_message_tokens
-from tokenbox_core.chat import ConversationOverflow, fit_conversation, tool_groups
+from tokenbox_core.chat import ConversationOverflow, check_conversation, fit_conversation, tool_groups
 from tokenbox_core.chat._transcripts import agent_transcript, sequence_problems
+from tokenbox_core.errors import ConversationError, ConversationRepairWarning
 
 transcripts = st.builds(
     agent_transcript,
@@ -47,8 +49,12 @@ def interleaved(messages: list[dict[str, Any]], at: int) -> list[dict[str, Any]]
 def test_never_over_budget_valid_and_groups_whole(
     messages: list[dict[str, Any]], budget: int, marker: bool, marker_role: Any, interleave: int | None
 ) -> None:
-    if interleave is not None:
+    if interleave is not None and any(m.get("tool_calls") for m in messages):
         messages = interleaved(messages, interleave)
+        with pytest.raises(ConversationError, match="other messages stand between them"):
+            fit_conversation(messages, budget, counter="whitespace")
+        with pytest.warns(ConversationRepairWarning, match="moved the tool result"):
+            messages = [dict(m) for m in check_conversation(messages, on_invalid="repair")]
     try:
         fit = fit_conversation(messages, budget, counter="whitespace", omission_marker=marker, marker_role=marker_role)
     except ConversationOverflow as exc:
@@ -56,9 +62,7 @@ def test_never_over_budget_valid_and_groups_whole(
         return
     out = fit.messages
     assert count_message_tokens(out, "whitespace") == fit.total_tokens <= budget
-    problems = sequence_problems(out)
-    if interleave is None:
-        assert problems == []
+    assert sequence_problems(out) == []
     groups = tool_groups(messages)
     kept = set(fit.kept)
     for members in groups.members.values():

@@ -9,7 +9,7 @@ import pytest
 from tokenbox_core import ContextSession, Section, TokenBox, fit_conversation
 from tokenbox_core.chat import check_conversation, conversation_problems
 from tokenbox_core.chat._validate import sequence_problems
-from tokenbox_core.errors import ConversationError
+from tokenbox_core.errors import ConversationError, ConversationRepairWarning
 
 W = "whitespace"
 
@@ -91,7 +91,13 @@ def test_repair_drops_what_cannot_be_sent_and_closes_unanswered_calls() -> None:
         result("c2"),
         call("c4"),
     ]
-    repaired = check_conversation(messages, on_invalid="repair")
+    with pytest.warns(ConversationRepairWarning) as caught:
+        repaired = check_conversation(messages, on_invalid="repair")
+    assert str(caught[0].message).endswith(
+        "(5 changes): dropped message 1 (role 'robot'); dropped message 2 (user, no content); dropped the tool "
+        "result at 3 (it answers no call, tool_call_id 'zz'); removed unanswered tool call c3 from message 4; "
+        "removed unanswered tool call c4 from message 6"
+    )
     assert repaired == [
         USER,
         {"role": "assistant", "content": "calling", "tool_calls": [answered]},
@@ -122,7 +128,8 @@ def test_fit_conversation_validates_and_repairs() -> None:
     messages = [USER, result("c7"), {"role": "assistant", "content": "ok"}, {"role": "user", "content": "and?"}]
     with pytest.raises(ConversationError, match="tool message at 1 answers no earlier tool call"):
         fit_conversation(messages, 100, counter=W)
-    fit = fit_conversation(messages, 100, counter=W, on_invalid="repair")
+    with pytest.warns(ConversationRepairWarning, match="dropped the tool result at 1"):
+        fit = fit_conversation(messages, 100, counter=W, on_invalid="repair")
     assert [m["content"] for m in fit.messages] == ["hi", "ok", "and?"]
 
 
@@ -144,7 +151,10 @@ def test_a_misspelt_section_role_fails_a_messages_layout() -> None:
 def test_sequence_problems_adds_the_ordering_rules() -> None:
     """The test helper also reports a system message after the start and a history not opening on a user."""
     problems = sequence_problems([{"role": "assistant", "content": "hi"}, USER, {"role": "system", "content": "s"}])
-    assert problems == ["system message at 2 after the conversation started", "history starts on assistant, not user"]
+    assert [p.split(";")[0] for p in problems] == [
+        "the conversation starts on assistant (message 0), not on a user message",
+        "message 2 (system) stands after the conversation started (message 0)",
+    ]
 
 
 def test_the_session_validates_what_it_archives() -> None:
@@ -165,7 +175,9 @@ def test_the_session_validates_what_it_archives() -> None:
 def test_the_session_repairs_in_the_view_only() -> None:
     """on_invalid='repair': add() drops what cannot be archived; compile() leaves a pending call out of the view."""
     session = ContextSession(None, "s", budget=200, counter=W, on_invalid="repair")
-    assert session.add([USER, {"role": "robot", "content": "x"}, result("zz"), call("c1")]) == ["t_1", "t_2"]
-    compiled = session.compile()
+    with pytest.warns(ConversationRepairWarning, match="dropped message 1"):
+        assert session.add([USER, {"role": "robot", "content": "x"}, result("zz"), call("c1")]) == ["t_1", "t_2"]
+    with pytest.warns(ConversationRepairWarning, match="removed unanswered tool call c1"):
+        compiled = session.compile()
     assert [m.get("id") for m in compiled.messages] == ["t_1"]
     assert session.messages() == [USER, call("c1")]
