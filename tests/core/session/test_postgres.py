@@ -24,6 +24,7 @@ from tokenbox_core.errors import SessionError, SessionStoreError
 from tokenbox_core.session import PostgresSessionStore, RecallConfig, SQLiteSessionStore
 from tokenbox_core.session._model import Summary
 from tokenbox_core.session._postgres_schema import MIGRATIONS, SCHEMA_VERSION
+from tokenbox_core.session._recall import RecallIndex
 
 psycopg = pytest.importorskip("psycopg")
 
@@ -198,6 +199,34 @@ def test_database_search_applies_recall_gate_and_prefix(postgres_dsn: str) -> No
         assert len(store.search("s", "worker service", limit=50)) == 31
         with pytest.raises(SessionError, match="limit must be >= 1"):
             store.search("s", "x", limit=0)
+
+
+@pytest.mark.postgres
+def test_database_search_ranks_by_neighbours_like_recall_index(postgres_dsn: str) -> None:
+    """A hit whose neighbour holds the question's other words outranks a lone one, a hit next to a distinctive
+    match passes the term gate and one far from it does not, and a neighbour outside ``allowed`` still lifts a
+    hit's score: the same ids in the same order as RecallIndex."""
+    texts = [
+        "Melanie: look at the sunrise over the lake this morning",
+        "Caroline: did you paint it?",
+        *[f"filler {i} about the weather, Caroline said" for i in range(3, 20)],
+        "Caroline: I want to paint the kitchen",
+    ]
+    index = RecallIndex()
+    index.extend([(f"t_{i}", t) for i, t in enumerate(texts, start=1)])
+    with PostgresSessionStore(postgres_dsn) as store:
+        store.extend("s", [_user(t) for t in texts])
+        cases: list[tuple[str, dict[str, Any]]] = [
+            ("when did Melanie paint a sunrise?", {}),
+            ("did Caroline see the sunrise?", {"min_terms": 1, "max_term_share": 0.05}),
+            ("when did Melanie paint a sunrise?", {"allowed": {"t_2", "t_20"}}),
+        ]
+        ranked = [[h.id for h in store.search("s", q, limit=30, **kw)] for q, kw in cases]
+        assert ranked == [[h.id for h in index.search(q, limit=30, **kw)] for q, kw in cases]
+    first, gated, allowed = ranked
+    assert first[:2] == ["t_1", "t_2"] and first.index("t_2") < first.index("t_20") and "t_4" not in first
+    assert gated == ["t_1", "t_2", "t_3"]  # t_2 and t_3 hold only "Caroline", next to t_1's "sunrise"
+    assert allowed == ["t_2", "t_20"]
 
 
 def _conversation(session: ContextSession) -> None:
