@@ -240,19 +240,20 @@ def _conversation(session: ContextSession) -> None:
 
 @pytest.mark.postgres
 def test_context_session_on_postgres_recalls_an_early_fact_like_sqlite(postgres_dsn: str, tmp_path: Path) -> None:
-    """ContextSession on PostgreSQL recalls the early turn the question needs, gates out common words, and
-    compiles the same messages as on SQLite."""
+    """ContextSession on PostgreSQL recalls the early turn the question needs — and the turn next to it holding
+    the question's common words (a neighbour of a distinctive match passes the gate, as in process) — gates out
+    common words elsewhere, and compiles the same messages as on SQLite."""
     results = []
     for store in (PostgresSessionStore(postgres_dsn), SQLiteSessionStore(tmp_path / "s.db")):
         session = ContextSession(store, "s", budget=300, counter=W, recall=RecallConfig(share=0.4, neighbours=0))
         _conversation(session)
         session.add(_user("which port does the staging database of the worker service use?"))
         compiled = session.compile()
-        assert compiled.recalled == ("t_1",) and compiled.total_tokens <= 300
+        assert compiled.recalled == ("t_1", "t_3") and compiled.total_tokens <= 300
         assert "t_1 user: The staging database listens on port 5433." in str(compiled.messages)
         assert session.compile(query="is the worker service healthy?").recalled == ()
         assert [t.turn_id for t in session.search("staging port")][:1] == ["t_1"]
-        results.append([m.get("id") for m in compiled.messages])
+        results.append(([m.get("id") for m in compiled.messages], str(compiled.messages)))
         session.close()
         store.close()
     assert results[0] == results[1]
