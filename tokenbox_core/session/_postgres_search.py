@@ -7,9 +7,13 @@ The same rules as the SQLite/FTS5 path:
   is a phrase (``phraseto_tsquery``), so ``data.csv`` or ``v1.2`` match as a whole;
 - a term's weight is BM25's inverse document frequency, ``ln(1 + (N - n + 0.5) / (n + 0.5))``, over the
   session's own messages (the first ``upto`` of them for a prefix), so one session never ranks by another's;
+- a candidate scores its own score plus half the best own score among the matches within two turns of it (by
+  ``seq``; ``_NEAR`` and ``_NEAR_WEIGHT``, written once in ``_recall``), those outside ``allowed`` too;
 - ties go to the newer message; ``allowed`` restricts the candidates before the best ``depth`` (200) are taken;
 - the relevance gate is RecallIndex's: a hit must hold ``min_terms`` *distinctive* terms (in at most
-  ``max_term_share`` of the messages, or in at most 10) and score ``min_relevance`` times the best hit.
+  ``max_term_share`` of the messages, or in at most 10) — held by it or by a message within two turns — and score
+  ``min_relevance`` times the best hit.  Both neighbour rules are one window over the candidates and the turns
+  within two of them (at most five rows a candidate), in the ranking query: still two round trips a search.
 
 Where they must differ (documented, pinned by the shared tests on the fixtures where both agree):
 
