@@ -7,9 +7,13 @@ The same rules as the SQLite/FTS5 path:
   is a phrase (``phraseto_tsquery``), so ``data.csv`` or ``v1.2`` match as a whole;
 - a term's weight is BM25's inverse document frequency, ``ln(1 + (N - n + 0.5) / (n + 0.5))``, over the
   session's own messages (the first ``upto`` of them for a prefix), so one session never ranks by another's;
+- a candidate scores its own score plus half the best own score among the matches within two turns of it (by
+  ``seq``; ``_NEAR`` and ``_NEAR_WEIGHT``, written once in ``_recall``), those outside ``allowed`` too;
 - ties go to the newer message; ``allowed`` restricts the candidates before the best ``depth`` (200) are taken;
 - the relevance gate is RecallIndex's: a hit must hold ``min_terms`` *distinctive* terms (in at most
-  ``max_term_share`` of the messages, or in at most 10) and score ``min_relevance`` times the best hit.
+  ``max_term_share`` of the messages, or in at most 10) — held by it or by a message within two turns — and score
+  ``min_relevance`` times the best hit.  Both neighbour rules are one window over the candidates and the turns
+  within two of them (at most five rows a candidate), in the ranking query: still two round trips a search.
 
 Where they must differ (documented, pinned by the shared tests on the fixtures where both agree):
 
@@ -37,13 +41,12 @@ from typing import Any
 
 from tokenbox_core.session._lexical import content_words, words
 from tokenbox_core.session._postgres_schema import TEXT_CONFIG
-from tokenbox_core.session._recall import Hit
+from tokenbox_core.session._recall import _MIN_COMMON, _NEAR, _NEAR_WEIGHT, Hit
 
 __all__ = ["DF_CAP", "search_turns"]
 
 DF_CAP = 500
 """Matches counted per term at most, and the newest matches of common-only terms taken as candidates."""
-_MIN_COMMON = 10  # as RecallIndex: a term in at most this many messages is distinctive, whatever the length
 _DEPTH = 200
 
 Read = Callable[[str, Sequence[Any] | Mapping[str, Any]], list[Any]]
@@ -66,19 +69,35 @@ WHERE d.tenant = %(tenant)s AND d.session_id = %(session)s AND d.seq <= %(size)s
 {allowed}{tail}
 """
 
-_RANK_SQL = """
+_RANK_SQL = f"""
 WITH q AS (
-    SELECT u.tq::tsquery AS tq, u.w, u.d FROM unnest(%(tqs)s::text[], %(ws)s::float8[], %(ds)s::bool[]) AS u(tq, w, d)
-), cand AS ({candidates})
-SELECT d.turn_id, round(sum(q.w * ts_rank_cd(d.search, q.tq, 1))::numeric, 9)::float8 AS score,
-       count(*) FILTER (WHERE q.d) AS held
-FROM cand
-JOIN tokenbox_turns d ON d.tenant = %(tenant)s AND d.session_id = %(session)s AND d.seq = cand.seq
-JOIN q ON d.search @@ q.tq
-GROUP BY d.turn_id, d.seq
-ORDER BY score DESC, d.seq DESC
+    SELECT u.tq::tsquery AS tq, u.w, u.d, u.ord
+    FROM unnest(%(tqs)s::text[], %(ws)s::float8[], %(ds)s::bool[]) WITH ORDINALITY AS u(tq, w, d, ord)
+), cand AS ({{candidates}}), near AS (
+    SELECT DISTINCT cand.seq + o.k AS seq FROM cand CROSS JOIN generate_series(-{_NEAR}, {_NEAR}) AS o(k)
+), own AS (
+    SELECT d.seq, d.turn_id, sum(q.w * ts_rank_cd(d.search, q.tq, 1)) AS score,
+           coalesce(bit_or(CASE WHEN q.d THEN 1::bigint << (q.ord::int - 1) END), 0) AS held
+    FROM near
+    JOIN tokenbox_turns d ON d.tenant = %(tenant)s AND d.session_id = %(session)s AND d.seq = near.seq
+        AND d.seq <= %(size)s
+    JOIN q ON d.search @@ q.tq
+    GROUP BY d.seq, d.turn_id
+), ranked AS (
+    SELECT seq, turn_id, score + {_NEAR_WEIGHT} * coalesce(max(score) OVER others, 0) AS score,
+           bit_or(held) OVER around AS held
+    FROM own
+    WINDOW around AS (ORDER BY seq RANGE BETWEEN {_NEAR} PRECEDING AND {_NEAR} FOLLOWING),
+        others AS (ORDER BY seq RANGE BETWEEN {_NEAR} PRECEDING AND {_NEAR} FOLLOWING EXCLUDE CURRENT ROW)
+)
+SELECT r.turn_id, round(r.score::numeric, 9)::float8 AS score, length(replace(r.held::bit(64)::text, '0', '')) AS held
+FROM ranked r JOIN cand ON cand.seq = r.seq
+ORDER BY score DESC, r.seq DESC
 LIMIT %(depth)s
 """
+"""A candidate's score is its own plus ``_NEAR_WEIGHT`` times the best own score among the matches within
+``_NEAR`` turns of it (matched or not by ``allowed``), and it holds the distinctive terms held by it or by one of
+those (a bit per query term): RecallIndex's neighbour rule, over the candidates and their neighbours only."""
 
 
 def query_terms(query: str) -> list[str]:

@@ -24,6 +24,7 @@ from tokenbox_core.errors import SessionError, SessionStoreError
 from tokenbox_core.session import PostgresSessionStore, RecallConfig, SQLiteSessionStore
 from tokenbox_core.session._model import Summary
 from tokenbox_core.session._postgres_schema import MIGRATIONS, SCHEMA_VERSION
+from tokenbox_core.session._recall import RecallIndex
 
 psycopg = pytest.importorskip("psycopg")
 
@@ -200,6 +201,34 @@ def test_database_search_applies_recall_gate_and_prefix(postgres_dsn: str) -> No
             store.search("s", "x", limit=0)
 
 
+@pytest.mark.postgres
+def test_database_search_ranks_by_neighbours_like_recall_index(postgres_dsn: str) -> None:
+    """A hit whose neighbour holds the question's other words outranks a lone one, a hit next to a distinctive
+    match passes the term gate and one far from it does not, and a neighbour outside ``allowed`` still lifts a
+    hit's score: the same ids in the same order as RecallIndex."""
+    texts = [
+        "Melanie: look at the sunrise over the lake this morning",
+        "Caroline: did you paint it?",
+        *[f"filler {i} about the weather, Caroline said" for i in range(3, 20)],
+        "Caroline: I want to paint the kitchen",
+    ]
+    index = RecallIndex()
+    index.extend([(f"t_{i}", t) for i, t in enumerate(texts, start=1)])
+    with PostgresSessionStore(postgres_dsn) as store:
+        store.extend("s", [_user(t) for t in texts])
+        cases: list[tuple[str, dict[str, Any]]] = [
+            ("when did Melanie paint a sunrise?", {}),
+            ("did Caroline see the sunrise?", {"min_terms": 1, "max_term_share": 0.05}),
+            ("when did Melanie paint a sunrise?", {"allowed": {"t_2", "t_20"}}),
+        ]
+        ranked = [[h.id for h in store.search("s", q, limit=30, **kw)] for q, kw in cases]
+        assert ranked == [[h.id for h in index.search(q, limit=30, **kw)] for q, kw in cases]
+    first, gated, allowed = ranked
+    assert first[:2] == ["t_1", "t_2"] and first.index("t_2") < first.index("t_20") and "t_4" not in first
+    assert gated == ["t_1", "t_2", "t_3"]  # t_2 and t_3 hold only "Caroline", next to t_1's "sunrise"
+    assert allowed == ["t_2", "t_20"]
+
+
 def _conversation(session: ContextSession) -> None:
     session.add([_user("The staging database listens on port 5433."), {"role": "assistant", "content": "Noted."}])
     for i in range(30):
@@ -211,19 +240,20 @@ def _conversation(session: ContextSession) -> None:
 
 @pytest.mark.postgres
 def test_context_session_on_postgres_recalls_an_early_fact_like_sqlite(postgres_dsn: str, tmp_path: Path) -> None:
-    """ContextSession on PostgreSQL recalls the early turn the question needs, gates out common words, and
-    compiles the same messages as on SQLite."""
+    """ContextSession on PostgreSQL recalls the early turn the question needs — and the turn next to it holding
+    the question's common words (a neighbour of a distinctive match passes the gate, as in process) — gates out
+    common words elsewhere, and compiles the same messages as on SQLite."""
     results = []
     for store in (PostgresSessionStore(postgres_dsn), SQLiteSessionStore(tmp_path / "s.db")):
         session = ContextSession(store, "s", budget=300, counter=W, recall=RecallConfig(share=0.4, neighbours=0))
         _conversation(session)
         session.add(_user("which port does the staging database of the worker service use?"))
         compiled = session.compile()
-        assert compiled.recalled == ("t_1",) and compiled.total_tokens <= 300
+        assert compiled.recalled == ("t_1", "t_3") and compiled.total_tokens <= 300
         assert "t_1 user: The staging database listens on port 5433." in str(compiled.messages)
         assert session.compile(query="is the worker service healthy?").recalled == ()
         assert [t.turn_id for t in session.search("staging port")][:1] == ["t_1"]
-        results.append([m.get("id") for m in compiled.messages])
+        results.append(([m.get("id") for m in compiled.messages], str(compiled.messages)))
         session.close()
         store.close()
     assert results[0] == results[1]
