@@ -250,3 +250,26 @@ def test_a_single_task_agent_loop_keeps_the_task_and_its_newest_steps() -> None:
     results = [m["tool_call_id"] for m in compiled.messages if m.get("role") == "tool"]
     assert len(results) >= 15 and results[-1] == "c59" and compiled.total_tokens <= 2000
     assert any(str(m.get("content", "")).endswith("fix the failing test") for m in compiled.messages)
+
+
+def test_a_history_that_fits_whole_is_not_cut_when_reference_compression_shortens_it() -> None:
+    """The block cut compares the history tier's allocation with the messages' own sizes, so a history that fits
+    whole is not cut because reference compression (a repeated tool output sent as a pointer) shortened it."""
+    import json
+
+    history: list[dict[str, Any]] = [{"role": "user", "content": "fix the failing test"}]
+    for i in range(2):
+        call = {"id": f"c{i}", "type": "function", "function": {"name": "run", "arguments": json.dumps({"n": i})}}
+        history += [
+            {"role": "assistant", "content": "", "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": f"c{i}", "content": "more output " * 20},  # the same output twice
+        ]
+    config = CompilerConfig(cache_aware=True)
+    compiled = ContextCompiler(600, counter="whitespace", config=config).compile(policy="Be an agent.", history=history)
+    plain = ContextCompiler(600, counter="whitespace", config=CompilerConfig()).compile(
+        policy="Be an agent.", history=history
+    )
+    assert not [e for e in compiled.excluded if e.reason == "cache_block"]
+    assert "history-summary" not in compiled.sections
+    assert [m.get("tool_call_id") for m in compiled.messages if m["role"] == "tool"] == ["c0", "c1"]
+    assert compiled.total_tokens == plain.total_tokens <= 600

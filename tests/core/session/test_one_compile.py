@@ -90,12 +90,6 @@ def test_a_session_compile_plans_in_the_room_the_measured_fixed_tiers_leave() ->
     assert alone.total_tokens < compiled.total_tokens <= 600
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the compiler's own cache-aware history cut (compiler/_stable.cut_history, 256-token blocks against the "
-    "history tier's allocation) cuts the session's planned history again, the newest agent step included; the "
-    "session then replans with less room, up to 4 compiles (issue 32: fold that cut into the session's planner)",
-)
 def test_a_cache_aware_session_keeps_its_newest_step_in_one_compile(compiles: list[int]) -> None:
     """A cache-aware session mid agent loop sends the newest tool call and result, and compiles once."""
     session = ContextSession(None, "s", budget=600, counter=W, cache_aware=True)
