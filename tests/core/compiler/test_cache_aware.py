@@ -273,3 +273,25 @@ def test_a_history_that_fits_whole_is_not_cut_when_reference_compression_shorten
     assert "history-summary" not in compiled.sections
     assert [m.get("tool_call_id") for m in compiled.messages if m["role"] == "tool"] == ["c0", "c1"]
     assert compiled.total_tokens == plain.total_tokens <= 600
+
+
+def test_cut_history_false_orders_by_volatility_and_leaves_the_history_uncut() -> None:
+    """CacheWindow(cut_history=False): the compile is assembled by volatility as with cache_aware=True, but the
+    history given is not cut in blocks (no cache_block exclusion, no summary); the ordinary compile keeps the
+    budget, and the window is described in the input hash only when the cut is off."""
+    request = requests()[40]
+    sources = {"policy": "Be careful.", "tools": TOOLS, "memory": MEMORY, "task": {"goal": "triage"}}
+    cut = ContextCompiler(BUDGET, config=CompilerConfig(cache_aware=True))
+    uncut = ContextCompiler(BUDGET, config=CompilerConfig(cache_aware=CacheWindow(cut_history=False)))
+    plain = ContextCompiler(BUDGET, config=CompilerConfig())
+    a, b, c = (x.compile(**sources, history=request[:-1], user=request[-1]["content"]) for x in (cut, uncut, plain))
+    assert any(e.reason == "cache_block" for e in a.excluded) and "history-summary" in a.sections
+    assert not any(e.reason == "cache_block" for e in b.excluded) and "history-summary" not in b.sections
+    assert b.total_tokens <= uncut.budget.effective().max_tokens
+    kept = [m for m in b.messages if m["role"] in ("assistant", "tool")]
+    assert kept == [m for m in c.messages if m["role"] in ("assistant", "tool")]  # the plain compile's history
+    task_at = next(i for i, m in enumerate(b.messages) if "triage" in str(m["content"]))
+    assert task_at > max(i for i, m in enumerate(b.messages) if m["role"] == "assistant")  # the turn part: last
+    assert b.stable_messages < len(b.messages)
+    assert "cut_history" not in CompilerConfig(cache_aware=CacheWindow()).describe()["cache_aware"]
+    assert uncut.config.describe()["cache_aware"]["cut_history"] is False
