@@ -60,12 +60,18 @@ class CacheWindow:
         summary_tokens: the room reserved for the summary or marker message.
         role: the role of that message (``"system"``: it joins the leading
             system messages, the stable part of the prefix).
+        cut_history: ``False``: a :class:`~tokenbox_core.ContextCompiler` only
+            assembles by volatility and leaves the history it is given uncut —
+            for a history already planned in prefix-stable blocks (a
+            :class:`~tokenbox_core.ContextSession`'s window); a second cut
+            against another measure would cut that plan again.
     """
 
     low_water: float = 0.7
     summarizer: Any = None
     summary_tokens: int = 512
     role: str = "system"
+    cut_history: bool = True
     _memo: dict[tuple[bytes, int], str] = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -79,6 +85,8 @@ class CacheWindow:
             raise SectionError(f"summarizer must be callable (messages, target_tokens) -> str, got {self.summarizer!r}")
         if self.role not in ("system", "developer", "user", "assistant"):
             raise SectionError(f"role must be 'system', 'developer', 'user' or 'assistant', got {self.role!r}")
+        if not isinstance(self.cut_history, bool):
+            raise SectionError(f"cut_history must be True or False, got {self.cut_history!r}")
 
     def summary(self, messages: Sequence[Mapping[str, Any]], counter: ChatCounter) -> str:
         """The summary of ``messages`` within ``summary_tokens`` (as a message of ``role``), memoised."""
@@ -280,6 +288,11 @@ def fit_cache_aware(
     from tokenbox_core.chat._fit import fit_conversation
 
     spec = CacheWindow.coerce(window)
+    if not spec.cut_history:
+        raise SectionError(
+            "fit_conversation(cache_aware=...) is the block cut itself: CacheWindow(cut_history=False) is for a "
+            "ContextCompiler given a history already cut; pass cut_history=True, or cache_aware=False"
+        )
     if options.get("strategy", "last") != "last":
         raise SectionError("cache_aware needs strategy='last': blocks are evicted from the oldest end")
     if options.get("allow_partial"):

@@ -259,9 +259,16 @@ class ContextCompiler:
         )
 
     def _history_allocation(self, plans: tuple[SectionPlan, ...]) -> int:
-        """The history tier's tokens when ``plans`` are laid out (the block cut's capacity)."""
+        """The history tier's tokens when ``plans`` are laid out (the block cut's capacity), in the units the cut
+        compares it with: the messages' own sizes.  The other tiers are laid out as the compile will lay them out
+        (their duplicates sent as pointers), the history as given: a duplicate tool output it would send as a
+        pointer is not subtracted, else a history that fits whole looks too large for its allocation and is cut
+        (and the pointers depend on what the cut keeps)."""
         dedup = compress_references(plans, self.config, self.counter, self._cache)
-        compressed, _assembled, _total, _refs = self._fit(dedup.plans, dedup.references, plans)
+        history = {p.id for p in plans if p.elastic_tier == "history"}
+        laid = tuple(raw if raw.id in history else p for raw, p in zip(plans, dedup.plans, strict=True))
+        refs = tuple(r for r in dedup.references if r.section not in history)
+        compressed, _assembled, _total, _refs = self._fit(laid, refs, plans)
         return int(compressed.allocations.get("history", 0))
 
     def _fit(

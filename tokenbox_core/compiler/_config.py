@@ -187,7 +187,9 @@ class CompilerConfig:
             history) → turn (task state, evidence, the current user message and
             any agent loop after it) — and history is cut in prefix-stable blocks
             against the history tier's allocation, so consecutive turns share
-            their whole prefix until the next block cut.
+            their whole prefix until the next block cut
+            (``CacheWindow(cut_history=False)``: the order only, for a history
+            already cut in blocks, as a ``ContextSession`` plans it).
         version: SemVer of this configuration, recorded as ``config_version``.
     """
 
@@ -391,6 +393,7 @@ class CompilerConfig:
                     "summarizer": _describe(value.summarizer),
                     "summary_tokens": value.summary_tokens,
                     "role": value.role,
+                    **({} if value.cut_history else {"cut_history": False}),  # existing input hashes hold
                 }
             elif isinstance(value, Mapping):
                 value = {k: _describe(v) for k, v in sorted(value.items())}

@@ -26,6 +26,10 @@ reserve, moving in steps of ``(1 - low_water) × A`` (rounded down to
 move the candidate boundaries).  What was cut is replaced by one message, a
 function of the cut alone.  The cut history then goes through the ordinary
 compile, so the budget, critical messages, tool groups and determinism hold.
+With ``CacheWindow(cut_history=False)`` there is no cut: the history given
+(a :class:`~tokenbox_core.ContextSession`'s window, already planned in blocks
+against the messages' own sizes) is assembled by volatility as it is, and
+the ordinary compile alone keeps it within the budget.
 """
 
 from __future__ import annotations
@@ -205,8 +209,8 @@ def cache_aware_plans(
     defense policy's boundaries (to the summary too: it restates untrusted history).
     """
     plans = turn_roles(plans)
-    if not any(p.elastic_tier == "history" for p in plans):
-        return plans, None
+    if not window.cut_history or not any(p.elastic_tier == "history" for p in plans):
+        return plans, None  # ``cut_history=False``: the history was planned in blocks before the compile
     cut = cut_history(ranked, plans, window, allocation(plans), counter, measure)
     if cut is None or cut.summary is None:
         return plans, None

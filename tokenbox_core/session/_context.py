@@ -99,7 +99,9 @@ class ContextSession:
         recall / masking / offload: ``True`` (defaults), ``False``, a :class:`RecallConfig` /
             :class:`MaskingConfig` / :class:`OffloadConfig`, or a dict of its fields.
         cache_aware: ``True`` or a :class:`~tokenbox_core.cache.CacheWindow`: the window moves in blocks at
-            tool-group boundaries and the compile is assembled by volatility (prompt caching).
+            tool-group boundaries and the compile is assembled by volatility (prompt caching).  The session plans
+            the window (its ``low_water``); the compiler only orders it and never cuts it again (the block names
+            what the window leaves out: the window's ``summarizer``, ``summary_tokens`` and ``role`` are unused).
         defense: a :class:`~tokenbox_core.defense.DefensePolicy` for hosts that screen tool results as they are
             produced (the LangChain middleware): what the session writes — the pointer and the recalled turns —
             is screened as untrusted memory (the compile's other tiers are not screened again; a ``config`` with
@@ -127,8 +129,8 @@ class ContextSession:
             raise SessionError("a ContextSession compiles chat messages: use CompilerConfig(output='messages')")
         cache = options.get("cache_aware", False)
         self.cache_window: CacheWindow | None = CacheWindow.coerce(cache) if cache else config.cache_window
-        if self.cache_window is not None:
-            config = replace(config, cache_aware=self.cache_window)
+        if self.cache_window is not None:  # the window is planned here (_plan), in blocks: the compile only orders it
+            config = replace(config, cache_aware=replace(self.cache_window, cut_history=False))
         self.compiler = ContextCompiler(options["budget"], counter=options.get("counter", "o200k_base"), config=config)
         self.recall_config = coerce_option("recall", options.get("recall", True), RecallConfig)
         self.masking = coerce_option("masking", options.get("masking", True), MaskingConfig)

@@ -110,6 +110,7 @@ def test_cache_aware_beats_the_sliding_window_in_the_simulator():
         ({"cache_aware": CacheWindow(), "strategy": "first"}, "cache_aware needs strategy='last'"),
         ({"cache_aware": True, "allow_partial": True}, "cannot be combined with allow_partial"),
         ({"cache_aware": "yes"}, "cache_aware must be True, False or a CacheWindow"),
+        ({"cache_aware": CacheWindow(cut_history=False)}, r"is the block cut itself: CacheWindow\(cut_history=False\)"),
     ],
 )
 def test_bad_options(kwargs, message):
@@ -126,6 +127,7 @@ def test_bad_options(kwargs, message):
         ({"summary_tokens": -1}, "summary_tokens must be an integer >= 0"),
         ({"summarizer": 3}, "summarizer must be callable"),
         ({"role": "tool"}, "role must be"),
+        ({"cut_history": "no"}, "cut_history must be True or False, got 'no'"),
     ],
 )
 def test_bad_window(kwargs, message):

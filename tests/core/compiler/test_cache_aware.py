@@ -250,3 +250,48 @@ def test_a_single_task_agent_loop_keeps_the_task_and_its_newest_steps() -> None:
     results = [m["tool_call_id"] for m in compiled.messages if m.get("role") == "tool"]
     assert len(results) >= 15 and results[-1] == "c59" and compiled.total_tokens <= 2000
     assert any(str(m.get("content", "")).endswith("fix the failing test") for m in compiled.messages)
+
+
+def test_a_history_that_fits_whole_is_not_cut_when_reference_compression_shortens_it() -> None:
+    """The block cut compares the history tier's allocation with the messages' own sizes, so a history that fits
+    whole is not cut because reference compression (a repeated tool output sent as a pointer) shortened it."""
+    import json
+
+    history: list[dict[str, Any]] = [{"role": "user", "content": "fix the failing test"}]
+    for i in range(2):
+        call = {"id": f"c{i}", "type": "function", "function": {"name": "run", "arguments": json.dumps({"n": i})}}
+        history += [
+            {"role": "assistant", "content": "", "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": f"c{i}", "content": "more output " * 20},  # the same output twice
+        ]
+    config = CompilerConfig(cache_aware=True)
+    compiled = ContextCompiler(600, counter="whitespace", config=config).compile(policy="Be an agent.", history=history)
+    plain = ContextCompiler(600, counter="whitespace", config=CompilerConfig()).compile(
+        policy="Be an agent.", history=history
+    )
+    assert not [e for e in compiled.excluded if e.reason == "cache_block"]
+    assert "history-summary" not in compiled.sections
+    assert [m.get("tool_call_id") for m in compiled.messages if m["role"] == "tool"] == ["c0", "c1"]
+    assert compiled.total_tokens == plain.total_tokens <= 600
+
+
+def test_cut_history_false_orders_by_volatility_and_leaves_the_history_uncut() -> None:
+    """CacheWindow(cut_history=False): the compile is assembled by volatility as with cache_aware=True, but the
+    history given is not cut in blocks (no cache_block exclusion, no summary); the ordinary compile keeps the
+    budget, and the window is described in the input hash only when the cut is off."""
+    request = requests()[40]
+    sources = {"policy": "Be careful.", "tools": TOOLS, "memory": MEMORY, "task": {"goal": "triage"}}
+    cut = ContextCompiler(BUDGET, config=CompilerConfig(cache_aware=True))
+    uncut = ContextCompiler(BUDGET, config=CompilerConfig(cache_aware=CacheWindow(cut_history=False)))
+    plain = ContextCompiler(BUDGET, config=CompilerConfig())
+    a, b, c = (x.compile(**sources, history=request[:-1], user=request[-1]["content"]) for x in (cut, uncut, plain))
+    assert any(e.reason == "cache_block" for e in a.excluded) and "history-summary" in a.sections
+    assert not any(e.reason == "cache_block" for e in b.excluded) and "history-summary" not in b.sections
+    assert b.total_tokens <= uncut.budget.effective().max_tokens
+    kept = [m for m in b.messages if m["role"] in ("assistant", "tool")]
+    assert kept == [m for m in c.messages if m["role"] in ("assistant", "tool")]  # the plain compile's history
+    task_at = next(i for i, m in enumerate(b.messages) if "triage" in str(m["content"]))
+    assert task_at > max(i for i, m in enumerate(b.messages) if m["role"] == "assistant")  # the turn part: last
+    assert b.stable_messages < len(b.messages)
+    assert "cut_history" not in CompilerConfig(cache_aware=CacheWindow()).describe()["cache_aware"]
+    assert uncut.config.describe()["cache_aware"]["cut_history"] is False
