@@ -23,7 +23,7 @@ from typing import Any
 
 from tokenbox_core.errors import ConfigTypeError
 
-__all__ = ["from_message", "item_key", "to_messages", "tool_schema"]
+__all__ = ["continues_step", "from_message", "item_key", "to_messages", "tool_schema"]
 
 _ROLES = ("user", "system", "developer", "assistant")
 _TEXT_PARTS = ("input_text", "output_text")
@@ -47,6 +47,17 @@ def _kind(item: Mapping[str, Any]) -> str:
     if kind == "function_call_output":
         return "output"
     return "step"  # a function call, a reasoning or compaction item, a hosted tool call
+
+
+def continues_step(archived: Mapping[str, Any], items: Sequence[Any]) -> bool:
+    """Whether ``items`` begin with a step item (a function call, a reasoning item) continuing the run of step items
+    the ``archived`` message stands for: one run split across two ``add_items`` calls, one assistant message."""
+    stored = archived.get("items") or ()
+    return (
+        bool(stored and items)
+        and all(_kind(i) == "step" for i in stored)
+        and _kind(_item(items[0], 0, copy_items=False)) == "step"
+    )
 
 
 def item_key(item: Mapping[str, Any], seen: dict[str, int]) -> str:

@@ -20,7 +20,7 @@ from tokenbox_core import ContextBudget, ContextSession
 from tokenbox_core.errors import ConfigTypeError, SessionError
 from tokenbox_core.request import ModelRequest, PreparedRequest
 from tokenbox_core.session import SessionStore, open_store
-from tokenbox_openai_agents._items import from_message, to_messages, tool_schema
+from tokenbox_openai_agents._items import continues_step, from_message, to_messages, tool_schema
 
 __all__ = ["TokenBoxInputFilter", "TokenBoxSession", "rehydrate_tool"]
 
@@ -84,8 +84,19 @@ class TokenBoxSession:
         return items if limit is None else items[len(items) - limit :] if limit else []
 
     async def add_items(self, items: list[Any]) -> None:
-        """Archive ``items`` after the archived ones (those an input filter archived already are recognised)."""
-        keys = {str(m.get("id")) for m in self._messages()}
+        """Archive ``items`` after the archived ones (those an input filter archived already are recognised).
+
+        Items that continue the run of function calls and provider items the archive ends with (one model
+        response given in two calls) join its assistant message, as they would had they come in one call: the
+        calls stay one message, their outputs directly after it (the last message is rewritten)."""
+        items = list(items)
+        messages = self._messages()
+        if messages and continues_step(messages[-1], items):
+            items = [*messages[-1]["items"], *items]
+            self.context.store.replace(self.session_id, messages[:-1])
+            self._reopen()
+            messages = messages[:-1]
+        keys = {str(m.get("id")) for m in messages}
         seen: dict[str, int] = {}  # the ordinals of the digests archived so far
         for key in keys:
             if key.startswith("item:"):

@@ -86,14 +86,17 @@ def test_sqlite_session_survives_a_new_middleware(tmp_path: Path) -> None:
 @pytest.mark.parametrize("run_async", [False, True])
 def test_postgres_session_is_shared_by_middlewares_on_one_uri(postgres_dsn: str, run_async: bool) -> None:
     """session='postgresql://...' archives the thread in PostgreSQL; a second middleware on the same URI (another
-    worker) continues the thread without duplicates, through awrap_model_call too."""
+    worker) continues the thread without duplicates, through awrap_model_call too.  The second run's model reuses the
+    first run's tool-call ids, as in the SQLite test above: its results answer archived calls a second time, which
+    on_invalid='repair' drops with a warning (the default raises there)."""
     from tokenbox_core.session import PostgresSessionStore
 
     first = TokenBoxMiddleware(3_000, session=postgres_dsn, session_id="s")
     run(first, FakeToolModel(steps=5), run_async=run_async)
     assert isinstance(first.session("s").store, PostgresSessionStore)
-    again = TokenBoxMiddleware(3_000, session=postgres_dsn, session_id="s")
-    run(again, FakeToolModel(steps=5), run_async=run_async)
+    again = TokenBoxMiddleware(3_000, session=postgres_dsn, session_id="s", on_invalid="repair")
+    with pytest.warns(ConversationRepairWarning, match="dropped the second result for tool call 'call_1_0'"):
+        run(again, FakeToolModel(steps=5), run_async=run_async)
     archived = again.session("s").messages()
     assert [m["id"] for m in archived].count("task") == 1 and len(archived) > 10
     assert first.session("s").store.count("s") == len(archived)

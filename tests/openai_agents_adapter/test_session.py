@@ -55,6 +55,18 @@ def test_round_trip_is_lossless(tmp_path: Path) -> None:
     again.close()
 
 
+def test_a_response_split_across_add_items_is_one_assistant_message() -> None:
+    """Function calls of one response given in two add_items calls join one assistant message (their outputs
+    directly after it), as one call would store them: the archive is a valid conversation."""
+    whole, split = TokenBoxSession("a"), TokenBoxSession("b")
+    asyncio.run(whole.add_items(ITEMS))
+    asyncio.run(split.add_items(ITEMS[:3]))
+    asyncio.run(split.add_items(ITEMS[3:]))
+    assert split._messages() == whole._messages()
+    assert [len(m.get("tool_calls") or ()) for m in split._messages()] == [0, 2, 0, 0, 0, 0, 0]
+    assert asyncio.run(split.get_items()) == ITEMS
+
+
 def test_repeated_items_are_kept() -> None:
     """An item added twice (the same text without an id) is stored twice."""
     session = TokenBoxSession("s", store=MemorySessionStore())
