@@ -138,7 +138,7 @@ def repaired(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
     msgs = list(messages)
     dicts = neutral(msgs)
     kept = checked_conversation(dicts, on_invalid="repair", roles=FRAMEWORK_ROLES)
-    if kept.sources == list(range(len(msgs))) and all(a is b for a, b in zip(kept.messages, dicts, strict=True)):
+    if not kept.changes:
         return msgs
     out: list[BaseMessage] = []
     for d, at in zip(kept.messages, kept.sources, strict=True):

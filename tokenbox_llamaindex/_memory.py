@@ -431,14 +431,12 @@ class TokenBoxMemory(StrictArguments, BaseChatStoreMemory):
             )
         dicts = neutral(history)
         checked = checked_conversation(dicts, on_invalid=self.on_invalid, roles=FRAMEWORK_ROLES)
-        if checked.sources != list(range(len(history))) or any(
-            a is not b for a, b in zip(checked.messages, dicts, strict=True)
-        ):  # repaired: the kept messages in their new order (a message that lost an unanswered call, rebuilt)
+        if checked.changes:  # repaired: the kept messages in their new order (one that lost a call, rebuilt)
             history = [
                 history[at] if d is dicts[at] else plain_message(d)
                 for d, at in zip(checked.messages, checked.sources, strict=True)
             ]
-            dicts = list(checked.messages)
+            dicts = [dict(m) for m in checked.messages]
         budget: int | ContextBudget = self.token_limit
         if initial_token_count:
             budget = ContextBudget(max_tokens=self.token_limit, reserved_slots={"initial": initial_token_count})

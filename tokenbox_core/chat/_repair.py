@@ -30,7 +30,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tokenbox_core.chat._messages import tool_groups
-from tokenbox_core.chat._validate import Problem, Repaired, conversation_problems
+from tokenbox_core.chat._validate import Problem, Repaired, _field, conversation_problems
 
 __all__ = ["repair_conversation"]
 
@@ -46,10 +46,6 @@ def _problems(messages: Sequence[Mapping[str, Any]]) -> tuple[list[Mapping[str, 
     """``messages`` and their problems (the doctest's shorthand)."""
     msgs = list(messages)
     return msgs, conversation_problems(msgs)
-
-
-def _call_id(call: Any) -> str:
-    return str(call.get("id") if isinstance(call, Mapping) else getattr(call, "id", None))
 
 
 def _same(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
@@ -107,7 +103,7 @@ def repair_conversation(messages: Sequence[Mapping[str, Any]], problems: Sequenc
         m = msgs[i]
         gone = unanswered.get(i)
         if gone:
-            left = [c for c in m.get("tool_calls") or () if _call_id(c) not in gone]
+            left = [c for c in m.get("tool_calls") or () if str(_field(c, "id")) not in gone]
             changes.append(
                 f"removed unanswered tool call{'s' if len(gone) > 1 else ''} {', '.join(sorted(gone))} from message {i}"
             )

@@ -83,7 +83,8 @@ OnInvalid = Literal["raise", "repair"]
 @dataclass(frozen=True)
 class Repaired:
     """A conversation after :func:`check_conversation`: the ``messages`` kept (in the order they are sent), the
-    index in the given list each came from (``sources``) and what a repair changed, in order (``changes``)."""
+    index in the given list each came from (``sources``) and what a repair changed, in order (``changes``; empty:
+    ``messages`` are the given ones, unchanged)."""
 
     messages: list[Mapping[str, Any]]
     sources: list[int]
