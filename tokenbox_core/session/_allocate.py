@@ -30,8 +30,7 @@ from typing import Any
 
 from tokenbox_core.session._options import RecallConfig
 from tokenbox_core.session._recall import RecallIndex, StoreIndex
-from tokenbox_core.session._recalled import RECALL_HEADER
-from tokenbox_core.session._summarize import turn_line
+from tokenbox_core.session._recalled import RECALL_HEADER, RecallLines
 from tokenbox_core.tokens import TokenCounter
 
 __all__ = ["recall_room"]
@@ -49,6 +48,7 @@ def recall_room(
     counter: TokenCounter,
     call_of: Callable[[int], int | None] = lambda p: None,
     then: Callable[[int], Sequence[int]] | None = None,
+    lines: RecallLines | None = None,
 ) -> int:
     """The tokens recall may use of ``room``: what its ranked hits among ``omitted`` (and their ``neighbours``)
     need, in rank order (a tool result with its call: ``call_of``), with the block's header, counted by
@@ -56,7 +56,9 @@ def recall_room(
     gate or less than ``config.min_share`` of ``room`` would be left for it.
 
     ``then(r)``: the positions recall may bring back once it takes ``r`` tokens (the window shrinks, so it leaves
-    out more): the hits are ranked once more among those, and their need is the answer."""
+    out more): the hits are ranked once more among those, and their need is the answer.  ``lines``: the session's
+    line cache (:class:`~tokenbox_core.session._recalled.RecallLines`)."""
+    lines = lines if lines is not None else RecallLines(counter)
     need = _need(
         index,
         query,
@@ -67,6 +69,7 @@ def recall_room(
         omitted=omitted,
         counter=counter,
         call_of=call_of,
+        lines=lines,
     )
     if then is None or not need:
         return need
@@ -80,6 +83,7 @@ def recall_room(
         omitted=then(need),
         counter=counter,
         call_of=call_of,
+        lines=lines,
     )
 
 
@@ -94,6 +98,7 @@ def _need(
     omitted: Sequence[int],
     counter: TokenCounter,
     call_of: Callable[[int], int | None],
+    lines: RecallLines,
 ) -> int:
     cap = int(config.share * max(0, room))
     if cap < config.min_share * room or not omitted or not query.strip():
@@ -116,8 +121,10 @@ def _need(
             if not 0 <= near < len(ids) or near in taken or ids[near] not in allowed:
                 continue
             taken.add(near)
-            line = turn_line({**messages[near], "id": ids[near]})[: 64 * (cap + 1)]  # as recall shows it
-            need += counter.count("\n" + line)
+            line, cost = lines.get(ids[near], messages[near])
+            if len(line) > 64 * (cap + 1):  # cut before counting, as recall shows it
+                cost = counter.count("\n" + line[: 64 * (cap + 1)])
+            need += cost
         if need >= cap:
             return cap
     return need

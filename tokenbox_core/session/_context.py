@@ -54,11 +54,19 @@ from tokenbox_core.session._model import Summary, Turn, message_text, plain_mess
 from tokenbox_core.session._open import open_store
 from tokenbox_core.session._options import MaskingConfig, OffloadConfig, RecallConfig, coerce_option
 from tokenbox_core.session._recall import Hit
-from tokenbox_core.session._recalled import Recalled, block_message, pointer_line, recall
+from tokenbox_core.session._recalled import (
+    SUMMARY_HEADER,
+    Recalled,
+    RecallLines,
+    block_message,
+    pointer_line,
+    recall,
+    summary_line,
+)
 from tokenbox_core.session._step import fit_step, given_back
 from tokenbox_core.session._store import SessionStore
 from tokenbox_core.session._view import Rows, View, offload_preview
-from tokenbox_core.session._window import STEP_GRAIN, WindowPlan, plan_window
+from tokenbox_core.session._window import STEP_GRAIN, WindowPlan, Windows
 
 __all__ = ["ContextSession"]
 
@@ -149,6 +157,7 @@ class ContextSession:
         rrf_k = self.recall_config.rrf_k if self.recall_config else 60
         self._checkpointer: Checkpointer | None = None
         self._rows = Rows(self.masking, self.offload_config)  # each archived message as shown, kept between compiles
+        self._lines = RecallLines(self.compiler.counter)  # each ranked message's recall line, kept between compiles
         self.archive = Archive(self.store, session_id, self.compiler.counter, embedder=embedder, rrf_k=rrf_k)
 
     def __repr__(self) -> str:
@@ -185,6 +194,8 @@ class ContextSession:
             fresh, on_invalid=self.on_invalid, complete=False, known_calls=self.archive.call_ids(), roles=MESSAGE_ROLES
         )
         stored = self.archive.append(checked)
+        if self.recall_config is not None and self.recall_config.summaries and stored:
+            self._checkpoints().update()  # the summaries of blocks past 20 turns, as they complete (not in a compile)
         if not archived or len(checked) != len(fresh):  # a repair left messages out: the ids of what was stored
             return stored
         rest = iter(stored)
@@ -333,18 +344,14 @@ class ContextSession:
 
         newest = view.newest_step()  # outranks recall, the pointer and older history
 
+        windows = Windows(
+            view.units, sizes=view.sizes, masked_sizes=view.masked_sizes, groups=view.groups, keep_last=keep_last,
+            step=step,
+        )  # fmt: skip
+
         def window(space: int) -> WindowPlan:
             sizes, shown = fit_step(view, newest, space) if newest else (view.sizes, {})
-            plan = plan_window(
-                view.units,
-                sizes=sizes,
-                masked_sizes=view.masked_sizes,
-                groups=view.groups,
-                room=space,
-                keep_last=keep_last,
-                step=step,
-                pinned=bool(newest),
-            )
+            plan = windows.plan(space, pinned=bool(newest), sizes=sizes)
             return replace(plan, shown={p: m for p, m in shown.items() if p in plan.kept}) if shown else plan
 
         plan = window(room)
@@ -358,7 +365,7 @@ class ContextSession:
         elif cfg is not None:  # what the question's hits need, at most cfg.share of the room (see _allocate)
             candidates = sorted({*plan.omitted, *plan.masked})
             recall_room = recall_room_for(
-                self.archive.index(),
+                self.archive.index(),  # recall's own below (a window that is not cache-aware): one search a compile
                 question,
                 config=cfg,
                 room=room,
@@ -368,6 +375,7 @@ class ContextSession:
                 counter=counter,
                 call_of=view.call_of,
                 then=lambda taken: (lambda p: sorted({*p.omitted, *p.masked}))(window(room - taken)),
+                lines=self._lines,
             )
         first_pointer = pointer_line(*view.omitted_ids(plan.omitted)) if plan.omitted else None
         reserve = view.size_of(block_message(first_pointer, None))
@@ -381,8 +389,15 @@ class ContextSession:
             # the placeholder, so the prefix does not change); its call is in the window
             candidates = sorted({*plan.omitted, *plan.masked})
             if cfg is not None and recall_room and candidates:
+                # a cache-aware window's recall ranks by statistics that change only with its cut (the block
+                # stays the same between moves); any other window moves with every message anyway
+                index = (
+                    self.archive.index()
+                    if self.cache_window is None
+                    else self.archive.prefix_index(max(candidates) + 1)
+                )
                 recalled = recall(
-                    self.archive.prefix_index(max(candidates) + 1),  # statistics that change only with the cut
+                    index,
                     question,
                     messages=view.messages,
                     ids=view.ids,
@@ -392,6 +407,7 @@ class ContextSession:
                     room=recall_room + view.size_of(block_message(pointer, None)),  # recall_room for the lines
                     pointer=pointer,
                     counter=counter,
+                    lines=self._lines,
                 )
             block = block_message(pointer, recalled)
             cost = view.size_of(block)
@@ -406,6 +422,13 @@ class ContextSession:
             reserve += plan.tokens + cost - room  # the pointer grew with what it names: plan with less
         return window(room), None, None  # not even the pointer fits the room: the window alone
 
+    def _checkpoints(self) -> Checkpointer:
+        """The session's checkpoint summaries, kept up to date at :meth:`add`: a block's summary is made once, when
+        it is 20 turns old, so no compile makes the hundreds a long session's first summarised compile would."""
+        if self._checkpointer is None:
+            self._checkpointer = Checkpointer(self.store, self.session_id, counter=self.compiler.counter)
+        return self._checkpointer
+
     def _summarised(
         self, view: View, plan: WindowPlan, recalled: Recalled, room: int, pointer: str | None
     ) -> list[Summary]:
@@ -415,21 +438,25 @@ class ContextSession:
         cfg = self.recall_config
         assert cfg is not None
         first = min(plan.kept, default=len(view.ids))
-        if first == 0 or room - view.size_of(block_message(pointer, recalled)) < _MIN_SUMMARY_ROOM:
+        used = view.size_of(block_message(pointer, recalled))
+        if first == 0 or room - used < _MIN_SUMMARY_ROOM:
             return []
-        if self._checkpointer is None:
-            self._checkpointer = Checkpointer(self.store, self.session_id, counter=self.compiler.counter)
-        cover = self._checkpointer.update(window=len(view.ids) - first).summaries
+        counter = self.compiler.counter
+        cover = self._checkpoints().update(window=len(view.ids) - first).summaries
         taken = set(recalled.positions)
         omitted = {view.ids[p]: view.sizes[p] for p in plan.omitted if p not in taken}
         chosen: list[Summary] = []
+        used += counter.count("\n" + SUMMARY_HEADER)
         for summary in reversed(cover):
             covered = summary.source_turn_ids
             if not set(covered) <= omitted.keys():
                 continue
             if sum(omitted[i] for i in covered) < cfg.min_coverage * summary.tokens:
                 continue  # verbatim turns in its tokens would show a good share of what it covers
-            trial = block_message(pointer, recalled, [*chosen, summary])
-            if view.size_of(trial) <= room:
+            cost = counter.count("\n" + summary_line(summary))  # each line counted alone (a block counted whole
+            if used + cost <= room:  # at every trial cost a tenth of a 500-turn compile); the whole checked below
                 chosen.append(summary)
+                used += cost
+        while chosen and view.size_of(block_message(pointer, recalled, chosen)) > room:
+            chosen.pop()  # lines counted alone may undercount the block by a token at a line boundary
         return chosen

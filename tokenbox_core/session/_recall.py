@@ -202,12 +202,13 @@ class RecallIndex:
                 (match,),
             ).fetchall()
         own = {int(rowid) - 1: -float(score) for rowid, score in rows}
-        scored = []
-        for row, score in own.items():
-            around = (own.get(r, 0.0) for r in range(row - _NEAR, row + _NEAR + 1) if r != row)
-            scored.append((score + _NEAR_WEIGHT * max(around), row))
-        scored.sort(key=lambda s: (-s[0], -s[1]))
-        return [Hit(self._ids[row], score) for score, row in scored]
+        near, score_of = [d for d in range(-_NEAR, _NEAR + 1) if d], own.get
+        scored = [
+            (score + _NEAR_WEIGHT * max([score_of(row + d, 0.0) for d in near]), row) for row, score in own.items()
+        ]
+        scored.sort(reverse=True)  # best first, ties: newer first
+        ids = self._ids
+        return [Hit(ids[row], score) for score, row in scored]
 
     def query_vector(self, query: str) -> tuple[float, ...]:
         """The embedding of ``query``, computed once among the latest queries (see the module docstring)."""
@@ -233,8 +234,9 @@ class RecallIndex:
         q = self.query_vector(query)
         self._embed([t for t in dict.fromkeys(self._texts) if t not in self._vectors])
         scored = [(_cosine(self._vectors[text], q), row) for row, text in enumerate(self._texts)]
-        scored.sort(key=lambda s: (-s[0], -s[1]))
-        return [Hit(self._ids[row], score) for score, row in scored]
+        scored.sort(reverse=True)  # best first, ties: newer first
+        ids = self._ids
+        return [Hit(ids[row], score) for score, row in scored]
 
     def distinctive_matches(self, query: str, *, max_share: float) -> dict[str, int]:
         """Indexed id → how many of the query's *distinctive* terms it holds: terms found in at most

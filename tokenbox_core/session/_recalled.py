@@ -42,9 +42,11 @@ __all__ = [
     "BLOCK_ROLE",
     "RECALL_HEADER",
     "SUMMARY_HEADER",
+    "RecallLines",
     "Recalled",
     "block_message",
     "pointer_line",
+    "summary_line",
     "recall",
 ]
 
@@ -83,6 +85,12 @@ def pointer_line(ids: Sequence[str], positions: Sequence[int]) -> str:
     )
 
 
+def summary_line(summary: Summary) -> str:
+    """A checkpoint summary as a line of the block: ``[<id>: <first>–<last>] <text on one line>``."""
+    covered = summary.source_turn_ids
+    return f"[{summary.summary_id}: {covered[0]}–{covered[-1]}] {' '.join(summary.text.split())}"
+
+
 def block_message(
     pointer: str | None, recalled: Recalled | None, summaries: Sequence[Summary] = ()
 ) -> dict[str, Any] | None:
@@ -94,9 +102,30 @@ def block_message(
         parts.extend(recalled.lines)
     if summaries:
         parts.append(SUMMARY_HEADER)
-        for s in sorted(summaries, key=lambda s: turn_seq(s.source_turn_ids[0])):
-            parts.append(f"[{s.summary_id}: {s.source_turn_ids[0]}–{s.source_turn_ids[-1]}] {' '.join(s.text.split())}")
+        parts.extend(summary_line(s) for s in sorted(summaries, key=lambda s: turn_seq(s.source_turn_ids[0])))
     return {"role": BLOCK_ROLE, "content": "\n".join([*parts, BLOCK_END])} if parts else None
+
+
+class RecallLines:
+    """Each archived message's recall line (``<id> <role>: <text>``) and its tokens as a line of the block.
+
+    Kept by a :class:`~tokenbox_core.ContextSession` from one compile to the next, because a long session's compile
+    sizes the same hits and neighbours at every call (twice: recall's room, then recall) and deriving and counting
+    their lines again was a tenth of a compile's CPU at 500 turns.  Keyed by archived id and message object (the
+    archive hands out the same objects until it reads the session again); one line and count per message ranked.
+    """
+
+    def __init__(self, counter: TokenCounter) -> None:
+        self.counter = counter
+        self._lines: dict[str, tuple[Mapping[str, Any], str, int]] = {}
+
+    def get(self, message_id: str, message: Mapping[str, Any]) -> tuple[str, int]:
+        """The line of ``message`` archived as ``message_id`` and the tokens of ``"\\n" + line``."""
+        found = self._lines.get(message_id)
+        if found is None or found[0] is not message:
+            line = turn_line({**message, "id": message_id})
+            found = self._lines[message_id] = (message, line, self.counter.count("\n" + line))
+        return found[1], found[2]
 
 
 def recall(
@@ -111,11 +140,13 @@ def recall(
     room: int,
     pointer: str | None,
     counter: TokenCounter,
+    lines: RecallLines | None = None,
 ) -> Recalled:
     """Recall messages for ``query`` into what is left of ``room`` once the pointer is in the block.
 
     ``omitted``: the positions recall may bring back — those the window leaves out, and the tool results it shows
-    masked (their placeholder stays in the window; their call is in it)."""
+    masked (their placeholder stays in the window; their call is in it).  ``lines``: the session's line cache."""
+    lines = lines if lines is not None else RecallLines(counter)
     allowed = {ids[p]: p for p in omitted}
     if not allowed or not query.strip():
         return Recalled((), ())
@@ -139,10 +170,10 @@ def recall(
         nonlocal used
         if position in chosen:
             return True
-        line = turn_line({**messages[position], "id": ids[position]})
+        line, cost = lines.get(ids[position], messages[position])
         if len(line) > 64 * (room + 1):  # more than ``room`` tokens whatever the text: cut before counting
             line = passage(line, terms, 64 * (room + 1))
-        cost = counter.count("\n" + line)
+            cost = counter.count("\n" + line)
         if used + cost > room:
             left = room - used - counter.count("\n") - 1
             if not cut or left < 16:

@@ -43,7 +43,7 @@ from typing import Any
 
 from tokenbox_core.cache._eviction import plain_cut
 
-__all__ = ["STEP_GRAIN", "Unit", "WindowPlan", "id_ranges", "plan_window"]
+__all__ = ["STEP_GRAIN", "Unit", "WindowPlan", "Windows", "id_ranges", "plan_window"]
 
 STEP_GRAIN = 64
 """A cache-aware step is a multiple of this many tokens (small changes of the room keep the cut's candidates)."""
@@ -117,101 +117,141 @@ def plan_window(
         step: cache-aware block step in tokens (``None``: evict just enough).
         pinned: the last unit is kept whatever the room (the newest agent step; its ``sizes`` as it will be shown).
     """
-    room = max(0, room)
-    everything = tuple(j for u in units for j in u.members)
-    total = sum(sizes[j] for j in everything)
-    if total <= room:
-        return WindowPlan(everything, (), (), total)
-    if pinned and units:
-        tail = units[-1].members
-        rest = plan_window(
-            units[:-1], sizes=sizes, masked_sizes=masked_sizes, groups=groups, room=room - sum(sizes[j] for j in tail),
-            keep_last=keep_last, step=step,
-        )  # fmt: skip
-        return WindowPlan((*rest.kept, *tail), rest.masked, rest.omitted, rest.tokens + sum(sizes[j] for j in tail))
-    present = set(everything)
-    eligible = {j for g in groups[: max(0, len(groups) - keep_last)] for j in g if j in masked_sizes and j in present}
-    if step is not None:
-        return _blocks(units, sizes, masked_sizes, eligible, room, step)
-    old = sorted(eligible)
-    masked: set[int] = set()
-    for j in old:  # oldest first, only as many as needed
-        masked.add(j)
-        total -= sizes[j] - masked_sizes[j]
-        if total <= room:
-            return WindowPlan(everything, tuple(sorted(masked)), (), total)
-    unit_sizes = [_size(u, sizes, masked_sizes, masked) for u in units]
-    start = _start_on_user(units, plain_cut(unit_sizes, room))
-    kept = [j for u in units[start:] for j in u.members]
-    used = sum(unit_sizes[start:])
-    for j in sorted((j for j in kept if j in masked), reverse=True):  # room the cut freed unmasks the newest
-        extra = sizes[j] - masked_sizes[j]
-        if used + extra <= room:
-            masked.discard(j)
-            used += extra
-    omitted = tuple(j for u in units[:start] for j in u.members)
-    return WindowPlan(tuple(kept), tuple(sorted(j for j in kept if j in masked)), omitted, used)
+    windows = Windows(units, sizes=sizes, masked_sizes=masked_sizes, groups=groups, keep_last=keep_last, step=step)
+    return windows.plan(room, pinned=pinned)
 
 
-def _blocks(
-    units: Sequence[Unit],
-    sizes: Sequence[int],
-    masked_sizes: Mapping[int, int],
-    eligible: set[int],
-    room: int,
-    step: int,
-) -> WindowPlan:
-    """The block window: candidate cuts at the first unit boundary past each multiple of ``step`` verbatim
-    tokens (fixed by the conversation); the earliest candidate whose window fits when the eligible results of
-    its oldest block (up to the next candidate) are masked.  Masking and cut are functions of the candidate
-    alone, so the window changes only when the cut moves.  When every later cut would leave the history out
-    whole (no user message to open on after it: tool steps before the current user message), the newest cut
-    that still opens on one masks as many of its blocks as it needs instead, oldest first."""
-    verbatim = [sum(sizes[j] for j in u.members) for u in units]
-    saving = [sum(sizes[j] - masked_sizes[j] for j in u.members if j in eligible) for u in units]
-    starts = [0, *accumulate(verbatim)]
-    saved = [0, *accumulate(saving)]
-    candidates = [0]
-    mark = step
-    while True:
-        i = bisect_left(starts, mark, 1, len(units))  # the first unit boundary at or past ``mark`` tokens
-        if i >= len(units):
-            break
-        candidates.append(i)
-        mark = (starts[i] // step + 1) * step
-    ends = [*candidates[1:], len(units)]  # ends[n]: where the n-th candidate's oldest block ends
-    opens = _openings(units)
+class Windows:
+    """:func:`plan_window` of one history at any room: what does not depend on the room (each unit's verbatim
+    size and masking saving, the block cuts and where a history may open) is derived once, because a session's
+    compile plans its window at several rooms (before and after recall's room; the room given back) and each
+    derivation is a pass over every archived message (a fifth of a compile's CPU at 500 turns).  Planned with
+    ``pinned``, the last unit's sizes may be given per plan (the newest step shown fitted to the room)."""
 
-    def fits(cut: int, masked_end: int) -> bool:
-        return starts[-1] - starts[cut] - (saved[masked_end] - saved[cut]) <= room
+    def __init__(
+        self,
+        units: Sequence[Unit],
+        *,
+        sizes: Sequence[int],
+        masked_sizes: Mapping[int, int],
+        groups: Sequence[Sequence[int]],
+        keep_last: int = 3,
+        step: int | None = None,
+    ) -> None:
+        self.units, self.sizes, self.masked_sizes, self.step = units, sizes, masked_sizes, step
+        self.groups, self.keep_last = groups, keep_last
+        self._rest: Windows | None = None
+        self._everything = tuple(j for u in units for j in u.members)
+        self._total = sum(sizes[j] for j in self._everything)
+        present = set(self._everything)
+        maskable = (j for g in groups[: max(0, len(groups) - keep_last)] for j in g)
+        self._eligible = {j for j in maskable if j in masked_sizes and j in present}
+        self._cuts: tuple[list[int], list[int], list[int], list[int], list[int]] | None = None
 
-    chosen, masked_to = len(units), len(units)
-    last = None
-    for n, c in enumerate(candidates):
-        if opens[c] >= len(units):
-            break  # from here on no window can open on a user message (the history would be left out whole)
-        if fits(c, ends[n]):
-            chosen, masked_to = c, ends[n]
-            break
-        last = n
-    else:
+    def plan(self, room: int, *, pinned: bool = False, sizes: Sequence[int] | None = None) -> WindowPlan:
+        """The window in ``room`` tokens (``sizes``: the pinned last unit's, when they differ from the history's)."""
+        room = max(0, room)
+        units = self.units
+        if pinned and units:
+            tail = units[-1].members
+            tail_tokens = sum((sizes or self.sizes)[j] for j in tail)
+            if self._rest is None:
+                self._rest = Windows(
+                    units[:-1], sizes=self.sizes, masked_sizes=self.masked_sizes, groups=self.groups,
+                    keep_last=self.keep_last, step=self.step,
+                )  # fmt: skip
+            rest = self._rest.plan(room - tail_tokens)
+            return WindowPlan((*rest.kept, *tail), rest.masked, rest.omitted, rest.tokens + tail_tokens)
+        if self._total <= room:
+            return WindowPlan(self._everything, (), (), self._total)
+        if self.step is not None:
+            return self._blocks(room)
+        sizes, masked_sizes, total = self.sizes, self.masked_sizes, self._total
+        masked: set[int] = set()
+        for j in sorted(self._eligible):  # oldest first, only as many as needed
+            masked.add(j)
+            total -= sizes[j] - masked_sizes[j]
+            if total <= room:
+                return WindowPlan(self._everything, tuple(sorted(masked)), (), total)
+        unit_sizes = [_size(u, sizes, masked_sizes, masked) for u in units]
+        start = _start_on_user(units, plain_cut(unit_sizes, room))
+        kept = [j for u in units[start:] for j in u.members]
+        used = sum(unit_sizes[start:])
+        for j in sorted((j for j in kept if j in masked), reverse=True):  # room the cut freed unmasks the newest
+            extra = sizes[j] - masked_sizes[j]
+            if used + extra <= room:
+                masked.discard(j)
+                used += extra
+        omitted = tuple(j for u in units[:start] for j in u.members)
+        return WindowPlan(tuple(kept), tuple(sorted(j for j in kept if j in masked)), omitted, used)
+
+    def _block_cuts(self) -> tuple[list[int], list[int], list[int], list[int], list[int]]:
+        """Verbatim tokens before each unit, tokens masking saves before each unit, the candidate cuts, where
+        each candidate's oldest block ends, and where a history may open from each unit (see :meth:`_blocks`)."""
+        if self._cuts is None:
+            units, sizes, masked_sizes, eligible, step = (
+                self.units,
+                self.sizes,
+                self.masked_sizes,
+                self._eligible,
+                self.step,
+            )
+            assert step is not None
+            verbatim = [sum(sizes[j] for j in u.members) for u in units]
+            saving = [sum(sizes[j] - masked_sizes[j] for j in u.members if j in eligible) for u in units]
+            starts = [0, *accumulate(verbatim)]
+            candidates = [0]
+            mark = step
+            while True:
+                i = bisect_left(starts, mark, 1, len(units))  # the first unit boundary at or past ``mark`` tokens
+                if i >= len(units):
+                    break
+                candidates.append(i)
+                mark = (starts[i] // step + 1) * step
+            ends = [*candidates[1:], len(units)]  # ends[n]: where the n-th candidate's oldest block ends
+            self._cuts = (starts, [0, *accumulate(saving)], candidates, ends, _openings(units))
+        return self._cuts
+
+    def _blocks(self, room: int) -> WindowPlan:
+        """The block window: candidate cuts at the first unit boundary past each multiple of ``step`` verbatim
+        tokens (fixed by the conversation); the earliest candidate whose window fits when the eligible results of
+        its oldest block (up to the next candidate) are masked.  Masking and cut are functions of the candidate
+        alone, so the window changes only when the cut moves.  When every later cut would leave the history out
+        whole (no user message to open on after it: tool steps before the current user message), the newest cut
+        that still opens on one masks as many of its blocks as it needs instead, oldest first."""
+        units, sizes, masked_sizes, eligible = self.units, self.sizes, self.masked_sizes, self._eligible
+        starts, saved, candidates, ends, opens = self._block_cuts()
+
+        def fits(cut: int, masked_end: int) -> bool:
+            return starts[-1] - starts[cut] - (saved[masked_end] - saved[cut]) <= room
+
+        chosen, masked_to = len(units), len(units)
         last = None
-    if chosen == len(units) and last is not None:
-        # the newest cut that still opens on a user message: mask as many of its blocks as it needs, oldest first
-        c = candidates[last]
-        end = next((e for e in ends[last:] if fits(c, e)), None)
-        if end is not None:
-            chosen, masked_to = c, end
-    if chosen == len(units):  # not even the newest block fits: evict just enough, everything eligible masked
-        unit_sizes = [_size(u, sizes, masked_sizes, eligible) for u in units]
-        chosen = plain_cut(unit_sizes, room)
-        masked_to = len(units)
-    start = _start_on_user(units, chosen)
-    masked = {j for u in units[start:masked_to] for j in u.members if j in eligible}
-    kept = tuple(j for u in units[start:] for j in u.members)
-    used = sum(masked_sizes[j] if j in masked else sizes[j] for j in kept)
-    omitted = tuple(j for u in units[:start] for j in u.members)
-    return WindowPlan(kept, tuple(sorted(masked)), omitted, used)
+        for n, c in enumerate(candidates):
+            if opens[c] >= len(units):
+                break  # from here on no window can open on a user message (the history would be left out whole)
+            if fits(c, ends[n]):
+                chosen, masked_to = c, ends[n]
+                break
+            last = n
+        else:
+            last = None
+        if chosen == len(units) and last is not None:
+            # the newest cut that still opens on a user message: mask as many of its blocks as it needs, oldest first
+            c = candidates[last]
+            end = next((e for e in ends[last:] if fits(c, e)), None)
+            if end is not None:
+                chosen, masked_to = c, end
+        if chosen == len(units):  # not even the newest block fits: evict just enough, everything eligible masked
+            unit_sizes = [_size(u, sizes, masked_sizes, eligible) for u in units]
+            chosen = plain_cut(unit_sizes, room)
+            masked_to = len(units)
+        start = _start_on_user(units, chosen)
+        masked = {j for u in units[start:masked_to] for j in u.members if j in eligible}
+        kept = tuple(j for u in units[start:] for j in u.members)
+        used = sum(masked_sizes[j] if j in masked else sizes[j] for j in kept)
+        omitted = tuple(j for u in units[:start] for j in u.members)
+        return WindowPlan(kept, tuple(sorted(masked)), omitted, used)
 
 
 def id_ranges(ids: Sequence[str], positions: Sequence[int]) -> str:
