@@ -140,3 +140,33 @@ def test_a_cache_aware_agent_loop_keeps_its_newest_step_within_budget_in_one_com
             results = [m["tool_call_id"] for m in compiled.messages if m["role"] == "tool"]
             assert results[-1] == f"d{i}" and len(results) == len(set(results))
             assert compiled.messages[-2]["tool_calls"][0]["id"] == f"d{i}"
+
+
+@pytest.mark.parametrize("cache_aware", [False, True], ids=["window", "cache-aware"])
+def test_checkpoint_summaries_are_made_at_add_never_in_a_compile(
+    cache_aware: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A long session's first summarised compile used to make every block's summary (hundreds at 500 turns, a
+    second of CPU in one model call): they are made as blocks complete, at ``add``."""
+    from tokenbox_core.session._checkpoints import Checkpointer
+
+    made: list[str] = []
+    original = Checkpointer._summary
+
+    def counted(self: Checkpointer, *args: Any, **kwargs: Any) -> Any:
+        made.append("compile" if compiling else "add")
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(Checkpointer, "_summary", counted)
+    compiling = False
+    session = ContextSession(None, "s", budget=600, counter=W, cache_aware=cache_aware)
+    _agent_loop(session, 60)
+    assert made.count("add") >= 10  # 60 steps of 3 messages: blocks of 10 turns past the newest 20
+    compiling = True
+    compiled = session.compile()
+    assert "compile" not in made
+    assert compiled.total_tokens <= 600
+    with patch.object(Checkpointer, "update", side_effect=AssertionError("no summaries without recall")):
+        bare = ContextSession(None, "bare", budget=600, counter=W, recall=False)
+        _agent_loop(bare, 30)
+        bare.compile()
