@@ -55,15 +55,13 @@ from tokenbox_core.session._open import open_store
 from tokenbox_core.session._options import MaskingConfig, OffloadConfig, RecallConfig, coerce_option
 from tokenbox_core.session._recall import Hit
 from tokenbox_core.session._recalled import (
-    SUMMARY_HEADER,
     Recalled,
     RecallLines,
     block_message,
     pointer_line,
     recall,
-    summary_line,
 )
-from tokenbox_core.session._step import fit_step, given_back
+from tokenbox_core.session._step import fit_step, given_back, summaries_for
 from tokenbox_core.session._store import SessionStore
 from tokenbox_core.session._view import Rows, View, offload_preview
 from tokenbox_core.session._window import STEP_GRAIN, WindowPlan, Windows
@@ -78,7 +76,6 @@ steps of 15 % of the budget and the request's prefix (system, tools, history) st
 what prompt caching needs (a window sliding by one message every turn changes its first message every turn; no
 provider can then serve anything past the system prompt from cache).  Retention is unchanged on the agent-loop
 benchmark (recall covers what the step leaves out)."""
-_MIN_SUMMARY_ROOM = 64  # tokens below which no summary is looked for
 _ARGUMENTS = (
     "budget",
     "counter",
@@ -416,7 +413,10 @@ class ContextSession:
                 if cfg is not None and cfg.summaries and recalled is not None:
                     # what recall left of its share (a function of the cut), not the window's slack (it shrinks)
                     share_left = recall_room + view.size_of(block_message(pointer, None))
-                    chosen = self._summarised(view, plan, recalled, min(share_left, room - plan.tokens), pointer)
+                    kept = len(view.ids) - min(plan.kept, default=len(view.ids))  # summaries of what it leaves out
+                    space = min(share_left, room - plan.tokens)
+                    cover = lambda k=kept: self._checkpoints().update(window=k).summaries  # noqa: E731
+                    chosen = summaries_for(view, plan, recalled, cover, space, pointer, min_coverage=cfg.min_coverage)
                     recalled = replace(recalled, summaries=tuple(s.summary_id for s in chosen))
                 return given_back(view, window, plan, recalled, chosen, room)
             reserve += plan.tokens + cost - room  # the pointer grew with what it names: plan with less
@@ -428,35 +428,3 @@ class ContextSession:
         if self._checkpointer is None:
             self._checkpointer = Checkpointer(self.store, self.session_id, counter=self.compiler.counter)
         return self._checkpointer
-
-    def _summarised(
-        self, view: View, plan: WindowPlan, recalled: Recalled, room: int, pointer: str | None
-    ) -> list[Summary]:
-        """The block with checkpoint summaries of omitted turns in the room recall left (cache-aware windows, which
-        cannot grow into it): newest first, each covering at least ``min_coverage`` times its size in omitted
-        turns none of which is recalled."""
-        cfg = self.recall_config
-        assert cfg is not None
-        first = min(plan.kept, default=len(view.ids))
-        used = view.size_of(block_message(pointer, recalled))
-        if first == 0 or room - used < _MIN_SUMMARY_ROOM:
-            return []
-        counter = self.compiler.counter
-        cover = self._checkpoints().update(window=len(view.ids) - first).summaries
-        taken = set(recalled.positions)
-        omitted = {view.ids[p]: view.sizes[p] for p in plan.omitted if p not in taken}
-        chosen: list[Summary] = []
-        used += counter.count("\n" + SUMMARY_HEADER)
-        for summary in reversed(cover):
-            covered = summary.source_turn_ids
-            if not set(covered) <= omitted.keys():
-                continue
-            if sum(omitted[i] for i in covered) < cfg.min_coverage * summary.tokens:
-                continue  # verbatim turns in its tokens would show a good share of what it covers
-            cost = counter.count("\n" + summary_line(summary))  # each line counted alone (a block counted whole
-            if used + cost <= room:  # at every trial cost a tenth of a 500-turn compile); the whole checked below
-                chosen.append(summary)
-                used += cost
-        while chosen and view.size_of(block_message(pointer, recalled, chosen)) > room:
-            chosen.pop()  # lines counted alone may undercount the block by a token at a line boundary
-        return chosen

@@ -13,11 +13,13 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from tokenbox_core.session._model import Summary
-from tokenbox_core.session._recalled import Recalled, block_message, pointer_line
+from tokenbox_core.session._recalled import SUMMARY_HEADER, Recalled, block_message, pointer_line, summary_line
 from tokenbox_core.session._view import View, fitted_preview, plain_text
 from tokenbox_core.session._window import WindowPlan
 
-__all__ = ["fit_step", "given_back"]
+__all__ = ["fit_step", "given_back", "summaries_for"]
+
+_MIN_SUMMARY_ROOM = 64  # tokens below which no summary is looked for
 
 
 def given_back(
@@ -83,3 +85,40 @@ def fit_step(view: View, step: Sequence[int], room: int) -> tuple[Sequence[int],
             message, view.archive.size(view.ids[p], "verbatim", message), view.archive.counter, share
         )
     return sizes, shown
+
+
+def summaries_for(
+    view: View,
+    plan: WindowPlan,
+    recalled: Recalled,
+    cover: Callable[[], Sequence[Summary]],
+    room: int,
+    pointer: str | None,
+    *,
+    min_coverage: float,
+) -> list[Summary]:
+    """The checkpoint summaries (of ``cover()``, asked only when there is room) the block holds in the ``room``
+    recall left (cache-aware windows, which cannot grow into it): newest first, each covering at least
+    ``min_coverage`` times its size in omitted turns none of which is recalled."""
+    counter = view.archive.counter
+    used = view.size_of(block_message(pointer, recalled))
+    first = min(plan.kept, default=len(view.ids))
+    if first == 0 or room - used < _MIN_SUMMARY_ROOM:
+        return []
+    taken = set(recalled.positions)
+    omitted = {view.ids[p]: view.sizes[p] for p in plan.omitted if p not in taken}
+    chosen: list[Summary] = []
+    used += counter.count("\n" + SUMMARY_HEADER)
+    for summary in reversed(cover()):
+        covered = summary.source_turn_ids
+        if not set(covered) <= omitted.keys():
+            continue
+        if sum(omitted[i] for i in covered) < min_coverage * summary.tokens:
+            continue  # verbatim turns in its tokens would show a good share of what it covers
+        cost = counter.count("\n" + summary_line(summary))  # each line counted alone (a block counted whole at
+        if used + cost <= room:  # every trial cost a tenth of a 500-turn compile); the whole is checked below
+            chosen.append(summary)
+            used += cost
+    while chosen and view.size_of(block_message(pointer, recalled, chosen)) > room:
+        chosen.pop()  # lines counted alone may undercount the block by a token at a line boundary
+    return chosen
